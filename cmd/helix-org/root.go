@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/tools"
+)
+
+// version is set at link time: -ldflags "-X main.version=…".
+var version = "dev"
+
+// dbFlags are the flags every command that opens the database shares.
+type dbFlags struct {
+	DB      string
+	KeyFile string
+}
+
+func (f *dbFlags) bind(fs *pflag.FlagSet) {
+	fs.StringVar(&f.DB, "db", envOr("HELIX_ORG_DB", "./helix-org.db"), "SQLite database file (env HELIX_ORG_DB)")
+	fs.StringVar(&f.KeyFile, "key-file", envOr("HELIX_ORG_KEY_FILE", ""), "file holding the key that encrypts secret settings; default <db>.key (env HELIX_ORG_KEY_FILE)")
+}
+
+func (f *dbFlags) open(ctx context.Context) (*store.Store, error) {
+	st, err := store.Open(ctx, f.DB, store.Options{KeyFile: f.KeyFile})
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", f.DB, err)
+	}
+	return st, nil
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// settings is the registry of every operational config key.
+func settings() domain.Settings {
+	return append(domain.Settings{}, tools.Settings...)
+}
+
+func newRootCmd() *cobra.Command {
+	tools.Version = version
+	root := &cobra.Command{
+		Use:           "helix-org",
+		Short:         "An organisation of humans and AI agents, served over MCP",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newServeCmd(), newBootstrapCmd(), newTokenCmd(), newVersionCmd())
+	return root
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/helixml/helix-org/server"
+)
+
+type serveConfig struct {
+	dbFlags
+	Addr    string
+	EnvsDir string
+}
+
+func newServeCmd() *cobra.Command {
+	var cfg serveConfig
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the org graph: per-worker MCP endpoints at /workers/{id}/mcp",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd.Context(), cfg, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
+		},
+	}
+	cfg.bind(cmd.Flags())
+	cmd.Flags().StringVar(&cfg.Addr, "addr", envOr("HELIX_ORG_ADDR", "127.0.0.1:8080"), "listen address; loopback unless you mean otherwise (env HELIX_ORG_ADDR)")
+	cmd.Flags().StringVar(&cfg.EnvsDir, "envs-dir", envOr("HELIX_ORG_ENVS_DIR", "./envs"), "directory of worker environments (env HELIX_ORG_ENVS_DIR)")
+	return cmd
+}
+
+func runServe(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
+	if err := os.MkdirAll(cfg.EnvsDir, 0o700); err != nil {
+		return fmt.Errorf("create envs dir: %w", err)
+	}
+	if err := os.Chmod(cfg.EnvsDir, 0o700); err != nil {
+		return fmt.Errorf("chmod envs dir: %w", err)
+	}
+	st, err := cfg.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	srv := server.New(st, server.Config{Logger: log})
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	log.Info("helix-org serving", "addr", ln.Addr().String(), "db", cfg.DB, "version", version)
+	if _, err := st.GetWorker(ctx, "w-owner"); err != nil {
+		log.Warn("no owner yet: run `helix-org bootstrap` to create one and get its MCP URL and token")
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/helixml/helix-org/store"
+)
+
+type tokenConfig struct {
+	dbFlags
+	URL string
+	TTL time.Duration
+}
+
+func newTokenCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "token", Short: "Manage worker bearer tokens"}
+	cmd.AddCommand(newTokenCreateCmd())
+	return cmd
+}
+
+func newTokenCreateCmd() *cobra.Command {
+	var cfg tokenConfig
+	cmd := &cobra.Command{
+		Use:   "create <worker>",
+		Short: "Mint a bearer token for a worker by opening the database directly (operator only)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := cfg.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			w, err := st.GetWorker(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if !w.Active() {
+				return fmt.Errorf("worker %s has been dismissed", w.ID)
+			}
+			tok, err := st.CreateToken(cmd.Context(), store.TokenSpec{WorkerID: w.ID, Kind: store.TokenOperator, TTL: cfg.TTL})
+			if err != nil {
+				return err
+			}
+			printConnect(cmd.OutOrStdout(), cfg.URL, w.ID, tok)
+			return nil
+		},
+	}
+	cfg.bind(cmd.Flags())
+	cmd.Flags().StringVar(&cfg.URL, "url", envOr("HELIX_ORG_URL", "http://127.0.0.1:8080"), "the server's base URL as clients reach it (env HELIX_ORG_URL)")
+	cmd.Flags().DurationVar(&cfg.TTL, "ttl", 0, "token lifetime, e.g. 24h; 0 means no expiry")
+	return cmd
+}

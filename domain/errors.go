@@ -1,0 +1,52 @@
+package domain
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors. Callers match them with errors.Is; the server maps them to
+// HTTP statuses and MCP tool errors.
+var (
+	ErrNotFound  = errors.New("not found")
+	ErrConflict  = errors.New("conflict")
+	ErrInvalid   = errors.New("invalid input")
+	ErrForbidden = errors.New("forbidden")
+)
+
+// FieldError is a validation failure tied to one input field.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+// Unwrap lets errors.Is(err, ErrInvalid) match every FieldError.
+func (e *FieldError) Unwrap() error { return ErrInvalid }
+
+// Invalid builds a FieldError with a formatted message.
+func Invalid(field, format string, args ...any) error {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Required reports a missing field.
+func Required(field string) error { return Invalid(field, "is required") }
+
+// NotFound wraps ErrNotFound with the kind and id that were looked up.
+func NotFound(kind, id string) error { return fmt.Errorf("%s %q: %w", kind, id, ErrNotFound) }
+
+// EnumError reports a value outside a closed set, listing the valid values
+// so a caller (often an AI agent) can correct itself in one step.
+func EnumError[T ~string](field, what string, got T, valid []T) error {
+	return Invalid(field, "unknown %s %q (valid: %s)", what, got, quoteList(valid))
+}
+
+func quoteList[T ~string](vs []T) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = fmt.Sprintf("%q", v)
+	}
+	return strings.Join(q, ", ")
+}

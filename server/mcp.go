@@ -1,0 +1,37 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/helixml/helix-org/tools"
+)
+
+// workerServer returns the MCP server for the authenticated worker, holding
+// exactly the tools it has live grants for.
+func (s *Server) workerServer(r *http.Request) *mcp.Server {
+	c := callerFrom(r.Context())
+	if c == nil {
+		return nil
+	}
+	if !c.loaded {
+		granted, err := s.store.LiveTools(r.Context(), c.worker)
+		if err != nil {
+			s.log.Error("load grants", "worker", c.worker, "err", err)
+			return nil
+		}
+		c.granted, c.loaded = granted, true
+	}
+	key := strings.Join(c.granted, ",") + "|" + c.activation
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cs, ok := s.servers[c.worker]; ok && cs.key == key {
+		return cs.srv
+	}
+	env := &tools.Env{Store: s.store, Caller: c.worker, Known: tools.Names(), ActivationID: c.activation}
+	srv := tools.NewServer(env, c.granted)
+	s.servers[c.worker] = cachedServer{key: key, srv: srv}
+	return srv
+}

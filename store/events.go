@@ -1,0 +1,168 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+type eventRow struct {
+	Seq        int64      `gorm:"primaryKey;autoIncrement"`
+	ID         string     `gorm:"uniqueIndex;not null"`
+	StreamID   string     `gorm:"not null;index"`
+	Stream     *streamRow `gorm:"foreignKey:StreamID"`
+	Source     string
+	SourceKind string `gorm:"not null"`
+	CausedBy   string `gorm:"index"`
+	// DedupKey makes inbound deliveries idempotent: a provider's delivery id
+	// (webhook-id, MessageID, X-GitHub-Delivery) is stored at most once per stream.
+	DedupKey  *string `gorm:"uniqueIndex:idx_events_dedup"`
+	CreatedAt time.Time
+	Body      string `gorm:"not null"`
+}
+
+func (eventRow) TableName() string { return "events" }
+
+func (r eventRow) toDomain() (domain.Event, error) {
+	ev := domain.Event{ID: r.ID, Seq: r.Seq, StreamID: r.StreamID, Source: r.Source,
+		SourceKind: domain.SourceKind(r.SourceKind), CausedBy: r.CausedBy, CreatedAt: r.CreatedAt.UTC()}
+	if err := json.Unmarshal([]byte(r.Body), &ev.Message); err != nil {
+		return ev, fmt.Errorf("decode event %s: %w", r.ID, err)
+	}
+	return ev, nil
+}
+
+// AppendOptions carry what an append needs beyond the event itself.
+type AppendOptions struct {
+	// DedupKey, when set, makes the append idempotent per stream.
+	DedupKey string
+}
+
+// Append stores an event on its stream. The stream must exist. When a
+// DedupKey repeats, the stored event is returned with dup = true.
+func (s *Store) Append(ctx context.Context, ev domain.Event, opts AppendOptions) (stored domain.Event, dup bool, err error) {
+	err = s.write(ctx, func(tx *gorm.DB) error {
+		if opts.DedupKey != "" {
+			var prev eventRow
+			err := tx.Where("dedup_key = ?", dedupKey(ev.StreamID, opts.DedupKey)).Take(&prev).Error
+			if err == nil {
+				dup = true
+				stored, err = prev.toDomain()
+				return err
+			}
+			if !errors.Is(err, gorm.ErrRecordNotFound) {
+				return err
+			}
+		}
+		var e error
+		stored, e = s.appendTx(tx, ev, opts)
+		return e
+	})
+	if err != nil {
+		return domain.Event{}, false, fmt.Errorf("append to %s: %w", ev.StreamID, err)
+	}
+	return stored, dup, nil
+}
+
+func dedupKey(stream, key string) *string { k := stream + "\x00" + key; return &k }
+
+// appendTx is the single place events enter the log, so every append —
+// publish, DM, audit, inbound transport — follows the same rules.
+func (s *Store) appendTx(tx *gorm.DB, ev domain.Event, opts AppendOptions) (domain.Event, error) {
+	ok, err := exists(tx, &streamRow{}, ev.StreamID)
+	if err != nil {
+		return ev, err
+	}
+	if !ok {
+		return ev, domain.NotFound("stream", ev.StreamID)
+	}
+	if ev.ID == "" {
+		ev.ID = domain.NewEventID()
+	}
+	ev.CreatedAt = s.Now()
+	ev.SourceKind = domain.SourceSystem
+	if ev.Source != "" {
+		var w workerRow
+		if err := tx.Select("kind").Where("id = ?", ev.Source).Take(&w).Error; err != nil {
+			return ev, fmt.Errorf("source worker %q: %w", ev.Source, mapErr(err))
+		}
+		ev.SourceKind = domain.SourceKind(w.Kind)
+	}
+	body, err := json.Marshal(ev.Message)
+	if err != nil {
+		return ev, fmt.Errorf("encode message: %w", err)
+	}
+	row := eventRow{ID: ev.ID, StreamID: ev.StreamID, Source: ev.Source, SourceKind: string(ev.SourceKind),
+		CausedBy: ev.CausedBy, CreatedAt: ev.CreatedAt, Body: string(body)}
+	if opts.DedupKey != "" {
+		row.DedupKey = dedupKey(ev.StreamID, opts.DedupKey)
+	}
+	if err := tx.Create(&row).Error; err != nil {
+		return ev, err
+	}
+	ev.Seq = row.Seq
+	return ev, nil
+}
+
+// EventQuery selects events oldest first.
+type EventQuery struct {
+	StreamIDs []string
+	// Since is an exclusive cursor: only events with Seq > Since.
+	Since int64
+	Limit int
+}
+
+// MaxReadLimit caps one read.
+const MaxReadLimit = 500
+
+// ReadEvents returns events on the given streams after the cursor.
+func (s *Store) ReadEvents(ctx context.Context, q EventQuery) ([]domain.Event, error) {
+	if len(q.StreamIDs) == 0 {
+		return nil, nil
+	}
+	if q.Limit <= 0 || q.Limit > MaxReadLimit {
+		q.Limit = MaxReadLimit
+	}
+	var rows []eventRow
+	err := s.read(ctx).Where("stream_id IN ? AND seq > ?", q.StreamIDs, q.Since).
+		Order("seq ASC").Limit(q.Limit).Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	out := make([]domain.Event, 0, len(rows))
+	for _, r := range rows {
+		ev, err := r.toDomain()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+// GetEvent returns one event by id.
+func (s *Store) GetEvent(ctx context.Context, id string) (domain.Event, error) {
+	var r eventRow
+	if err := s.read(ctx).Where("id = ?", id).Take(&r).Error; err != nil {
+		return domain.Event{}, fmt.Errorf("event %q: %w", id, mapErr(err))
+	}
+	return r.toDomain()
+}
+
+// LastSeq returns the highest sequence number stored, 0 when empty.
+func (s *Store) LastSeq(ctx context.Context) (int64, error) {
+	var seq *int64
+	if err := s.read(ctx).Model(&eventRow{}).Select("MAX(seq)").Scan(&seq).Error; err != nil {
+		return 0, err
+	}
+	if seq == nil {
+		return 0, nil
+	}
+	return *seq, nil
+}

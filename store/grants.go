@@ -1,0 +1,123 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+type grantRow struct {
+	WorkerID  string     `gorm:"primaryKey"`
+	Worker    *workerRow `gorm:"foreignKey:WorkerID"`
+	Tool      string     `gorm:"primaryKey"`
+	GrantedBy string
+	CreatedAt time.Time
+	ExpiresAt *time.Time
+}
+
+func (grantRow) TableName() string { return "grants" }
+
+func (r grantRow) toDomain() domain.Grant {
+	g := domain.Grant{WorkerID: r.WorkerID, Tool: r.Tool, GrantedBy: r.GrantedBy, CreatedAt: r.CreatedAt.UTC()}
+	if r.ExpiresAt != nil {
+		t := r.ExpiresAt.UTC()
+		g.ExpiresAt = &t
+	}
+	return g
+}
+
+// GrantTool lets a worker call a tool, replacing any earlier grant's expiry.
+func (s *Store) GrantTool(ctx context.Context, actor string, g domain.Grant) (domain.Grant, error) {
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		var w workerRow
+		if err := tx.Where("id = ?", g.WorkerID).Take(&w).Error; err != nil {
+			return domain.NotFound("worker", g.WorkerID)
+		}
+		if w.DismissedAt != nil {
+			return fmt.Errorf("worker %q is dismissed: %w", g.WorkerID, domain.ErrConflict)
+		}
+		return s.grantTx(tx, actor, g)
+	})
+	if err != nil {
+		return domain.Grant{}, fmt.Errorf("grant %s to %s: %w", g.Tool, g.WorkerID, err)
+	}
+	return s.getGrant(ctx, g.WorkerID, g.Tool)
+}
+
+func (s *Store) grantTx(tx *gorm.DB, actor string, g domain.Grant) error {
+	var before *domain.Grant
+	var prev grantRow
+	if err := tx.Where("worker_id = ? AND tool = ?", g.WorkerID, g.Tool).Take(&prev).Error; err == nil {
+		d := prev.toDomain()
+		before = &d
+	}
+	if g.ExpiresAt != nil {
+		t := g.ExpiresAt.UTC()
+		g.ExpiresAt = &t
+	}
+	row := grantRow{WorkerID: g.WorkerID, Tool: g.Tool, GrantedBy: actor, CreatedAt: s.Now(), ExpiresAt: g.ExpiresAt}
+	if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&row).Error; err != nil {
+		return err
+	}
+	c := Change{Action: "grant_tool", Actor: actor, Target: g.WorkerID, After: row.toDomain()}
+	if before != nil {
+		c.Before = before
+	}
+	return s.audit(tx, c)
+}
+
+func (s *Store) getGrant(ctx context.Context, worker, tool string) (domain.Grant, error) {
+	var r grantRow
+	if err := s.read(ctx).Where("worker_id = ? AND tool = ?", worker, tool).Take(&r).Error; err != nil {
+		return domain.Grant{}, notFoundOr(err, "grant", worker+"/"+tool)
+	}
+	return r.toDomain(), nil
+}
+
+// RevokeTool removes a grant.
+func (s *Store) RevokeTool(ctx context.Context, actor, worker, tool string) error {
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		var prev grantRow
+		if err := tx.Where("worker_id = ? AND tool = ?", worker, tool).Take(&prev).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return fmt.Errorf("worker %q holds no grant for %q: %w", worker, tool, domain.ErrNotFound)
+			}
+			return err
+		}
+		if err := tx.Delete(&prev).Error; err != nil {
+			return err
+		}
+		return s.audit(tx, Change{Action: "revoke_tool", Actor: actor, Target: worker, Before: prev.toDomain()})
+	})
+	if err != nil {
+		return fmt.Errorf("revoke %s from %s: %w", tool, worker, err)
+	}
+	return nil
+}
+
+// ListGrants returns a worker's grants, expired ones included.
+func (s *Store) ListGrants(ctx context.Context, worker string) ([]domain.Grant, error) {
+	var rows []grantRow
+	if err := s.read(ctx).Where("worker_id = ?", worker).Order("tool").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list grants of %s: %w", worker, err)
+	}
+	return mapRows(rows, grantRow.toDomain), nil
+}
+
+// LiveTools returns the tools a worker may call right now. Expiry is
+// checked at read time, so an expired grant vanishes without a restart.
+func (s *Store) LiveTools(ctx context.Context, worker string) ([]string, error) {
+	var tools []string
+	err := s.read(ctx).Model(&grantRow{}).Where("worker_id = ? AND (expires_at IS NULL OR expires_at > ?)", worker, s.Now()).
+		Order("tool").Pluck("tool", &tools).Error
+	if err != nil {
+		return nil, fmt.Errorf("live tools of %s: %w", worker, err)
+	}
+	return tools, nil
+}

@@ -1,0 +1,58 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"gorm.io/gorm"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+// migration is one step of the schema's history. Steps run once, in order,
+// each in its own transaction; append new steps, never edit old ones.
+type migration struct {
+	version int
+	name    string
+	up      func(tx *gorm.DB) error
+}
+
+var migrations = []migration{
+	{1, "org graph", func(tx *gorm.DB) error {
+		if err := tx.AutoMigrate(&roleRow{}, &positionRow{}, &workerRow{}, &grantRow{},
+			&streamRow{}, &subscriptionRow{}, &eventRow{}, &tokenRow{}, &settingRow{}); err != nil {
+			return err
+		}
+		return tx.Create(&streamRow{ID: domain.StreamOrg, Name: "org", Description: "Audit trail of every change to the org graph.",
+			TransportKind: string(domain.TransportLocal), TransportConfig: "{}"}).Error
+	}},
+}
+
+type schemaMigration struct {
+	Version int `gorm:"primaryKey;autoIncrement:false"`
+	Name    string
+}
+
+func (schemaMigration) TableName() string { return "schema_migrations" }
+
+func (s *Store) migrate(ctx context.Context) error {
+	if err := s.db.WithContext(ctx).AutoMigrate(&schemaMigration{}); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	for _, m := range migrations {
+		err := s.write(ctx, func(tx *gorm.DB) error {
+			var n int64
+			if err := tx.Model(&schemaMigration{}).Where("version = ?", m.version).Count(&n).Error; err != nil || n > 0 {
+				return err
+			}
+			if err := m.up(tx); err != nil {
+				return err
+			}
+			return tx.Create(&schemaMigration{Version: m.version, Name: m.name}).Error
+		})
+		if err != nil {
+			return fmt.Errorf("migrate to version %d (%s): %w", m.version, m.name, err)
+		}
+	}
+	return nil
+}

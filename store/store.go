@@ -1,0 +1,196 @@
+// Package store persists the org graph in one SQLite file through GORM.
+// It owns transactions, the audit trail and the event log; it knows nothing
+// of HTTP, MCP or agents. Row structs stay unexported: callers see domain types.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"sync"
+	"time"
+
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+// Options tune how the database is opened.
+type Options struct {
+	// Synchronous is SQLite's synchronous pragma. FULL (the default) makes an
+	// acknowledged write survive power loss; NORMAL is faster.
+	Synchronous string
+	// KeyFile holds the key that encrypts secret settings at rest. Empty
+	// means "<db path>.key".
+	KeyFile string
+	Logger  *slog.Logger
+	// Now overrides the clock, for tests.
+	Now func() time.Time
+}
+
+// Store is the one concrete handle on the database.
+type Store struct {
+	db      *gorm.DB
+	path    string
+	keyFile string
+	log     *slog.Logger
+	now     func() time.Time
+
+	// writeMu serialises this process's write transactions so they queue in
+	// Go rather than spin on SQLite's busy handler; busy_timeout still covers
+	// other processes (the CLI) writing the same file.
+	writeMu sync.Mutex
+	bc      broadcaster
+}
+
+// Open opens (creating if needed) the database at path and migrates it.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if opts.Synchronous == "" {
+		opts.Synchronous = "FULL"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.KeyFile == "" {
+		opts.KeyFile = path + ".key"
+	}
+	if err := createPrivate(path); err != nil {
+		return nil, err
+	}
+	db, err := gorm.Open(sqlite.Open(dsn(path, opts.Synchronous)), &gorm.Config{
+		Logger:                 logger.Default.LogMode(logger.Silent),
+		SkipDefaultTransaction: true,
+		TranslateError:         true,
+		NowFunc:                func() time.Time { return opts.Now().UTC() },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path, keyFile: opts.KeyFile, log: opts.Logger.With("component", "store"), now: opts.Now}
+	s.bc.init()
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// dsn puts every pragma in the connection string so each pooled connection
+// gets them, busy_timeout first so the others never fail with SQLITE_BUSY.
+// _txlock=immediate makes every transaction take the write lock up front,
+// which is what stops "database is locked" on read→write upgrades.
+func dsn(path, sync string) string {
+	q := url.Values{}
+	q.Set("_busy_timeout", "10000")
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", sync)
+	q.Set("_foreign_keys", "on")
+	q.Set("_txlock", "immediate")
+	return "file:" + path + "?" + q.Encode()
+}
+
+// createPrivate makes sure the database file exists with mode 0600 before
+// SQLite creates it with the umask's mode.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("create database file %s: %w", path, err)
+	}
+	f.Close()
+	if err := os.Chmod(path, 0o600); err != nil {
+		return fmt.Errorf("chmod database file: %w", err)
+	}
+	return nil
+}
+
+// Close releases the database.
+func (s *Store) Close() error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+// Path is the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Now is the store's clock.
+func (s *Store) Now() time.Time { return s.now().UTC() }
+
+// write runs fn in one immediate transaction and wakes event waiters after
+// it commits. Nothing is acknowledged to a caller before the commit returns.
+func (s *Store) write(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if err := s.db.WithContext(ctx).Transaction(fn); err != nil {
+		return mapErr(err)
+	}
+	s.bc.notify()
+	return nil
+}
+
+// read returns a context-bound handle for queries.
+func (s *Store) read(ctx context.Context) *gorm.DB { return s.db.WithContext(ctx) }
+
+// mapErr turns GORM's translated errors into domain sentinels.
+func mapErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, gorm.ErrDuplicatedKey):
+		return fmt.Errorf("%w: %v", domain.ErrConflict, err)
+	case errors.Is(err, gorm.ErrForeignKeyViolated):
+		return fmt.Errorf("%w: a referenced record does not exist: %v", domain.ErrNotFound, err)
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return fmt.Errorf("%w: %v", domain.ErrNotFound, err)
+	}
+	return err
+}
+
+// exists reports whether a row with the given primary key exists.
+func exists(tx *gorm.DB, model any, id string) (bool, error) {
+	var n int64
+	if err := tx.Model(model).Where("id = ?", id).Count(&n).Error; err != nil {
+		return false, err
+	}
+	return n > 0, nil
+}
+
+// pickID returns want when set (failing with ErrConflict if taken), or the
+// first free slug of name: "w-maya", "w-maya-2", …
+func pickID(tx *gorm.DB, model any, kind, prefix, want, name string) (string, error) {
+	if want != "" {
+		ok, err := exists(tx, model, want)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			return "", fmt.Errorf("%s %q already exists: %w", kind, want, domain.ErrConflict)
+		}
+		return want, nil
+	}
+	base := domain.Slug(prefix, name)
+	for i := 1; i < 1000; i++ {
+		id := base
+		if i > 1 {
+			id = fmt.Sprintf("%s-%d", base, i)
+		}
+		ok, err := exists(tx, model, id)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return id, nil
+		}
+	}
+	return base + "-" + domain.RandomSlug(6), nil
+}

@@ -1,0 +1,144 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+type streamRow struct {
+	ID              string `gorm:"primaryKey"`
+	Name            string `gorm:"not null"`
+	Description     string
+	TransportKind   string `gorm:"not null;index"`
+	TransportConfig string `gorm:"not null"`
+	CreatedBy       string
+	CreatedAt       time.Time
+}
+
+func (streamRow) TableName() string { return "streams" }
+
+func (r streamRow) toDomain() domain.Stream {
+	return domain.Stream{ID: r.ID, Name: r.Name, Description: r.Description, CreatedBy: r.CreatedBy,
+		CreatedAt: r.CreatedAt.UTC(), Transport: domain.Transport{Kind: domain.TransportKind(r.TransportKind), Config: json.RawMessage(r.TransportConfig)}}
+}
+
+// CreateStream stores a stream after validating its transport config.
+func (s *Store) CreateStream(ctx context.Context, actor string, st domain.Stream) (domain.Stream, error) {
+	if err := st.Validate(); err != nil {
+		return domain.Stream{}, err
+	}
+	cfg := "{}"
+	if len(st.Transport.Config) > 0 && string(st.Transport.Config) != "null" {
+		cfg = string(st.Transport.Config)
+	}
+	var row streamRow
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		id, err := pickID(tx, &streamRow{}, "stream", domain.PrefixStream, st.ID, st.Name)
+		if err != nil {
+			return err
+		}
+		row = streamRow{ID: id, Name: st.Name, Description: st.Description, TransportKind: string(st.Transport.Kind),
+			TransportConfig: cfg, CreatedBy: actor, CreatedAt: s.Now()}
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		return s.audit(tx, Change{Action: "create_stream", Actor: actor, Target: id, After: redactStream(row.toDomain())})
+	})
+	if err != nil {
+		return domain.Stream{}, fmt.Errorf("create stream: %w", err)
+	}
+	return row.toDomain(), nil
+}
+
+// redactStream hides a webhook secret from the audit trail.
+func redactStream(st domain.Stream) domain.Stream {
+	st.Transport.Config = domain.RedactTransportConfig(st.Transport.Config)
+	return st
+}
+
+// GetStream returns one stream.
+func (s *Store) GetStream(ctx context.Context, id string) (domain.Stream, error) {
+	var r streamRow
+	if err := s.read(ctx).Where("id = ?", id).Take(&r).Error; err != nil {
+		return domain.Stream{}, notFoundOr(err, "stream", id)
+	}
+	return r.toDomain(), nil
+}
+
+// ListStreams returns streams by id, optionally of one transport kind.
+func (s *Store) ListStreams(ctx context.Context, kind domain.TransportKind) ([]domain.Stream, error) {
+	q := s.read(ctx).Order("id")
+	if kind != "" {
+		q = q.Where("transport_kind = ?", string(kind))
+	}
+	var rows []streamRow
+	if err := q.Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list streams: %w", err)
+	}
+	return mapRows(rows, streamRow.toDomain), nil
+}
+
+// DMStreamID is the one stream two workers share for direct messages,
+// the same whichever of them asks.
+func DMStreamID(a, b string) string {
+	pair := []string{a, b}
+	slices.Sort(pair)
+	return domain.DMStreamPrefix + strings.Join(pair, "-")
+}
+
+// EnsureDM returns the DM stream of two workers, creating it and
+// subscribing both on first use.
+func (s *Store) EnsureDM(ctx context.Context, from, to string) (domain.Stream, error) {
+	if from == to {
+		return domain.Stream{}, domain.Invalid("to", "cannot send a direct message to yourself (%s)", from)
+	}
+	id := DMStreamID(from, to)
+	desc := "Direct messages between " + strings.Join(sortedPair(from, to), " and ")
+	var row streamRow
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		for _, w := range []string{from, to} {
+			var wr workerRow
+			if err := tx.Where("id = ?", w).Take(&wr).Error; err != nil {
+				return domain.NotFound("worker", w)
+			}
+			if wr.DismissedAt != nil {
+				return fmt.Errorf("worker %q is dismissed: %w", w, domain.ErrConflict)
+			}
+		}
+		if err := tx.Where("id = ?", id).Take(&row).Error; err == nil {
+			if row.Description != desc {
+				return fmt.Errorf("stream %q exists but is not the DM stream of %s and %s: %w", id, from, to, domain.ErrConflict)
+			}
+			return nil
+		}
+		row = streamRow{ID: id, Name: "dm " + strings.Join(sortedPair(from, to), " "), Description: desc,
+			TransportKind: string(domain.TransportLocal), TransportConfig: "{}", CreatedBy: from, CreatedAt: s.Now()}
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		for _, w := range []string{from, to} {
+			if err := tx.Create(&subscriptionRow{WorkerID: w, StreamID: id, CreatedAt: s.Now()}).Error; err != nil {
+				return err
+			}
+		}
+		return s.audit(tx, Change{Action: "create_stream", Actor: from, Target: id, After: row.toDomain()})
+	})
+	if err != nil {
+		return domain.Stream{}, fmt.Errorf("dm stream: %w", err)
+	}
+	return row.toDomain(), nil
+}
+
+func sortedPair(a, b string) []string {
+	p := []string{a, b}
+	slices.Sort(p)
+	return p
+}

@@ -1,0 +1,103 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+type subscriptionRow struct {
+	WorkerID  string     `gorm:"primaryKey"`
+	Worker    *workerRow `gorm:"foreignKey:WorkerID"`
+	StreamID  string     `gorm:"primaryKey;index"`
+	Stream    *streamRow `gorm:"foreignKey:StreamID"`
+	CreatedAt time.Time
+}
+
+func (subscriptionRow) TableName() string { return "subscriptions" }
+
+func (r subscriptionRow) toDomain() domain.Subscription {
+	return domain.Subscription{WorkerID: r.WorkerID, StreamID: r.StreamID, CreatedAt: r.CreatedAt.UTC()}
+}
+
+// Subscribe ties workers to a stream. It is idempotent: added lists only
+// the workers that were not already members.
+func (s *Store) Subscribe(ctx context.Context, actor, stream string, workers ...string) (added []string, err error) {
+	err = s.write(ctx, func(tx *gorm.DB) error {
+		added = nil
+		if ok, err := exists(tx, &streamRow{}, stream); err != nil || !ok {
+			return orNotFound(err, "stream", stream)
+		}
+		for _, w := range workers {
+			var wr workerRow
+			if err := tx.Where("id = ?", w).Take(&wr).Error; err != nil {
+				return domain.NotFound("worker", w)
+			}
+			if wr.DismissedAt != nil {
+				return fmt.Errorf("worker %q is dismissed: %w", w, domain.ErrConflict)
+			}
+			var n int64
+			if err := tx.Model(&subscriptionRow{}).Where("worker_id = ? AND stream_id = ?", w, stream).Count(&n).Error; err != nil {
+				return err
+			}
+			if n > 0 {
+				continue
+			}
+			if err := tx.Create(&subscriptionRow{WorkerID: w, StreamID: stream, CreatedAt: s.Now()}).Error; err != nil {
+				return err
+			}
+			added = append(added, w)
+			if err := s.audit(tx, Change{Action: "subscribe", Actor: actor, Target: w, After: map[string]string{"stream": stream, "worker": w}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("subscribe to %s: %w", stream, err)
+	}
+	return added, nil
+}
+
+// Unsubscribe removes a worker from a stream.
+func (s *Store) Unsubscribe(ctx context.Context, actor, stream, worker string) error {
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		res := tx.Where("worker_id = ? AND stream_id = ?", worker, stream).Delete(&subscriptionRow{})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return fmt.Errorf("worker %q is not subscribed to %q: %w", worker, stream, domain.ErrNotFound)
+		}
+		return s.audit(tx, Change{Action: "unsubscribe", Actor: actor, Target: worker, Before: map[string]string{"stream": stream, "worker": worker}})
+	})
+	if err != nil {
+		return fmt.Errorf("unsubscribe from %s: %w", stream, err)
+	}
+	return nil
+}
+
+// StreamMembers lists a stream's subscriptions by worker id.
+func (s *Store) StreamMembers(ctx context.Context, stream string) ([]domain.Subscription, error) {
+	if _, err := s.GetStream(ctx, stream); err != nil {
+		return nil, err
+	}
+	var rows []subscriptionRow
+	if err := s.read(ctx).Where("stream_id = ?", stream).Order("worker_id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("members of %s: %w", stream, err)
+	}
+	return mapRows(rows, subscriptionRow.toDomain), nil
+}
+
+// SubscribedStreams lists the stream ids a worker follows.
+func (s *Store) SubscribedStreams(ctx context.Context, worker string) ([]string, error) {
+	var ids []string
+	if err := s.read(ctx).Model(&subscriptionRow{}).Where("worker_id = ?", worker).Order("stream_id").Pluck("stream_id", &ids).Error; err != nil {
+		return nil, fmt.Errorf("subscriptions of %s: %w", worker, err)
+	}
+	return ids, nil
+}

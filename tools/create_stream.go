@@ -1,0 +1,71 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+type createStreamIn struct {
+	ID          string          `json:"id,omitempty" jsonschema:"optional id such as s-inbox; derived from the name when omitted"`
+	Name        string          `json:"name" jsonschema:"the stream's name"`
+	Description string          `json:"description,omitempty" jsonschema:"what the stream is for"`
+	Transport   json.RawMessage `json:"transport,omitempty"`
+}
+
+func createStream() Tool {
+	return define("create_stream", "Create a Stream: a named pub/sub channel, local or connected to the world by a transport.",
+		func(ctx context.Context, env *Env, in createStreamIn) (domain.Stream, error) {
+			t, err := parseTransport(in.Transport)
+			if err != nil {
+				return domain.Stream{}, err
+			}
+			st, err := env.Store.CreateStream(ctx, env.Caller, domain.Stream{ID: in.ID, Name: in.Name, Description: in.Description, Transport: t})
+			return redacted(st), err
+		}, transportSchema)
+}
+
+// parseTransport accepts the bare kind ("webhook") or {"kind":…,"config":{…}}.
+func parseTransport(raw json.RawMessage) (domain.Transport, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return domain.Transport{Kind: domain.TransportLocal}, nil
+	}
+	var kind string
+	if json.Unmarshal(raw, &kind) == nil {
+		return domain.Transport{Kind: domain.TransportKind(kind)}, nil
+	}
+	var t domain.Transport
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&t); err != nil {
+		return t, domain.Invalid("transport", `must be a kind string or {"kind":…,"config":{…}}: %v`, err)
+	}
+	return t, nil
+}
+
+func redacted(st domain.Stream) domain.Stream {
+	st.Transport.Config = domain.RedactTransportConfig(st.Transport.Config)
+	return st
+}
+
+func transportSchema(s *jsonschema.Schema) {
+	kinds := make([]any, len(domain.TransportKinds))
+	for i, k := range domain.TransportKinds {
+		kinds[i] = string(k)
+	}
+	s.Properties["transport"] = &jsonschema.Schema{
+		Description: `the transport: a kind string, or {"kind": …, "config": {…}}. Config by kind — webhook: {"secret":"whsec_…","outbound_url":"https://…"} (both optional); email: {"alias":"sam"}; github: {"repo":"owner/name","events":["issues"]}. Default local.`,
+		AnyOf: []*jsonschema.Schema{
+			{Type: "string", Enum: kinds},
+			{Type: "object", Required: []string{"kind"}, Properties: map[string]*jsonschema.Schema{
+				"kind":   {Type: "string", Enum: kinds},
+				"config": {Type: "object"},
+			}},
+		},
+	}
+}

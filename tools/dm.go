@@ -1,0 +1,35 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+type dmIn struct {
+	To string `json:"to" jsonschema:"the worker to message"`
+	envelope
+}
+
+type dmOut struct {
+	Stream string       `json:"stream"`
+	Event  domain.Event `json:"event"`
+}
+
+func dm() Tool {
+	return define("dm", "Send a direct message to another Worker on the one stream the two of you share (s-dm-<a>-<b>).",
+		func(ctx context.Context, env *Env, in dmIn) (dmOut, error) {
+			if in.To == "" {
+				return dmOut{}, domain.Required("to")
+			}
+			st, err := env.Store.EnsureDM(ctx, env.Caller, in.To)
+			if err != nil {
+				return dmOut{}, err
+			}
+			if len(in.envelope.To) == 0 {
+				in.envelope.To = []string{in.To}
+			}
+			ev, err := appendMessage(ctx, env, st.ID, in.envelope)
+			return dmOut{Stream: st.ID, Event: ev}, err
+		})
+}

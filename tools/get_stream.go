@@ -1,0 +1,31 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+type getStreamOut struct {
+	Stream  domain.Stream `json:"stream"`
+	Members []string      `json:"members"`
+}
+
+func getStream() Tool {
+	return define("get_stream", "Get one Stream with its members. Secrets in its config are redacted.",
+		func(ctx context.Context, env *Env, in idIn) (getStreamOut, error) {
+			if in.ID == "" {
+				return getStreamOut{}, domain.Required("id")
+			}
+			st, err := env.Store.GetStream(ctx, in.ID)
+			if err != nil {
+				return getStreamOut{}, err
+			}
+			subs, err := env.Store.StreamMembers(ctx, in.ID)
+			members := []string{}
+			for _, s := range subs {
+				members = append(members, s.WorkerID)
+			}
+			return getStreamOut{Stream: redacted(st), Members: members}, err
+		})
+}

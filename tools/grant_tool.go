@@ -1,0 +1,59 @@
+package tools
+
+import (
+	"context"
+	"time"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+type grantToolIn struct {
+	Worker    string `json:"worker" jsonschema:"the worker to grant to"`
+	Tool      string `json:"tool" jsonschema:"the tool name, e.g. publish"`
+	ExpiresAt string `json:"expiresAt,omitempty" jsonschema:"optional RFC 3339 time after which the grant lapses"`
+	ExpiresIn string `json:"expiresIn,omitempty" jsonschema:"optional duration after which the grant lapses, e.g. 30m or 24h"`
+}
+
+func grantTool() Tool {
+	return define("grant_tool", "Let a Worker call a tool, optionally until an expiry. You can grant only tools you hold.",
+		func(ctx context.Context, env *Env, in grantToolIn) (domain.Grant, error) {
+			if in.Worker == "" {
+				return domain.Grant{}, domain.Required("worker")
+			}
+			if in.Tool == "" {
+				return domain.Grant{}, domain.Required("tool")
+			}
+			if err := checkGrantable(ctx, env, "tool", in.Tool); err != nil {
+				return domain.Grant{}, err
+			}
+			exp, err := parseExpiry(env.Store.Now(), in.ExpiresAt, in.ExpiresIn)
+			if err != nil {
+				return domain.Grant{}, err
+			}
+			return env.Store.GrantTool(ctx, env.Caller, domain.Grant{WorkerID: in.Worker, Tool: in.Tool, ExpiresAt: exp})
+		})
+}
+
+func parseExpiry(now time.Time, at, in string) (*time.Time, error) {
+	switch {
+	case at != "" && in != "":
+		return nil, domain.Invalid("expiresAt", "give expiresAt or expiresIn, not both")
+	case at != "":
+		t, err := time.Parse(time.RFC3339, at)
+		if err != nil {
+			return nil, domain.Invalid("expiresAt", "%q is not an RFC 3339 time such as 2026-01-02T15:04:05Z", at)
+		}
+		if !t.After(now) {
+			return nil, domain.Invalid("expiresAt", "%s is in the past", at)
+		}
+		return &t, nil
+	case in != "":
+		d, err := time.ParseDuration(in)
+		if err != nil || d <= 0 {
+			return nil, domain.Invalid("expiresIn", "%q is not a positive duration such as 30m or 24h", in)
+		}
+		t := now.Add(d)
+		return &t, nil
+	}
+	return nil, nil
+}

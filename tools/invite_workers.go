@@ -1,0 +1,43 @@
+package tools
+
+import (
+	"context"
+	"slices"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+type inviteWorkersIn struct {
+	Stream  string   `json:"stream" jsonschema:"the stream id"`
+	Workers []string `json:"workers" jsonschema:"the workers to subscribe"`
+}
+
+type inviteWorkersOut struct {
+	Stream  string   `json:"stream"`
+	Added   []string `json:"added" jsonschema:"workers newly subscribed"`
+	Already []string `json:"already" jsonschema:"workers that were members already"`
+}
+
+func inviteWorkers() Tool {
+	return define("invite_workers", "Subscribe several Workers to a Stream at once. Idempotent: members already there are left as they are.",
+		func(ctx context.Context, env *Env, in inviteWorkersIn) (inviteWorkersOut, error) {
+			if in.Stream == "" {
+				return inviteWorkersOut{}, domain.Required("stream")
+			}
+			if len(in.Workers) == 0 {
+				return inviteWorkersOut{}, domain.Required("workers")
+			}
+			ws := dedupe(in.Workers)
+			added, err := env.Store.Subscribe(ctx, env.Caller, in.Stream, ws...)
+			if err != nil {
+				return inviteWorkersOut{}, err
+			}
+			out := inviteWorkersOut{Stream: in.Stream, Added: orEmpty(added), Already: []string{}}
+			for _, w := range ws {
+				if !slices.Contains(added, w) {
+					out.Already = append(out.Already, w)
+				}
+			}
+			return out, nil
+		})
+}

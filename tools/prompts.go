@@ -1,0 +1,110 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// prompt is an MCP prompt visible only to workers holding every tool in needs.
+type prompt struct {
+	def     *mcp.Prompt
+	needs   []string
+	handler func(env *Env, granted []string) mcp.PromptHandler
+}
+
+func prompts() []prompt { return []prompt{helpPrompt(), rolePrompt()} }
+
+func addPrompts(srv *mcp.Server, env *Env, granted []string) {
+	for _, p := range usablePrompts(granted) {
+		srv.AddPrompt(p.def, p.handler(env, granted))
+	}
+}
+
+func usablePrompts(granted []string) []prompt {
+	var out []prompt
+	for _, p := range prompts() {
+		if holdsAll(granted, p.needs) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func holdsAll(granted, needs []string) bool {
+	for _, n := range needs {
+		if !slices.Contains(granted, n) {
+			return false
+		}
+	}
+	return true
+}
+
+func helpPrompt() prompt {
+	return prompt{
+		def: &mcp.Prompt{Name: "help", Description: "What you can do here: your prompts and tools."},
+		handler: func(env *Env, granted []string) mcp.PromptHandler {
+			return func(ctx context.Context, _ *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				var b strings.Builder
+				fmt.Fprintf(&b, "You are %s in a helix-org organisation.\n\nPrompts you can use:\n", env.Caller)
+				for _, p := range usablePrompts(granted) {
+					fmt.Fprintf(&b, "- %s: %s\n", p.def.Name, p.def.Description)
+				}
+				b.WriteString("\nTools you hold:\n")
+				for _, t := range All() {
+					if slices.Contains(granted, t.Name) {
+						fmt.Fprintf(&b, "- %s: %s\n", t.Name, t.Description)
+					}
+				}
+				return textPrompt("helix-org help", b.String()), nil
+			}
+		},
+	}
+}
+
+func rolePrompt() prompt {
+	return prompt{
+		def: &mcp.Prompt{Name: "role", Description: "Draft a Role (job description) from a title and save it with create_role.",
+			Arguments: []*mcp.PromptArgument{
+				{Name: "title", Description: "the role's title, e.g. Support Engineer", Required: true},
+				{Name: "notes", Description: "anything the role must cover"},
+			}},
+		needs: []string{"create_role"},
+		handler: func(*Env, []string) mcp.PromptHandler {
+			return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				title := strings.TrimSpace(req.Params.Arguments["title"])
+				if title == "" {
+					return nil, fmt.Errorf("argument title is required")
+				}
+				text := fmt.Sprintf(`Draft a Role for %q as markdown with these sections:
+
+# %s
+## Purpose — one paragraph on why the role exists.
+## Responsibilities — what it does when woken by an event, as a list.
+## How to respond — which streams it answers on, tone, length.
+## Boundaries — what it must never do; when to escalate and to whom.
+
+%s
+Then save it by calling create_role with title %q and the markdown as content. Show me the id it returns.`,
+					title, title, notesLine(req.Params.Arguments["notes"]), title)
+				return textPrompt("Draft the "+title+" role", text), nil
+			}
+		},
+	}
+}
+
+func notesLine(notes string) string {
+	if strings.TrimSpace(notes) == "" {
+		return ""
+	}
+	return "It must cover: " + notes + "\n"
+}
+
+func textPrompt(desc, text string) *mcp.GetPromptResult {
+	return &mcp.GetPromptResult{Description: desc, Messages: []*mcp.PromptMessage{
+		{Role: "user", Content: &mcp.TextContent{Text: text}},
+	}}
+}

@@ -1,0 +1,81 @@
+package tools
+
+import (
+	"context"
+	"time"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+)
+
+// MaxWait caps a long-poll so a forgotten client cannot hold a request forever.
+const MaxWait = 60
+
+type readEventsIn struct {
+	Streams []string `json:"streams,omitempty" jsonschema:"stream ids; all streams you are subscribed to when omitted"`
+	Since   int64    `json:"since,omitempty" jsonschema:"cursor: only events after this sequence number (the cursor of a previous read)"`
+	Limit   int      `json:"limit,omitempty" jsonschema:"at most this many events (default and max 500)"`
+	Wait    float64  `json:"wait,omitempty" jsonschema:"seconds to wait for an event when none is there yet (max 60)"`
+}
+
+type readEventsOut struct {
+	Events []domain.Event `json:"events"`
+	// Cursor is the seq of the last event returned, or the since given.
+	Cursor int64 `json:"cursor" jsonschema:"pass as since to read what comes next"`
+}
+
+func readEvents() Tool {
+	return define("read_events", "Read events oldest first from streams after a cursor, optionally waiting (long-poll) until one lands.",
+		func(ctx context.Context, env *Env, in readEventsIn) (readEventsOut, error) {
+			if in.Wait < 0 || in.Wait > MaxWait {
+				return readEventsOut{}, domain.Invalid("wait", "must be between 0 and %d seconds", MaxWait)
+			}
+			if in.Limit < 0 || in.Limit > store.MaxReadLimit {
+				return readEventsOut{}, domain.Invalid("limit", "must be between 1 and %d", store.MaxReadLimit)
+			}
+			streams, err := streamsToRead(ctx, env, in.Streams)
+			if err != nil {
+				return readEventsOut{}, err
+			}
+			evs, err := waitForEvents(ctx, env.Store, store.EventQuery{StreamIDs: streams, Since: in.Since, Limit: in.Limit},
+				time.Duration(in.Wait*float64(time.Second)))
+			out := readEventsOut{Events: orEmpty(evs), Cursor: in.Since}
+			if len(evs) > 0 {
+				out.Cursor = evs[len(evs)-1].Seq
+			}
+			return out, err
+		})
+}
+
+func streamsToRead(ctx context.Context, env *Env, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return env.Store.SubscribedStreams(ctx, env.Caller)
+	}
+	for _, id := range ids {
+		if _, err := env.Store.GetStream(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// waitForEvents reads, and if nothing is there waits for the next commit
+// and reads again, until something arrives or the wait runs out.
+func waitForEvents(ctx context.Context, st *store.Store, q store.EventQuery, wait time.Duration) ([]domain.Event, error) {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		changed := st.Changed()
+		evs, err := st.ReadEvents(ctx, q)
+		if err != nil || len(evs) > 0 || wait <= 0 {
+			return evs, err
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, nil
+		}
+	}
+}

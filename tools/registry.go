@@ -1,0 +1,88 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+// All is the one readable list of every built-in tool.
+var All = sync.OnceValue(func() []Tool {
+	return []Tool{
+		createRole(), updateRole(), listRoles(), getRole(),
+		createPosition(), listPositions(),
+		hireWorker(), dismissWorker(), updateIdentity(), listWorkers(), getWorker(),
+		grantTool(), revokeTool(), listGrants(),
+		createStream(), listStreams(), getStream(),
+		subscribe(), unsubscribe(), inviteWorkers(), streamMembers(),
+		publish(), readEvents(), dm(),
+	}
+})
+
+// Names lists every tool name in registry order.
+func Names() []string {
+	var names []string
+	for _, t := range All() {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+// Settings are the operational config keys the tools read.
+var Settings = domain.Settings{MaxBodySetting}
+
+// MaxBodySetting bounds a published message body.
+var MaxBodySetting = domain.SettingSpec{
+	Key: "events.max_body_bytes", Type: domain.SettingInt, Default: fmt.Sprint(domain.DefaultMaxBody),
+	Description: "Largest message body publish and dm accept, in bytes.",
+}
+
+var schemaCache = mcp.NewSchemaCache()
+
+// NewServer returns an MCP server holding exactly the granted tools and the
+// prompts they enable. A call to any other known tool gets a tool error that
+// names the missing grant, instead of the SDK's bare "unknown tool".
+func NewServer(env *Env, granted []string) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "helix-org", Version: Version},
+		&mcp.ServerOptions{SchemaCache: schemaCache, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+			Instructions: "helix-org organisation graph. You are worker " + env.Caller + ". Use the help prompt to see what you can do."})
+	for _, t := range All() {
+		if slices.Contains(granted, t.Name) {
+			t.bind(srv, env)
+		}
+	}
+	addPrompts(srv, env, granted)
+	srv.AddReceivingMiddleware(requireGrant(env.Caller, granted))
+	return srv
+}
+
+// Version is the binary's version, set by cmd at link time.
+var Version = "dev"
+
+func requireGrant(worker string, granted []string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/call" {
+				return next(ctx, method, req)
+			}
+			name := req.GetParams().(*mcp.CallToolParamsRaw).Name
+			if slices.Contains(granted, name) || !slices.Contains(Names(), name) {
+				return next(ctx, method, req)
+			}
+			res := &mcp.CallToolResult{}
+			res.SetError(fmt.Errorf("missing grant: worker %s does not hold grant %q; a worker with grant_tool can grant it", worker, name))
+			return res, nil
+		}
+	}
+}
+
+// callerWorker loads the caller, for tools that depend on who is asking.
+func callerWorker(ctx context.Context, env *Env) (domain.Worker, error) {
+	return env.Store.GetWorker(ctx, env.Caller)
+}
+

@@ -1,0 +1,106 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/helixml/helix-org/store"
+)
+
+// Env is what a handler works with: the store and the authenticated caller.
+type Env struct {
+	Store *store.Store
+	// Caller is the worker whose endpoint the call arrived on.
+	Caller string
+	// Known lists every tool name, for validating grants.
+	Known []string
+	// ActivationID is set when the caller is an agent run, so events it
+	// publishes carry causedBy.
+	ActivationID string
+}
+
+// Tool is one MCP tool: its definition plus a way to bind it to a server.
+type Tool struct {
+	Name        string
+	Description string
+	// def is built once; schemas are inferred from the Go types.
+	def  *mcp.Tool
+	bind func(srv *mcp.Server, env *Env)
+}
+
+// Def returns the MCP definition (name, description, schemas).
+func (t Tool) Def() *mcp.Tool { return t.def }
+
+// schemaOptions maps types the inferrer cannot express to JSON Schema:
+// raw JSON is "any value", times are RFC 3339 strings.
+var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[json.RawMessage](): {},
+	reflect.TypeFor[time.Time]():       {Type: "string", Format: "date-time"},
+}}
+
+// define builds a Tool from a typed handler. tweak may add enums or other
+// detail the Go types cannot carry.
+func define[In, Out any](name, desc string, h func(ctx context.Context, env *Env, in In) (Out, error), tweak ...func(in *jsonschema.Schema)) Tool {
+	in, err := jsonschema.For[In](schemaOptions)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: input schema: %v", name, err))
+	}
+	for _, f := range tweak {
+		f(in)
+	}
+	out, err := jsonschema.For[Out](schemaOptions)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: output schema: %v", name, err))
+	}
+	def := &mcp.Tool{Name: name, Description: desc, InputSchema: in, OutputSchema: out}
+	return Tool{Name: name, Description: desc, def: def, bind: func(srv *mcp.Server, env *Env) {
+		mcp.AddTool(srv, def, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+			out, err := h(ctx, env, in)
+			return nil, out, err
+		})
+	}}
+}
+
+// enum restricts a property to the given values and lists them in its
+// description, so a client sees the choices without reading our code.
+func enum[T ~string](prop string, values []T) func(*jsonschema.Schema) {
+	return func(s *jsonschema.Schema) {
+		p := propSchema(s, prop)
+		if p == nil {
+			panic("enum on unknown property " + prop)
+		}
+		p.Enum = nil
+		for _, v := range values {
+			p.Enum = append(p.Enum, string(v))
+		}
+	}
+}
+
+// propSchema finds a (possibly nested, dot-separated) property.
+func propSchema(s *jsonschema.Schema, path string) *jsonschema.Schema {
+	for _, name := range splitDots(path) {
+		if s == nil || s.Properties == nil {
+			return nil
+		}
+		s = s.Properties[name]
+	}
+	return s
+}
+
+func splitDots(p string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(p); i++ {
+		if p[i] == '.' {
+			out = append(out, p[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, p[start:])
+}
