@@ -85,4 +85,3 @@ func requireGrant(worker string, granted []string) mcp.Middleware {
 func callerWorker(ctx context.Context, env *Env) (domain.Worker, error) {
 	return env.Store.GetWorker(ctx, env.Caller)
 }
-

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/tools"
@@ -44,7 +47,7 @@ func envOr(key, def string) string {
 
 // settings is the registry of every operational config key.
 func settings() domain.Settings {
-	return append(domain.Settings{}, tools.Settings...)
+	return slices.Concat(tools.Settings, dispatch.Settings, agent.Settings)
 }
 
 func newRootCmd() *cobra.Command {

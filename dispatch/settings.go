@@ -1,0 +1,18 @@
+package dispatch
+
+import "github.com/helixml/helix-org/domain"
+
+// Operational config keys read by the dispatcher.
+var (
+	MaxConcurrentSetting = domain.SettingSpec{Key: "dispatch.max_concurrent", Type: domain.SettingInt, Default: "4",
+		Description: "Most activations running at once across all workers."}
+	TimeoutSetting = domain.SettingSpec{Key: "dispatch.timeout", Type: domain.SettingDuration, Default: "10m",
+		Description: "Longest one activation may run before it is killed."}
+	LoopLimitSetting = domain.SettingSpec{Key: "dispatch.loop_limit", Type: domain.SettingInt, Default: "20",
+		Description: "Most activations per worker per loop window; the excess waits and is coalesced."}
+	LoopWindowSetting = domain.SettingSpec{Key: "dispatch.loop_window", Type: domain.SettingDuration, Default: "10m",
+		Description: "Window of the loop guard."}
+)
+
+// Settings lists every dispatch config key.
+var Settings = domain.Settings{MaxConcurrentSetting, TimeoutSetting, LoopLimitSetting, LoopWindowSetting}
