@@ -31,10 +31,8 @@ var (
 		Description: "Most model turns in one built-in activation."}
 	MaxTokensSetting = domain.SettingSpec{Key: "agent.max_tokens", Type: domain.SettingInt, Default: "4096",
 		Description: "Most output tokens per model reply."}
-	PolicySetting = domain.SettingSpec{Key: "agent.policy", Type: domain.SettingString,
-		Description: "Org-wide agent policy written to agent.md; empty uses the embedded default."}
 )
 
 // Settings lists every agent config key.
 var Settings = domain.Settings{RuntimeSetting, CommandSetting, ModelSetting, EffortSetting, ProviderSetting,
-	BaseURLSetting, APIKeySetting, MaxTurnsSetting, MaxTokensSetting, PolicySetting}
+	BaseURLSetting, APIKeySetting, MaxTurnsSetting, MaxTokensSetting}

@@ -14,5 +14,9 @@ var (
 		Description: "Window of the loop guard."}
 )
 
+// PolicySetting overrides the embedded agent.md.
+var PolicySetting = domain.SettingSpec{Key: "agent.policy", Type: domain.SettingString,
+	Description: "Org-wide agent policy written to each worker's agent.md; empty uses the embedded default."}
+
 // Settings lists every dispatch config key.
-var Settings = domain.Settings{MaxConcurrentSetting, TimeoutSetting, LoopLimitSetting, LoopWindowSetting}
+var Settings = domain.Settings{MaxConcurrentSetting, TimeoutSetting, LoopLimitSetting, LoopWindowSetting, PolicySetting}

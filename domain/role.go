@@ -56,7 +56,7 @@ func (p Position) Validate() error {
 		return Required("title")
 	}
 	if p.ReportsTo != "" && p.ReportsTo == p.ID {
-		return Invalid("reports_to", "a position cannot report to itself")
+		return Invalid("reportsTo", "a position cannot report to itself")
 	}
 	return nil
 }

@@ -22,9 +22,16 @@ type Change struct {
 // audit appends the change to s-org inside the mutation's own transaction,
 // so the trail can never disagree with the graph.
 func (s *Store) audit(tx *gorm.DB, c Change) error {
+	_, err := s.auditEvent(tx, c)
+	return err
+}
+
+// auditEvent is audit returning the stored event, for callers that hang
+// more work off it (a hire trigger).
+func (s *Store) auditEvent(tx *gorm.DB, c Change) (domain.Event, error) {
 	extra, err := json.Marshal(c)
 	if err != nil {
-		return fmt.Errorf("encode audit: %w", err)
+		return domain.Event{}, fmt.Errorf("encode audit: %w", err)
 	}
 	actor := c.Actor
 	if actor == "" {
@@ -37,6 +44,5 @@ func (s *Store) audit(tx *gorm.DB, c Change) error {
 		BodyContentType: "text/plain",
 		Extra:           extra,
 	}
-	_, err = s.appendTx(tx, domain.Event{StreamID: domain.StreamOrg, Source: c.Actor, Message: msg}, AppendOptions{})
-	return err
+	return s.appendTx(tx, domain.Event{StreamID: domain.StreamOrg, Source: c.Actor, Message: msg}, AppendOptions{})
 }

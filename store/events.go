@@ -107,6 +107,9 @@ func (s *Store) appendTx(tx *gorm.DB, ev domain.Event, opts AppendOptions) (doma
 		return ev, err
 	}
 	ev.Seq = row.Seq
+	if err := s.enqueueTriggers(tx, ev); err != nil {
+		return ev, err
+	}
 	return ev, nil
 }
 

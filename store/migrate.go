@@ -26,6 +26,9 @@ var migrations = []migration{
 		return tx.Create(&streamRow{ID: domain.StreamOrg, Name: "org", Description: "Audit trail of every change to the org graph.",
 			TransportKind: string(domain.TransportLocal), TransportConfig: "{}"}).Error
 	}},
+	{2, "dispatch outbox", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&triggerRow{}, &activationRow{})
+	}},
 }
 
 type schemaMigration struct {

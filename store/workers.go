@@ -64,8 +64,13 @@ func (s *Store) HireWorker(ctx context.Context, actor string, w domain.Worker, g
 				return err
 			}
 		}
-		return s.audit(tx, Change{Action: "hire_worker", Actor: actor, Target: id,
+		ev, err := s.auditEvent(tx, Change{Action: "hire_worker", Actor: actor, Target: id,
 			After: map[string]any{"worker": row.toDomain(), "grants": grants}})
+		if err != nil || w.Kind != domain.WorkerAI {
+			return err
+		}
+		// A new AI hire is woken once so it can introduce itself or set up.
+		return s.insertTrigger(tx, id, ev.Seq, domain.TriggerHire)
 	})
 	if err != nil {
 		return domain.Worker{}, fmt.Errorf("hire worker: %w", err)

@@ -21,6 +21,7 @@ var All = sync.OnceValue(func() []Tool {
 		createStream(), listStreams(), getStream(),
 		subscribe(), unsubscribe(), inviteWorkers(), streamMembers(),
 		publish(), readEvents(), dm(),
+		workerLog(),
 	}
 })
 

@@ -32,6 +32,9 @@ type Tool struct {
 	// def is built once; schemas are inferred from the Go types.
 	def  *mcp.Tool
 	bind func(srv *mcp.Server, env *Env)
+	// call decodes raw JSON arguments and runs the typed handler without a
+	// server, so in-package tests exercise handlers directly.
+	call func(ctx context.Context, env *Env, args json.RawMessage) (any, error)
 }
 
 // Def returns the MCP definition (name, description, schemas).
@@ -64,6 +67,14 @@ func define[In, Out any](name, desc string, h func(ctx context.Context, env *Env
 			out, err := h(ctx, env, in)
 			return nil, out, err
 		})
+	}, call: func(ctx context.Context, env *Env, args json.RawMessage) (any, error) {
+		var in In
+		if len(args) > 0 {
+			if err := json.Unmarshal(args, &in); err != nil {
+				return nil, fmt.Errorf("arguments of %s: %w", name, err)
+			}
+		}
+		return h(ctx, env, in)
 	}}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/server"
 )
 
@@ -19,6 +20,8 @@ type serveConfig struct {
 	dbFlags
 	Addr    string
 	EnvsDir string
+	// ShutdownGrace is how long running activations may go on after SIGTERM.
+	ShutdownGrace time.Duration
 }
 
 func newServeCmd() *cobra.Command {
@@ -34,6 +37,7 @@ func newServeCmd() *cobra.Command {
 	cfg.bind(cmd.Flags())
 	cmd.Flags().StringVar(&cfg.Addr, "addr", envOr("HELIX_ORG_ADDR", "127.0.0.1:8080"), "listen address; loopback unless you mean otherwise (env HELIX_ORG_ADDR)")
 	cmd.Flags().StringVar(&cfg.EnvsDir, "envs-dir", envOr("HELIX_ORG_ENVS_DIR", "./envs"), "directory of worker environments (env HELIX_ORG_ENVS_DIR)")
+	cmd.Flags().DurationVar(&cfg.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long running activations may finish after SIGTERM; the rest stay pending for the next start")
 	return cmd
 }
 
@@ -56,22 +60,44 @@ func runServe(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	d := dispatch.New(st, runtimeSelector{st: st}, dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()), Logger: log})
+	if err := d.Recover(ctx); err != nil {
+		return err
+	}
 	log.Info("helix-org serving", "addr", ln.Addr().String(), "db", cfg.DB, "version", version)
 	if _, err := st.GetWorker(ctx, "w-owner"); err != nil {
 		log.Warn("no owner yet: run `helix-org bootstrap` to create one and get its MCP URL and token")
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	go d.Run(ctx)
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Activations still talk to their MCP endpoints, so they finish (up to
+	// the grace period) before HTTP stops.
+	log.Info("shutting down: letting running activations finish", "grace", cfg.ShutdownGrace)
+	graceCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
-	if err := hs.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := d.Shutdown(graceCtx); err != nil {
+		log.Warn("shutdown", "err", err)
+	}
+	httpCtx, cancelHTTP := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancelHTTP()
+	if err := hs.Shutdown(httpCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// agentBaseURL is how a host-side agent reaches this server: the listen
+// address, with a wildcard bind replaced by loopback.
+func agentBaseURL(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || tcp.IP.IsUnspecified() {
+		return fmt.Sprintf("http://127.0.0.1:%d", tcp.Port)
+	}
+	return "http://" + tcp.String()
 }

@@ -57,7 +57,9 @@ func Token(t testing.TB, st *store.Store, worker string) string {
 func (h *Harness) URL(worker string) string { return h.Server.URL + "/workers/" + worker + "/mcp" }
 
 // Owner connects as w-owner.
-func (h *Harness) Owner(t testing.TB) *mcp.ClientSession { return h.Connect(t, store.OwnerWorker, h.OwnerToken) }
+func (h *Harness) Owner(t testing.TB) *mcp.ClientSession {
+	return h.Connect(t, store.OwnerWorker, h.OwnerToken)
+}
 
 // Connect opens a go-sdk client session to a worker's endpoint with a token.
 func (h *Harness) Connect(t testing.TB, worker, token string) *mcp.ClientSession {

@@ -2,7 +2,9 @@
 package storetest
 
 import (
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/helixml/helix-org/store"
 )
@@ -10,10 +12,41 @@ import (
 // New opens a fresh store file under t.TempDir and closes it at cleanup.
 func New(t testing.TB) *store.Store {
 	t.Helper()
-	st, err := store.Open(t.Context(), t.TempDir()+"/helix-org.db", store.Options{Synchronous: "NORMAL"})
+	return NewWithClock(t, nil)
+}
+
+// NewWithClock is New with the store's clock replaced by now (nil means
+// the real clock), so tests can move time past an expiry without waiting.
+func NewWithClock(t testing.TB, now func() time.Time) *store.Store {
+	t.Helper()
+	st, err := store.Open(t.Context(), t.TempDir()+"/helix-org.db", store.Options{Synchronous: "NORMAL", Now: now})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+// Clock is a fake clock that moves only when told to. It is safe for the
+// concurrent use a running server makes of it.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a clock stopped at start.
+func NewClock(start time.Time) *Clock { return &Clock{now: start} }
+
+// Now returns the clock's current time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }

@@ -1,0 +1,147 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+// Claude runs Claude Code one-shot in the worker's environment directory
+// and turns its stream-json output into activation-log entries.
+type Claude struct {
+	// Bin is the claude executable; default "claude" on PATH.
+	Bin    string
+	Model  string
+	Effort string
+	// Isolated is true only inside a container: then, and only then, the
+	// permission prompts are bypassed. On the host the agent may use only
+	// its helix-org MCP tools.
+	Isolated bool
+}
+
+var _ domain.Runtime = (*Claude)(nil)
+
+// Args builds the claude command line for a run.
+func (c *Claude) Args(run domain.Run) []string {
+	args := []string{"-p", run.Prompt, "--mcp-config", "mcp.json", "--output-format", "stream-json", "--verbose"}
+	if c.Model != "" {
+		args = append(args, "--model", c.Model)
+	}
+	if c.Effort != "" {
+		args = append(args, "--effort", c.Effort)
+	}
+	if c.Isolated {
+		return append(args, "--dangerously-skip-permissions")
+	}
+	return append(args, "--strict-mcp-config", "--permission-mode", "default", "--allowedTools", "mcp__"+domain.MCPServerName)
+}
+
+// Run carries out one activation.
+func (c *Claude) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
+	bin := c.Bin
+	if bin == "" {
+		bin = "claude"
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return domain.RunResult{ExitStatus: -1}, fmt.Errorf("claude runtime: %q not found on PATH; install Claude Code or choose another agent.runtime", bin)
+	}
+	cmd := exec.Command(path, c.Args(run)...)
+	cmd.Dir = run.EnvDir
+	cmd.Env = Environ(run)
+	var res domain.RunResult
+	code, err := runProcess(ctx, cmd, "", func(stream, line string) {
+		if stream == "stderr" {
+			run.Log(domain.LogEntry{Kind: domain.LogOutput, Text: "stderr: " + line})
+			return
+		}
+		parseStreamJSON(line, run.Log, &res)
+	})
+	res.ExitStatus = code
+	return res, err
+}
+
+// streamMsg is the subset of Claude Code's stream-json we read.
+type streamMsg struct {
+	Type    string `json:"type"`
+	Subtype string `json:"subtype"`
+	Result  string `json:"result"`
+	IsError bool   `json:"is_error"`
+	Message struct {
+		Content []struct {
+			Type    string          `json:"type"`
+			Text    string          `json:"text"`
+			Name    string          `json:"name"`
+			Input   json.RawMessage `json:"input"`
+			Content json.RawMessage `json:"content"`
+			IsError bool            `json:"is_error"`
+		} `json:"content"`
+	} `json:"message"`
+	Usage struct {
+		InputTokens  int64 `json:"input_tokens"`
+		OutputTokens int64 `json:"output_tokens"`
+	} `json:"usage"`
+}
+
+// parseStreamJSON logs one line of stream-json; lines that are not JSON
+// are logged as plain output so nothing the agent says is lost.
+func parseStreamJSON(line string, log func(domain.LogEntry), res *domain.RunResult) {
+	var m streamMsg
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		if strings.TrimSpace(line) != "" {
+			log(domain.LogEntry{Kind: domain.LogOutput, Text: line})
+		}
+		return
+	}
+	switch m.Type {
+	case "assistant":
+		for _, c := range m.Message.Content {
+			switch c.Type {
+			case "text":
+				log(domain.LogEntry{Kind: domain.LogAssistant, Text: c.Text})
+			case "tool_use":
+				log(domain.LogEntry{Kind: domain.LogToolCall, Tool: c.Name, Text: string(c.Input)})
+			}
+		}
+	case "user":
+		for _, c := range m.Message.Content {
+			if c.Type == "tool_result" {
+				kind := domain.LogToolResult
+				text := toolResultText(c.Content)
+				if c.IsError {
+					text = "error: " + text
+				}
+				log(domain.LogEntry{Kind: kind, Text: text})
+			}
+		}
+	case "result":
+		res.InputTokens += m.Usage.InputTokens
+		res.OutputTokens += m.Usage.OutputTokens
+		if m.IsError {
+			log(domain.LogEntry{Kind: domain.LogError, Text: m.Subtype + ": " + m.Result})
+		}
+	}
+}
+
+// toolResultText flattens a tool_result's content, a string or blocks.
+func toolResultText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &blocks) == nil {
+		var parts []string
+		for _, b := range blocks {
+			parts = append(parts, b.Text)
+		}
+		return strings.Join(parts, "\n")
+	}
+	return string(raw)
+}

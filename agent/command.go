@@ -1,0 +1,35 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+// Command runs any command line as the agent: in the worker's environment
+// directory, prompt on stdin, HELIX_ORG_* variables set, each output line
+// logged on the activation stream.
+type Command struct {
+	Line string
+}
+
+var _ domain.Runtime = (*Command)(nil)
+
+// Run carries out one activation.
+func (c *Command) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
+	if c.Line == "" {
+		return domain.RunResult{ExitStatus: -1}, errors.New("agent.command is not set: set it with `helix-org config set agent.command '<command line>'`")
+	}
+	cmd := exec.Command("/bin/sh", "-c", c.Line)
+	cmd.Dir = run.EnvDir
+	cmd.Env = Environ(run)
+	code, err := runProcess(ctx, cmd, run.Prompt, func(stream, line string) {
+		if stream == "stderr" {
+			line = "stderr: " + line
+		}
+		run.Log(domain.LogEntry{Kind: domain.LogOutput, Text: trimCR(line)})
+	})
+	return domain.RunResult{ExitStatus: code}, err
+}

@@ -1,0 +1,97 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// StopGrace is how long a process gets between SIGTERM and SIGKILL.
+const StopGrace = 5 * time.Second
+
+// maxLine bounds one line of agent output.
+const maxLine = 1 << 20
+
+// runProcess runs a caller-built command in its own process group, feeds
+// it stdin, and hands each stdout/stderr line to onLine. When ctx ends it
+// stops the group: close stdin, SIGTERM, then SIGKILL after StopGrace.
+// It returns the exit status.
+func runProcess(ctx context.Context, cmd *exec.Cmd, stdin string, onLine func(stream, line string)) (int, error) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return -1, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return -1, err
+	}
+	errOut, err := cmd.StderrPipe()
+	if err != nil {
+		return -1, err
+	}
+	if err := cmd.Start(); err != nil {
+		return -1, fmt.Errorf("start %s: %w", cmd.Path, err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex // onLine is called from two readers
+	for name, r := range map[string]io.Reader{"stdout": out, "stderr": errOut} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sc := bufio.NewScanner(r)
+			sc.Buffer(make([]byte, 64<<10), maxLine)
+			for sc.Scan() {
+				mu.Lock()
+				onLine(name, sc.Text())
+				mu.Unlock()
+			}
+		}()
+	}
+	go func() {
+		io.WriteString(in, stdin)
+		in.Close()
+	}()
+	stopped := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			in.Close()
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(StopGrace):
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			}
+		case <-exited:
+		}
+		close(stopped)
+	}()
+	wg.Wait()
+	err = cmd.Wait()
+	close(exited)
+	<-stopped
+	// Leave no stragglers from the group behind.
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		if ctx.Err() != nil {
+			return exitErr.ExitCode(), ctx.Err()
+		}
+		return exitErr.ExitCode(), nil
+	}
+	if err != nil {
+		return -1, err
+	}
+	return 0, ctx.Err()
+}
+
+func trimCR(s string) string { return strings.TrimRight(s, "\r") }

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"time"
+)
+
+type config struct {
+	// URL is a worker's MCP endpoint; empty starts a server in-process.
+	URL     string
+	Token   string
+	Stream  string
+	Clients int
+	Calls   int
+	Timeout time.Duration
+}
+
+func parseFlags(args []string, errOut io.Writer) (config, error) {
+	var cfg config
+	fs := flag.NewFlagSet("helix-org-load", flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	fs.StringVar(&cfg.URL, "url", "", "a worker's MCP URL, e.g. http://127.0.0.1:8080/workers/w-owner/mcp; empty starts a server in-process")
+	fs.StringVar(&cfg.Token, "token", "", "that worker's bearer token (with -url)")
+	fs.StringVar(&cfg.Stream, "stream", "s-load", "stream to publish on; created when missing")
+	fs.IntVar(&cfg.Clients, "clients", 8, "concurrent MCP clients")
+	fs.IntVar(&cfg.Calls, "calls", 200, "publish calls per client")
+	fs.DurationVar(&cfg.Timeout, "timeout", 5*time.Minute, "stop after this long whatever is left")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.validate()
+}
+
+func (c config) validate() error {
+	switch {
+	case c.Clients < 1 || c.Calls < 1:
+		return errors.New("-clients and -calls must be at least 1")
+	case c.Timeout <= 0:
+		return errors.New("-timeout must be positive")
+	case c.URL != "" && c.Token == "":
+		return errors.New("-url needs -token")
+	case c.URL != "":
+		return checkLoopback(c.URL)
+	}
+	return nil
+}
+
+// checkLoopback refuses any target but this machine: a load generator
+// pointed at the wrong host is an attack.
+func checkLoopback(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("-url: %w", err)
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("-url: %q is not a loopback address (127.0.0.0/8, ::1, localhost)", host)
+}

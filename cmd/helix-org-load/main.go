@@ -1,0 +1,26 @@
+// Command helix-org-load drives a helix-org server with concurrent MCP
+// clients publishing to one stream, and prints latency percentiles and
+// throughput. Without -url it starts its own server in-process on a
+// throwaway database. It only ever targets loopback addresses.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	if err == nil {
+		err = run(ctx, cfg, os.Stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "helix-org-load:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRunInProcess(t *testing.T) {
+	var out strings.Builder
+	cfg := config{Stream: "s-load", Clients: 2, Calls: 3, Timeout: time.Minute}
+	if err := run(t.Context(), cfg, &out); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"in-process", "2 clients × 3 publish calls", "6 ok, 0 failed", "p50", "calls/s"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"defaults start in-process", nil, ""},
+		{"loopback url", []string{"-url", "http://127.0.0.1:8080/workers/w-owner/mcp", "-token", "t"}, ""},
+		{"localhost url", []string{"-url", "http://localhost:8080/workers/w-owner/mcp", "-token", "t"}, ""},
+		{"ipv6 loopback", []string{"-url", "http://[::1]:8080/workers/w-owner/mcp", "-token", "t"}, ""},
+		{"url without token", []string{"-url", "http://127.0.0.1:8080/workers/w-owner/mcp"}, "needs -token"},
+		{"remote host refused", []string{"-url", "http://10.0.0.5:8080/workers/w-owner/mcp", "-token", "t"}, "not a loopback"},
+		{"remote name refused", []string{"-url", "https://example.com/workers/w-owner/mcp", "-token", "t"}, "not a loopback"},
+		{"zero clients", []string{"-clients", "0"}, "at least 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseFlags(tt.args, io.Discard)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("err = %v, want nil", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("err = %v, want one containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}

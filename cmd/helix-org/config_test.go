@@ -1,0 +1,323 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/tools"
+)
+
+const secret = "sk-test-0123456789abcdef"
+
+func TestConfig(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup [][]string // commands that must succeed first; --db is added
+		args  []string   // --db is added
+		stdin string
+		// wantOut is the exact stdout, unless empty; contains and lacks
+		// are checked against stdout and stderr together.
+		wantOut  string
+		contains []string
+		lacks    []string
+		wantErr  []string
+	}{
+		{
+			name:    "get an unset key prints the default and says so",
+			args:    []string{"config", "get", "dispatch.max_concurrent"},
+			wantOut: "4\n", contains: []string{"dispatch.max_concurrent is not set; showing its default"},
+		},
+		{
+			name:    "set then get",
+			setup:   [][]string{{"config", "set", "dispatch.max_concurrent", "8"}},
+			args:    []string{"config", "get", "dispatch.max_concurrent"},
+			wantOut: "8\n", lacks: []string{"default"},
+		},
+		{
+			name:    "set echoes the value",
+			args:    []string{"config", "set", "dispatch.timeout", "90s"},
+			wantOut: "dispatch.timeout = 90s\n",
+		},
+		{
+			name:    "set never echoes a secret",
+			args:    []string{"config", "set", "agent.api_key", secret},
+			wantOut: "agent.api_key = " + domain.Redacted + "\n",
+		},
+		{
+			name:    "set reads the value from stdin",
+			args:    []string{"config", "set", "agent.api_key", "-"},
+			stdin:   secret + "\n",
+			wantOut: "agent.api_key = " + domain.Redacted + "\n",
+		},
+		{
+			name:    "a value read from stdin loses only its trailing newline",
+			setup:   [][]string{{"config", "set", "agent.model", "-"}},
+			args:    []string{"config", "get", "agent.model"},
+			wantOut: "claude-sonnet-4\n",
+		},
+		{
+			name:    "get redacts a secret",
+			setup:   [][]string{{"config", "set", "agent.api_key", secret}},
+			args:    []string{"config", "get", "agent.api_key"},
+			wantOut: domain.Redacted + "\n", lacks: []string{secret},
+		},
+		{
+			name:    "get --reveal-secrets shows a secret",
+			setup:   [][]string{{"config", "set", "agent.api_key", secret}},
+			args:    []string{"config", "get", "agent.api_key", "--reveal-secrets"},
+			wantOut: secret + "\n",
+		},
+		{
+			name:     "list redacts a secret",
+			setup:    [][]string{{"config", "set", "agent.api_key", secret}},
+			args:     []string{"config", "list"},
+			contains: []string{domain.Redacted},
+			lacks:    []string{secret},
+		},
+		{
+			name:     "list --reveal-secrets shows a secret",
+			setup:    [][]string{{"config", "set", "agent.api_key", secret}},
+			args:     []string{"config", "list", "--reveal-secrets"},
+			contains: []string{secret},
+			lacks:    []string{domain.Redacted},
+		},
+		{
+			name:     "list marks defaults and unset keys",
+			setup:    [][]string{{"config", "set", "agent.max_turns", "12"}},
+			args:     []string{"config", "list"},
+			contains: []string{"4 (default)", "(not set)", " 12 "},
+			lacks:    []string{"12 (default)", "30 (default)"},
+		},
+		{
+			name:     "list shows the first line of a multi-line value",
+			setup:    [][]string{{"config", "set", "agent.policy", "-"}},
+			args:     []string{"config", "list"},
+			contains: []string{"Be kind. … (2 lines)"},
+			lacks:    []string{"Be brief."},
+		},
+		{
+			name:    "delete restores the default",
+			setup:   [][]string{{"config", "set", "agent.max_turns", "12"}, {"config", "delete", "agent.max_turns"}},
+			args:    []string{"config", "get", "agent.max_turns"},
+			wantOut: "30\n", contains: []string{"showing its default"},
+		},
+		{
+			name:    "delete says what applies now",
+			setup:   [][]string{{"config", "set", "agent.max_turns", "12"}},
+			args:    []string{"config", "delete", "agent.max_turns"},
+			wantOut: "deleted agent.max_turns; the default (30) applies again\n",
+		},
+		{
+			name:    "delete of an unset key",
+			args:    []string{"config", "delete", "agent.max_turns"},
+			wantErr: []string{"agent.max_turns", "is not set"},
+		},
+		{
+			name:    "bad int",
+			args:    []string{"config", "set", "dispatch.max_concurrent", "abc"},
+			wantErr: []string{"dispatch.max_concurrent", "not an integer"},
+		},
+		{
+			name:    "bad duration",
+			args:    []string{"config", "set", "dispatch.timeout", "ten minutes"},
+			wantErr: []string{"dispatch.timeout", "not a duration"},
+		},
+		{
+			name:    "value outside the enum",
+			args:    []string{"config", "set", "agent.provider", "gemini"},
+			wantErr: []string{"agent.provider", "anthropic, openai"},
+		},
+		{
+			name:    "unknown key on set lists the valid keys",
+			args:    []string{"config", "set", "dispatch.max_concurent", "8"},
+			wantErr: []string{`unknown config key "dispatch.max_concurent"`, "dispatch.max_concurrent", "agent.api_key", "events.max_body_bytes"},
+		},
+		{
+			name:    "unknown key on get",
+			args:    []string{"config", "get", "nope"},
+			wantErr: []string{`unknown config key "nope"`, "dispatch.timeout"},
+		},
+		{
+			name:    "unknown key on delete",
+			args:    []string{"config", "delete", "nope"},
+			wantErr: []string{`unknown config key "nope"`},
+		},
+	}
+	stdinFor := map[string]string{
+		"agent.model":  "claude-sonnet-4\n",
+		"agent.policy": "Be kind.\nBe brief.\n",
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := tempDB(t)
+			for _, args := range tt.setup {
+				_, errOut, err := run(t, stdinFor[args[2]], append(args, "--db", db)...)
+				if err != nil {
+					t.Fatalf("setup %v: %v\n%s", args, err, errOut)
+				}
+			}
+			out, errOut, err := run(t, tt.stdin, append(tt.args, "--db", db)...)
+			if tt.wantErr != nil {
+				if err == nil {
+					t.Fatalf("want an error, got output:\n%s", out)
+				}
+				for _, want := range tt.wantErr {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error %q does not mention %q", err, want)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%v\nstderr: %s", err, errOut)
+			}
+			if tt.wantOut != "" {
+				if diff := cmp.Diff(tt.wantOut, out); diff != "" {
+					t.Errorf("stdout (-want +got):\n%s", diff)
+				}
+			}
+			both := out + errOut
+			for _, want := range tt.contains {
+				if !strings.Contains(both, want) {
+					t.Errorf("output lacks %q:\n%s", want, both)
+				}
+			}
+			for _, bad := range tt.lacks {
+				if strings.Contains(both, bad) {
+					t.Errorf("output contains %q:\n%s", bad, both)
+				}
+			}
+		})
+	}
+}
+
+// TestConfigListIsATable checks that list shows every registered key once,
+// with its type in one aligned column.
+func TestConfigListIsATable(t *testing.T) {
+	db := tempDB(t)
+	mustRun(t, "config", "set", "agent.api_key", secret, "--db", db)
+	mustRun(t, "config", "set", "dispatch.timeout", "90s", "--db", db)
+	lines := strings.Split(strings.TrimSuffix(mustRun(t, "config", "list", "--db", db), "\n"), "\n")
+
+	header := lines[0]
+	typeCol := strings.Index(header, "TYPE")
+	if !strings.HasPrefix(header, "KEY") || !strings.Contains(header, "VALUE") || typeCol < 0 || strings.Index(header, "DESCRIPTION") < typeCol {
+		t.Fatalf("header = %q, want KEY VALUE TYPE DESCRIPTION", header)
+	}
+	var keys []string
+	for _, line := range lines[1:] {
+		key, _, _ := strings.Cut(line, " ")
+		keys = append(keys, key)
+		spec, err := settings().Lookup(key)
+		if err != nil {
+			t.Errorf("row %q: %v", line, err)
+			continue
+		}
+		if len(line) < typeCol || !strings.HasPrefix(line[typeCol:], string(spec.Type)+" ") {
+			t.Errorf("row %q: type %q not in the TYPE column at %d", line, spec.Type, typeCol)
+		}
+		if !strings.HasSuffix(line, spec.Description) {
+			t.Errorf("row %q does not end with the description %q", line, spec.Description)
+		}
+	}
+	var want []string
+	for _, s := range settings() {
+		want = append(want, s.Key)
+	}
+	if diff := cmp.Diff(want, keys, cmpSorted); diff != "" {
+		t.Errorf("listed keys (-want +got):\n%s", diff)
+	}
+}
+
+var cmpSorted = cmp.Transformer("sort", func(in []string) []string {
+	out := append([]string(nil), in...)
+	slices.Sort(out)
+	return out
+})
+
+// TestConfigSetRejectsWithoutStoring pins that a rejected value leaves the
+// stored value alone, and that a typo never creates a database file.
+func TestConfigSetRejectsWithoutStoring(t *testing.T) {
+	t.Run("existing value kept", func(t *testing.T) {
+		db := tempDB(t)
+		mustRun(t, "config", "set", "dispatch.max_concurrent", "8", "--db", db)
+		if _, _, err := run(t, "", "config", "set", "dispatch.max_concurrent", "abc", "--db", db); err == nil {
+			t.Fatal("set to abc succeeded")
+		}
+		v, ok, err := openStore(t, db).Setting(t.Context(), "dispatch.max_concurrent")
+		if err != nil || !ok || v != "8" {
+			t.Errorf("after a rejected set: value %q, set %v, err %v; want 8 still stored", v, ok, err)
+		}
+	})
+	t.Run("nothing stored", func(t *testing.T) {
+		db := tempDB(t)
+		for _, args := range [][]string{
+			{"config", "set", "dispatch.max_concurrent", "abc"},
+			{"config", "set", "no.such.key", "1"},
+		} {
+			if _, _, err := run(t, "", append(args, "--db", db)...); err == nil {
+				t.Errorf("%v succeeded", args)
+			}
+		}
+		if _, err := os.Stat(db); !os.IsNotExist(err) {
+			t.Errorf("a rejected set created the database file (stat err %v)", err)
+		}
+	})
+}
+
+// TestConfigKeyFile pins that secrets are sealed with the --key-file given,
+// and cannot be read back with another key.
+func TestConfigKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "helix-org.db")
+	keyFile := filepath.Join(dir, "other.key")
+	mustRun(t, "config", "set", "agent.api_key", secret, "--db", db, "--key-file", keyFile)
+
+	if got := mustRun(t, "config", "get", "agent.api_key", "--reveal-secrets", "--db", db, "--key-file", keyFile); got != secret+"\n" {
+		t.Errorf("get with the same key file = %q, want the secret", got)
+	}
+	fi, err := os.Stat(keyFile)
+	if err != nil {
+		t.Fatalf("key file not created: %v", err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("key file mode = %v, want 0600", fi.Mode().Perm())
+	}
+	if _, _, err := run(t, "", "config", "get", "agent.api_key", "--reveal-secrets", "--db", db); err == nil {
+		t.Error("get with the default key file decrypted a secret sealed with another key")
+	}
+}
+
+// TestConfigSetReachesOpenStore is the running-server property: a store
+// that is already open sees a value the CLI sets, without reopening.
+func TestConfigSetReachesOpenStore(t *testing.T) {
+	db := tempDB(t)
+	st := openStore(t, db)
+	if got, want := st.IntSetting(t.Context(), tools.MaxBodySetting), int64(domain.DefaultMaxBody); got != want {
+		t.Fatalf("before set: %d, want the default %d", got, want)
+	}
+
+	mustRun(t, "config", "set", tools.MaxBodySetting.Key, "10", "--db", db)
+	if got := st.IntSetting(t.Context(), tools.MaxBodySetting); got != 10 {
+		t.Errorf("after config set: open store reads %d, want 10", got)
+	}
+
+	if _, errOut, err := run(t, secret, "config", "set", agent.APIKeySetting.Key, "-", "--db", db); err != nil {
+		t.Fatalf("set secret: %v\n%s", err, errOut)
+	}
+	if v, ok, err := st.Setting(t.Context(), agent.APIKeySetting.Key); err != nil || !ok || v != secret {
+		t.Errorf("open store reads the secret as %q (set %v, err %v); want it decrypted with the shared key file", v, ok, err)
+	}
+
+	mustRun(t, "config", "delete", tools.MaxBodySetting.Key, "--db", db)
+	if got, want := st.IntSetting(t.Context(), tools.MaxBodySetting), int64(domain.DefaultMaxBody); got != want {
+		t.Errorf("after config delete: open store reads %d, want the default %d", got, want)
+	}
+}

@@ -1,0 +1,258 @@
+package dispatch
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+)
+
+// Spawner carries out one activation. agent runtimes satisfy it.
+type Spawner interface {
+	Run(ctx context.Context, run domain.Run) (domain.RunResult, error)
+}
+
+// Options configure a Dispatcher. Limits that operators tune live in
+// config (see Settings) and are read on every step, so they apply without
+// a restart.
+type Options struct {
+	// EnvsDir holds one environment directory per worker.
+	EnvsDir string
+	// MCPBaseURL is how an agent reaches the server, e.g. http://127.0.0.1:8080.
+	MCPBaseURL string
+	// Tick is how often the loop re-checks without a new event (loop-guard
+	// windows expiring). Default 1s.
+	Tick   time.Duration
+	Logger *slog.Logger
+}
+
+// Dispatcher wakes AI workers for their pending triggers: at most one
+// activation per worker, at most max_concurrent overall.
+type Dispatcher struct {
+	st      *store.Store
+	spawner Spawner
+	opts    Options
+	log     *slog.Logger
+
+	mu       sync.Mutex
+	running  map[string]bool
+	guarded  map[string]bool
+	stopping bool
+	wg       sync.WaitGroup
+
+	// runCtx outlives the loop's context so running activations can finish
+	// after SIGTERM; Shutdown cancels it at its deadline.
+	runCtx    context.Context
+	cancelRun context.CancelFunc
+}
+
+// New builds a Dispatcher.
+func New(st *store.Store, spawner Spawner, opts Options) *Dispatcher {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Tick <= 0 {
+		opts.Tick = time.Second
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Dispatcher{st: st, spawner: spawner, opts: opts, log: opts.Logger.With("component", "dispatch"),
+		running: map[string]bool{}, guarded: map[string]bool{}, runCtx: ctx, cancelRun: cancel}
+}
+
+// Recover hands triggers of runs a crash cut off back to pending. Call it
+// once at start-up, before Run.
+func (d *Dispatcher) Recover(ctx context.Context) error {
+	n, err := d.st.RecoverActivations(ctx)
+	if n > 0 {
+		d.log.Info("recovered interrupted activations", "count", n)
+	}
+	return err
+}
+
+// Run steps whenever the store changes (or on each tick) until ctx ends.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	t := time.NewTicker(d.opts.Tick)
+	defer t.Stop()
+	for {
+		changed := d.st.Changed()
+		if err := d.Step(ctx); err != nil && ctx.Err() == nil {
+			d.log.Error("dispatch step", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+		case <-t.C:
+		}
+	}
+}
+
+// Step starts an activation for every worker with pending triggers that is
+// not already running, within the concurrency cap and the loop guard. It
+// returns once the activations have started.
+func (d *Dispatcher) Step(ctx context.Context) error {
+	workers, err := d.st.WorkersWithPending(ctx)
+	if err != nil {
+		return err
+	}
+	max := int(d.st.IntSetting(ctx, MaxConcurrentSetting))
+	for _, w := range workers {
+		if !d.reserve(w, max) {
+			continue
+		}
+		if ok, err := d.guard(ctx, w); err != nil || !ok {
+			d.release(w)
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		go d.activate(w)
+	}
+	return nil
+}
+
+// reserve marks w running if it is idle and a slot is free.
+func (d *Dispatcher) reserve(w string, max int) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopping || d.running[w] || (max > 0 && len(d.running) >= max) {
+		return false
+	}
+	d.running[w] = true
+	d.wg.Add(1)
+	return true
+}
+
+func (d *Dispatcher) release(w string) {
+	d.mu.Lock()
+	delete(d.running, w)
+	d.mu.Unlock()
+	d.wg.Done()
+}
+
+// guard stops AI↔AI ping-pong: past loop_limit activations in loop_window a
+// worker's triggers wait (and coalesce) until the window frees up.
+func (d *Dispatcher) guard(ctx context.Context, w string) (bool, error) {
+	limit := d.st.IntSetting(ctx, LoopLimitSetting)
+	window := d.st.DurationSetting(ctx, LoopWindowSetting)
+	if limit <= 0 {
+		return true, nil
+	}
+	n, err := d.st.CountActivationsSince(ctx, w, d.st.Now().Add(-window))
+	if err != nil {
+		return false, err
+	}
+	d.mu.Lock()
+	already := d.guarded[w]
+	d.guarded[w] = n >= limit
+	d.mu.Unlock()
+	if n < limit {
+		return true, nil
+	}
+	if !already {
+		d.appendLog(ctx, w, "", domain.LogEntry{Kind: domain.LogGuard,
+			Text: fmt.Sprintf("loop guard: %d activations in the last %s (limit %d); new triggers wait and will be delivered together", n, window, limit)})
+		d.log.Warn("loop guard engaged", "worker", w, "activations", n, "window", window)
+	}
+	return false, nil
+}
+
+// Shutdown stops new activations and waits for running ones until ctx
+// ends; then it cancels them, and their triggers stay pending for the next start.
+func (d *Dispatcher) Shutdown(ctx context.Context) error {
+	d.mu.Lock()
+	d.stopping = true
+	d.mu.Unlock()
+	done := make(chan struct{})
+	go func() { d.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		d.cancelRun()
+		<-done
+		return fmt.Errorf("activations still running at shutdown deadline were interrupted: %w", ctx.Err())
+	}
+}
+
+// Wait blocks until no activation is running (for tests and benchmarks).
+func (d *Dispatcher) Wait() { d.wg.Wait() }
+
+func (d *Dispatcher) activate(w string) {
+	defer d.release(w)
+	ctx := d.runCtx
+	id := "a-" + domain.RandomSlug(12)
+	act, trigs, err := d.st.Claim(ctx, w, id)
+	if errors.Is(err, domain.ErrNotFound) {
+		return
+	}
+	if err != nil {
+		d.log.Error("claim", "worker", w, "err", err)
+		return
+	}
+	res, runErr := d.run(ctx, act, trigs)
+	act.Status = domain.ActivationSucceeded
+	act.ExitStatus = &res.ExitStatus
+	act.InputTokens, act.OutputTokens = res.InputTokens, res.OutputTokens
+	switch {
+	case d.runCtx.Err() != nil:
+		act.Status, act.Error = domain.ActivationInterrupted, "interrupted by shutdown"
+	case runErr != nil:
+		act.Status, act.Error = domain.ActivationFailed, runErr.Error()
+	case res.ExitStatus != 0:
+		act.Status, act.Error = domain.ActivationFailed, fmt.Sprintf("agent exited with status %d", res.ExitStatus)
+	}
+	// Record the end even while shutting down: use a fresh context.
+	endCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := d.st.RevokeActivationTokens(endCtx, act.ID); err != nil {
+		d.log.Error("revoke activation token", "activation", act.ID, "err", err)
+	}
+	d.appendLog(endCtx, w, act.ID, domain.LogEntry{Kind: domain.LogExit, Text: exitText(act)})
+	if err := d.st.FinishActivation(endCtx, act); err != nil {
+		d.log.Error("finish activation", "activation", act.ID, "err", err)
+	}
+}
+
+func exitText(a domain.Activation) string {
+	if a.Error != "" {
+		return fmt.Sprintf("%s: %s", a.Status, a.Error)
+	}
+	return string(a.Status)
+}
+
+// run prepares the environment and hands the activation to the spawner.
+func (d *Dispatcher) run(ctx context.Context, act domain.Activation, trigs []domain.Trigger) (domain.RunResult, error) {
+	timeout := d.st.DurationSetting(ctx, TimeoutSetting)
+	w, err := d.st.GetWorker(ctx, act.WorkerID)
+	if err != nil {
+		return domain.RunResult{}, err
+	}
+	tok, err := d.st.CreateToken(ctx, store.TokenSpec{WorkerID: w.ID, Kind: store.TokenActivation, ActivationID: act.ID, TTL: timeout + time.Minute})
+	if err != nil {
+		return domain.RunResult{}, err
+	}
+	mcpURL := d.opts.MCPBaseURL + "/workers/" + w.ID + "/mcp"
+	dir, err := d.project(ctx, w, mcpURL, tok)
+	if err != nil {
+		return domain.RunResult{}, err
+	}
+	run := domain.Run{ActivationID: act.ID, WorkerID: w.ID, EnvDir: dir, MCPURL: mcpURL, Token: tok,
+		Prompt: RenderPrompt(w, act, trigs), Timeout: timeout,
+		Log: func(e domain.LogEntry) { d.appendLog(context.Background(), w.ID, act.ID, e) }}
+	d.appendLog(ctx, w.ID, act.ID, domain.LogEntry{Kind: domain.LogStart, Text: fmt.Sprintf("activation %s started with %d trigger(s)", act.ID, len(trigs))})
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := d.spawner.Run(runCtx, run)
+	if errors.Is(runCtx.Err(), context.DeadlineExceeded) {
+		return res, fmt.Errorf("timed out after %s and was killed", timeout)
+	}
+	return res, err
+}

@@ -1,0 +1,62 @@
+package dispatch
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+//go:embed agent.md
+var defaultPolicy string
+
+// project writes the store's view of a worker into its environment
+// directory: role.md, identity.md, agent.md and mcp.json. Files are
+// rewritten on every activation, so a live role edit is always seen.
+func (d *Dispatcher) project(ctx context.Context, w domain.Worker, mcpURL, token string) (string, error) {
+	pos, err := d.st.GetPosition(ctx, w.PositionID)
+	if err != nil {
+		return "", err
+	}
+	role, err := d.st.GetRole(ctx, pos.RoleID)
+	if err != nil {
+		return "", err
+	}
+	policy, _ := d.st.SettingOr(ctx, PolicySetting)
+	if policy == "" {
+		policy = defaultPolicy
+	}
+	dir := filepath.Join(d.opts.EnvsDir, w.ID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("create env dir: %w", err)
+	}
+	files := map[string]string{
+		"role.md":     role.Content,
+		"identity.md": fmt.Sprintf("# %s\n\nWorker id: %s\nPosition: %s (%s)\nRole: %s (%s)\n\n%s\n", w.Name, w.ID, pos.Title, pos.ID, role.Title, role.ID, w.Identity),
+		"agent.md":    policy,
+	}
+	for name, content := range files {
+		if err := writePrivate(filepath.Join(dir, name), []byte(content)); err != nil {
+			return "", err
+		}
+	}
+	if err := writePrivate(filepath.Join(dir, "mcp.json"), domain.MCPConfig(mcpURL, token)); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// writePrivate replaces a file atomically with mode 0600: mcp.json holds a token.
+func writePrivate(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

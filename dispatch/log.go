@@ -1,0 +1,31 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+)
+
+// MaxLogText bounds one activation-log entry so a chatty agent cannot
+// flood the store.
+const MaxLogText = 32 << 10
+
+// appendLog publishes one entry on the worker's activation stream. These
+// events are written by the system and never wake anyone.
+func (d *Dispatcher) appendLog(ctx context.Context, worker, activation string, e domain.LogEntry) {
+	text := e.Text
+	if len(text) > MaxLogText {
+		text = text[:MaxLogText] + "\n… (truncated)"
+	}
+	if text == "" {
+		text = string(e.Kind)
+	}
+	extra, _ := json.Marshal(map[string]string{"kind": string(e.Kind), "tool": e.Tool, "activation": activation})
+	ev := domain.Event{StreamID: domain.ActivationStreamPrefix + worker, CausedBy: activation, Message: domain.Message{
+		From: worker, Subject: string(e.Kind), Body: text, BodyContentType: "text/plain", Extra: extra}}
+	if _, _, err := d.st.Append(ctx, ev, store.AppendOptions{}); err != nil {
+		d.log.Error("append activation log", "worker", worker, "activation", activation, "err", err)
+	}
+}

@@ -1,0 +1,139 @@
+package server_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/server"
+	"github.com/helixml/helix-org/server/servertest"
+	"github.com/helixml/helix-org/store"
+)
+
+// benchClients are the client counts each benchmark runs with: one client
+// calling in a loop, and several calling at once over their own sessions.
+var benchClients = []int{1, 8}
+
+// startBench boots a real server over a store opened with the production
+// defaults (synchronous=FULL), so the numbers are what `helix-org serve` gives.
+func startBench(b *testing.B) *servertest.Harness {
+	b.Helper()
+	st, err := store.Open(b.Context(), b.TempDir()+"/helix-org.db", store.Options{})
+	if err != nil {
+		b.Fatalf("open store: %v", err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return servertest.StartWith(b, st, server.Config{})
+}
+
+// BenchmarkPublish measures publish over MCP: one HTTP round trip, one
+// write transaction per call.
+func BenchmarkPublish(b *testing.B) {
+	h := startBench(b)
+	owner := h.Owner(b)
+	servertest.Call[domain.Stream](b, owner, "create_stream", map[string]any{"id": "s-bench", "name": "bench"})
+	params := func(*rand.Rand) *mcp.CallToolParams {
+		return &mcp.CallToolParams{Name: "publish", Arguments: map[string]any{"stream": "s-bench", "body": "hello from the benchmark"}}
+	}
+	for _, n := range benchClients {
+		b.Run(clientsName(n), func(b *testing.B) { runCalls(b, sessions(b, h, n), params) })
+	}
+}
+
+// BenchmarkReadEvents measures read_events of 50 events from a random
+// cursor on a stream of 1,000.
+func BenchmarkReadEvents(b *testing.B) {
+	const events, limit = 1000, 50
+	h := startBench(b)
+	owner := h.Owner(b)
+	servertest.Call[domain.Stream](b, owner, "create_stream", map[string]any{"id": "s-bench", "name": "bench"})
+	var first, last int64
+	for i := range events {
+		ev, _, err := h.Store.Append(b.Context(), domain.Event{StreamID: "s-bench", Source: store.OwnerWorker,
+			Message: domain.Message{From: store.OwnerWorker, Body: fmt.Sprintf("event %d of the benchmark stream", i)}}, store.AppendOptions{})
+		if err != nil {
+			b.Fatalf("append: %v", err)
+		}
+		if i == 0 {
+			first = ev.Seq
+		}
+		last = ev.Seq
+	}
+	// Cursors from just before the first event to limit before the last, so
+	// every read returns a full page.
+	params := func(r *rand.Rand) *mcp.CallToolParams {
+		since := first - 1 + r.Int64N(last-first-limit+2)
+		return &mcp.CallToolParams{Name: "read_events", Arguments: map[string]any{"streams": []string{"s-bench"}, "since": since, "limit": limit}}
+	}
+	for _, n := range benchClients {
+		b.Run(clientsName(n), func(b *testing.B) { runCalls(b, sessions(b, h, n), params) })
+	}
+}
+
+func clientsName(n int) string {
+	if n == 1 {
+		return "sequential"
+	}
+	return fmt.Sprintf("clients=%d", n)
+}
+
+// sessions connects n independent MCP clients as the owner.
+func sessions(b *testing.B, h *servertest.Harness, n int) []*mcp.ClientSession {
+	b.Helper()
+	out := make([]*mcp.ClientSession, n)
+	for i := range out {
+		out[i] = h.Owner(b)
+	}
+	return out
+}
+
+// runCalls makes b.N tool calls shared out over the sessions, one goroutine
+// per session, and reports the latency percentiles and throughput.
+func runCalls(b *testing.B, css []*mcp.ClientSession, params func(*rand.Rand) *mcp.CallToolParams) {
+	var next atomic.Int64
+	lat := make([][]time.Duration, len(css))
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for i, cs := range css {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(i), 42))
+			for next.Add(1) <= int64(b.N) {
+				p := params(r)
+				start := time.Now()
+				res, err := cs.CallTool(b.Context(), p)
+				lat[i] = append(lat[i], time.Since(start))
+				if err != nil {
+					b.Errorf("%s: %v", p.Name, err)
+					return
+				}
+				if res.IsError {
+					b.Errorf("%s: tool error: %s", p.Name, servertest.Text(res))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	reportLatencies(b, slices.Concat(lat...))
+}
+
+func reportLatencies(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	ms := func(p int) float64 {
+		return float64(lat[min(len(lat)*p/100, len(lat)-1)]) / float64(time.Millisecond)
+	}
+	b.ReportMetric(ms(50), "p50_ms")
+	b.ReportMetric(ms(99), "p99_ms")
+	b.ReportMetric(float64(len(lat))/b.Elapsed().Seconds(), "calls/s")
+}

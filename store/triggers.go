@@ -1,0 +1,237 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+// Trigger states.
+const (
+	triggerPending = "pending"
+	triggerClaimed = "claimed"
+	triggerDone    = "done"
+)
+
+type triggerRow struct {
+	ID           int64  `gorm:"primaryKey;autoIncrement"`
+	WorkerID     string `gorm:"not null;uniqueIndex:idx_trigger_worker_event,priority:1;index:idx_trigger_status_worker,priority:2"`
+	EventSeq     int64  `gorm:"not null;uniqueIndex:idx_trigger_worker_event,priority:2"`
+	Kind         string `gorm:"not null"`
+	Status       string `gorm:"not null;index:idx_trigger_status_worker,priority:1"`
+	ActivationID string `gorm:"index"`
+	CreatedAt    time.Time
+}
+
+func (triggerRow) TableName() string { return "triggers" }
+
+type activationRow struct {
+	ID           string `gorm:"primaryKey"`
+	WorkerID     string `gorm:"not null;index"`
+	TriggerIDs   string `gorm:"not null"`
+	Status       string `gorm:"not null;index"`
+	StartedAt    time.Time
+	FinishedAt   *time.Time
+	ExitStatus   *int
+	Error        string
+	DurationNs   int64
+	InputTokens  int64
+	OutputTokens int64
+}
+
+func (activationRow) TableName() string { return "activations" }
+
+func (r activationRow) toDomain() domain.Activation {
+	a := domain.Activation{ID: r.ID, WorkerID: r.WorkerID, Status: domain.ActivationStatus(r.Status), StartedAt: r.StartedAt.UTC(),
+		ExitStatus: r.ExitStatus, Error: r.Error, Duration: time.Duration(r.DurationNs), InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
+	json.Unmarshal([]byte(r.TriggerIDs), &a.TriggerIDs)
+	if r.FinishedAt != nil {
+		t := r.FinishedAt.UTC()
+		a.FinishedAt = &t
+	}
+	return a
+}
+
+// enqueueTriggers writes the event's triggers in the event's own
+// transaction (a transactional outbox): one per subscribed, active AI
+// worker other than the publisher. Activation logs never wake anyone.
+func (s *Store) enqueueTriggers(tx *gorm.DB, ev domain.Event) error {
+	if strings.HasPrefix(ev.StreamID, domain.ActivationStreamPrefix) {
+		return nil
+	}
+	var workers []string
+	err := tx.Table("subscriptions").Joins("JOIN workers ON workers.id = subscriptions.worker_id").
+		Where("subscriptions.stream_id = ? AND workers.kind = ? AND workers.dismissed_at IS NULL AND workers.id <> ?",
+			ev.StreamID, string(domain.WorkerAI), ev.Source).
+		Order("workers.id").Pluck("workers.id", &workers).Error
+	if err != nil {
+		return fmt.Errorf("find subscribers of %s: %w", ev.StreamID, err)
+	}
+	for _, w := range workers {
+		if err := s.insertTrigger(tx, w, ev.Seq, domain.TriggerEvent); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) insertTrigger(tx *gorm.DB, worker string, seq int64, kind domain.TriggerKind) error {
+	return tx.Create(&triggerRow{WorkerID: worker, EventSeq: seq, Kind: string(kind), Status: triggerPending, CreatedAt: s.Now()}).Error
+}
+
+// WorkersWithPending lists workers that have triggers waiting.
+func (s *Store) WorkersWithPending(ctx context.Context) ([]string, error) {
+	var ids []string
+	if err := s.read(ctx).Model(&triggerRow{}).Where("status = ?", triggerPending).Distinct().Order("worker_id").Pluck("worker_id", &ids).Error; err != nil {
+		return nil, fmt.Errorf("workers with pending triggers: %w", err)
+	}
+	return ids, nil
+}
+
+// Claim starts an activation for a worker over all its pending triggers,
+// oldest first, in one transaction. It returns ErrNotFound when none wait.
+// Triggers of a dismissed worker are closed instead of run.
+func (s *Store) Claim(ctx context.Context, worker, activationID string) (domain.Activation, []domain.Trigger, error) {
+	var act activationRow
+	var trigs []domain.Trigger
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		var rows []triggerRow
+		if err := tx.Where("worker_id = ? AND status = ?", worker, triggerPending).Order("id").Find(&rows).Error; err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return fmt.Errorf("no pending triggers for %s: %w", worker, domain.ErrNotFound)
+		}
+		var w workerRow
+		if err := tx.Where("id = ?", worker).Take(&w).Error; err != nil {
+			return err
+		}
+		status := triggerClaimed
+		if w.DismissedAt != nil {
+			status = triggerDone
+		}
+		ids := make([]int64, len(rows))
+		for i, r := range rows {
+			ids[i] = r.ID
+			var ev eventRow
+			if err := tx.Where("seq = ?", r.EventSeq).Take(&ev).Error; err != nil {
+				return fmt.Errorf("event %d of trigger %d: %w", r.EventSeq, r.ID, err)
+			}
+			dev, err := ev.toDomain()
+			if err != nil {
+				return err
+			}
+			trigs = append(trigs, domain.Trigger{ID: r.ID, WorkerID: worker, Kind: domain.TriggerKind(r.Kind), ActivationID: activationID, Event: dev})
+		}
+		if err := tx.Model(&triggerRow{}).Where("id IN ?", ids).Updates(map[string]any{"status": status, "activation_id": activationID}).Error; err != nil {
+			return err
+		}
+		if w.DismissedAt != nil {
+			trigs = nil
+			return fmt.Errorf("worker %s is dismissed: %w", worker, domain.ErrNotFound)
+		}
+		idsJSON, _ := json.Marshal(ids)
+		act = activationRow{ID: activationID, WorkerID: worker, TriggerIDs: string(idsJSON), Status: string(domain.ActivationRunning), StartedAt: s.Now()}
+		return tx.Create(&act).Error
+	})
+	if err != nil {
+		return domain.Activation{}, nil, fmt.Errorf("claim triggers of %s: %w", worker, err)
+	}
+	return act.toDomain(), trigs, nil
+}
+
+// FinishActivation records how an activation ended. A succeeded or failed
+// run closes its triggers; an interrupted one hands them back to pending so
+// the next start runs them again (at-least-once).
+func (s *Store) FinishActivation(ctx context.Context, a domain.Activation) error {
+	now := s.Now()
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		var row activationRow
+		if err := tx.Where("id = ?", a.ID).Take(&row).Error; err != nil {
+			return mapErr(err)
+		}
+		row.Status, row.FinishedAt, row.ExitStatus, row.Error = string(a.Status), &now, a.ExitStatus, a.Error
+		row.DurationNs = int64(now.Sub(row.StartedAt))
+		row.InputTokens, row.OutputTokens = a.InputTokens, a.OutputTokens
+		if err := tx.Save(&row).Error; err != nil {
+			return err
+		}
+		next := triggerDone
+		if a.Status == domain.ActivationInterrupted {
+			next = triggerPending
+		}
+		return tx.Model(&triggerRow{}).Where("activation_id = ? AND status = ?", a.ID, triggerClaimed).
+			Updates(map[string]any{"status": next}).Error
+	})
+	if err != nil {
+		return fmt.Errorf("finish activation %s: %w", a.ID, err)
+	}
+	return nil
+}
+
+// RecoverActivations runs at start-up: activations a crash left running are
+// marked interrupted and their triggers become pending again.
+func (s *Store) RecoverActivations(ctx context.Context) (int, error) {
+	var n int
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		var rows []activationRow
+		if err := tx.Where("status = ?", string(domain.ActivationRunning)).Find(&rows).Error; err != nil {
+			return err
+		}
+		n = len(rows)
+		now := s.Now()
+		for _, r := range rows {
+			if err := tx.Model(&activationRow{}).Where("id = ?", r.ID).Updates(map[string]any{
+				"status": string(domain.ActivationInterrupted), "finished_at": &now, "error": "server stopped before the run finished"}).Error; err != nil {
+				return err
+			}
+		}
+		return tx.Model(&triggerRow{}).Where("status = ?", triggerClaimed).Update("status", triggerPending).Error
+	})
+	if err != nil {
+		return 0, fmt.Errorf("recover activations: %w", err)
+	}
+	return n, nil
+}
+
+// GetActivation returns one activation record.
+func (s *Store) GetActivation(ctx context.Context, id string) (domain.Activation, error) {
+	var r activationRow
+	if err := s.read(ctx).Where("id = ?", id).Take(&r).Error; err != nil {
+		return domain.Activation{}, notFoundOr(err, "activation", id)
+	}
+	return r.toDomain(), nil
+}
+
+// ListActivations returns a worker's activations (all workers when empty), oldest first.
+func (s *Store) ListActivations(ctx context.Context, worker string) ([]domain.Activation, error) {
+	q := s.read(ctx).Order("started_at, id")
+	if worker != "" {
+		q = q.Where("worker_id = ?", worker)
+	}
+	var rows []activationRow
+	if err := q.Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list activations: %w", err)
+	}
+	return mapRows(rows, activationRow.toDomain), nil
+}
+
+// CountActivationsSince counts a worker's activations started after t, for the loop guard.
+func (s *Store) CountActivationsSince(ctx context.Context, worker string, t time.Time) (int64, error) {
+	var n int64
+	err := s.read(ctx).Model(&activationRow{}).Where("worker_id = ? AND started_at > ?", worker, t.UTC()).Count(&n).Error
+	return n, err
+}
+
+// PendingTriggers counts triggers not yet claimed, for tests and status.
+func (s *Store) PendingTriggers(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.read(ctx).Model(&triggerRow{}).Where("status <> ?", triggerDone).Count(&n).Error
+	return n, err
+}

@@ -1,0 +1,216 @@
+package tools
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/store/storetest"
+)
+
+// t0 is when every test store's clock starts, so timestamps in outputs are
+// exact values a table can state.
+var t0 = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
+
+// fixture is a bootstrapped store with a small org in it, acting as the
+// owner. The clock moves only when a test advances it.
+//
+//	r-support "Support"   p-support "Support 1" (role r-support)
+//	w-maya human "Maya"   w-echo ai "Echo" (both in p-support; w-echo's
+//	s-activations-w-echo is followed by w-owner, who hired it)
+//	s-inbox local stream, no members
+type fixture struct {
+	env   *Env
+	clock *storetest.Clock
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	clock := storetest.NewClock(t0)
+	st := storetest.NewWithClock(t, clock.Now)
+	ctx := t.Context()
+	if _, err := st.Bootstrap(ctx, Names()); err != nil {
+		t.Fatalf("bootstrap: %v", err)
+	}
+	must(t)(st.CreateRole(ctx, store.OwnerWorker, domain.Role{ID: "r-support", Title: "Support", Content: "Answer tickets."}))
+	must(t)(st.CreatePosition(ctx, store.OwnerWorker, domain.Position{ID: "p-support", RoleID: "r-support", Title: "Support 1"}))
+	must(t)(st.HireWorker(ctx, store.OwnerWorker, domain.Worker{ID: "w-maya", Kind: domain.WorkerHuman, PositionID: "p-support", Name: "Maya"}, nil))
+	must(t)(st.HireWorker(ctx, store.OwnerWorker, domain.Worker{ID: "w-echo", Kind: domain.WorkerAI, PositionID: "p-support", Name: "Echo"}, nil))
+	must(t)(st.CreateStream(ctx, store.OwnerWorker, domain.Stream{ID: "s-inbox", Name: "inbox", Transport: domain.Transport{Kind: domain.TransportLocal}}))
+	return fixture{env: &Env{Store: st, Caller: store.OwnerWorker, Known: Names()}, clock: clock}
+}
+
+// as returns an Env for another caller on the same store.
+func (f fixture) as(caller string) *Env {
+	return &Env{Store: f.env.Store, Caller: caller, Known: f.env.Known}
+}
+
+// grant gives a worker tools directly through the store.
+func (f fixture) grant(t *testing.T, worker string, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		must(t)(f.env.Store.GrantTool(t.Context(), store.OwnerWorker, domain.Grant{WorkerID: worker, Tool: tool}))
+	}
+}
+
+// must fails the test on a setup error, for one-line fixture calls.
+func must(t *testing.T) func(any, error) {
+	return func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("setup: %v", err)
+		}
+	}
+}
+
+// call runs a tool's handler with args encoded as a client would send them,
+// and decodes the output from the JSON a client would receive into Out.
+func call[Out any](t *testing.T, env *Env, name string, args map[string]any) (Out, error) {
+	t.Helper()
+	var got Out
+	tool, ok := toolNamed(name)
+	if !ok {
+		t.Fatalf("no tool %q", name)
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatalf("encode args: %v", err)
+	}
+	out, err := tool.call(t.Context(), env, raw)
+	if err != nil {
+		return got, err
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		t.Fatalf("%s: encode output: %v", name, err)
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("%s: decode output %s: %v", name, b, err)
+	}
+	return got, nil
+}
+
+// mustCall is call for steps that must succeed.
+func mustCall[Out any](t *testing.T, env *Env, name string, args map[string]any) Out {
+	t.Helper()
+	out, err := call[Out](t, env, name, args)
+	if err != nil {
+		t.Fatalf("%s(%v): %v", name, args, err)
+	}
+	return out
+}
+
+func toolNamed(name string) (Tool, bool) {
+	for _, t := range All() {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tool{}, false
+}
+
+// toolCase is one row of a tool's table: optional setup on the fixture,
+// the caller (w-owner when empty), the arguments, and either the output
+// the client should see or the pieces its error must contain.
+type toolCase[Out any] struct {
+	name   string
+	setup  func(t *testing.T, f fixture)
+	caller string
+	args   map[string]any
+	want   Out
+	// wantErr lists substrings the error text must contain; when set the
+	// call must fail and must leave the store unchanged.
+	wantErr []string
+	// wantIs, when set, is the sentinel the error must wrap.
+	wantIs error
+	// check makes further assertions after a successful call.
+	check func(t *testing.T, f fixture, got Out)
+}
+
+// runTable runs each case on a fresh fixture.
+func runTable[Out any](t *testing.T, tool string, cases []toolCase[Out], opts ...cmp.Option) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			if tc.setup != nil {
+				tc.setup(t, f)
+			}
+			env := f.env
+			if tc.caller != "" {
+				env = f.as(tc.caller)
+			}
+			before := lastSeq(t, f.env.Store)
+			got, err := call[Out](t, env, tool, tc.args)
+			if len(tc.wantErr) > 0 || tc.wantIs != nil {
+				if err == nil {
+					t.Fatalf("%s(%v) succeeded with %+v; want an error containing %q", tool, tc.args, got, tc.wantErr)
+				}
+				for _, w := range tc.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not contain %q", err, w)
+					}
+				}
+				if tc.wantIs != nil && !errors.Is(err, tc.wantIs) {
+					t.Errorf("error %q is not %v", err, tc.wantIs)
+				}
+				if after := lastSeq(t, f.env.Store); after != before {
+					t.Errorf("failed call changed the store: last seq %d → %d", before, after)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s(%v): %v", tool, tc.args, err)
+			}
+			if diff := cmp.Diff(tc.want, got, opts...); diff != "" {
+				t.Errorf("%s output mismatch (-want +got):\n%s", tool, diff)
+			}
+			if tc.check != nil {
+				tc.check(t, f, got)
+			}
+		})
+	}
+}
+
+func lastSeq(t *testing.T, st *store.Store) int64 {
+	t.Helper()
+	seq, err := st.LastSeq(t.Context())
+	if err != nil {
+		t.Fatalf("last seq: %v", err)
+	}
+	return seq
+}
+
+// lastOrgChange decodes the newest change on s-org.
+func lastOrgChange(t *testing.T, st *store.Store) store.Change {
+	t.Helper()
+	evs, err := st.ReadEvents(t.Context(), store.EventQuery{StreamIDs: []string{domain.StreamOrg}})
+	if err != nil || len(evs) == 0 {
+		t.Fatalf("read s-org: %v (%d events)", err, len(evs))
+	}
+	var c store.Change
+	if err := json.Unmarshal(evs[len(evs)-1].Message.Extra, &c); err != nil {
+		t.Fatalf("decode change: %v", err)
+	}
+	return c
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestEveryToolHasATable fails when a tool is registered without a
+// <name>_test.go beside it, so new tools get a table as they are added.
+func TestEveryToolHasATable(t *testing.T) {
+	for _, name := range Names() {
+		if _, err := os.Stat(name + "_test.go"); err != nil {
+			t.Errorf("tool %s has no %s_test.go: %v", name, name, err)
+		}
+	}
+}

@@ -1,0 +1,42 @@
+package tools
+
+import (
+	"context"
+	"time"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+)
+
+type workerLogIn struct {
+	Worker string  `json:"worker" jsonschema:"the AI worker whose activation log to read"`
+	Since  int64   `json:"since,omitempty" jsonschema:"cursor: only entries after this sequence number"`
+	Limit  int     `json:"limit,omitempty" jsonschema:"at most this many entries (default and max 500)"`
+	Wait   float64 `json:"wait,omitempty" jsonschema:"seconds to wait for an entry when none is there yet (max 60)"`
+}
+
+func workerLog() Tool {
+	return define("worker_log", "Read an AI worker's activation log: run start/exit markers, assistant messages, tool calls and results. Supports wait like read_events.",
+		func(ctx context.Context, env *Env, in workerLogIn) (readEventsOut, error) {
+			if in.Worker == "" {
+				return readEventsOut{}, domain.Required("worker")
+			}
+			if in.Wait < 0 || in.Wait > MaxWait {
+				return readEventsOut{}, domain.Invalid("wait", "must be between 0 and %d seconds", MaxWait)
+			}
+			w, err := env.Store.GetWorker(ctx, in.Worker)
+			if err != nil {
+				return readEventsOut{}, err
+			}
+			if w.Kind != domain.WorkerAI {
+				return readEventsOut{}, domain.Invalid("worker", "%s is a %s worker; only AI workers have an activation log", w.ID, w.Kind)
+			}
+			q := store.EventQuery{StreamIDs: []string{domain.ActivationStreamPrefix + w.ID}, Since: in.Since, Limit: in.Limit}
+			evs, err := waitForEvents(ctx, env.Store, q, time.Duration(in.Wait*float64(time.Second)))
+			out := readEventsOut{Events: orEmpty(evs), Cursor: in.Since}
+			if len(evs) > 0 {
+				out.Cursor = evs[len(evs)-1].Seq
+			}
+			return out, err
+		})
+}
