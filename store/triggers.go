@@ -191,6 +191,10 @@ func (s *Store) RecoverActivations(ctx context.Context) (int, error) {
 				"status": string(domain.ActivationInterrupted), "finished_at": &now, "error": "server stopped before the run finished"}).Error; err != nil {
 				return err
 			}
+			// An agent orphaned by the crash must not act on with its token.
+			if err := tx.Model(&tokenRow{}).Where("activation_id = ? AND revoked_at IS NULL", r.ID).Update("revoked_at", &now).Error; err != nil {
+				return err
+			}
 		}
 		return tx.Model(&triggerRow{}).Where("status = ?", triggerClaimed).Update("status", triggerPending).Error
 	})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/server"
+	"github.com/helixml/helix-org/store"
 )
 
 type serveConfig struct {
@@ -53,12 +54,16 @@ func runServe(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return err
 	}
 	defer st.Close()
-
-	srv := server.New(st, server.Config{Logger: log})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	return serveOn(ctx, ln, st, cfg, log)
+}
+
+// serveOn runs the HTTP server and the dispatcher on ln until ctx ends.
+func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveConfig, log *slog.Logger) error {
+	srv := server.New(st, server.Config{Logger: log})
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	d := dispatch.New(st, runtimeSelector{st: st}, dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()), Logger: log})
 	if err := d.Recover(ctx); err != nil {

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/server/servertest"
+	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/tools"
+)
+
+// startServe runs the real serve wiring (HTTP + dispatcher) in-process on
+// a loopback listener and returns its base URL and the owner's session.
+func startServe(t *testing.T, st *store.Store) (envs string, owner *mcp.ClientSession) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	cfg := serveConfig{EnvsDir: filepath.Join(t.TempDir(), "envs"), ShutdownGrace: 5 * time.Second}
+	os.MkdirAll(cfg.EnvsDir, 0o700)
+	go func() { done <- serveOn(ctx, ln, st, cfg, slog.New(slog.DiscardHandler)) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	if _, err := st.Bootstrap(t.Context(), tools.Names()); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := servertest.Dial(t, "http://"+ln.Addr().String()+"/workers/w-owner/mcp", servertest.Token(t, st, "w-owner"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.EnvsDir, cs
+}
+
+// agentCommand is a command line that runs this test binary as an agent.
+func agentCommand(t *testing.T, mode string) string {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "HELIX_ORG_TEST_AGENT=" + mode + " exec " + exe
+}
+
+// waitForReply long-polls a stream until an event from `from` arrives.
+func waitForReply(t *testing.T, cs *mcp.ClientSession, stream, from string, since int64) domain.Event {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		out := servertest.Call[struct {
+			Events []domain.Event `json:"events"`
+			Cursor int64          `json:"cursor"`
+		}](t, cs, "read_events", map[string]any{"streams": []string{stream}, "since": since, "wait": 5})
+		for _, ev := range out.Events {
+			if ev.Source == from {
+				return ev
+			}
+		}
+		since = out.Cursor
+	}
+	t.Fatalf("no reply from %s on %s", from, stream)
+	return domain.Event{}
+}
+
+// TestGettingStarted is the README's getting-started scenario through the
+// real server, dispatcher and command runtime, with an agent that really
+// connects to its MCP endpoint from mcp.json and follows role.md.
+func TestGettingStarted(t *testing.T) {
+	t.Setenv("HELIX_ORG_SERVER_CANARY", "canary-7f3a9")
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "helix-org.db"), store.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := t.Context()
+	st.SetSetting(ctx, agent.RuntimeSetting, agent.RuntimeCommand)
+	st.SetSetting(ctx, agent.CommandSetting, agentCommand(t, "echo"))
+	envs, owner := startServe(t, st)
+
+	call := func(name string, args map[string]any) map[string]any {
+		return servertest.Call[map[string]any](t, owner, name, args)
+	}
+	call("create_role", map[string]any{"id": "r-echo", "title": "Echo", "content": "When a message arrives, reply `echo: <body>` on the same stream."})
+	call("create_position", map[string]any{"id": "p-echo", "role": "r-echo", "title": "Echo"})
+	call("create_stream", map[string]any{"id": "s-inbox", "name": "inbox"})
+	call("hire_worker", map[string]any{"id": "w-echo", "position": "p-echo", "kind": "ai", "name": "Echo", "grants": []string{"publish", "read_events"}})
+	call("invite_workers", map[string]any{"stream": "s-inbox", "workers": []string{"w-echo", "w-owner"}})
+
+	hello := servertest.Call[domain.Event](t, owner, "publish", map[string]any{"stream": "s-inbox", "body": "hello"})
+	reply := waitForReply(t, owner, "s-inbox", "w-echo", hello.Seq)
+	if reply.Message.Body != "echo: hello" || reply.Message.InReplyTo != hello.ID || reply.SourceKind != domain.SourceAI {
+		t.Errorf("reply = %+v, want echo: hello in reply to %s", reply.Message, hello.ID)
+	}
+	if !strings.HasPrefix(reply.CausedBy, "a-") {
+		t.Errorf("reply causedBy = %q, want the activation id", reply.CausedBy)
+	}
+
+	call("update_role", map[string]any{"id": "r-echo", "content": "When a message arrives, reply `loud: <BODY UPPERCASED>` on the same stream."})
+	hello2 := servertest.Call[domain.Event](t, owner, "publish", map[string]any{"stream": "s-inbox", "body": "hello"})
+	reply2 := waitForReply(t, owner, "s-inbox", "w-echo", hello2.Seq)
+	if reply2.Message.Body != "loud: HELLO" {
+		t.Errorf("after update_role reply = %q, want loud: HELLO", reply2.Message.Body)
+	}
+
+	// The echo's own replies never woke it: exactly hire + two messages.
+	waitIdle(t, st)
+	acts, _ := st.ListActivations(ctx, "w-echo")
+	if len(acts) != 3 {
+		t.Errorf("w-echo ran %d activations, want 3 (hire, hello, hello)", len(acts))
+	}
+	log := servertest.Call[struct {
+		Events []domain.Event `json:"events"`
+	}](t, owner, "worker_log", map[string]any{"worker": "w-echo"})
+	var text strings.Builder
+	for _, ev := range log.Events {
+		text.WriteString(ev.Message.Body + "\n")
+	}
+	for _, want := range []string{"started with 1 trigger", "replied: echo: hello", "replied: loud: HELLO", "succeeded", "HELIX_ORG_TOKEN", "HELIX_ORG_ACTIVATION",
+		"cross-worker probe: 403"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("activation log lacks %q:\n%s", want, text.String())
+		}
+	}
+	if strings.Contains(text.String(), "HELIX_ORG_SERVER_CANARY") {
+		t.Error("the server's own environment leaked into the agent's")
+	}
+
+	// The activation's token died with its activation.
+	data, err := os.ReadFile(filepath.Join(envs, "w-echo", "mcp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, tok, _ := domain.ReadMCPConfig(data)
+	if code := probe(url, tok); code != 401 {
+		t.Errorf("activation token after its run: status %d, want 401", code)
+	}
+}
+
+// waitIdle waits, on store commits, until no trigger is pending and no
+// activation is running.
+func waitIdle(t *testing.T, st *store.Store) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		changed := st.Changed()
+		n, err := st.PendingTriggers(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		acts, err := st.ListActivations(t.Context(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		running := 0
+		for _, a := range acts {
+			if a.Status == domain.ActivationRunning {
+				running++
+			}
+		}
+		if n == 0 && running == 0 {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("not idle after 30s: %d triggers pending, %d activations running", n, running)
+		}
+	}
+}
