@@ -110,3 +110,15 @@ func (s *Store) RevokeActivationTokens(ctx context.Context, activationID string)
 	}
 	return nil
 }
+
+// RevokeToken ends one token, e.g. when the chat session it was minted for exits.
+func (s *Store) RevokeToken(ctx context.Context, tok string) error {
+	now := s.Now()
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		return tx.Model(&tokenRow{}).Where("hash = ?", hashToken(tok)).Update("revoked_at", &now).Error
+	})
+	if err != nil {
+		return fmt.Errorf("revoke token: %w", err)
+	}
+	return nil
+}

@@ -175,8 +175,13 @@ func slowAgent() int {
 		f.Close()
 	}
 	logf("start")
+	parent := os.Getppid()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
+		if os.Getppid() != parent {
+			logf("orphaned") // the server was killed under us
+			return 3
+		}
 		if _, err := os.Stat("../release"); err == nil {
 			logf("done")
 			return 0

@@ -58,6 +58,6 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newBootstrapCmd(), newTokenCmd(), newConfigCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newChatCmd(), newBootstrapCmd(), newTokenCmd(), newConfigCmd(), newVersionCmd())
 	return root
 }

@@ -1,0 +1,161 @@
+package agent_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/domain"
+)
+
+type logSink struct {
+	mu      sync.Mutex
+	entries []domain.LogEntry
+}
+
+func (l *logSink) add(e domain.LogEntry) {
+	l.mu.Lock()
+	l.entries = append(l.entries, e)
+	l.mu.Unlock()
+}
+
+func (l *logSink) texts() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, e := range l.entries {
+		out = append(out, string(e.Kind)+":"+e.Tool+":"+e.Text)
+	}
+	return out
+}
+
+func newRun(t *testing.T, log *logSink) domain.Run {
+	return domain.Run{ActivationID: "a-1", WorkerID: "w-echo", EnvDir: t.TempDir(), MCPURL: "http://127.0.0.1:1/workers/w-echo/mcp",
+		Token: "hxo_test", Prompt: "hello prompt", Timeout: time.Minute, Log: log.add}
+}
+
+func TestCommandRunsInEnvWithPromptAndAllowListedEnvironment(t *testing.T) {
+	t.Setenv("HELIX_ORG_SECRET_CANARY", "do-not-leak")
+	t.Setenv("ANTHROPIC_API_KEY", "sk-canary")
+	var log logSink
+	run := newRun(t, &log)
+	res, err := (&agent.Command{Line: `pwd; cat; echo; env | sort; echo oops >&2; exit 3`}).Run(t.Context(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitStatus != 3 {
+		t.Errorf("exit status = %d, want 3", res.ExitStatus)
+	}
+	out := strings.Join(log.texts(), "\n")
+	for _, want := range []string{"output::" + run.EnvDir, "output::hello prompt", "HELIX_ORG_MCP_URL=" + run.MCPURL, "HELIX_ORG_TOKEN=hxo_test",
+		"HELIX_ORG_WORKER=w-echo", "HELIX_ORG_ENV_DIR=" + run.EnvDir, "HELIX_ORG_ACTIVATION=a-1", "output::stderr: oops"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	for _, leak := range []string{"do-not-leak", "sk-canary"} {
+		if strings.Contains(out, leak) {
+			t.Errorf("server environment leaked %q into the agent", leak)
+		}
+	}
+}
+
+func TestCommandStopsOnCancelWithSIGTERM(t *testing.T) {
+	var log logSink
+	ctx, cancel := context.WithCancel(t.Context())
+	run := newRun(t, &log)
+	run.Log = func(e domain.LogEntry) {
+		log.add(e)
+		if e.Text == "ready" {
+			cancel()
+		}
+	}
+	start := time.Now()
+	_, err := (&agent.Command{Line: `trap 'echo got TERM; exit 0' TERM; echo ready; while :; do sleep 0.05; done`}).Run(ctx, run)
+	if err == nil {
+		t.Error("cancelled run returned no error")
+	}
+	if el := time.Since(start); el > agent.StopGrace {
+		t.Errorf("stop took %s; SIGTERM should end it before the SIGKILL grace", el)
+	}
+	if !slices.Contains(log.texts(), "output::got TERM") {
+		t.Errorf("the agent did not see SIGTERM: %q", log.texts())
+	}
+}
+
+func TestCommandWithoutLineIsAClearError(t *testing.T) {
+	var log logSink
+	_, err := (&agent.Command{}).Run(t.Context(), newRun(t, &log))
+	if err == nil || !strings.Contains(err.Error(), "agent.command is not set") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+const streamJSON = `{"type":"system","subtype":"init","session_id":"s1"}
+{"type":"assistant","message":{"content":[{"type":"text","text":"Replying now."},{"type":"tool_use","id":"t1","name":"mcp__helix-org__publish","input":{"stream":"s-inbox","body":"echo: hi"}}]}}
+{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"{\"id\":\"e-1\"}"}]}]}}
+{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t2","content":"no such stream","is_error":true}]}}
+not json at all
+{"type":"result","subtype":"success","is_error":false,"result":"done","usage":{"input_tokens":120,"output_tokens":30}}
+`
+
+func TestClaudeParsesStreamJSON(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.jsonl")
+	os.WriteFile(out, []byte(streamJSON), 0o600)
+	args := filepath.Join(dir, "args")
+	bin := filepath.Join(dir, "claude")
+	os.WriteFile(bin, []byte("#!/bin/sh\necho \"$@\" > "+args+"\ncat "+out+"\n"), 0o755)
+	var log logSink
+	res, err := (&agent.Claude{Bin: bin, Model: "claude-x", Effort: "high"}).Run(t.Context(), newRun(t, &log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"assistant::Replying now.",
+		`tool_call:mcp__helix-org__publish:{"stream":"s-inbox","body":"echo: hi"}`,
+		`tool_result::{"id":"e-1"}`,
+		"tool_result::error: no such stream",
+		"output::not json at all",
+	}
+	if diff := cmp.Diff(want, log.texts()); diff != "" {
+		t.Errorf("log (-want +got):\n%s", diff)
+	}
+	if res.InputTokens != 120 || res.OutputTokens != 30 {
+		t.Errorf("usage = %d/%d, want 120/30", res.InputTokens, res.OutputTokens)
+	}
+	got, _ := os.ReadFile(args)
+	for _, w := range []string{"-p hello prompt", "--mcp-config mcp.json", "--output-format stream-json", "--verbose", "--model claude-x", "--effort high"} {
+		if !strings.Contains(string(got), w) {
+			t.Errorf("claude args %q lack %q", got, w)
+		}
+	}
+}
+
+func TestClaudeBypassesPermissionsOnlyWhenIsolated(t *testing.T) {
+	run := domain.Run{Prompt: "p"}
+	host := strings.Join((&agent.Claude{}).Args(run), " ")
+	box := strings.Join((&agent.Claude{Isolated: true}).Args(run), " ")
+	if strings.Contains(host, "dangerously") || !strings.Contains(host, "--allowedTools mcp__helix-org") {
+		t.Errorf("host args = %q: want restricted to helix-org MCP tools", host)
+	}
+	if !strings.Contains(box, "--dangerously-skip-permissions") {
+		t.Errorf("isolated args = %q", box)
+	}
+}
+
+func TestClaudeMissingBinaryIsAClearError(t *testing.T) {
+	var log logSink
+	_, err := (&agent.Claude{Bin: "definitely-not-claude"}).Run(t.Context(), newRun(t, &log))
+	if err == nil || !strings.Contains(err.Error(), "not found on PATH") {
+		t.Errorf("err = %v", err)
+	}
+}

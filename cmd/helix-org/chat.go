@@ -1,0 +1,122 @@
+package main
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+)
+
+type chatConfig struct {
+	dbFlags
+	URL     string
+	EnvsDir string
+	Worker  string
+	New     bool
+	Resume  string
+}
+
+func newChatCmd() *cobra.Command {
+	var cfg chatConfig
+	cmd := &cobra.Command{
+		Use:   "chat",
+		Short: "Chat as a worker (default w-owner) through Claude Code connected to its MCP endpoint",
+		Long: `chat starts Claude Code in the worker's chat directory with the worker's
+MCP endpoint configured. It resumes that directory's last session when there
+is one; --new starts fresh and --resume <id> picks a session.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runChat(cmd, cfg) },
+	}
+	cfg.bind(cmd.Flags())
+	cmd.Flags().StringVar(&cfg.URL, "url", envOr("HELIX_ORG_URL", "http://127.0.0.1:8080"), "the server's base URL (env HELIX_ORG_URL)")
+	cmd.Flags().StringVar(&cfg.EnvsDir, "envs-dir", envOr("HELIX_ORG_ENVS_DIR", "./envs"), "directory of worker environments (env HELIX_ORG_ENVS_DIR)")
+	cmd.Flags().StringVar(&cfg.Worker, "worker", store.OwnerWorker, "the worker to chat as")
+	cmd.Flags().BoolVar(&cfg.New, "new", false, "start a new session instead of resuming the last one")
+	cmd.Flags().StringVar(&cfg.Resume, "resume", "", "resume this Claude Code session id")
+	cmd.MarkFlagsMutuallyExclusive("new", "resume")
+	return cmd
+}
+
+// sessionFile remembers the chat directory's last session id.
+const sessionFile = ".helix-chat-session"
+
+func runChat(cmd *cobra.Command, cfg chatConfig) error {
+	claude, err := exec.LookPath("claude")
+	if err != nil {
+		return errors.New("Claude Code (`claude`) is not on PATH.\n" +
+			"  Install it (npm install -g @anthropic-ai/claude-code), then run `helix-org chat` again,\n" +
+			"  or connect any MCP client yourself: `helix-org token create " + cfg.Worker + "` prints the URL, a token and an mcp.json snippet")
+	}
+	ctx := cmd.Context()
+	st, err := cfg.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	w, err := st.GetWorker(ctx, cfg.Worker)
+	if err != nil {
+		return err
+	}
+	if !w.Active() {
+		return fmt.Errorf("worker %s has been dismissed", w.ID)
+	}
+	dir := filepath.Join(cfg.EnvsDir, w.ID, "chat")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create chat dir: %w", err)
+	}
+	tok, err := st.CreateToken(ctx, store.TokenSpec{WorkerID: w.ID, Kind: store.TokenOperator, TTL: 24 * time.Hour})
+	if err != nil {
+		return err
+	}
+	defer st.RevokeToken(ctx, tok)
+	url := fmt.Sprintf("%s/workers/%s/mcp", cfg.URL, w.ID)
+	if err := os.WriteFile(filepath.Join(dir, "mcp.json"), domain.MCPConfig(url, tok), 0o600); err != nil {
+		return fmt.Errorf("write mcp.json: %w", err)
+	}
+	session, err := chatSession(dir, cfg)
+	if err != nil {
+		return err
+	}
+	c := exec.CommandContext(ctx, claude, append(session,
+		"--mcp-config", "mcp.json", "--allowedTools", "mcp__"+domain.MCPServerName,
+		"--append-system-prompt", fmt.Sprintf("You are %s (%s) in a helix-org organisation. Act on the org through the helix-org MCP tools.", w.Name, w.ID))...)
+	c.Dir = dir
+	c.Stdin, c.Stdout, c.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if err := c.Run(); err != nil {
+		return fmt.Errorf("claude: %w", err)
+	}
+	return nil
+}
+
+// chatSession returns the claude flags that pick the session: the one
+// asked for, the directory's last one, or a fresh one whose id is recorded.
+func chatSession(dir string, cfg chatConfig) ([]string, error) {
+	path := filepath.Join(dir, sessionFile)
+	if cfg.Resume != "" {
+		return []string{"--resume", cfg.Resume}, os.WriteFile(path, []byte(cfg.Resume), 0o600)
+	}
+	if last, err := os.ReadFile(path); err == nil && !cfg.New && strings.TrimSpace(string(last)) != "" {
+		return []string{"--resume", strings.TrimSpace(string(last))}, nil
+	}
+	id := newUUID()
+	return []string{"--session-id", id}, os.WriteFile(path, []byte(id), 0o600)
+}
+
+// newUUID returns a random RFC 4122 version-4 UUID, the form claude's
+// --session-id takes.
+func newUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
