@@ -65,7 +65,10 @@ func startBinary(t *testing.T, db, envs, addr string) *exec.Cmd {
 	return cmd
 }
 
-type handledLine struct{ state, activation string; events []string }
+type handledLine struct {
+	state, activation string
+	events            []string
+}
 
 func readHandled(t *testing.T, path string) []handledLine {
 	f, err := os.Open(path)
