@@ -57,7 +57,7 @@ func runChat(cmd *cobra.Command, cfg chatConfig) error {
 			"  or connect any MCP client yourself: `helix-org token create " + cfg.Worker + "` prints the URL, a token and an mcp.json snippet")
 	}
 	ctx := cmd.Context()
-	st, err := cfg.open(ctx)
+	st, err := cfg.openExisting(ctx)
 	if err != nil {
 		return err
 	}

@@ -129,7 +129,7 @@ func TestTokenCreate(t *testing.T) {
 		{name: "owner", bootstrap: true, args: []string{"w-owner"}},
 		{name: "owner with ttl", bootstrap: true, args: []string{"w-owner", "--ttl", "1h"}},
 		{name: "unknown worker", bootstrap: true, args: []string{"w-nobody"}, wantErr: []string{`worker "w-nobody"`, "not found"}},
-		{name: "empty database", args: []string{"w-owner"}, wantErr: []string{`worker "w-owner"`, "not found"}},
+		{name: "no database at --db", args: []string{"w-owner"}, wantErr: []string{"does not exist", "helix-org bootstrap"}},
 		{name: "no worker given", args: nil, wantErr: []string{"accepts 1 arg"}},
 	}
 	for _, tt := range tests {

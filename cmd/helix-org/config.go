@@ -97,7 +97,7 @@ func newConfigGetCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := cfg.open(cmd.Context())
+			st, err := cfg.openExisting(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -129,7 +129,7 @@ func newConfigListCmd() *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := cfg.open(cmd.Context())
+			st, err := cfg.openExisting(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -199,7 +199,7 @@ func newConfigDeleteCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := cfg.open(cmd.Context())
+			st, err := cfg.openExisting(cmd.Context())
 			if err != nil {
 				return err
 			}

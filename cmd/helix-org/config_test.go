@@ -31,6 +31,7 @@ func TestConfig(t *testing.T) {
 	}{
 		{
 			name:    "get an unset key prints the default and says so",
+			setup:   [][]string{{"bootstrap"}},
 			args:    []string{"config", "get", "dispatch.max_concurrent"},
 			wantOut: "4\n", contains: []string{"dispatch.max_concurrent is not set; showing its default"},
 		},
@@ -116,8 +117,14 @@ func TestConfig(t *testing.T) {
 		},
 		{
 			name:    "delete of an unset key",
+			setup:   [][]string{{"bootstrap"}},
 			args:    []string{"config", "delete", "agent.max_turns"},
 			wantErr: []string{"agent.max_turns", "is not set"},
+		},
+		{
+			name:    "get against a missing database",
+			args:    []string{"config", "get", "dispatch.max_concurrent"},
+			wantErr: []string{"does not exist", "--db"},
 		},
 		{
 			name:    "bad int",
@@ -158,7 +165,11 @@ func TestConfig(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			db := tempDB(t)
 			for _, args := range tt.setup {
-				_, errOut, err := run(t, stdinFor[args[2]], append(args, "--db", db)...)
+				var stdin string
+				if len(args) > 2 {
+					stdin = stdinFor[args[2]]
+				}
+				_, errOut, err := run(t, stdin, append(args, "--db", db)...)
 				if err != nil {
 					t.Fatalf("setup %v: %v\n%s", args, err, errOut)
 				}

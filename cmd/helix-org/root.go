@@ -30,6 +30,15 @@ func (f *dbFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.KeyFile, "key-file", envOr("HELIX_ORG_KEY_FILE", ""), "file holding the key that encrypts secret settings; default <db>.key (env HELIX_ORG_KEY_FILE)")
 }
 
+// openExisting opens the database only if the file is there, so a mistyped
+// --db is an error rather than a new, empty organisation.
+func (f *dbFlags) openExisting(ctx context.Context) (*store.Store, error) {
+	if _, err := os.Stat(f.DB); err != nil {
+		return nil, fmt.Errorf("database %s does not exist: check --db (or HELIX_ORG_DB), or create it with `helix-org bootstrap --db %s`", f.DB, f.DB)
+	}
+	return f.open(ctx)
+}
+
 func (f *dbFlags) open(ctx context.Context) (*store.Store, error) {
 	st, err := store.Open(ctx, f.DB, store.Options{KeyFile: f.KeyFile})
 	if err != nil {

@@ -28,7 +28,7 @@ func newTokenCreateCmd() *cobra.Command {
 		Short: "Mint a bearer token for a worker by opening the database directly (operator only)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := cfg.open(cmd.Context())
+			st, err := cfg.openExisting(cmd.Context())
 			if err != nil {
 				return err
 			}
