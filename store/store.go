@@ -194,3 +194,16 @@ func pickID(tx *gorm.DB, model any, kind, prefix, want, name string) (string, er
 	}
 	return base + "-" + domain.RandomSlug(6), nil
 }
+
+// Pragmas reports the connection settings in force, for tests and `doctor`-style checks.
+func (s *Store) Pragmas(ctx context.Context) (map[string]string, error) {
+	out := map[string]string{}
+	for _, p := range []string{"journal_mode", "synchronous", "foreign_keys", "busy_timeout"} {
+		var v string
+		if err := s.read(ctx).Raw("PRAGMA " + p).Scan(&v).Error; err != nil {
+			return nil, fmt.Errorf("pragma %s: %w", p, err)
+		}
+		out[p] = v
+	}
+	return out, nil
+}
