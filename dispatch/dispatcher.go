@@ -189,7 +189,8 @@ func (d *Dispatcher) activate(w string) {
 	defer d.release(w)
 	ctx := d.runCtx
 	id := "a-" + domain.RandomSlug(12)
-	act, trigs, err := d.st.Claim(ctx, w, id)
+	timeout := d.st.DurationSetting(ctx, TimeoutSetting)
+	act, trigs, tok, err := d.st.Claim(ctx, w, id, timeout+time.Minute)
 	if errors.Is(err, domain.ErrNotFound) {
 		return
 	}
@@ -197,7 +198,7 @@ func (d *Dispatcher) activate(w string) {
 		d.log.Error("claim", "worker", w, "err", err)
 		return
 	}
-	res, runErr := d.run(ctx, act, trigs)
+	res, runErr := d.run(ctx, act, trigs, tok, timeout)
 	act.Status = domain.ActivationSucceeded
 	act.ExitStatus = &res.ExitStatus
 	act.InputTokens, act.OutputTokens = res.InputTokens, res.OutputTokens
@@ -212,11 +213,7 @@ func (d *Dispatcher) activate(w string) {
 	// Record the end even while shutting down: use a fresh context.
 	endCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := d.st.RevokeActivationTokens(endCtx, act.ID); err != nil {
-		d.log.Error("revoke activation token", "activation", act.ID, "err", err)
-	}
-	d.appendLog(endCtx, w, act.ID, domain.LogEntry{Kind: domain.LogExit, Text: exitText(act)})
-	if err := d.st.FinishActivation(endCtx, act); err != nil {
+	if err := d.st.FinishActivation(endCtx, act, logEvent(w, act.ID, domain.LogEntry{Kind: domain.LogExit, Text: exitText(act)})); err != nil {
 		d.log.Error("finish activation", "activation", act.ID, "err", err)
 	}
 }
@@ -229,13 +226,8 @@ func exitText(a domain.Activation) string {
 }
 
 // run prepares the environment and hands the activation to the spawner.
-func (d *Dispatcher) run(ctx context.Context, act domain.Activation, trigs []domain.Trigger) (domain.RunResult, error) {
-	timeout := d.st.DurationSetting(ctx, TimeoutSetting)
+func (d *Dispatcher) run(ctx context.Context, act domain.Activation, trigs []domain.Trigger, tok string, timeout time.Duration) (domain.RunResult, error) {
 	w, err := d.st.GetWorker(ctx, act.WorkerID)
-	if err != nil {
-		return domain.RunResult{}, err
-	}
-	tok, err := d.st.CreateToken(ctx, store.TokenSpec{WorkerID: w.ID, Kind: store.TokenActivation, ActivationID: act.ID, TTL: timeout + time.Minute})
 	if err != nil {
 		return domain.RunResult{}, err
 	}

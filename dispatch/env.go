@@ -49,13 +49,10 @@ func (d *Dispatcher) project(ctx context.Context, w domain.Worker, mcpURL, token
 	return dir, nil
 }
 
-// writePrivate replaces a file atomically with mode 0600: mcp.json holds a token.
+// writePrivate writes a file with mode 0600 (mcp.json holds a token). A
+// plain rewrite suffices: only this worker's one running activation reads it.
 func writePrivate(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := os.WriteFile(path, data, 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

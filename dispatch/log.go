@@ -15,6 +15,13 @@ const MaxLogText = 32 << 10
 // appendLog publishes one entry on the worker's activation stream. These
 // events are written by the system and never wake anyone.
 func (d *Dispatcher) appendLog(ctx context.Context, worker, activation string, e domain.LogEntry) {
+	if _, _, err := d.st.Append(ctx, logEvent(worker, activation, e), store.AppendOptions{}); err != nil {
+		d.log.Error("append activation log", "worker", worker, "activation", activation, "err", err)
+	}
+}
+
+// logEvent renders a log entry as an event on the worker's activation stream.
+func logEvent(worker, activation string, e domain.LogEntry) domain.Event {
 	text := e.Text
 	if len(text) > MaxLogText {
 		text = text[:MaxLogText] + "\n… (truncated)"
@@ -23,9 +30,6 @@ func (d *Dispatcher) appendLog(ctx context.Context, worker, activation string, e
 		text = string(e.Kind)
 	}
 	extra, _ := json.Marshal(map[string]string{"kind": string(e.Kind), "tool": e.Tool, "activation": activation})
-	ev := domain.Event{StreamID: domain.ActivationStreamPrefix + worker, CausedBy: activation, Message: domain.Message{
+	return domain.Event{StreamID: domain.ActivationStreamPrefix + worker, CausedBy: activation, Message: domain.Message{
 		From: worker, Subject: string(e.Kind), Body: text, BodyContentType: "text/plain", Extra: extra}}
-	if _, _, err := d.st.Append(ctx, ev, store.AppendOptions{}); err != nil {
-		d.log.Error("append activation log", "worker", worker, "activation", activation, "err", err)
-	}
 }

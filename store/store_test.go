@@ -142,11 +142,11 @@ func TestTriggersAreWrittenWithTheEvent(t *testing.T) {
 	if n0 != 1 || n1 != 2 {
 		t.Errorf("pending triggers: %d after hire (want 1), %d after appends (want 2: human's message only)", n0, n1)
 	}
-	act, trigs, err := st.Claim(ctx, "w-ai", "a-test")
+	act, trigs, _, err := st.Claim(ctx, "w-ai", "a-test", time.Minute)
 	if err != nil || len(trigs) != 2 || trigs[0].Kind != domain.TriggerHire || trigs[1].Event.Message.Body != "hi" {
 		t.Fatalf("claim = %+v %+v %v", act, trigs, err)
 	}
-	if _, _, err := st.Claim(ctx, "w-ai", "a-again"); !errors.Is(err, domain.ErrNotFound) {
+	if _, _, _, err := st.Claim(ctx, "w-ai", "a-again", time.Minute); !errors.Is(err, domain.ErrNotFound) {
 		t.Errorf("second claim: %v, want nothing pending", err)
 	}
 }

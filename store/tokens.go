@@ -50,17 +50,16 @@ type TokenSpec struct {
 // CreateToken mints a 256-bit bearer token. Only its hash is stored; the
 // plaintext is returned once and never again.
 func (s *Store) CreateToken(ctx context.Context, spec TokenSpec) (string, error) {
-	raw := make([]byte, 32)
-	if _, err := rand.Read(raw); err != nil {
-		return "", fmt.Errorf("token entropy: %w", err)
+	tok, hash, err := newToken()
+	if err != nil {
+		return "", err
 	}
-	tok := TokenPrefix + base64.RawURLEncoding.EncodeToString(raw)
-	row := tokenRow{Hash: hashToken(tok), WorkerID: spec.WorkerID, Kind: spec.Kind, ActivationID: spec.ActivationID, CreatedAt: s.Now()}
+	row := tokenRow{Hash: hash, WorkerID: spec.WorkerID, Kind: spec.Kind, ActivationID: spec.ActivationID, CreatedAt: s.Now()}
 	if spec.TTL > 0 {
 		exp := s.Now().Add(spec.TTL)
 		row.ExpiresAt = &exp
 	}
-	err := s.write(ctx, func(tx *gorm.DB) error {
+	err = s.write(ctx, func(tx *gorm.DB) error {
 		if ok, err := exists(tx, &workerRow{}, spec.WorkerID); err != nil || !ok {
 			return orNotFound(err, "worker", spec.WorkerID)
 		}
@@ -70,6 +69,16 @@ func (s *Store) CreateToken(ctx context.Context, spec TokenSpec) (string, error)
 		return "", fmt.Errorf("create token for %s: %w", spec.WorkerID, err)
 	}
 	return tok, nil
+}
+
+// newToken returns a fresh 256-bit token and its hash.
+func newToken() (tok, hash string, err error) {
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", "", fmt.Errorf("token entropy: %w", err)
+	}
+	tok = TokenPrefix + base64.RawURLEncoding.EncodeToString(raw)
+	return tok, hashToken(tok), nil
 }
 
 func hashToken(tok string) string {
@@ -97,18 +106,6 @@ func (s *Store) VerifyToken(ctx context.Context, tok string) (TokenInfo, error) 
 		return TokenInfo{}, fmt.Errorf("look up token: %w", err)
 	}
 	return TokenInfo{WorkerID: row.WorkerID, ActivationID: row.ActivationID}, nil
-}
-
-// RevokeActivationTokens ends every token minted for an activation.
-func (s *Store) RevokeActivationTokens(ctx context.Context, activationID string) error {
-	now := s.Now()
-	err := s.write(ctx, func(tx *gorm.DB) error {
-		return tx.Model(&tokenRow{}).Where("activation_id = ? AND revoked_at IS NULL", activationID).Update("revoked_at", &now).Error
-	})
-	if err != nil {
-		return fmt.Errorf("revoke tokens of %s: %w", activationID, err)
-	}
-	return nil
 }
 
 // RevokeToken ends one token, e.g. when the chat session it was minted for exits.

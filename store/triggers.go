@@ -95,12 +95,17 @@ func (s *Store) WorkersWithPending(ctx context.Context) ([]string, error) {
 }
 
 // Claim starts an activation for a worker over all its pending triggers,
-// oldest first, in one transaction. It returns ErrNotFound when none wait.
+// oldest first, and mints its token (valid for tokenTTL, revoked when it
+// finishes), in one transaction. It returns ErrNotFound when none wait.
 // Triggers of a dismissed worker are closed instead of run.
-func (s *Store) Claim(ctx context.Context, worker, activationID string) (domain.Activation, []domain.Trigger, error) {
+func (s *Store) Claim(ctx context.Context, worker, activationID string, tokenTTL time.Duration) (domain.Activation, []domain.Trigger, string, error) {
 	var act activationRow
 	var trigs []domain.Trigger
-	err := s.write(ctx, func(tx *gorm.DB) error {
+	tok, hash, err := newToken()
+	if err != nil {
+		return domain.Activation{}, nil, "", err
+	}
+	err = s.write(ctx, func(tx *gorm.DB) error {
 		var rows []triggerRow
 		if err := tx.Where("worker_id = ? AND status = ?", worker, triggerPending).Order("id").Find(&rows).Error; err != nil {
 			return err
@@ -138,20 +143,31 @@ func (s *Store) Claim(ctx context.Context, worker, activationID string) (domain.
 		}
 		idsJSON, _ := json.Marshal(ids)
 		act = activationRow{ID: activationID, WorkerID: worker, TriggerIDs: string(idsJSON), Status: string(domain.ActivationRunning), StartedAt: s.Now()}
-		return tx.Create(&act).Error
+		if err := tx.Create(&act).Error; err != nil {
+			return err
+		}
+		exp := s.Now().Add(tokenTTL)
+		return tx.Create(&tokenRow{Hash: hash, WorkerID: worker, Kind: TokenActivation, ActivationID: activationID, CreatedAt: s.Now(), ExpiresAt: &exp}).Error
 	})
 	if err != nil {
-		return domain.Activation{}, nil, fmt.Errorf("claim triggers of %s: %w", worker, err)
+		return domain.Activation{}, nil, "", fmt.Errorf("claim triggers of %s: %w", worker, err)
 	}
-	return act.toDomain(), trigs, nil
+	return act.toDomain(), trigs, tok, nil
 }
 
-// FinishActivation records how an activation ended. A succeeded or failed
-// run closes its triggers; an interrupted one hands them back to pending so
-// the next start runs them again (at-least-once).
-func (s *Store) FinishActivation(ctx context.Context, a domain.Activation) error {
+// FinishActivation records how an activation ended, revokes its token and
+// appends the exit entry to its log, in one transaction. A succeeded or
+// failed run closes its triggers; an interrupted one hands them back to
+// pending so the next start runs them again (at-least-once).
+func (s *Store) FinishActivation(ctx context.Context, a domain.Activation, exitLog domain.Event) error {
 	now := s.Now()
 	err := s.write(ctx, func(tx *gorm.DB) error {
+		if err := tx.Model(&tokenRow{}).Where("activation_id = ? AND revoked_at IS NULL", a.ID).Update("revoked_at", &now).Error; err != nil {
+			return err
+		}
+		if _, err := s.appendTx(tx, exitLog, AppendOptions{}); err != nil {
+			return err
+		}
 		var row activationRow
 		if err := tx.Where("id = ?", a.ID).Take(&row).Error; err != nil {
 			return mapErr(err)
