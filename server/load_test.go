@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -26,7 +27,8 @@ func TestConcurrentPublish(t *testing.T) {
 	const clients, each = 50, 100
 	streams := []string{"s-load-0", "s-load-1", "s-load-2", "s-load-3"}
 
-	h := servertest.Start(t, server.Config{})
+	var serverErrs logSink
+	h := servertest.Start(t, server.Config{Logger: slog.New(slog.NewTextHandler(&serverErrs, &slog.HandlerOptions{Level: slog.LevelError}))})
 	owner := h.Owner(t)
 	for _, id := range streams {
 		servertest.Call[domain.Stream](t, owner, "create_stream", map[string]any{"id": id, "name": id})
@@ -81,13 +83,20 @@ func TestConcurrentPublish(t *testing.T) {
 	wg.Wait()
 	t.Logf("%d publishes from %d clients in %v", clients*each, clients, time.Since(start))
 
+	var busy []string
 	for _, e := range errs {
 		if strings.Contains(e, "database is locked") || strings.Contains(e, "SQLITE_BUSY") {
-			t.Errorf("a caller saw SQLite contention: %s", e)
+			busy = append(busy, e)
 		}
+	}
+	if len(busy) > 0 {
+		t.Errorf("%d callers saw SQLite contention; first: %s", len(busy), busy[0])
 	}
 	if len(errs) > 0 {
 		t.Fatalf("%d of %d publishes failed; first: %s", len(errs), clients*each, errs[0])
+	}
+	if logged := serverErrs.String(); logged != "" {
+		t.Errorf("server logged errors:\n%s", logged)
 	}
 
 	stored := map[string]domain.Event{} // by body
@@ -128,6 +137,24 @@ func TestConcurrentPublish(t *testing.T) {
 			}
 		}
 	}
+}
+
+// logSink collects the server's log lines from its many goroutines.
+type logSink struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *logSink) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logSink) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // readAll pages through a stream with the cursor, as a client would.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -20,6 +21,9 @@ type createStreamIn struct {
 func createStream() Tool {
 	return define("create_stream", "Create a Stream: a named pub/sub channel, local or connected to the world by a transport.",
 		func(ctx context.Context, env *Env, in createStreamIn) (domain.Stream, error) {
+			if err := notReserved(in.ID, in.Name); err != nil {
+				return domain.Stream{}, err
+			}
 			t, err := parseTransport(in.Transport)
 			if err != nil {
 				return domain.Stream{}, err
@@ -27,6 +31,22 @@ func createStream() Tool {
 			st, err := env.Store.CreateStream(ctx, env.Caller, domain.Stream{ID: in.ID, Name: in.Name, Description: in.Description, Transport: t})
 			return redacted(st), err
 		}, transportSchema)
+}
+
+// notReserved refuses the ids the system gives DM streams and activation
+// logs, whether chosen or derived from the name: a stream created under
+// such an id would be taken for the real one, and whoever made it could
+// read what lands there.
+func notReserved(id, name string) error {
+	if id == "" {
+		id = domain.Slug(domain.PrefixStream, name)
+	}
+	for _, p := range []string{domain.DMStreamPrefix, domain.ActivationStreamPrefix} {
+		if strings.HasPrefix(id, p) {
+			return domain.Invalid("id", "%q is reserved: ids starting %q belong to streams the system creates; choose another id or name", id, p)
+		}
+	}
+	return nil
 }
 
 // parseTransport accepts the bare kind ("webhook") or {"kind":…,"config":{…}}.

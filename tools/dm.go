@@ -22,6 +22,10 @@ func dm() Tool {
 			if in.To == "" {
 				return dmOut{}, domain.Required("to")
 			}
+			// Validate first: a bad message must not leave a new DM stream behind.
+			if _, err := checkMessage(ctx, env, in.envelope); err != nil {
+				return dmOut{}, err
+			}
 			st, err := env.Store.EnsureDM(ctx, env.Caller, in.To)
 			if err != nil {
 				return dmOut{}, err

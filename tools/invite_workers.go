@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/helixml/helix-org/domain"
 )
@@ -28,6 +29,9 @@ func inviteWorkers() Tool {
 				return inviteWorkersOut{}, domain.Required("workers")
 			}
 			ws := dedupe(in.Workers)
+			if strings.HasPrefix(in.Stream, domain.DMStreamPrefix) {
+				return inviteWorkersOut{}, domain.Invalid("stream", "%s is a direct-message stream; its members are fixed (use dm to talk to a worker)", in.Stream)
+			}
 			added, err := env.Store.Subscribe(ctx, env.Caller, in.Stream, ws...)
 			if err != nil {
 				return inviteWorkersOut{}, err

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -13,8 +14,10 @@ func TestListGrants(t *testing.T) {
 	type out struct {
 		Grants []grant `json:"grants"`
 	}
+	names := Names()
+	slices.Sort(names)
 	var ownerGrants []grant
-	for _, name := range sortedNames() {
+	for _, name := range names {
 		ownerGrants = append(ownerGrants, grant{Tool: name, Live: true})
 	}
 	runTable(t, "list_grants", []toolCase[out]{

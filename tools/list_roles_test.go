@@ -25,10 +25,5 @@ func TestListRoles(t *testing.T) {
 			},
 			want: out{Roles: []roleSummary{{"r-analyst", "Analyst"}, {"r-owner", "Owner"}, {"r-support", "Support"}}},
 		},
-		{
-			name: "arguments are ignored",
-			args: map[string]any{"unexpected": true},
-			want: out{Roles: []roleSummary{{"r-owner", "Owner"}, {"r-support", "Support"}}},
-		},
 	})
 }

@@ -48,6 +48,9 @@ func publish() Tool {
 			if err := publishable(st); err != nil {
 				return domain.Event{}, err
 			}
+			if err := checkDMAccess(ctx, env, st.ID); err != nil {
+				return domain.Event{}, err
+			}
 			return appendMessage(ctx, env, st.ID, in.envelope)
 		})
 }
@@ -65,9 +68,16 @@ func publishable(st domain.Stream) error {
 	return nil
 }
 
-func appendMessage(ctx context.Context, env *Env, stream string, e envelope) (domain.Event, error) {
+// checkMessage builds the caller's message and validates it against the
+// configured body limit, before anything is written.
+func checkMessage(ctx context.Context, env *Env, e envelope) (domain.Message, error) {
 	msg := e.message(env.Caller)
-	if err := msg.Validate(int(env.Store.IntSetting(ctx, MaxBodySetting))); err != nil {
+	return msg, msg.Validate(int(env.Store.IntSetting(ctx, MaxBodySetting)))
+}
+
+func appendMessage(ctx context.Context, env *Env, stream string, e envelope) (domain.Event, error) {
+	msg, err := checkMessage(ctx, env, e)
+	if err != nil {
 		return domain.Event{}, err
 	}
 	ev, _, err := env.Store.Append(ctx, domain.Event{StreamID: stream, Source: env.Caller, CausedBy: env.ActivationID, Message: msg}, store.AppendOptions{})

@@ -55,6 +55,9 @@ func streamsToRead(ctx context.Context, env *Env, ids []string) ([]string, error
 		if _, err := env.Store.GetStream(ctx, id); err != nil {
 			return nil, err
 		}
+		if err := checkDMAccess(ctx, env, id); err != nil {
+			return nil, err
+		}
 	}
 	return ids, nil
 }

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"strings"
 
 	"github.com/helixml/helix-org/domain"
 )
@@ -25,6 +26,9 @@ func subscribe() Tool {
 			}
 			if in.Worker == "" {
 				in.Worker = env.Caller
+			}
+			if strings.HasPrefix(in.Stream, domain.DMStreamPrefix) {
+				return subscribeOut{}, domain.Invalid("stream", "%s is a direct-message stream; its members are fixed (use dm to talk to a worker)", in.Stream)
 			}
 			added, err := env.Store.Subscribe(ctx, env.Caller, in.Stream, in.Worker)
 			return subscribeOut{Stream: in.Stream, Worker: in.Worker, Changed: len(added) > 0}, err

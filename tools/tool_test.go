@@ -123,8 +123,10 @@ type toolCase[Out any] struct {
 	name   string
 	setup  func(t *testing.T, f fixture)
 	caller string
-	args   map[string]any
-	want   Out
+	// activation, when set, is the agent run the call comes from.
+	activation string
+	args       map[string]any
+	want       Out
 	// wantErr lists substrings the error text must contain; when set the
 	// call must fail and must leave the store unchanged.
 	wantErr []string
@@ -147,6 +149,9 @@ func runTable[Out any](t *testing.T, tool string, cases []toolCase[Out], opts ..
 			env := f.env
 			if tc.caller != "" {
 				env = f.as(tc.caller)
+			}
+			if tc.activation != "" {
+				env = &Env{Store: env.Store, Caller: env.Caller, Known: env.Known, ActivationID: tc.activation}
 			}
 			before := lastSeq(t, f.env.Store)
 			got, err := call[Out](t, env, tool, tc.args)

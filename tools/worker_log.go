@@ -21,6 +21,9 @@ func workerLog() Tool {
 			if in.Worker == "" {
 				return readEventsOut{}, domain.Required("worker")
 			}
+			if in.Limit < 0 || in.Limit > store.MaxReadLimit {
+				return readEventsOut{}, domain.Invalid("limit", "must be between 1 and %d", store.MaxReadLimit)
+			}
 			if in.Wait < 0 || in.Wait > MaxWait {
 				return readEventsOut{}, domain.Invalid("wait", "must be between 0 and %d seconds", MaxWait)
 			}

@@ -1,0 +1,153 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/helixml/helix-org/server"
+	"github.com/helixml/helix-org/server/servertest"
+	"github.com/helixml/helix-org/tools"
+)
+
+// orgSnapshot is what a bad call must leave exactly as it was.
+type orgSnapshot struct {
+	LastSeq   int64
+	Roles     int
+	Positions int
+	Workers   int
+	Streams   int
+}
+
+func snapshot(t *testing.T, h *servertest.Harness, owner *mcp.ClientSession) orgSnapshot {
+	t.Helper()
+	seq, err := h.Store.LastSeq(t.Context())
+	if err != nil {
+		t.Fatalf("last seq: %v", err)
+	}
+	return orgSnapshot{
+		LastSeq:   seq,
+		Roles:     len(servertest.Call[struct{ Roles []any }](t, owner, "list_roles", nil).Roles),
+		Positions: len(servertest.Call[struct{ Positions []any }](t, owner, "list_positions", nil).Positions),
+		Workers:   len(servertest.Call[struct{ Workers []any }](t, owner, "list_workers", map[string]any{"includeDismissed": true}).Workers),
+		Streams:   len(servertest.Call[struct{ Streams []any }](t, owner, "list_streams", nil).Streams),
+	}
+}
+
+// TestBadInput sends every tool at least one bad input over a real server
+// and client, and checks the error a client sees names the problem and
+// that nothing in the org changed.
+func TestBadInput(t *testing.T) {
+	cases := []struct {
+		name string
+		tool string
+		args map[string]any
+		want []string
+	}{
+		{"missing title", "create_role", map[string]any{"content": "x"}, []string{`missing properties: ["title"]`}},
+		{"duplicate id", "create_role", map[string]any{"id": "r-support", "title": "Support", "content": "x"}, []string{`role "r-support" already exists`}},
+		{"bad id", "create_role", map[string]any{"id": "support", "title": "Support", "content": "x"}, []string{"id: ", `must start with "r-"`}},
+		{"unknown id", "update_role", map[string]any{"id": "r-nope", "content": "x"}, []string{`role "r-nope": not found`}},
+		{"nothing to change", "update_role", map[string]any{"id": "r-support"}, []string{"give title, content or both"}},
+		{"unexpected argument", "list_roles", map[string]any{"verbose": true}, []string{`unexpected additional properties ["verbose"]`}},
+		{"unknown id", "get_role", map[string]any{"id": "r-nope"}, []string{`role "r-nope": not found`}},
+		{"missing id", "get_role", map[string]any{}, []string{`missing properties: ["id"]`}},
+		{"unknown role", "create_position", map[string]any{"role": "r-nope", "title": "Ghost"}, []string{`role "r-nope": not found`}},
+		{"reports to itself", "create_position", map[string]any{"id": "p-loop", "role": "r-support", "title": "Loop", "reportsTo": "p-loop"}, []string{"reportsTo: a position cannot report to itself"}},
+		{"role of the wrong type", "list_positions", map[string]any{"role": 5}, []string{"/properties/role", `want "string"`}},
+		{"bad kind lists the valid kinds", "hire_worker", map[string]any{"position": "p-support", "kind": "robot", "name": "R2"}, []string{"/properties/kind", "robot does not equal any of: [human ai]"}},
+		{"unknown position", "hire_worker", map[string]any{"position": "p-nope", "kind": "human", "name": "Sam"}, []string{`position "p-nope": not found`}},
+		{"duplicate id", "hire_worker", map[string]any{"id": "w-maya", "position": "p-support", "kind": "human", "name": "Maya"}, []string{`worker "w-maya" already exists`}},
+		{"unknown tool in grants", "hire_worker", map[string]any{"position": "p-support", "kind": "ai", "name": "Bot", "grants": []string{"fly"}}, []string{`grants: unknown tool "fly"`}},
+		{"self-dismiss", "dismiss_worker", map[string]any{"id": "w-owner"}, []string{"id: you cannot dismiss yourself"}},
+		{"unknown id", "dismiss_worker", map[string]any{"id": "w-nope"}, []string{`worker "w-nope": not found`}},
+		{"missing identity", "update_identity", map[string]any{"id": "w-maya"}, []string{`missing properties: ["identity"]`}},
+		{"unknown id", "update_identity", map[string]any{"id": "w-nope", "identity": "x"}, []string{`worker "w-nope": not found`}},
+		{"bad kind", "list_workers", map[string]any{"kind": "robot"}, []string{"/properties/kind", "robot does not equal any of: [human ai]"}},
+		{"unknown id", "get_worker", map[string]any{"id": "w-nope"}, []string{`worker "w-nope": not found`}},
+		{"expiresIn not a duration", "grant_tool", map[string]any{"worker": "w-maya", "tool": "publish", "expiresIn": "soon"}, []string{`expiresIn: "soon" is not a positive duration`}},
+		{"expiresAt not a time", "grant_tool", map[string]any{"worker": "w-maya", "tool": "publish", "expiresAt": "tomorrow"}, []string{`expiresAt: "tomorrow" is not an RFC 3339 time`}},
+		{"unknown tool", "grant_tool", map[string]any{"worker": "w-maya", "tool": "fly"}, []string{`tool: unknown tool "fly"`}},
+		{"unknown worker", "grant_tool", map[string]any{"worker": "w-nope", "tool": "publish"}, []string{`worker "w-nope": not found`}},
+		{"no such grant", "revoke_tool", map[string]any{"worker": "w-maya", "tool": "publish"}, []string{`worker "w-maya" holds no grant for "publish"`}},
+		{"missing tool", "revoke_tool", map[string]any{"worker": "w-maya"}, []string{`missing properties: ["tool"]`}},
+		{"unknown worker", "list_grants", map[string]any{"worker": "w-nope"}, []string{`worker "w-nope": not found`}},
+		{"bad transport kind lists the valid kinds", "create_stream", map[string]any{"name": "x", "transport": "smtp"}, []string{"/properties/transport", "smtp does not equal any of: [local webhook email github]"}},
+		{"bad kind in a transport object", "create_stream", map[string]any{"name": "x", "transport": map[string]any{"kind": "smtp"}}, []string{"/properties/transport", "smtp does not equal any of: [local webhook email github]"}},
+		{"unknown config field", "create_stream", map[string]any{"name": "x", "transport": map[string]any{"kind": "webhook", "config": map[string]any{"secert": "x"}}}, []string{"transport.config: ", `unknown field "secert"`}},
+		{"bad email alias", "create_stream", map[string]any{"name": "x", "transport": map[string]any{"kind": "email", "config": map[string]any{"alias": "Sam!"}}}, []string{`transport.config.alias: "Sam!" may contain only`}},
+		{"github repo without a slash", "create_stream", map[string]any{"name": "x", "transport": map[string]any{"kind": "github", "config": map[string]any{"repo": "helix", "events": []string{"issues"}}}}, []string{`transport.config.repo: "helix" must be "owner/name"`}},
+		{"unknown github event", "create_stream", map[string]any{"name": "x", "transport": map[string]any{"kind": "github", "config": map[string]any{"repo": "a/b", "events": []string{"star"}}}}, []string{`transport.config.events: unknown GitHub event "star" (valid: "issues"`}},
+		{"webhook secret without whsec_", "create_stream", map[string]any{"name": "x", "transport": map[string]any{"kind": "webhook", "config": map[string]any{"secret": "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}}, []string{`transport.config.secret: must be "whsec_"`}},
+		{"reserved dm id", "create_stream", map[string]any{"id": "s-dm-w-maya-w-owner", "name": "spoof"}, []string{`id: "s-dm-w-maya-w-owner" is reserved`}},
+		{"duplicate id", "create_stream", map[string]any{"id": "s-inbox", "name": "inbox"}, []string{`stream "s-inbox" already exists`}},
+		{"bad kind", "list_streams", map[string]any{"kind": "smtp"}, []string{"/properties/kind", "smtp does not equal any of: [local webhook email github]"}},
+		{"unknown id", "get_stream", map[string]any{"id": "s-nope"}, []string{`stream "s-nope": not found`}},
+		{"unknown stream", "subscribe", map[string]any{"stream": "s-nope"}, []string{`stream "s-nope": not found`}},
+		{"unknown worker", "subscribe", map[string]any{"stream": "s-inbox", "worker": "w-nope"}, []string{`worker "w-nope": not found`}},
+		{"not a member", "unsubscribe", map[string]any{"stream": "s-inbox", "worker": "w-maya"}, []string{`worker "w-maya" is not subscribed to "s-inbox"`}},
+		{"one unknown worker adds nobody", "invite_workers", map[string]any{"stream": "s-inbox", "workers": []string{"w-maya", "w-nope"}}, []string{`worker "w-nope": not found`}},
+		{"missing workers", "invite_workers", map[string]any{"stream": "s-inbox"}, []string{`missing properties: ["workers"]`}},
+		{"unknown stream", "stream_members", map[string]any{"stream": "s-nope"}, []string{`stream "s-nope": not found`}},
+		{"body over the configured limit", "publish", map[string]any{"stream": "s-inbox", "body": strings.Repeat("x", 101)}, []string{"body: is 101 bytes; the limit is 100"}},
+		{"missing body", "publish", map[string]any{"stream": "s-inbox"}, []string{`missing properties: ["body"]`}},
+		{"the audit trail", "publish", map[string]any{"stream": "s-org", "body": "forged"}, []string{"stream: s-org is the org's audit trail"}},
+		{"an activation log", "publish", map[string]any{"stream": "s-activations-w-echo", "body": "forged"}, []string{"stream: s-activations-w-echo is an activation log"}},
+		{"a github stream", "publish", map[string]any{"stream": "s-gh", "body": "comment"}, []string{"stream: s-gh is a github stream"}},
+		{"unknown stream", "publish", map[string]any{"stream": "s-nope", "body": "hello"}, []string{`stream "s-nope": not found`}},
+		{"wait over the cap", "read_events", map[string]any{"wait": 100}, []string{"wait: must be between 0 and 60 seconds"}},
+		{"unknown stream", "read_events", map[string]any{"streams": []string{"s-nope"}}, []string{`stream "s-nope": not found`}},
+		{"to yourself", "dm", map[string]any{"to": "w-owner", "body": "note"}, []string{"to: cannot send a direct message to yourself"}},
+		{"blank body creates no stream", "dm", map[string]any{"to": "w-maya", "body": " "}, []string{"body: is required"}},
+		{"body over the limit creates no stream", "dm", map[string]any{"to": "w-maya", "body": strings.Repeat("x", 101)}, []string{"body: is 101 bytes; the limit is 100"}},
+		{"unknown recipient", "dm", map[string]any{"to": "w-nope", "body": "hello"}, []string{`worker "w-nope": not found`}},
+		{"a human has no activation log", "worker_log", map[string]any{"worker": "w-maya"}, []string{"worker: w-maya is a human worker"}},
+		{"missing worker", "worker_log", map[string]any{}, []string{`missing properties: ["worker"]`}},
+	}
+
+	covered := map[string]bool{}
+	for _, tc := range cases {
+		covered[tc.tool] = true
+	}
+	for _, name := range tools.Names() {
+		if !covered[name] {
+			t.Errorf("tool %s has no bad-input row: add one to TestBadInput", name)
+		}
+	}
+
+	h := servertest.Start(t, server.Config{})
+	owner := h.Owner(t)
+	seedOrg(t, h, owner)
+	if err := h.Store.SetSetting(t.Context(), tools.MaxBodySetting, "100"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range cases {
+		t.Run(tc.tool+"/"+tc.name, func(t *testing.T) {
+			before := snapshot(t, h, owner)
+			got := servertest.CallErr(t, owner, tc.tool, tc.args)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("error %q does not contain %q", got, w)
+				}
+			}
+			if diff := cmp.Diff(before, snapshot(t, h, owner)); diff != "" {
+				t.Errorf("bad call changed the org (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+// seedOrg gives the owner a small org through the tools: r-support,
+// p-support, human w-maya, ai w-echo, local s-inbox and github s-gh.
+func seedOrg(t *testing.T, h *servertest.Harness, owner *mcp.ClientSession) {
+	t.Helper()
+	servertest.Call[any](t, owner, "create_role", map[string]any{"id": "r-support", "title": "Support", "content": "Answer tickets."})
+	servertest.Call[any](t, owner, "create_position", map[string]any{"id": "p-support", "role": "r-support", "title": "Support 1"})
+	servertest.Call[any](t, owner, "hire_worker", map[string]any{"id": "w-maya", "position": "p-support", "kind": "human", "name": "Maya"})
+	servertest.Call[any](t, owner, "hire_worker", map[string]any{"id": "w-echo", "position": "p-support", "kind": "ai", "name": "Echo"})
+	servertest.Call[any](t, owner, "create_stream", map[string]any{"id": "s-inbox", "name": "inbox"})
+	servertest.Call[any](t, owner, "create_stream", map[string]any{"id": "s-gh", "name": "gh",
+		"transport": map[string]any{"kind": "github", "config": map[string]any{"repo": "helixml/helix", "events": []string{"issues"}}}})
+}
