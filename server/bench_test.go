@@ -3,6 +3,7 @@ package server_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -84,12 +85,23 @@ func clientsName(n int) string {
 	return fmt.Sprintf("clients=%d", n)
 }
 
-// sessions connects n independent MCP clients as the owner.
+// sessions connects n independent MCP clients as the owner. They share one
+// connection pool big enough for all of them: http.DefaultTransport keeps
+// only two idle connections per host, and the churn of fresh TCP
+// connections would be measured instead of the server.
 func sessions(b *testing.B, h *servertest.Harness, n int) []*mcp.ClientSession {
 	b.Helper()
+	pool := &http.Transport{MaxIdleConnsPerHost: n}
+	b.Cleanup(pool.CloseIdleConnections)
 	out := make([]*mcp.ClientSession, n)
 	for i := range out {
-		out[i] = h.Owner(b)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: fmt.Sprintf("bench-%d", i), Version: "1"}, nil).Connect(b.Context(),
+			&mcp.StreamableClientTransport{Endpoint: h.URL(store.OwnerWorker), HTTPClient: &http.Client{Transport: servertest.BearerTransport{Token: h.OwnerToken, Base: pool}}}, nil)
+		if err != nil {
+			b.Fatalf("client %d: connect: %v", i, err)
+		}
+		b.Cleanup(func() { cs.Close() })
+		out[i] = cs
 	}
 	return out
 }
