@@ -1,0 +1,103 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/helixml/helix-org/agent/llm"
+	"github.com/helixml/helix-org/domain"
+)
+
+// RunBuiltin is one activation of the built-in agent, what `helix-org
+// agent run` does in a worker's environment directory: it reads role.md,
+// identity.md and agent.md (the model sees them in its system prompt, as
+// it cannot read files) and mcp.json, connects to the worker's MCP
+// endpoint, runs the loop on prompt, and writes the run to out as
+// stream-json, ending with a result line — an error one when the run fails,
+// so the failure is on the activation log too.
+func RunBuiltin(ctx context.Context, dir, prompt string, cfg LLMConfig, out io.Writer) error {
+	s := newStreamJSON(out)
+	loop, err := prepareBuiltin(ctx, dir, cfg, s)
+	if err != nil {
+		s.result(nil, "", err)
+		return err
+	}
+	defer loop.Tools.Close()
+	msgs, err := loop.Run(ctx, []llm.Message{{Role: llm.RoleUser, Text: prompt}})
+	s.result(loop, FinalText(msgs), err)
+	return err
+}
+
+func prepareBuiltin(ctx context.Context, dir string, cfg LLMConfig, s *streamJSON) (*Loop, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	provider, err := llm.New(llm.Config{Provider: cfg.Provider, Model: cfg.Model, BaseURL: cfg.BaseURL, APIKey: cfg.APIKey})
+	if err != nil {
+		return nil, fmt.Errorf("built-in agent: %w", err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "mcp.json"))
+	if err != nil {
+		return nil, fmt.Errorf("no mcp.json in %s: run `helix-org agent run` in a worker's environment directory: %w", dir, err)
+	}
+	url, token, err := domain.ReadMCPConfig(data)
+	if err != nil || url == "" {
+		return nil, fmt.Errorf("mcp.json in %s names no helix-org server (%v)", dir, err)
+	}
+	role := readOptional(dir, "role.md")
+	var bash *Bash
+	if cfg.Bash || RoleEnablesBash(role) {
+		bash = &Bash{Dir: dir, Env: withoutLLMKey(os.Environ())}
+	}
+	tools, err := ConnectTools(ctx, url, token, bash)
+	if err != nil {
+		return nil, err
+	}
+	s.init(cfg.Model, tools.Names())
+	system := SystemPrompt(bash != nil, EnvFile{"agent.md", readOptional(dir, "agent.md")},
+		EnvFile{"role.md", role}, EnvFile{"identity.md", readOptional(dir, "identity.md")})
+	return &Loop{Provider: provider, Tools: tools, System: system, MaxTurns: cfg.MaxTurns, MaxTokens: cfg.MaxTokens, OnMessage: s.message}, nil
+}
+
+// EnvFile is one file of a worker's environment, shown to the model.
+type EnvFile struct {
+	Name, Content string
+}
+
+// SystemPrompt frames the environment files for the model.
+func SystemPrompt(bash bool, files ...EnvFile) string {
+	var b strings.Builder
+	b.WriteString("You are the built-in helix-org agent, acting as one AI worker of a helix-org organisation. ")
+	b.WriteString("The files of your working directory are reproduced below, so you need not read them")
+	if bash {
+		b.WriteString(" (your bash tool runs commands in that directory)")
+	}
+	b.WriteString(". Act only through your tools. When you are done, answer with a short summary and no tool call.\n")
+	for _, f := range files {
+		fmt.Fprintf(&b, "\n<file name=%q>\n%s\n</file>\n", f.Name, strings.TrimRight(f.Content, "\n"))
+	}
+	return b.String()
+}
+
+func readOptional(dir, name string) string {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return "(" + name + " is missing)"
+	}
+	return string(b)
+}
+
+// withoutLLMKey drops the provider key from an environment.
+func withoutLLMKey(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, EnvLLMAPIKey+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+)
+
+// agentRunConfig is `agent run`'s configuration: flags whose defaults come
+// from the HELIX_ORG_LLM_* variables the builtin runtime sets. The API key
+// is read only from the environment, so it never shows in a process list.
+type agentRunConfig struct {
+	Dir string
+	LLM agent.LLMConfig
+}
+
+func newAgentCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "The built-in agent that runs activations with any LLM provider",
+	}
+	cmd.AddCommand(newAgentRunCmd())
+	return cmd
+}
+
+func newAgentRunCmd() *cobra.Command {
+	cfg := agentRunConfig{LLM: agent.LLMConfigFromEnv(os.Getenv)}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run one activation: prompt on stdin, in a worker's environment directory; prints stream-json",
+		Long: `agent run is what the builtin runtime starts for each activation, in the
+worker's environment directory (role.md, identity.md, agent.md, mcp.json),
+with the prompt on stdin. It talks to the configured LLM provider, runs the
+model's tool calls against the worker's MCP endpoint, and prints the run as
+Claude Code stream-json. The server passes the agent.* settings as
+HELIX_ORG_LLM_* variables; the API key comes only from HELIX_ORG_LLM_API_KEY.`,
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The key stays out of every process this one starts.
+			os.Unsetenv(agent.EnvLLMAPIKey)
+			prompt, err := io.ReadAll(cmd.InOrStdin())
+			if err != nil {
+				return fmt.Errorf("read prompt: %w", err)
+			}
+			return agent.RunBuiltin(cmd.Context(), cfg.Dir, string(prompt), cfg.LLM, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Dir, "dir", ".", "the worker's environment directory")
+	f.StringVar(&cfg.LLM.Provider, "provider", cfg.LLM.Provider, "wire format: anthropic or openai (env "+agent.EnvLLMProvider+")")
+	f.StringVar(&cfg.LLM.Model, "model", cfg.LLM.Model, "model name (env "+agent.EnvLLMModel+")")
+	f.StringVar(&cfg.LLM.BaseURL, "base-url", cfg.LLM.BaseURL, "provider base URL (env "+agent.EnvLLMBaseURL+")")
+	f.IntVar(&cfg.LLM.MaxTurns, "max-turns", cfg.LLM.MaxTurns, "most model turns (env "+agent.EnvLLMMaxTurns+")")
+	f.IntVar(&cfg.LLM.MaxTokens, "max-tokens", cfg.LLM.MaxTokens, "most output tokens per reply (env "+agent.EnvLLMMaxTokens+")")
+	f.BoolVar(&cfg.LLM.Bash, "bash", cfg.LLM.Bash, "offer the model a bash tool (env "+agent.EnvLLMBash+")")
+	return cmd
+}
+
+// builtinConfig reads the built-in agent's settings, on every use so a
+// `config set` applies to the next activation.
+func builtinConfig(ctx context.Context, st *store.Store) agent.LLMConfig {
+	str := func(spec domain.SettingSpec) string { v, _ := st.SettingOr(ctx, spec); return v }
+	return agent.LLMConfig{
+		Provider:  str(agent.ProviderSetting),
+		Model:     str(agent.ModelSetting),
+		BaseURL:   str(agent.BaseURLSetting),
+		APIKey:    str(agent.APIKeySetting),
+		MaxTurns:  int(st.IntSetting(ctx, agent.MaxTurnsSetting)),
+		MaxTokens: int(st.IntSetting(ctx, agent.MaxTokensSetting)),
+		Bash:      st.BoolSetting(ctx, agent.BashSetting),
+	}
+}
