@@ -1,0 +1,184 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/server/servertest"
+	"github.com/helixml/helix-org/transports/email"
+	"github.com/helixml/helix-org/transports/email/postmarktest"
+	"github.com/helixml/helix-org/transports/safedial"
+)
+
+const (
+	pmToken    = "pm-server-token-e2e-91c3"
+	pmUser     = "postmark"
+	pmPassword = "inbound-pass-e2e-4d2a"
+	pmHash     = "451d9b70cf9364d23ff6f9d51d870251569e"
+)
+
+// TestDemoEmail is demos/email/README.md end to end through the real
+// server, dispatcher and delivery engine, with a fake Postmark on
+// loopback and the test binary as Sam following demos/email/role.md: an
+// email wakes Sam, Sam's reply goes out threaded to the customer, the
+// customer's answer comes back on the same thread and is answered again.
+func TestDemoEmail(t *testing.T) {
+	st := demoStore(t)
+	ctx := t.Context()
+	pm := postmarktest.New(t, pmToken)
+	cfg, _ := json.Marshal(email.Config{ServerToken: pmToken, From: "support@example.com", InboundAddress: pmHash + "@inbound.postmarkapp.com",
+		InboundUser: pmUser, InboundPassword: pmPassword, APIURL: pm.URL})
+	for _, s := range []struct {
+		spec  domain.SettingSpec
+		value string
+	}{
+		{email.ConfigSetting, string(cfg)},
+		// The fake Postmark listens on loopback, which outbound refuses by default.
+		{safedial.AllowPrivateSetting, "true"},
+		{agent.RuntimeSetting, agent.RuntimeCommand},
+		{agent.CommandSetting, agentCommand(t, "echo")},
+	} {
+		if err := st.SetSetting(ctx, s.spec, s.value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logs := &demoLogBuffer{}
+	base, owner := demoServe(t, st, logs)
+	inbound := base + "/email/postmark"
+
+	// README step 3: the org.
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"create_role", map[string]any{"id": "r-support", "title": "Support", "content": demoRole(t, "email")}},
+		{"create_position", map[string]any{"id": "p-support", "role": "r-support", "title": "Support"}},
+		{"create_stream", map[string]any{"id": "s-support", "name": "support", "transport": map[string]any{"kind": "email", "config": map[string]any{"alias": "sam"}}}},
+		{"hire_worker", map[string]any{"id": "w-sam", "position": "p-support", "kind": "ai", "name": "Sam", "grants": []string{"publish", "read_events", "get_attachment"}}},
+		{"invite_workers", map[string]any{"stream": "s-support", "workers": []string{"w-sam", "w-owner"}}},
+	} {
+		servertest.Call[map[string]any](t, owner, c.tool, c.args)
+	}
+	waitIdle(t, st)
+
+	// README step 4: the customer writes, with an attachment.
+	first := postmarktest.Inbound{InboundHash: pmHash, Alias: "sam", From: "ada@example.com", FromName: "Ada Lovelace",
+		Subject: "Invoice 1843 is wrong", Text: "I was charged twice for March.", PostmarkID: "b7bc2f4a-0001",
+		MessageID: "<first@mail.example.com>", Attachments: map[string]string{"invoice-1843.txt": "March: 2 x 49.00"}}
+	if code, body := demoPost(t, inbound, first.JSON(), nil, pmUser, pmPassword); code != 200 {
+		t.Fatalf("inbound email: %d %s", code, body)
+	}
+	got := nextEmail(t, pm)
+	want := postmarktest.Email{From: "support@example.com", To: "ada@example.com", ReplyTo: pmHash + "+sam@inbound.postmarkapp.com",
+		Subject: "Re: Invoice 1843 is wrong", MessageStream: "outbound",
+		Headers: []postmarktest.Header{{Name: "In-Reply-To", Value: "<first@mail.example.com>"}, {Name: "References", Value: "<first@mail.example.com>"}}}
+	checkEmail(t, want, got, "You wrote: I was charged twice for March.")
+
+	// The customer answers Sam's email (Postmark gave it a Message-ID of its own).
+	second := postmarktest.Inbound{InboundHash: pmHash, Alias: "sam", From: "ada@example.com", Subject: "Re: Invoice 1843 is wrong",
+		Text: "Still wrong.\n\nOn Wed, support wrote:\n> Hi, thanks for writing", Stripped: "Still wrong.", PostmarkID: "b7bc2f4a-0002",
+		MessageID: "<second@mail.example.com>", InReplyTo: "<sam-1@mtasv.net>", References: "<first@mail.example.com> <sam-1@mtasv.net>"}
+	if code, body := demoPost(t, inbound, second.JSON(), nil, pmUser, pmPassword); code != 200 {
+		t.Fatalf("inbound reply: %d %s", code, body)
+	}
+	got = nextEmail(t, pm)
+	want.Headers = []postmarktest.Header{{Name: "In-Reply-To", Value: "<second@mail.example.com>"},
+		{Name: "References", Value: "<first@mail.example.com> <sam-1@mtasv.net> <second@mail.example.com>"}}
+	checkEmail(t, want, got, "You wrote: Still wrong.")
+
+	// One conversation on the stream: both emails on the root's thread.
+	waitIdle(t, st)
+	var threads []string
+	var att domain.Attachment
+	for _, ev := range demoEvents(t, st, "s-support") {
+		if ev.Source == "" {
+			threads = append(threads, ev.Message.ThreadID)
+			if len(ev.Message.Attachments) > 0 {
+				att = ev.Message.Attachments[0]
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"<first@mail.example.com>", "<first@mail.example.com>"}, threads); diff != "" {
+		t.Errorf("threads of the inbound emails (-want +got):\n%s", diff)
+	}
+	file := servertest.Call[struct {
+		Text string `json:"text"`
+	}](t, owner, "get_attachment", map[string]any{"ref": att.Ref})
+	if att.Name != "invoice-1843.txt" || file.Text != "March: 2 x 49.00" {
+		t.Errorf("attachment %+v reads %q", att, file.Text)
+	}
+
+	// Postmark retrying the first email changes nothing.
+	acts, attempts := demoActivations(t, st, "w-sam"), pm.Attempts()
+	if code, body := demoPost(t, inbound, first.JSON(), nil, pmUser, pmPassword); code != 200 || !strings.Contains(body, `"duplicate":true`) {
+		t.Errorf("retried email: %d %s, want 200 duplicate", code, body)
+	}
+	waitIdle(t, st)
+	if demoActivations(t, st, "w-sam") != acts || pm.Attempts() != attempts {
+		t.Errorf("a retried email woke Sam or sent mail")
+	}
+
+	// Refused requests: the right status, nothing stored, nothing woken.
+	refused := []struct {
+		name       string
+		body       []byte
+		user, pass string
+		want       int
+	}{
+		{"unknown alias", postmarktest.Inbound{InboundHash: pmHash, Alias: "nobody", From: "x@example.com", Text: "hi", PostmarkID: "p-3"}.JSON(), pmUser, pmPassword, 403},
+		{"missing basic auth", first.JSON(), "", "", 401},
+		{"wrong password", first.JSON(), pmUser, "guess", 401},
+		{"malformed JSON", []byte(`{"From":`), pmUser, pmPassword, 400},
+		{"oversize", []byte(`{"TextBody":"` + strings.Repeat("x", 2<<20) + `"}`), pmUser, pmPassword, 413},
+	}
+	if err := st.SetSetting(ctx, email.MaxBodySetting, "1048576"); err != nil {
+		t.Fatal(err)
+	}
+	seq, _ := st.LastSeq(ctx)
+	for _, r := range refused {
+		code, body := demoPost(t, inbound, r.body, nil, r.user, r.pass)
+		if code != r.want {
+			t.Errorf("%s: %d %s, want %d", r.name, code, body, r.want)
+		}
+		if strings.Contains(body, pmToken) || strings.Contains(body, pmPassword) {
+			t.Errorf("%s: a secret is in the answer", r.name)
+		}
+	}
+	if after, _ := st.LastSeq(ctx); after != seq {
+		t.Errorf("refused requests stored %d events", after-seq)
+	}
+	if n, _ := st.PendingTriggers(ctx); n != 0 || demoActivations(t, st, "w-sam") != acts {
+		t.Errorf("refused requests woke someone: %d pending", n)
+	}
+	if strings.Contains(logs.String(), pmToken) || strings.Contains(logs.String(), pmPassword) {
+		t.Error("a Postmark secret is in the server's log")
+	}
+}
+
+func nextEmail(t *testing.T, pm *postmarktest.Server) postmarktest.Email {
+	t.Helper()
+	e, ok := pm.Next(60 * time.Second)
+	if !ok {
+		t.Fatal("no email reached the fake Postmark within 60s")
+	}
+	return e
+}
+
+// checkEmail compares everything but the body, which must contain text,
+// and the metadata naming the event.
+func checkEmail(t *testing.T, want, got postmarktest.Email, text string) {
+	t.Helper()
+	if !strings.Contains(got.TextBody, text) || got.Metadata["helix_stream"] != "s-support" {
+		t.Errorf("body %q lacks %q, or metadata %v is wrong", got.TextBody, text, got.Metadata)
+	}
+	got.TextBody, got.Metadata = "", nil
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("email to the customer (-want +got):\n%s", diff)
+	}
+}

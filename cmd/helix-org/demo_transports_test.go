@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/server/servertest"
+	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/tools"
+)
+
+// demoServe runs the real serve wiring — HTTP with every transport's
+// routes, the dispatcher and the outbound delivery engine — on loopback,
+// and returns its base URL and the owner's session. The server logs to logs.
+func demoServe(t *testing.T, st *store.Store, logs io.Writer) (string, *mcp.ClientSession) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	cfg := serveConfig{EnvsDir: filepath.Join(t.TempDir(), "envs"), ShutdownGrace: 5 * time.Second}
+	os.MkdirAll(cfg.EnvsDir, 0o700)
+	go func() {
+		done <- serveOn(ctx, ln, st, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	if _, err := st.Bootstrap(t.Context(), tools.Names()); err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	cs, err := servertest.Dial(t, base+"/workers/w-owner/mcp", servertest.Token(t, st, "w-owner"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base, cs
+}
+
+func demoStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "helix-org.db"), store.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// demoRole reads a demo's role file, the content the README has you give
+// create_role.
+func demoRole(t *testing.T, demo string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "demos", demo, "role.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// demoPost sends one inbound request as a provider would.
+func demoPost(t *testing.T, url string, body []byte, header map[string]string, user, pass string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	if user != "" {
+		req.SetBasicAuth(user, pass)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// demoEvents is every event on a stream.
+func demoEvents(t *testing.T, st *store.Store, stream string) []domain.Event {
+	t.Helper()
+	evs, err := st.ReadEvents(t.Context(), store.EventQuery{StreamIDs: []string{stream}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+// demoWorkerLog is a worker's whole activation log as text.
+func demoWorkerLog(t *testing.T, st *store.Store, worker string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, ev := range demoEvents(t, st, domain.ActivationStreamPrefix+worker) {
+		b.WriteString(ev.Message.Body + "\n")
+	}
+	return b.String()
+}
+
+// demoActivations counts a worker's runs.
+func demoActivations(t *testing.T, st *store.Store, worker string) int {
+	t.Helper()
+	acts, err := st.ListActivations(t.Context(), worker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(acts)
+}
+
+// demoLogBuffer collects what the server's goroutines log.
+type demoLogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *demoLogBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *demoLogBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/server/servertest"
+	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/tools"
+	"github.com/helixml/helix-org/transports/safedial"
+	"github.com/helixml/helix-org/transports/webhook"
+	"github.com/helixml/helix-org/transports/webhook/webhooktest"
+)
+
+const hookSecret = "whsec_aGVsaXgtb3JnLXdlYmhvb2stdGVzdC1zZWNyZXQ="
+
+// serveWithURL is startServe that also returns the server's base URL, for
+// the transports' own routes.
+func serveWithURL(t *testing.T, st *store.Store) (base string, owner *mcp.ClientSession) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	cfg := serveConfig{EnvsDir: filepath.Join(t.TempDir(), "envs"), ShutdownGrace: 5 * time.Second}
+	os.MkdirAll(cfg.EnvsDir, 0o700)
+	go func() { done <- serveOn(ctx, ln, st, cfg, slog.New(slog.DiscardHandler)) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	if _, err := st.Bootstrap(t.Context(), tools.Names()); err != nil {
+		t.Fatal(err)
+	}
+	base = "http://" + ln.Addr().String()
+	cs, err := servertest.Dial(t, base+"/workers/w-owner/mcp", servertest.Token(t, st, "w-owner"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base, cs
+}
+
+// openTestStore opens a store for an in-process server test with the echo
+// agent as the command runtime.
+func openTestStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "helix-org.db"), store.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ctx := t.Context()
+	st.SetSetting(ctx, agent.RuntimeSetting, agent.RuntimeCommand)
+	st.SetSetting(ctx, agent.CommandSetting, agentCommand(t, "echo"))
+	return st
+}
+
+// postWebhook sends body to base/webhooks/stream, signed when secret is set.
+func postWebhook(t *testing.T, base, stream, secret, id, contentType, body string, at time.Time) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/webhooks/"+stream, strings.NewReader(body))
+	if secret != "" {
+		req.Header = webhooktest.Sign(secret, id, at, []byte(body))
+	}
+	req.Header.Set("Content-Type", contentType)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// waitDelivery waits, on store commits, for the delivery of an event to
+// reach a final status, and returns it.
+func waitDelivery(t *testing.T, st *store.Store, eventID string) domain.Delivery {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		changed := st.Changed()
+		ds, err := st.ListDeliveries(t.Context(), store.DeliveryQuery{EventID: eventID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) == 1 && ds[0].Status != domain.DeliveryPending {
+			return ds[0]
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("delivery of %s not finished after 30s: %+v", eventID, ds)
+		}
+	}
+}
+
+// receive waits for the receiver's next request.
+func receive(t *testing.T, rcv *webhooktest.Receiver) (webhooktest.Request, webhook.Payload) {
+	t.Helper()
+	select {
+	case r := <-rcv.Got:
+		var p webhook.Payload
+		if err := json.Unmarshal(r.Body, &p); err != nil {
+			t.Fatalf("outbound body %q: %v", r.Body, err)
+		}
+		return r, p
+	case <-time.After(30 * time.Second):
+		t.Fatal("the receiver got nothing in 30s")
+	}
+	return webhooktest.Request{}, webhook.Payload{}
+}
+
+// TestWebhookBridge is the issue's scenario through the real server,
+// dispatcher and delivery engine: a signed webhook POST lands on a webhook
+// stream, wakes the subscribed AI worker, and the worker's reply is POSTed,
+// signed, to the stream's outbound URL — and nothing else is.
+func TestWebhookBridge(t *testing.T) {
+	st := openTestStore(t)
+	ctx := t.Context()
+	st.SetSetting(ctx, safedial.AllowPrivateSetting, "true") // the receiver is on loopback
+	rcv := webhooktest.NewReceiver(t, hookSecret)
+	base, owner := serveWithURL(t, st)
+	call := func(name string, args map[string]any) { servertest.Call[map[string]any](t, owner, name, args) }
+	call("create_role", map[string]any{"id": "r-echo", "title": "Echo", "content": "When a message arrives, reply `echo: <body>` on the same stream."})
+	call("create_position", map[string]any{"id": "p-echo", "role": "r-echo", "title": "Echo"})
+	call("create_stream", map[string]any{"id": "s-hook", "name": "hook", "transport": map[string]any{"kind": "webhook",
+		"config": map[string]any{"secret": hookSecret, "outbound_url": rcv.URL + "/incoming"}}})
+	call("hire_worker", map[string]any{"id": "w-echo", "position": "p-echo", "kind": "ai", "name": "Echo", "grants": []string{"publish", "read_events"}})
+	call("invite_workers", map[string]any{"stream": "s-hook", "workers": []string{"w-echo"}})
+
+	code, answer := postWebhook(t, base, "s-hook", hookSecret, "msg_bridge_1", "text/plain", "hello from outside", time.Now())
+	if code != http.StatusAccepted {
+		t.Fatalf("inbound webhook: %d %s", code, answer)
+	}
+	var acc webhook.Accepted
+	json.Unmarshal([]byte(answer), &acc)
+
+	req, p := receive(t, rcv)
+	if req.Err != nil {
+		t.Errorf("outbound webhook fails the Standard Webhooks reference verification: %v", req.Err)
+	}
+	ev := p.Data
+	if ev.Message.Body != "echo: hello from outside" || ev.Source != "w-echo" || ev.Message.InReplyTo != acc.Event || ev.StreamID != "s-hook" {
+		t.Errorf("outbound event = %+v, want w-echo's reply to %s", ev, acc.Event)
+	}
+	if req.Header.Get("webhook-id") != ev.ID || p.Type != "message.published" {
+		t.Errorf("webhook-id %q type %q, want the event id and message.published", req.Header.Get("webhook-id"), p.Type)
+	}
+	d := waitDelivery(t, st, ev.ID)
+	if d.Status != domain.DeliveryDelivered || d.Attempts != 1 || d.Log[0].Status != http.StatusNoContent {
+		t.Errorf("delivery = %+v, want delivered on the first attempt", d)
+	}
+	// The inbound event came before the reply in the log, so it was
+	// already considered and, coming from outside, not sent back out.
+	all := servertest.Call[struct {
+		Deliveries []domain.Delivery `json:"deliveries"`
+	}](t, owner, "list_deliveries", map[string]any{"stream": "s-hook"})
+	if len(all.Deliveries) != 1 || len(rcv.Requests()) != 1 {
+		t.Errorf("%d deliveries, %d requests; want only the reply", len(all.Deliveries), len(rcv.Requests()))
+	}
+	waitIdle(t, st)
+}
+
+// TestWebhookOutboundGuard: by default the engine refuses the loopback
+// receiver (permanently, with the reason recorded) and it sees no
+// connection; turning allow_private on applies to the next delivery
+// without a restart.
+func TestWebhookOutboundGuard(t *testing.T) {
+	st := openTestStore(t)
+	rcv := webhooktest.NewReceiver(t, hookSecret)
+	_, owner := serveWithURL(t, st)
+	servertest.Call[map[string]any](t, owner, "create_stream", map[string]any{"id": "s-out", "name": "out", "transport": map[string]any{"kind": "webhook",
+		"config": map[string]any{"secret": hookSecret, "outbound_url": rcv.URL}}})
+
+	refused := servertest.Call[domain.Event](t, owner, "publish", map[string]any{"stream": "s-out", "body": "to loopback"})
+	d := waitDelivery(t, st, refused.ID)
+	if d.Status != domain.DeliveryFailed || d.Attempts != 1 || !strings.Contains(d.LastError, "not allowed") {
+		t.Errorf("delivery to loopback = %+v, want failed once as not allowed", d)
+	}
+	if n := len(rcv.Requests()); n != 0 {
+		t.Errorf("the receiver got %d requests", n)
+	}
+
+	if err := st.SetSetting(t.Context(), safedial.AllowPrivateSetting, "true"); err != nil {
+		t.Fatal(err)
+	}
+	allowed := servertest.Call[domain.Event](t, owner, "publish", map[string]any{"stream": "s-out", "body": "now allowed"})
+	if d := waitDelivery(t, st, allowed.ID); d.Status != domain.DeliveryDelivered {
+		t.Errorf("delivery with allow_private = %+v, want delivered", d)
+	}
+	if req, p := receive(t, rcv); req.Err != nil || p.Data.Message.Body != "now allowed" {
+		t.Errorf("received %q (verification: %v)", p.Data.Message.Body, req.Err)
+	}
+}
+
+// TestWebhookRefusedEndToEnd: bad requests to the real server get the
+// right status, and store nothing and wake nobody.
+func TestWebhookRefusedEndToEnd(t *testing.T) {
+	st := openTestStore(t)
+	ctx := t.Context()
+	st.SetSetting(ctx, webhook.MaxBodySetting, "2048")
+	base, owner := serveWithURL(t, st)
+	call := func(name string, args map[string]any) { servertest.Call[map[string]any](t, owner, name, args) }
+	call("create_role", map[string]any{"id": "r-echo", "title": "Echo", "content": "When a message arrives, reply `echo: <body>` on the same stream."})
+	call("create_position", map[string]any{"id": "p-echo", "role": "r-echo", "title": "Echo"})
+	call("create_stream", map[string]any{"id": "s-hook", "name": "hook", "transport": map[string]any{"kind": "webhook", "config": map[string]any{"secret": hookSecret}}})
+	call("create_stream", map[string]any{"id": "s-open", "name": "open", "transport": "webhook"})
+	call("create_stream", map[string]any{"id": "s-local", "name": "local"})
+	call("hire_worker", map[string]any{"id": "w-echo", "position": "p-echo", "kind": "ai", "name": "Echo", "grants": []string{"publish"}})
+	call("invite_workers", map[string]any{"stream": "s-hook", "workers": []string{"w-echo"}})
+	call("invite_workers", map[string]any{"stream": "s-open", "workers": []string{"w-echo"}})
+	call("invite_workers", map[string]any{"stream": "s-local", "workers": []string{"w-echo"}})
+	waitIdle(t, st) // the hire activation
+
+	now := time.Now()
+	big := strings.Repeat("x", 2049)
+	tests := []struct {
+		name, stream, secret, contentType, body string
+		at                                      time.Time
+		forge                                   bool
+		want                                    int
+	}{
+		{"bad signature", "s-hook", hookSecret, "text/plain", "hi", now, true, 401},
+		{"stale timestamp", "s-hook", hookSecret, "text/plain", "hi", now.Add(-10 * time.Minute), false, 401},
+		{"unsigned", "s-hook", "", "text/plain", "hi", now, false, 401},
+		{"oversize body", "s-open", "", "text/plain", big, now, false, 413},
+		{"malformed JSON", "s-open", "", "application/json", `{"a":1`, now, false, 400},
+		{"unknown stream", "s-nope", "", "text/plain", "hi", now, false, 404},
+		{"wrong kind", "s-local", "", "text/plain", "hi", now, false, 409},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			seq, _ := st.LastSeq(ctx)
+			acts, _ := st.ListActivations(ctx, "")
+			secret := tt.secret
+			if tt.forge {
+				secret = "whsec_Zm9yZ2VkLWtleS1mb3ItdGhlLXRlc3QtMTIzNDU="
+			}
+			code, answer := postWebhook(t, base, tt.stream, secret, "msg_bad", tt.contentType, tt.body, tt.at)
+			if code != tt.want {
+				t.Errorf("got %d %s, want %d", code, answer, tt.want)
+			}
+			seq2, _ := st.LastSeq(ctx)
+			acts2, _ := st.ListActivations(ctx, "")
+			pending, _ := st.PendingTriggers(ctx)
+			if seq2 != seq || len(acts2) != len(acts) || pending != 0 {
+				t.Errorf("refused request stored or woke something: seq %d→%d, activations %d→%d, %d triggers pending",
+					seq, seq2, len(acts), len(acts2), pending)
+			}
+		})
+	}
+}

@@ -1,0 +1,47 @@
+package tools
+
+import (
+	"context"
+	"slices"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+)
+
+type listDeliveriesIn struct {
+	Stream string `json:"stream,omitempty" jsonschema:"only deliveries of events on this stream"`
+	Event  string `json:"event,omitempty" jsonschema:"only the delivery of this event"`
+	Status string `json:"status,omitempty" jsonschema:"only deliveries in this status"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many, newest first (default and max 500)"`
+}
+
+type listDeliveriesOut struct {
+	Deliveries []domain.Delivery `json:"deliveries"`
+	// DisabledStreams lists streams whose remote answered 410 Gone; their
+	// events are no longer sent.
+	DisabledStreams []string `json:"disabledStreams"`
+}
+
+func listDeliveries() Tool {
+	return define("list_deliveries", "List outbound deliveries (events leaving through webhook or email streams), newest first, each with its status and every attempt: time, status code, error, duration.",
+		func(ctx context.Context, env *Env, in listDeliveriesIn) (listDeliveriesOut, error) {
+			if in.Limit < 0 || in.Limit > store.MaxReadLimit {
+				return listDeliveriesOut{}, domain.Invalid("limit", "must be between 1 and %d", store.MaxReadLimit)
+			}
+			status := domain.DeliveryStatus(in.Status)
+			if in.Status != "" && !slices.Contains(domain.DeliveryStatuses, status) {
+				return listDeliveriesOut{}, domain.EnumError("status", "delivery status", status, domain.DeliveryStatuses)
+			}
+			if in.Stream != "" {
+				if _, err := env.Store.GetStream(ctx, in.Stream); err != nil {
+					return listDeliveriesOut{}, err
+				}
+			}
+			ds, err := env.Store.ListDeliveries(ctx, store.DeliveryQuery{StreamID: in.Stream, EventID: in.Event, Status: status, Limit: in.Limit})
+			if err != nil {
+				return listDeliveriesOut{}, err
+			}
+			disabled, err := env.Store.DisabledEndpoints(ctx)
+			return listDeliveriesOut{Deliveries: orEmpty(ds), DisabledStreams: orEmpty(disabled)}, err
+		}, enum("status", domain.DeliveryStatuses))
+}

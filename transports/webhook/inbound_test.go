@@ -1,0 +1,300 @@
+package webhook_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/server"
+	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/store/storetest"
+	"github.com/helixml/helix-org/transports/webhook"
+	"github.com/helixml/helix-org/transports/webhook/webhooktest"
+)
+
+const secret = "whsec_c2VjcmV0LWtleS1mb3ItdGVzdHMtMTIzNDU2Nzg="
+
+// inboundRig is a real server over a real store with three streams — s-hook
+// (webhook, secret), s-open (webhook, no secret), s-local (local) — and an
+// AI worker w-bot subscribed to all of them.
+type inboundRig struct {
+	st  *store.Store
+	url string
+}
+
+func newInboundRig(t *testing.T, wrap func(*store.Store) webhook.Store) inboundRig {
+	t.Helper()
+	st := storetest.New(t)
+	ctx := t.Context()
+	if _, err := st.Bootstrap(ctx, []string{"publish"}); err != nil {
+		t.Fatal(err)
+	}
+	must(t)(st.CreateRole(ctx, "w-owner", domain.Role{ID: "r-bot", Title: "Bot", Content: "x"}))
+	must(t)(st.CreatePosition(ctx, "w-owner", domain.Position{ID: "p-bot", RoleID: "r-bot", Title: "Bot"}))
+	must(t)(st.HireWorker(ctx, "w-owner", domain.Worker{ID: "w-bot", Kind: domain.WorkerAI, PositionID: "p-bot", Name: "Bot"}, nil))
+	for _, s := range []domain.Stream{
+		{ID: "s-hook", Name: "hook", Transport: domain.Transport{Kind: domain.TransportWebhook, Config: json.RawMessage(`{"secret":"` + secret + `"}`)}},
+		{ID: "s-open", Name: "open", Transport: domain.Transport{Kind: domain.TransportWebhook}},
+		{ID: "s-local", Name: "local", Transport: domain.Transport{Kind: domain.TransportLocal}},
+	} {
+		must(t)(st.CreateStream(ctx, "w-owner", s))
+		must(t)(st.Subscribe(ctx, "w-owner", s.ID, "w-bot"))
+	}
+	must(t)(nil, st.SetSetting(ctx, webhook.MaxBodySetting, "1024"))
+	var ws webhook.Store = st
+	if wrap != nil {
+		ws = wrap(st)
+	}
+	h := webhook.NewHandler(ws, webhook.HandlerOptions{})
+	srv := httptest.NewServer(server.New(st, server.Config{Routes: h.Routes()}))
+	t.Cleanup(srv.Close)
+	return inboundRig{st: st, url: srv.URL}
+}
+
+func must(t *testing.T) func(any, error) {
+	return func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("setup: %v", err)
+		}
+	}
+}
+
+// post sends body to path with the given headers and returns status and answer.
+func post(t testing.TB, url string, h http.Header, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, vs := range h {
+		req.Header[k] = vs
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// state is what a refused request must leave exactly as it was.
+type state struct {
+	lastSeq  int64
+	triggers int64
+}
+
+func (r inboundRig) state(t *testing.T) state {
+	t.Helper()
+	seq, err := r.st.LastSeq(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := r.st.PendingTriggers(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return state{seq, n}
+}
+
+func signed(id, contentType, body string, at time.Time) http.Header {
+	h := webhooktest.Sign(secret, id, at, []byte(body))
+	h.Set("Content-Type", contentType)
+	return h
+}
+
+func plain(contentType string) http.Header {
+	return http.Header{"Content-Type": {contentType}}
+}
+
+func TestInbound(t *testing.T) {
+	now := time.Now()
+	big := strings.Repeat("x", 1025)
+	tests := []struct {
+		name       string
+		path       string
+		header     http.Header
+		body       string
+		wantStatus int
+		wantIn     string
+		// wantMsg, when set, is the stored message.
+		wantMsg *domain.Message
+	}{
+		{name: "text on an open stream", path: "/webhooks/s-open", header: plain("text/plain"), body: "hello",
+			wantStatus: 202, wantMsg: &domain.Message{Body: "hello", BodyContentType: "text/plain"}},
+		{name: "signed JSON", path: "/webhooks/s-hook", header: signed("msg_1", "application/json", `{"n": 1}`, now), body: `{"n": 1}`,
+			wantStatus: 202, wantMsg: &domain.Message{Body: `{"n": 1}`, BodyContentType: "application/json", Extra: []byte(`{"n":1}`), MessageID: "msg_1"}},
+		{name: "form", path: "/webhooks/s-open", header: plain("application/x-www-form-urlencoded"), body: "name=Ada&msg=hi+there",
+			wantStatus: 202, wantMsg: &domain.Message{Body: "name=Ada&msg=hi+there", BodyContentType: "application/x-www-form-urlencoded", Extra: []byte(`{"msg":"hi there","name":"Ada"}`)}},
+		{name: "body exactly at the limit", path: "/webhooks/s-open", header: plain("text/plain"), body: big[:1024], wantStatus: 202},
+		{name: "bad signature", path: "/webhooks/s-hook", header: signed("msg_2", "application/json", `{"n": 2}`, now), body: `{"n": 3}`,
+			wantStatus: 401, wantIn: "no matching v1 signature"},
+		{name: "stale timestamp", path: "/webhooks/s-hook", header: signed("msg_3", "text/plain", "hi", now.Add(-6*time.Minute)), body: "hi",
+			wantStatus: 401, wantIn: "tolerance is 5m0s"},
+		{name: "timestamp from the future", path: "/webhooks/s-hook", header: signed("msg_4", "text/plain", "hi", now.Add(6*time.Minute)), body: "hi",
+			wantStatus: 401, wantIn: "tolerance is 5m0s"},
+		{name: "unsigned on a stream with a secret", path: "/webhooks/s-hook", header: plain("text/plain"), body: "hi",
+			wantStatus: 401, wantIn: "missing webhook-id"},
+		{name: "oversize body", path: "/webhooks/s-open", header: plain("text/plain"), body: big, wantStatus: 413},
+		{name: "oversize body on a signed stream", path: "/webhooks/s-hook", header: signed("msg_5", "text/plain", big, now), body: big, wantStatus: 413},
+		{name: "malformed JSON", path: "/webhooks/s-open", header: plain("application/json"), body: `{"n":`, wantStatus: 400, wantIn: "not valid JSON"},
+		{name: "malformed JSON, validly signed", path: "/webhooks/s-hook", header: signed("msg_6", "application/json", `{"n":`, now), body: `{"n":`,
+			wantStatus: 400, wantIn: "not valid JSON"},
+		{name: "empty body", path: "/webhooks/s-open", header: plain("text/plain"), body: "", wantStatus: 400, wantIn: "body: is required"},
+		{name: "not UTF-8", path: "/webhooks/s-open", header: plain("application/octet-stream"), body: "\xff\xfe", wantStatus: 415},
+		{name: "webhook-id too long", path: "/webhooks/s-open", header: http.Header{"Webhook-Id": {strings.Repeat("i", 257)}}, body: "hi", wantStatus: 400},
+		{name: "unknown stream", path: "/webhooks/s-nope", header: plain("text/plain"), body: "hi", wantStatus: 404, wantIn: `s-nope\": not found`},
+		{name: "wrong kind", path: "/webhooks/s-local", header: plain("text/plain"), body: "hi", wantStatus: 409, wantIn: "is a local stream, not a webhook stream"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := newInboundRig(t, nil)
+			before := r.state(t)
+			code, answer := post(t, r.url+tt.path, tt.header, tt.body)
+			if code != tt.wantStatus || !strings.Contains(answer, tt.wantIn) {
+				t.Fatalf("got %d %s, want %d containing %q", code, answer, tt.wantStatus, tt.wantIn)
+			}
+			after := r.state(t)
+			if code >= 300 {
+				if after != before {
+					t.Errorf("refused request changed the store: %+v → %+v", before, after)
+				}
+				return
+			}
+			var acc webhook.Accepted
+			if err := json.Unmarshal([]byte(answer), &acc); err != nil {
+				t.Fatal(err)
+			}
+			ev, err := r.st.GetEvent(t.Context(), acc.Event)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.Source != "" || ev.SourceKind != domain.SourceSystem {
+				t.Errorf("inbound event source = %q/%s, want the system", ev.Source, ev.SourceKind)
+			}
+			if after.triggers != before.triggers+1 {
+				t.Errorf("triggers %d → %d, want the subscriber woken once", before.triggers, after.triggers)
+			}
+			if tt.wantMsg != nil {
+				if diff := cmpJSON(*tt.wantMsg, ev.Message); diff != "" {
+					t.Errorf("stored message (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+func cmpJSON(want, got domain.Message) string {
+	w, _ := json.Marshal(want)
+	g, _ := json.Marshal(got)
+	if string(w) != string(g) {
+		return "- " + string(w) + "\n+ " + string(g)
+	}
+	return ""
+}
+
+// TestInboundDedup: a repeated webhook-id (a sender's retry, or a replay
+// inside the tolerance) is acknowledged and stored once.
+func TestInboundDedup(t *testing.T) {
+	r := newInboundRig(t, nil)
+	h := signed("msg_retry", "text/plain", "once", time.Now())
+	var got []webhook.Accepted
+	for range 3 {
+		code, answer := post(t, r.url+"/webhooks/s-hook", h, "once")
+		if code != 202 {
+			t.Fatalf("got %d %s", code, answer)
+		}
+		var acc webhook.Accepted
+		json.Unmarshal([]byte(answer), &acc)
+		got = append(got, acc)
+	}
+	if got[0].Duplicate || !got[1].Duplicate || !got[2].Duplicate || got[1].Event != got[0].Event {
+		t.Errorf("answers = %+v, want the first new and the rest duplicates of it", got)
+	}
+	evs, _ := r.st.ReadEvents(t.Context(), store.EventQuery{StreamIDs: []string{"s-hook"}})
+	if len(evs) != 1 {
+		t.Errorf("stored %d events, want 1", len(evs))
+	}
+	// The same id on another stream is another delivery.
+	if code, _ := post(t, r.url+"/webhooks/s-open", http.Header{"Webhook-Id": {"msg_retry"}}, "other"); code != 202 {
+		t.Errorf("same id on another stream: %d", code)
+	}
+}
+
+// failingAppend is the real store except that Append fails.
+type failingAppend struct{ *store.Store }
+
+func (failingAppend) Append(context.Context, domain.Event, store.AppendOptions) (domain.Event, bool, error) {
+	return domain.Event{}, false, errors.New("disk I/O error")
+}
+
+// TestInboundNoAckWithoutCommit: when the event does not commit, the
+// sender gets a 5xx (so it retries), never a 2xx.
+func TestInboundNoAckWithoutCommit(t *testing.T) {
+	t.Run("append fails", func(t *testing.T) {
+		r := newInboundRig(t, func(st *store.Store) webhook.Store { return failingAppend{st} })
+		before := r.state(t)
+		if code, answer := post(t, r.url+"/webhooks/s-open", plain("text/plain"), "hi"); code != 500 || strings.Contains(answer, "disk") {
+			t.Errorf("got %d %s, want 500 without internals", code, answer)
+		}
+		if after := r.state(t); after != before {
+			t.Errorf("store changed: %+v → %+v", before, after)
+		}
+	})
+	t.Run("the insert aborts inside the transaction", func(t *testing.T) {
+		r := newInboundRig(t, nil)
+		db := rawDB(t, r.st.Path())
+		if err := db.Exec(`CREATE TRIGGER fail_events BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'disk full'); END`).Error; err != nil {
+			t.Fatal(err)
+		}
+		before := r.state(t)
+		h := signed("msg_abort", "text/plain", "hi", time.Now())
+		if code, answer := post(t, r.url+"/webhooks/s-hook", h, "hi"); code != 500 {
+			t.Errorf("got %d %s, want 500", code, answer)
+		}
+		if after := r.state(t); after != before {
+			t.Errorf("store changed: %+v → %+v", before, after)
+		}
+		// The failure left no dedup record: the sender's retry is stored.
+		if err := db.Exec(`DROP TRIGGER fail_events`).Error; err != nil {
+			t.Fatal(err)
+		}
+		if code, answer := post(t, r.url+"/webhooks/s-hook", h, "hi"); code != 202 || strings.Contains(answer, "duplicate") {
+			t.Errorf("retry after the failure: got %d %s, want a new event", code, answer)
+		}
+	})
+	t.Run("store closed", func(t *testing.T) {
+		r := newInboundRig(t, nil)
+		r.st.Close()
+		if code, answer := post(t, r.url+"/webhooks/s-open", plain("text/plain"), "hi"); code != 500 {
+			t.Errorf("got %d %s, want 500", code, answer)
+		}
+	})
+}
+
+// rawDB opens a second connection to the store's file, as another process would.
+func rawDB(t *testing.T, path string) *gorm.DB {
+	t.Helper()
+	db, err := gorm.Open(sqlite.Open("file:"+path+"?_busy_timeout=10000"), &gorm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if sqlDB, err := db.DB(); err == nil {
+			sqlDB.Close()
+		}
+	})
+	return db
+}

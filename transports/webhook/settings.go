@@ -1,0 +1,15 @@
+package webhook
+
+import (
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/transports/delivery"
+	"github.com/helixml/helix-org/transports/safedial"
+)
+
+// MaxBodySetting bounds an inbound webhook body; larger requests get 413.
+var MaxBodySetting = domain.SettingSpec{Key: "transport.webhook.max_body_bytes", Type: domain.SettingInt, Default: "1048576",
+	Description: "Largest inbound webhook body accepted, in bytes; larger requests get 413."}
+
+// Settings lists the webhook transport's config keys, including the
+// engine's attempt limit for webhook deliveries and the SSRF guard's switch.
+var Settings = domain.Settings{MaxBodySetting, delivery.MaxAttemptsSetting(domain.TransportWebhook), safedial.AllowPrivateSetting}
