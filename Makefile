@@ -10,10 +10,11 @@ LDFLAGS := -X main.version=$(VERSION)
 LOAD_CLIENTS ?= 8
 LOAD_CALLS   ?= 200
 
-.PHONY: build run test bench load lint ci clean
+.PHONY: build run test bench load fuzz lint ci clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/helix-org
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o bin/helix-org-skill-shim ./agent/skill/shim
 
 # The binary's own defaults (./helix-org.db, ./envs, 127.0.0.1:8080), which
 # HELIX_ORG_* variables override. Bootstrap is idempotent: it creates the
@@ -31,6 +32,11 @@ bench:
 
 load:
 	$(GO) run ./cmd/helix-org-load -clients $(LOAD_CLIENTS) -calls $(LOAD_CALLS)
+	$(GO) test -count=1 -run '^TestInboundLoad$$' -v ./transports/webhook/
+
+# Short fuzz runs of the inbound parsers (go test runs only their seeds).
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzInbound$$' -fuzztime 10s ./transports/webhook/
 
 lint:
 	@unformatted="$$(gofmt -l .)"; \

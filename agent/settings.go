@@ -14,7 +14,7 @@ const (
 var (
 	RuntimeSetting = domain.SettingSpec{Key: "agent.runtime", Type: domain.SettingString, Default: "",
 		Enum:        []string{"", RuntimeCommand, RuntimeClaude, RuntimeBuiltin, RuntimeDocker},
-		Description: "How activations run: command, claude, builtin or docker. Empty picks claude when it is on PATH, else builtin."}
+		Description: "How activations run: command, claude, builtin or docker. Empty picks claude when it is on PATH, else command when agent.command is set, else builtin."}
 	CommandSetting = domain.SettingSpec{Key: "agent.command", Type: domain.SettingString,
 		Description: "Command line the command runtime runs in the worker's environment directory, prompt on stdin."}
 	ModelSetting = domain.SettingSpec{Key: "agent.model", Type: domain.SettingString,
@@ -31,8 +31,10 @@ var (
 		Description: "Most model turns in one built-in activation."}
 	MaxTokensSetting = domain.SettingSpec{Key: "agent.max_tokens", Type: domain.SettingInt, Default: "4096",
 		Description: "Most output tokens per model reply."}
+	BashSetting = domain.SettingSpec{Key: "agent.bash", Type: domain.SettingBool, Default: "false",
+		Description: "Give the built-in agent a bash tool in the worker's environment directory (a role can also enable it with front matter `bash: true`)."}
 )
 
 // Settings lists every agent config key.
 var Settings = domain.Settings{RuntimeSetting, CommandSetting, ModelSetting, EffortSetting, ProviderSetting,
-	BaseURLSetting, APIKeySetting, MaxTurnsSetting, MaxTokensSetting}
+	BaseURLSetting, APIKeySetting, MaxTurnsSetting, MaxTokensSetting, BashSetting}

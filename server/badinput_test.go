@@ -103,8 +103,17 @@ func TestBadInput(t *testing.T) {
 		{"blank body creates no stream", "dm", map[string]any{"to": "w-maya", "body": " "}, []string{"body: is required"}},
 		{"body over the limit creates no stream", "dm", map[string]any{"to": "w-maya", "body": strings.Repeat("x", 101)}, []string{"body: is 101 bytes; the limit is 100"}},
 		{"unknown recipient", "dm", map[string]any{"to": "w-nope", "body": "hello"}, []string{`worker "w-nope": not found`}},
+		{"not an attachment ref", "get_attachment", map[string]any{"ref": "e-123"}, []string{`ref: "e-123" is not an attachment ref`}},
+		{"unknown attachment", "get_attachment", map[string]any{"ref": "att-nope"}, []string{`attachment "att-nope": not found`}},
 		{"a human has no activation log", "worker_log", map[string]any{"worker": "w-maya"}, []string{"worker: w-maya is a human worker"}},
 		{"missing worker", "worker_log", map[string]any{}, []string{`missing properties: ["worker"]`}},
+		{"unknown stream", "list_deliveries", map[string]any{"stream": "s-nope"}, []string{`stream "s-nope": not found`}},
+		{"missing name", "create_skill", map[string]any{"description": "d", "template": "shell", "handler": "echo"}, []string{`missing properties: ["name"]`}},
+		{"unknown template lists the valid ones", "create_skill", map[string]any{"name": "x_y", "description": "d", "template": "ruby"}, []string{"/properties/template", "ruby does not equal any of: [shell python]"}},
+		{"no Docker on this server", "create_skill", map[string]any{"name": "x_y", "description": "d", "template": "shell", "handler": "echo"}, []string{"skills are not available on this server"}},
+		{"unexpected argument", "list_skills", map[string]any{"verbose": true}, []string{`unexpected additional properties ["verbose"]`}},
+		{"missing name", "call_skill", map[string]any{"input": map[string]any{}}, []string{`missing properties: ["name"]`}},
+		{"missing name", "delete_skill", map[string]any{}, []string{`missing properties: ["name"]`}},
 	}
 
 	covered := map[string]bool{}

@@ -24,13 +24,19 @@ func (s *Server) workerServer(r *http.Request) *mcp.Server {
 		}
 		c.granted, c.loaded = granted, true
 	}
-	key := strings.Join(c.granted, ",") + "|" + c.activation
+	skills, err := s.store.ListSkills(r.Context())
+	if err != nil {
+		s.log.Error("load skills", "err", err)
+		return nil
+	}
+	key := strings.Join(c.granted, ",") + "|" + c.activation + "|" + tools.SkillsKey(skills)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if cs, ok := s.servers[c.worker]; ok && cs.key == key {
 		return cs.srv
 	}
-	env := &tools.Env{Store: s.store, Caller: c.worker, Known: tools.Names(), ActivationID: c.activation}
+	env := &tools.Env{Store: s.store, Caller: c.worker, Known: tools.KnownTools(skills), ActivationID: c.activation,
+		Skills: s.cfg.Skills, SkillDefs: skills}
 	srv := tools.NewServer(env, c.granted)
 	s.servers[c.worker] = cachedServer{key: key, srv: srv}
 	return srv

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/tools"
 )
 
 // Config is the server's configuration, passed down from cmd.
@@ -17,6 +18,8 @@ type Config struct {
 	// Routes lets transports mount their own handlers without the core
 	// importing them.
 	Routes []Route
+	// Skills runs skills for the skill tools; nil when there is no Docker.
+	Skills tools.SkillRunner
 	Logger *slog.Logger
 }
 

@@ -29,6 +29,15 @@ var migrations = []migration{
 	{2, "dispatch outbox", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&triggerRow{}, &activationRow{})
 	}},
+	{3, "outbound deliveries", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&deliveryRow{}, &deliveryAttemptRow{}, &deliveryCursorRow{}, &disabledEndpointRow{})
+	}},
+	{4, "skills", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&skillRow{})
+	}},
+	{5, "inbound attachments", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&attachmentRow{})
+	}},
 }
 
 type schemaMigration struct {

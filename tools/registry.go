@@ -20,8 +20,10 @@ var All = sync.OnceValue(func() []Tool {
 		grantTool(), revokeTool(), listGrants(),
 		createStream(), listStreams(), getStream(),
 		subscribe(), unsubscribe(), inviteWorkers(), streamMembers(),
-		publish(), readEvents(), dm(),
+		publish(), readEvents(), dm(), getAttachment(),
 		workerLog(),
+		listDeliveries(),
+		createSkill(), listSkills(), callSkill(), deleteSkill(),
 	}
 })
 
@@ -57,6 +59,7 @@ func NewServer(env *Env, granted []string) *mcp.Server {
 			t.bind(srv, env)
 		}
 	}
+	addSkillTools(srv, env, granted)
 	addPrompts(srv, env, granted)
 	srv.AddReceivingMiddleware(requireGrant(env.Caller, granted))
 	return srv

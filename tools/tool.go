@@ -10,6 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
 )
 
@@ -23,6 +24,11 @@ type Env struct {
 	// ActivationID is set when the caller is an agent run, so events it
 	// publishes carry causedBy.
 	ActivationID string
+	// Skills runs skills; nil when the server has no Docker.
+	Skills SkillRunner
+	// SkillDefs are the skills; each callable one is served as
+	// skill_<name> to workers granted it.
+	SkillDefs []domain.Skill
 }
 
 // Tool is one MCP tool: its definition plus a way to bind it to a server.

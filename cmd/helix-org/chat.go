@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -29,10 +28,13 @@ func newChatCmd() *cobra.Command {
 	var cfg chatConfig
 	cmd := &cobra.Command{
 		Use:   "chat",
-		Short: "Chat as a worker (default w-owner) through Claude Code connected to its MCP endpoint",
+		Short: "Chat as a worker (default w-owner) through Claude Code, or the built-in agent, connected to its MCP endpoint",
 		Long: `chat starts Claude Code in the worker's chat directory with the worker's
-MCP endpoint configured. It resumes that directory's last session when there
-is one; --new starts fresh and --resume <id> picks a session.`,
+MCP endpoint configured. Without Claude Code on PATH it chats through the
+built-in agent (agent.provider, agent.model, agent.api_key or agent.base_url)
+instead, keeping the conversation in the chat directory. It resumes that
+directory's last session when there is one; --new starts fresh and
+--resume <id> picks a session.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runChat(cmd, cfg) },
 	}
@@ -41,7 +43,7 @@ is one; --new starts fresh and --resume <id> picks a session.`,
 	cmd.Flags().StringVar(&cfg.EnvsDir, "envs-dir", envOr("HELIX_ORG_ENVS_DIR", "./envs"), "directory of worker environments (env HELIX_ORG_ENVS_DIR)")
 	cmd.Flags().StringVar(&cfg.Worker, "worker", store.OwnerWorker, "the worker to chat as")
 	cmd.Flags().BoolVar(&cfg.New, "new", false, "start a new session instead of resuming the last one")
-	cmd.Flags().StringVar(&cfg.Resume, "resume", "", "resume this Claude Code session id")
+	cmd.Flags().StringVar(&cfg.Resume, "resume", "", "resume this session id (Claude Code's, or the built-in agent's)")
 	cmd.MarkFlagsMutuallyExclusive("new", "resume")
 	return cmd
 }
@@ -52,9 +54,8 @@ const sessionFile = ".helix-chat-session"
 func runChat(cmd *cobra.Command, cfg chatConfig) error {
 	claude, err := exec.LookPath("claude")
 	if err != nil {
-		return errors.New("Claude Code (`claude`) is not on PATH.\n" +
-			"  Install it (npm install -g @anthropic-ai/claude-code), then run `helix-org chat` again,\n" +
-			"  or connect any MCP client yourself: `helix-org token create " + cfg.Worker + "` prints the URL, a token and an mcp.json snippet")
+		// No Claude Code: chat through the built-in agent, if configured.
+		return runBuiltinChat(cmd, cfg)
 	}
 	ctx := cmd.Context()
 	st, err := cfg.openExisting(ctx)

@@ -10,10 +10,15 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/agent/docker"
+	"github.com/helixml/helix-org/agent/skill"
 	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/tools"
+	"github.com/helixml/helix-org/transports/email"
+	"github.com/helixml/helix-org/transports/github"
+	"github.com/helixml/helix-org/transports/webhook"
 )
 
 // version is set at link time: -ldflags "-X main.version=…".
@@ -56,7 +61,7 @@ func envOr(key, def string) string {
 
 // settings is the registry of every operational config key.
 func settings() domain.Settings {
-	return slices.Concat(tools.Settings, dispatch.Settings, agent.Settings)
+	return slices.Concat(tools.Settings, dispatch.Settings, agent.Settings, docker.Settings, skill.Settings, webhook.Settings, email.Settings, github.Settings)
 }
 
 func newRootCmd() *cobra.Command {
@@ -67,6 +72,6 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newChatCmd(), newBootstrapCmd(), newTokenCmd(), newConfigCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newChatCmd(), newBootstrapCmd(), newTokenCmd(), newConfigCmd(), newVersionCmd(), newAgentCmd(), newActivationsCmd())
 	return root
 }

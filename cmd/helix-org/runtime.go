@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 
 	"github.com/helixml/helix-org/agent"
@@ -15,7 +15,8 @@ import (
 // runtimeSelector picks the runtime named by agent.runtime for each
 // activation, so `config set agent.runtime …` applies without a restart.
 type runtimeSelector struct {
-	st *store.Store
+	st     *store.Store
+	docker *dockerHost
 }
 
 var _ dispatch.Spawner = runtimeSelector{}
@@ -37,6 +38,8 @@ func (r runtimeSelector) runtime(ctx context.Context) (domain.Runtime, error) {
 			name = agent.RuntimeClaude
 		} else if get(agent.CommandSetting) != "" {
 			name = agent.RuntimeCommand
+		} else {
+			name = agent.RuntimeBuiltin
 		}
 	}
 	switch name {
@@ -44,9 +47,14 @@ func (r runtimeSelector) runtime(ctx context.Context) (domain.Runtime, error) {
 		return &agent.Command{Line: get(agent.CommandSetting)}, nil
 	case agent.RuntimeClaude:
 		return &agent.Claude{Model: get(agent.ModelSetting), Effort: get(agent.EffortSetting)}, nil
-	case "":
-		return nil, errors.New("no agent runtime available: Claude Code (claude) is not on PATH and agent.command is not set; " +
-			"install Claude Code, or run `helix-org config set agent.runtime command` and `helix-org config set agent.command '<command>'`")
+	case agent.RuntimeDocker:
+		return r.docker.runtime(ctx)
+	case agent.RuntimeBuiltin:
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("builtin runtime: find the helix-org executable: %w", err)
+		}
+		return &agent.Builtin{Exe: exe, LLM: builtinConfig(ctx, r.st)}, nil
 	}
-	return nil, fmt.Errorf("agent.runtime %q is not available in this build (valid: %q, %q)", name, agent.RuntimeCommand, agent.RuntimeClaude)
+	return nil, fmt.Errorf("agent.runtime %q is not available in this build (valid: %q, %q, %q, %q)", name, agent.RuntimeCommand, agent.RuntimeClaude, agent.RuntimeBuiltin, agent.RuntimeDocker)
 }

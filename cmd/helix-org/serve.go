@@ -15,6 +15,7 @@ import (
 	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/transports/delivery"
 )
 
 type serveConfig struct {
@@ -63,9 +64,16 @@ func runServe(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 
 // serveOn runs the HTTP server and the dispatcher on ln until ctx ends.
 func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveConfig, log *slog.Logger) error {
-	srv := server.New(st, server.Config{Logger: log})
+	dh, err := newDockerHost(st, cfg.KeyFile, log)
+	if err != nil {
+		log.Warn("no Docker client: the docker runtime and skills are unavailable", "err", err)
+	}
+	srv := server.New(st, server.Config{Logger: log, Routes: transportRoutes(st, log), Skills: dh.skillRunner()})
+	if dh != nil {
+		dh.mcp = onlyMCP(srv)
+	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	d := dispatch.New(st, runtimeSelector{st: st}, dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()), Logger: log})
+	d := dispatch.New(st, runtimeSelector{st: st, docker: dh}, dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()), Logger: log})
 	if err := d.Recover(ctx); err != nil {
 		return err
 	}
@@ -75,7 +83,13 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	if dh != nil {
+		dh.start(ctx) // reaps a predecessor's containers before any activation starts
+	}
 	go d.Run(ctx)
+	outbound := delivery.New(st, outboundSenders(st), delivery.Options{Logger: log})
+	outboundDone := make(chan error, 1)
+	go func() { outboundDone <- outbound.Run(ctx) }()
 	select {
 	case err := <-errc:
 		return err
@@ -89,6 +103,8 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	if err := d.Shutdown(graceCtx); err != nil {
 		log.Warn("shutdown", "err", err)
 	}
+	dh.shutdown(graceCtx)
+	<-outboundDone // attempts in flight are cut short and recorded for retry
 	httpCtx, cancelHTTP := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancelHTTP()
 	if err := hs.Shutdown(httpCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {

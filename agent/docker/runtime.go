@@ -1,0 +1,272 @@
+package docker
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/domain"
+)
+
+// drainWait bounds how long output may trail a container's exit.
+const drainWait = 5 * time.Second
+
+// Paths inside an activation container.
+const (
+	Workspace  = "/workspace"
+	BinaryPath = "/usr/local/bin/helix-org"
+)
+
+// Runtime runs each activation as a one-shot container: the worker's
+// environment directory mounted as the workspace, the prompt on stdin,
+// every output line on the activation stream, and the container removed
+// when the run ends — or killed first, when the run's context ends.
+type Runtime struct {
+	Engine *Engine
+	// Image and Command are the defaults; Overrides may replace them per
+	// role or worker, which RoleOf resolves.
+	Image     string
+	Command   string
+	Overrides Overrides
+	RoleOf    func(ctx context.Context, worker string) (string, error)
+	// Binary, when set, is a static helix-org on the host, mounted
+	// read-only at BinaryPath.
+	Binary string
+	// Env is extra environment from operational config.
+	Env    map[string]string
+	Limits Limits
+	// MCPBase returns the base URL at which a container on the agents
+	// network reaches the server's MCP endpoints.
+	MCPBase func(ctx context.Context) (string, error)
+	// Forbidden lists host paths that must never be mounted (the database).
+	Forbidden []string
+	// StopGrace is how long a container gets between SIGTERM and SIGKILL
+	// once its run's context ends; default agent.StopGrace.
+	StopGrace time.Duration
+}
+
+var _ domain.Runtime = (*Runtime)(nil)
+
+// Run carries out one activation.
+func (r *Runtime) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
+	fail := domain.RunResult{ExitStatus: -1}
+	spec, err := r.prepare(ctx, run)
+	if err != nil {
+		return fail, err
+	}
+	id, err := r.create(ctx, run, spec)
+	if err != nil {
+		return fail, err
+	}
+	defer r.remove(id)
+	return r.attachAndWait(ctx, id, run)
+}
+
+// containerSpec is what prepare resolved for one run.
+type containerSpec struct {
+	override Override
+	mcpURL   string
+	network  Network
+}
+
+func (r *Runtime) prepare(ctx context.Context, run domain.Run) (containerSpec, error) {
+	role := ""
+	if r.RoleOf != nil && (len(r.Overrides.Roles) > 0) {
+		var err error
+		if role, err = r.RoleOf(ctx, run.WorkerID); err != nil {
+			return containerSpec{}, fmt.Errorf("role of %s: %w", run.WorkerID, err)
+		}
+	}
+	ov := r.Overrides.For(Override{Image: r.Image, Command: r.Command}, run.WorkerID, role)
+	if ov.Image == "" {
+		return containerSpec{}, errors.New("agent.docker.image is not set: build an image with your agent in it and run `helix-org config set agent.docker.image <image>`")
+	}
+	if len(strings.Fields(ov.Command)) == 0 {
+		return containerSpec{}, errors.New("agent.docker.command is empty")
+	}
+	for _, src := range []string{run.EnvDir, r.Binary} {
+		if src == "" {
+			continue
+		}
+		if err := checkMount(src, r.Forbidden); err != nil {
+			return containerSpec{}, err
+		}
+	}
+	base, err := r.MCPBase(ctx)
+	if err != nil {
+		return containerSpec{}, fmt.Errorf("server endpoint for containers: %w", err)
+	}
+	spec := containerSpec{override: ov, mcpURL: base + "/workers/" + run.WorkerID + "/mcp"}
+	// The agent reads mcp.json from its workspace: point it at the address
+	// it can reach from inside, not the host's loopback.
+	if err := os.WriteFile(filepath.Join(run.EnvDir, "mcp.json"), domain.MCPConfig(spec.mcpURL, run.Token), 0o600); err != nil {
+		return containerSpec{}, fmt.Errorf("write mcp.json: %w", err)
+	}
+	if err := chownTree(run.EnvDir, r.Limits.User); err != nil {
+		return containerSpec{}, fmt.Errorf("hand workspace to %s: %w", r.Limits.User, err)
+	}
+	if spec.network, err = r.Engine.Network(ctx, NetAgents); err != nil {
+		return containerSpec{}, err
+	}
+	return spec, nil
+}
+
+func (r *Runtime) create(ctx context.Context, run domain.Run, spec containerSpec) (string, error) {
+	// PATH stays the image's (Docker's default includes BinaryPath's dir).
+	env := []string{"HOME=" + Workspace, "TMPDIR=/tmp",
+		"HELIX_ORG_MCP_URL=" + spec.mcpURL, "HELIX_ORG_TOKEN=" + run.Token, "HELIX_ORG_WORKER=" + run.WorkerID,
+		"HELIX_ORG_ENV_DIR=" + Workspace, "HELIX_ORG_ACTIVATION=" + run.ActivationID}
+	for _, k := range slices.Sorted(maps.Keys(r.Env)) {
+		env = append(env, k+"="+r.Env[k])
+	}
+	mounts := []mount.Mount{{Type: mount.TypeBind, Source: run.EnvDir, Target: Workspace}}
+	if r.Binary != "" {
+		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: r.Binary, Target: BinaryPath, ReadOnly: true})
+	}
+	cfg := &container.Config{
+		Image: spec.override.Image, Cmd: strings.Fields(spec.override.Command), Env: env, WorkingDir: Workspace, User: r.Limits.User,
+		Labels:    r.Engine.Labels(KindActivation, LabelActivation, run.ActivationID, LabelWorker, run.WorkerID),
+		OpenStdin: true, StdinOnce: true, AttachStdin: true, AttachStdout: true, AttachStderr: true,
+	}
+	nets := &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{spec.network.Name: {}}}
+	c, err := r.Engine.cli.ContainerCreate(ctx, cfg, r.Limits.HostConfig(mounts), nets, nil, r.Engine.Name(run.ActivationID))
+	if err != nil {
+		return "", fmt.Errorf("create container from %s: %w", spec.override.Image, err)
+	}
+	for _, n := range spec.override.Networks {
+		if err := r.Engine.cli.NetworkConnect(ctx, n, c.ID, nil); err != nil {
+			r.remove(c.ID)
+			return "", fmt.Errorf("join network %s: %w", n, err)
+		}
+	}
+	return c.ID, nil
+}
+
+// attachAndWait starts the container with the prompt on stdin, logs its
+// output as it comes, and waits for it to exit or for ctx to end.
+func (r *Runtime) attachAndWait(ctx context.Context, id string, run domain.Run) (domain.RunResult, error) {
+	res := domain.RunResult{ExitStatus: -1}
+	cli := r.Engine.cli
+	hj, err := cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
+	if err != nil {
+		return res, fmt.Errorf("attach: %w", err)
+	}
+	defer hj.Close()
+	waitC, errC := cli.ContainerWait(context.WithoutCancel(ctx), id, container.WaitConditionNextExit)
+	if err := cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+		return res, fmt.Errorf("start container: %w", err)
+	}
+	go func() {
+		io.WriteString(hj.Conn, run.Prompt)
+		hj.CloseWrite()
+	}()
+	done := r.stream(hj.Reader, run.Log, &res)
+	var code int64 = -1
+	var waitErr error
+	select {
+	case w := <-waitC:
+		code = w.StatusCode
+	case waitErr = <-errC:
+	case <-ctx.Done():
+		r.stop(id)
+		select {
+		case w := <-waitC:
+			code = w.StatusCode
+		case waitErr = <-errC:
+		}
+	}
+	// The daemon closes the stream once it has sent the last output; wait
+	// for that, but not forever.
+	select {
+	case <-done:
+	case <-time.After(drainWait):
+		hj.Close()
+		<-done
+	}
+	res.ExitStatus = int(code)
+	if insp, err := cli.ContainerInspect(context.WithoutCancel(ctx), id); err == nil && insp.State != nil && insp.State.OOMKilled {
+		run.Log(domain.LogEntry{Kind: domain.LogError, Text: "a process in the container hit the memory cap and was OOM-killed"})
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	if waitErr != nil {
+		return res, fmt.Errorf("wait for container: %w", waitErr)
+	}
+	return res, nil
+}
+
+// stream demultiplexes stdout and stderr and logs each line: stdout as
+// (possibly stream-json) agent output, stderr prefixed like the command
+// runtime does. The returned channel closes when both are drained.
+func (r *Runtime) stream(src io.Reader, log func(domain.LogEntry), res *domain.RunResult) <-chan struct{} {
+	outR, outW := io.Pipe()
+	errR, errW := io.Pipe()
+	go func() {
+		_, err := stdcopy.StdCopy(outW, errW, src)
+		outW.CloseWithError(err)
+		errW.CloseWithError(err)
+	}()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, s := range []struct {
+		r      io.Reader
+		stderr bool
+	}{{outR, false}, {errR, true}} {
+		wg.Go(func() {
+			sc := bufio.NewScanner(s.r)
+			sc.Buffer(make([]byte, 64<<10), 1<<20)
+			for sc.Scan() {
+				mu.Lock()
+				if s.stderr {
+					log(domain.LogEntry{Kind: domain.LogOutput, Text: "stderr: " + strings.TrimRight(sc.Text(), "\r")})
+				} else {
+					agent.LogLine(sc.Text(), log, res)
+				}
+				mu.Unlock()
+			}
+			io.Copy(io.Discard, s.r)
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	return done
+}
+
+// stop sends SIGTERM and, after the grace period, SIGKILL.
+func (r *Runtime) stop(id string) {
+	grace := r.StopGrace
+	if grace <= 0 {
+		grace = agent.StopGrace
+	}
+	secs := int((grace + time.Second - 1) / time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), grace+30*time.Second)
+	defer cancel()
+	if err := r.Engine.cli.ContainerStop(ctx, id, container.StopOptions{Timeout: &secs}); err != nil {
+		r.Engine.log.Warn("stop container", "container", id, "err", err)
+	}
+}
+
+// remove deletes the container whatever state it is in.
+func (r *Runtime) remove(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := r.Engine.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+		r.Engine.log.Warn("remove container", "container", id, "err", err)
+	}
+}

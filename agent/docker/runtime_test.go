@@ -1,0 +1,409 @@
+package docker_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+
+	"github.com/helixml/helix-org/agent/docker"
+	"github.com/helixml/helix-org/agent/docker/dockertest"
+	"github.com/helixml/helix-org/domain"
+)
+
+// shared is one engine instance and one busybox image for the tests that
+// do not inspect what the instance owns as a whole.
+var shared struct {
+	eng   *docker.Engine
+	image string
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	eng, err := dockertest.NewEngine()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		if err := dockertest.Remove(eng); err != nil {
+			fmt.Fprintln(os.Stderr, "clean up:", err)
+		}
+	}()
+	img, err := dockertest.BuildImage(eng, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	shared.eng, shared.image = eng, img
+	return m.Run()
+}
+
+type logSink struct {
+	mu      sync.Mutex
+	entries []domain.LogEntry
+	onLine  func(string)
+}
+
+func (l *logSink) add(e domain.LogEntry) {
+	l.mu.Lock()
+	l.entries = append(l.entries, e)
+	l.mu.Unlock()
+	if l.onLine != nil {
+		l.onLine(e.Text)
+	}
+}
+
+func (l *logSink) text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b strings.Builder
+	for _, e := range l.entries {
+		fmt.Fprintf(&b, "%s:%s:%s\n", e.Kind, e.Tool, e.Text)
+	}
+	return b.String()
+}
+
+// testLimits are small, so the abuse probes hit them quickly.
+var testLimits = docker.Limits{Memory: 48 << 20, NanoCPUs: 5e8, Pids: 64, TmpBytes: 1 << 20, User: "65534:65534"}
+
+// newRuntime runs `true` in image unless a test sets Command. The MCP base
+// is a fixed address: these tests do not talk to a server.
+func newRuntime(eng *docker.Engine, image string) *docker.Runtime {
+	return &docker.Runtime{Engine: eng, Image: image, Command: "true", Limits: testLimits, StopGrace: time.Second,
+		MCPBase: func(context.Context) (string, error) { return "http://192.0.2.1:9", nil }}
+}
+
+// sh writes a script into the workspace: the runtime splits its command on
+// spaces, so anything longer than a word goes through a file.
+func sh(t *testing.T, dir, script string) string {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "probe.sh"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return "probe.sh"
+}
+
+func newRun(t *testing.T, log *logSink) domain.Run {
+	return domain.Run{ActivationID: "a-" + domain.RandomSlug(8), WorkerID: "w-echo", EnvDir: t.TempDir(), MCPURL: "http://127.0.0.1:1/workers/w-echo/mcp",
+		Token: "hxo_test", Prompt: "hello prompt", Timeout: time.Minute, Log: log.add}
+}
+
+func runScript(t *testing.T, rt *docker.Runtime, script string) (domain.RunResult, string, error) {
+	t.Helper()
+	var log logSink
+	r := newRun(t, &log)
+	rt.Command = "sh " + sh(t, r.EnvDir, script)
+	res, err := rt.Run(t.Context(), r)
+	return res, log.text(), err
+}
+
+func TestRunInContainer(t *testing.T) {
+	t.Parallel()
+	var log logSink
+	r := newRun(t, &log)
+	script := `id -u; pwd; cat; echo
+echo "url=$HELIX_ORG_MCP_URL token=$HELIX_ORG_TOKEN dir=$HELIX_ORG_ENV_DIR act=$HELIX_ORG_ACTIVATION"
+grep -o '"url": "[^"]*"' mcp.json
+grep -E '^(CapEff|NoNewPrivs)' /proc/self/status
+touch /etc/x 2>&1 || echo "root is read-only"
+echo kept > result.txt && echo "workspace is writable"
+ls /var/run/docker.sock 2>&1 || echo "no docker socket"
+echo '{"type":"assistant","message":{"content":[{"type":"text","text":"thinking aloud"}]}}'
+echo '{"type":"result","usage":{"input_tokens":7,"output_tokens":3}}'
+echo oops >&2
+exit 3
+`
+	rt := newRuntime(shared.eng, shared.image)
+	rt.Command = "sh " + sh(t, r.EnvDir, script)
+	res, err := rt.Run(t.Context(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitStatus != 3 || res.InputTokens != 7 || res.OutputTokens != 3 {
+		t.Errorf("result = %+v, want exit 3 and 7/3 tokens", res)
+	}
+	out := log.text()
+	for _, want := range []string{
+		"output::65534\n", "output::/workspace\n", "output::hello prompt\n",
+		"url=http://192.0.2.1:9/workers/w-echo/mcp token=hxo_test dir=/workspace act=" + r.ActivationID,
+		`"url": "http://192.0.2.1:9/workers/w-echo/mcp"`,
+		"CapEff:\t0000000000000000", "NoNewPrivs:\t1",
+		"Read-only file system", "root is read-only", "workspace is writable", "no docker socket",
+		"assistant::thinking aloud", "output::stderr: oops",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(r.EnvDir, "result.txt")); string(b) != "kept\n" {
+		t.Errorf("workspace file = %q; the workspace must be the env dir", b)
+	}
+	assertNoContainers(t, shared.eng, r.ActivationID)
+}
+
+// assertNoContainers checks nothing of the activation is left, running or not.
+func assertNoContainers(t *testing.T, eng *docker.Engine, activation string) {
+	t.Helper()
+	f := filters.NewArgs(filters.Arg("label", docker.LabelInstance+"="+eng.Instance()))
+	if activation != "" {
+		f.Add("label", docker.LabelActivation+"="+activation)
+	}
+	list, err := eng.Client().ContainerList(context.Background(), container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) > 0 {
+		t.Errorf("%d container(s) left behind: %s %s", len(list), list[0].Names, list[0].State)
+	}
+}
+
+func TestInspectShowsHardening(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var insp container.InspectResponse
+	var inspErr error
+	log := logSink{}
+	r := newRun(t, &log)
+	log.onLine = func(line string) {
+		if line != "ready" {
+			return
+		}
+		defer cancel()
+		list, err := shared.eng.Client().ContainerList(ctx, container.ListOptions{Filters: filters.NewArgs(filters.Arg("label", docker.LabelActivation+"="+r.ActivationID))})
+		if err != nil || len(list) != 1 {
+			inspErr = fmt.Errorf("list: %v (%d)", err, len(list))
+			return
+		}
+		insp, inspErr = shared.eng.Client().ContainerInspect(ctx, list[0].ID)
+	}
+	rt := newRuntime(shared.eng, shared.image)
+	rt.Command = "sh " + sh(t, r.EnvDir, "echo ready; exec sleep 600")
+	if _, err := rt.Run(ctx, r); err == nil {
+		t.Error("a cancelled run returned no error")
+	}
+	if inspErr != nil {
+		t.Fatal(inspErr)
+	}
+	hc := insp.HostConfig
+	checks := []struct {
+		name string
+		ok   bool
+		got  any
+	}{
+		{"memory", hc.Memory == testLimits.Memory && hc.MemorySwap == testLimits.Memory, hc.Memory},
+		{"cpus", hc.NanoCPUs == testLimits.NanoCPUs, hc.NanoCPUs},
+		{"pids", hc.PidsLimit != nil && *hc.PidsLimit == testLimits.Pids, hc.PidsLimit},
+		{"capabilities dropped", len(hc.CapDrop) == 1 && hc.CapDrop[0] == "ALL" && len(hc.CapAdd) == 0, hc.CapDrop},
+		{"no-new-privileges", len(hc.SecurityOpt) == 1 && hc.SecurityOpt[0] == "no-new-privileges:true", hc.SecurityOpt},
+		{"read-only root", hc.ReadonlyRootfs, hc.ReadonlyRootfs},
+		{"size-capped tmp", strings.Contains(hc.Tmpfs["/tmp"], fmt.Sprintf("size=%d", testLimits.TmpBytes)), hc.Tmpfs},
+		{"not privileged", !hc.Privileged, hc.Privileged},
+		{"non-root user", insp.Config.User == "65534:65534", insp.Config.User},
+		{"only the workspace mounted", len(insp.Mounts) == 1 && insp.Mounts[0].Destination == docker.Workspace && insp.Mounts[0].Source == r.EnvDir && insp.Mounts[0].RW, insp.Mounts},
+		{"only the agents network", len(insp.NetworkSettings.Networks) == 1 && insp.NetworkSettings.Networks[shared.eng.Name(docker.NetAgents)] != nil, insp.NetworkSettings.Networks},
+		{"labelled", insp.Config.Labels[docker.LabelActivation] == r.ActivationID && insp.Config.Labels[docker.LabelInstance] == shared.eng.Instance(), insp.Config.Labels},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			t.Errorf("%s: got %v", c.name, c.got)
+		}
+	}
+	assertNoContainers(t, shared.eng, r.ActivationID)
+}
+
+func TestHungAgentIsKilledAtTheTimeout(t *testing.T) {
+	t.Parallel()
+	var log logSink
+	r := newRun(t, &log)
+	rt := newRuntime(shared.eng, shared.image)
+	// The agent ignores SIGTERM, so only the SIGKILL after the grace ends it.
+	rt.Command = "sh " + sh(t, r.EnvDir, "trap '' TERM; echo hanging; while :; do sleep 1; done")
+	timeout := 2 * time.Second
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	start := time.Now()
+	_, err := rt.Run(ctx, r)
+	elapsed := time.Since(start)
+	if err == nil || !strings.Contains(err.Error(), "deadline exceeded") {
+		t.Errorf("err = %v, want the deadline", err)
+	}
+	if limit := timeout + rt.StopGrace + 10*time.Second; elapsed > limit {
+		t.Errorf("run took %s; the container should be killed by %s", elapsed, limit)
+	}
+	if !strings.Contains(log.text(), "hanging") {
+		t.Errorf("log = %s", log.text())
+	}
+	assertNoContainers(t, shared.eng, r.ActivationID)
+}
+
+func TestAbuseIsContained(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		script string
+		want   []string
+	}{
+		// ash exits when it cannot fork, so the bomb runs in a subshell and
+		// the report afterwards uses builtins only.
+		{"fork bomb stops at the pids cap", `( i=0; while [ $i -lt 500 ]; do sleep 5 & i=$((i+1)); done ) 2>/tmp/err
+for d in /sys/fs/cgroup/pids /sys/fs/cgroup; do [ -r $d/pids.current ] && read n < $d/pids.current && read m < $d/pids.max && echo "pids=$n max=$m" && break; done
+while read line; do case "$line" in *"can't fork"*) echo "fork refused"; break;; esac; done < /tmp/err
+echo "survived"`, []string{"fork refused", "survived", "max=64"}},
+		{"memory hog is OOM-killed alone", `tail /dev/zero; echo "hog exited $?"; echo "agent still alive"`,
+			[]string{"hog exited 137", "agent still alive", "OOM-killed"}},
+		{"writes outside workspace and tmp fail", `for p in /x /bin/x /etc/passwd /workspace/../x; do touch $p 2>/dev/null && echo "wrote $p"; done; echo checked`,
+			[]string{"checked"}},
+		{"tmp is size-capped", `dd if=/dev/zero of=/tmp/big bs=1024 count=4096 2>&1 | grep -o "No space left on device"`,
+			[]string{"No space left on device"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, out, err := runScript(t, newRuntime(shared.eng, shared.image), tc.script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("log lacks %q:\n%s", w, out)
+				}
+			}
+			if strings.Contains(out, "wrote /") {
+				t.Errorf("a write outside the workspace succeeded:\n%s", out)
+			}
+			if _, after, ok := strings.Cut(out, "pids="); ok {
+				var n int
+				fmt.Sscanf(after, "%d", &n)
+				if n == 0 || n > int(testLimits.Pids) {
+					t.Errorf("pids in use = %d, want at most the cap %d", n, testLimits.Pids)
+				}
+			}
+		})
+	}
+}
+
+// TestNetworkReach: an activation container reaches the server's listener
+// on the agents network's gateway, and nothing beyond the host.
+func TestNetworkReach(t *testing.T) {
+	t.Parallel()
+	net0, err := shared.eng.Network(t.Context(), docker.NetAgents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net0.Listen(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "reached-the-server") })}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	script := fmt.Sprintf(`wget -q -O - http://%s/ ; echo
+nc -w 2 169.254.169.254 80 </dev/null && echo "metadata reachable" || echo "metadata blocked"`, ln.Addr())
+	_, out, err := runScript(t, newRuntime(shared.eng, shared.image), script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"reached-the-server", "metadata blocked"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("log lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+func TestOverridesAndBinaryMount(t *testing.T) {
+	t.Parallel()
+	marker := filepath.Join(t.TempDir(), "marker")
+	os.WriteFile(marker, []byte("worker-image\n"), 0o644)
+	other := dockertest.Image(t, shared.eng, map[string]string{"/marker": marker})
+	bin := filepath.Join(t.TempDir(), "helix-org")
+	os.WriteFile(bin, []byte("#!/bin/sh\necho mounted-binary\n"), 0o755)
+	var log logSink
+	r := newRun(t, &log)
+	rt := newRuntime(shared.eng, shared.image)
+	rt.Binary = bin
+	rt.RoleOf = func(context.Context, string) (string, error) { return "r-echo", nil }
+	rt.Overrides = docker.Overrides{
+		Roles:   map[string]docker.Override{"r-echo": {Command: "sh /workspace/role.sh"}},
+		Workers: map[string]docker.Override{"w-echo": {Image: other}},
+	}
+	os.WriteFile(filepath.Join(r.EnvDir, "role.sh"), []byte("cat /marker; helix-org; touch "+docker.BinaryPath+" 2>/dev/null || echo binary-read-only\n"), 0o644)
+	if _, err := rt.Run(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"worker-image", "mounted-binary", "binary-read-only"} {
+		if !strings.Contains(log.text(), w) {
+			t.Errorf("log lacks %q:\n%s", w, log.text())
+		}
+	}
+}
+
+func TestRefusesToMountTheDatabase(t *testing.T) {
+	t.Parallel()
+	var log logSink
+	r := newRun(t, &log)
+	rt := newRuntime(shared.eng, shared.image)
+	rt.Forbidden = []string{filepath.Join(r.EnvDir, "sub", "helix-org.db")}
+	_, err := rt.Run(t.Context(), r)
+	if err == nil || !strings.Contains(err.Error(), "refusing to mount") {
+		t.Errorf("err = %v", err)
+	}
+	assertNoContainers(t, shared.eng, r.ActivationID)
+}
+
+// TestReapRemovesLeftovers: what a crashed server left running is gone
+// after the next start's Reap, and other instances' containers are not.
+func TestReapRemovesLeftovers(t *testing.T) {
+	t.Parallel()
+	eng := dockertest.Engine(t)
+	cli := eng.Client()
+	mk := func(e *docker.Engine) string {
+		c, err := cli.ContainerCreate(t.Context(), &container.Config{Image: shared.image, Cmd: []string{"sleep", "600"},
+			Labels: e.Labels(docker.KindActivation, docker.LabelActivation, "a-crashed")}, nil, nil, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cli.ContainerStart(t.Context(), c.ID, container.StartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return c.ID
+	}
+	mk(eng)
+	survivor := mk(shared.eng)
+	defer cli.ContainerRemove(context.Background(), survivor, container.RemoveOptions{Force: true})
+	n, err := eng.Reap(t.Context())
+	if err != nil || n != 1 {
+		t.Fatalf("reaped %d, %v; want 1", n, err)
+	}
+	assertNoContainers(t, eng, "")
+	if _, err := cli.ContainerInspect(t.Context(), survivor); err != nil {
+		t.Errorf("reap removed another instance's container: %v", err)
+	}
+}
+
+// TestOCIRuntimeReachesDocker: the configured runtime is what the daemon
+// is asked for (runsc is not installed here, so it refuses by name).
+func TestOCIRuntimeReachesDocker(t *testing.T) {
+	t.Parallel()
+	var log logSink
+	r := newRun(t, &log)
+	rt := newRuntime(shared.eng, shared.image)
+	rt.Limits.OCIRuntime = "runsc"
+	_, err := rt.Run(t.Context(), r)
+	if err == nil || !strings.Contains(err.Error(), "runsc") {
+		t.Errorf("err = %v, want the daemon to refuse the unknown runtime runsc", err)
+	}
+	assertNoContainers(t, shared.eng, r.ActivationID)
+}

@@ -1,0 +1,68 @@
+package docker_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/helixml/helix-org/agent/docker"
+)
+
+func TestOverridesFor(t *testing.T) {
+	o, err := docker.ParseOverrides(`{"roles":{"r-dev":{"image":"dev:1","networks":["egress"]}},"workers":{"w-x":{"image":"x:2","command":"claude -p"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := docker.Override{Image: "base:1", Command: "helix-org agent run"}
+	tests := []struct {
+		name, worker, role string
+		want               docker.Override
+	}{
+		{"no override", "w-a", "r-ops", base},
+		{"role", "w-a", "r-dev", docker.Override{Image: "dev:1", Command: "helix-org agent run", Networks: []string{"egress"}}},
+		{"worker beats role", "w-x", "r-dev", docker.Override{Image: "x:2", Command: "claude -p", Networks: []string{"egress"}}},
+		{"worker without role", "w-x", "", docker.Override{Image: "x:2", Command: "claude -p"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, o.For(base, tc.worker, tc.role)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseSettingsRefusesMistakes(t *testing.T) {
+	tests := []struct {
+		name string
+		err  func() error
+		want string
+	}{
+		{"unknown override key", func() error { _, err := docker.ParseOverrides(`{"role":{}}`); return err }, `unknown field "role"`},
+		{"env not strings", func() error { _, err := docker.ParseEnv("agent.docker.env", `{"A":1}`); return err }, "want a JSON object of strings"},
+		{"bad memory", func() error { _, err := docker.ParseLimits("lots", "1", 10, "64m", "65534", ""); return err }, `memory: "lots" is not a size`},
+		{"bad cpus", func() error { _, err := docker.ParseLimits("1g", "-1", 10, "64m", "65534", ""); return err }, `cpus: "-1" is not a positive number`},
+		{"no pids cap", func() error { _, err := docker.ParseLimits("1g", "1", 0, "64m", "65534", ""); return err }, "pids: must be positive"},
+		{"root user", func() error { _, err := docker.ParseLimits("1g", "1", 10, "64m", "0:0", ""); return err }, `user: "0:0" must be a numeric non-root uid`},
+		{"named user", func() error { _, err := docker.ParseLimits("1g", "1", 10, "64m", "root", ""); return err }, `user: "root" must be a numeric non-root uid`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.err(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	l, err := docker.ParseLimits("512m", "1.5", 64, "16m", "65534:65534", "runsc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := docker.Limits{Memory: 512 << 20, NanoCPUs: 1.5e9, Pids: 64, TmpBytes: 16 << 20, User: "65534:65534", OCIRuntime: "runsc"}
+	if diff := cmp.Diff(want, l); diff != "" {
+		t.Errorf("limits (-want +got):\n%s", diff)
+	}
+	if hc := l.HostConfig(nil); hc.Runtime != "runsc" {
+		t.Errorf("OCI runtime = %q", hc.Runtime)
+	}
+}

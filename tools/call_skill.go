@@ -1,0 +1,34 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+type callSkillIn struct {
+	Name  string          `json:"name" jsonschema:"the skill to call"`
+	Input json.RawMessage `json:"input,omitempty" jsonschema:"the input object, matching the skill's input schema"`
+}
+
+func callSkill() Tool {
+	return define("call_skill", "Call any skill by name with an input object; the skill starts first if it was stopped. To let a worker call just one skill, grant it skill_<name> instead.",
+		func(ctx context.Context, env *Env, in callSkillIn) (skillOutput, error) {
+			if in.Name == "" {
+				return skillOutput{}, domain.Required("name")
+			}
+			if _, err := skillRunner(env); err != nil {
+				return skillOutput{}, err
+			}
+			sk, err := env.Store.GetSkill(ctx, in.Name)
+			if err != nil {
+				return skillOutput{}, err
+			}
+			schema, err := resolveSchema(sk.InputSchema)
+			if err != nil {
+				return skillOutput{}, err
+			}
+			return runSkill(ctx, env, sk.Name, schema, in.Input)
+		})
+}
