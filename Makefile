@@ -34,9 +34,15 @@ load:
 	$(GO) run ./cmd/helix-org-load -clients $(LOAD_CLIENTS) -calls $(LOAD_CALLS)
 	$(GO) test -count=1 -run '^TestInboundLoad$$' -v ./transports/webhook/
 
-# Short fuzz runs of the inbound parsers (go test runs only their seeds).
+# Short fuzz runs of every inbound parser and verifier (go test runs only
+# their seeds). -fuzz takes one target per run, hence one line each.
+FUZZTIME ?= 8s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzInbound$$' -fuzztime 10s ./transports/webhook/
+	$(GO) test -run '^$$' -fuzz '^FuzzInbound$$' -fuzztime $(FUZZTIME) ./transports/webhook/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseInbound$$' -fuzztime $(FUZZTIME) ./transports/email/
+	$(GO) test -run '^$$' -fuzz '^FuzzAuthorize$$' -fuzztime $(FUZZTIME) ./transports/email/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./transports/github/
+	$(GO) test -run '^$$' -fuzz '^FuzzVerifySignature$$' -fuzztime $(FUZZTIME) ./transports/github/
 
 lint:
 	@unformatted="$$(gofmt -l .)"; \
