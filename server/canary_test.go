@@ -3,12 +3,10 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
-	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,24 +16,6 @@ import (
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
 )
-
-// lockedBuffer is a log sink the server's handler goroutines can share.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
-}
 
 // TestSecretCanary sets a secret setting, as `helix-org config set
 // agent.api_key` does, then drives a walkthrough's worth of MCP calls as the
@@ -48,8 +28,8 @@ func TestSecretCanary(t *testing.T) {
 		// below looks where settings actually end up.
 		plain = "plain-marker-3b8e51"
 	)
-	var logs lockedBuffer
-	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var logs servertest.Logs
+	log := logs.Logger()
 	path := filepath.Join(t.TempDir(), "helix-org.db")
 	st, err := store.Open(t.Context(), path, store.Options{Synchronous: "NORMAL", Logger: log})
 	if err != nil {
@@ -143,7 +123,7 @@ func TestSecretCanary(t *testing.T) {
 		}
 	}
 
-	if b := logs.Bytes(); bytes.Contains(b, []byte(canary)) {
+	if b := []byte(logs.String()); bytes.Contains(b, []byte(canary)) {
 		t.Errorf("the log contains the secret:\n%s", b)
 	}
 }

@@ -16,13 +16,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/helixml/helix-org/agent/llm"
 	"github.com/helixml/helix-org/agent/llm/llmtest"
+	"github.com/helixml/helix-org/server/servertest"
 )
 
 // exe is the helix-org binary TestMain builds.
@@ -201,12 +201,12 @@ func startServe(t *testing.T, dir string, env []string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs servertest.Logs
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			logs.WriteString(sc.Text() + "\n")
+			io.WriteString(&logs, sc.Text()+"\n")
 			if strings.Contains(sc.Text(), "helix-org serving") {
 				close(ready)
 				break
@@ -230,25 +230,6 @@ func startServe(t *testing.T, dir string, env []string) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("serve not listening after 30s:\n%s", logs.String())
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) WriteString(str string) { s.Write([]byte(str)) }
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func freeAddr(t *testing.T) string {

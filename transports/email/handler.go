@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/transports/inbound"
 )
 
 // InboundPattern is the route Postmark's inbound webhook is pointed at.
@@ -56,9 +56,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, http.StatusUnauthorized, err)
 		return
 	}
-	body, err := readBody(w, r, h.store.IntSetting(ctx, MaxBodySetting))
+	body, err := inbound.ReadBody(w, r, h.store.IntSetting(ctx, MaxBodySetting))
 	if err != nil {
-		h.fail(w, readStatus(err), err)
+		h.fail(w, inbound.ReadStatus(err), err)
 		return
 	}
 	m, err := ParseInbound(body)
@@ -77,7 +77,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.log.Info("email stored", "stream", st.ID, "event", ev.ID, "postmark_message_id", m.DedupKey, "duplicate", dup)
-	writeJSON(w, http.StatusOK, map[string]any{"event": ev.ID, "duplicate": dup})
+	inbound.WriteJSON(w, http.StatusOK, map[string]any{"event": ev.ID, "duplicate": dup})
 }
 
 // authorize checks basic auth against inbound_user / inbound_password in
@@ -128,41 +128,6 @@ func statusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
-// readBody reads at most limit bytes, refusing a declared larger body
-// before reading any of it.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	if r.ContentLength > limit {
-		return nil, fmt.Errorf("read body: %w", &http.MaxBytesError{Limit: limit})
-	}
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if err != nil {
-		return nil, fmt.Errorf("read body: %w", err)
-	}
-	return b, nil
-}
-
-func readStatus(err error) int {
-	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-		return http.StatusRequestEntityTooLarge
-	}
-	return http.StatusBadRequest
-}
-
-// fail writes {"error": …}. A 5xx is logged here, once, and its detail
-// kept out of the answer.
 func (h *Handler) fail(w http.ResponseWriter, code int, err error) {
-	msg := err.Error()
-	if code >= 500 {
-		h.log.Error("inbound email failed", "err", err)
-		msg = http.StatusText(code)
-	} else {
-		h.log.Warn("inbound email refused", "status", code, "reason", msg)
-	}
-	writeJSON(w, code, map[string]string{"error": msg})
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(v)
+	inbound.Fail(h.log, "inbound email", w, code, err)
 }

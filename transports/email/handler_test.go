@@ -6,18 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/store/storetest"
 	"github.com/helixml/helix-org/transports/email"
@@ -37,30 +36,12 @@ func config(apiURL string) string {
 	return string(b)
 }
 
-// syncBuffer collects log output written by the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // fixture: email streams s-support (alias sam, followed by AI worker
 // w-sam) and s-billing (alias billing), the inbound handler over HTTP.
 type fixture struct {
 	st   *store.Store
 	url  string
-	logs *syncBuffer
+	logs *servertest.Logs
 }
 
 func newFixture(t *testing.T, wrap func(*store.Store) email.Store) fixture {
@@ -83,12 +64,12 @@ func newFixture(t *testing.T, wrap func(*store.Store) email.Store) fixture {
 	}
 	_, err = st.Subscribe(ctx, store.OwnerWorker, "s-support", "w-sam")
 	mustDo(t, err)
-	logs := &syncBuffer{}
+	logs := &servertest.Logs{}
 	var backend email.Store = st
 	if wrap != nil {
 		backend = wrap(st)
 	}
-	srv := httptest.NewServer(email.NewHandler(backend, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	srv := httptest.NewServer(email.NewHandler(backend, logs.Logger()))
 	t.Cleanup(srv.Close)
 	return fixture{st: st, url: srv.URL, logs: logs}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/transports/inbound"
 )
 
 // Pattern is the route the handler is mounted on.
@@ -60,9 +60,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, http.StatusInternalServerError, err)
 		return
 	}
-	body, err := readBody(w, r, h.store.IntSetting(ctx, MaxBodySetting))
+	body, err := inbound.ReadBody(w, r, h.store.IntSetting(ctx, MaxBodySetting))
 	if err != nil {
-		h.fail(w, readStatus(err), err)
+		h.fail(w, inbound.ReadStatus(err), err)
 		return
 	}
 	if cfg.WebhookSecret == "" {
@@ -75,7 +75,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	event, delivery := r.Header.Get("X-GitHub-Event"), r.Header.Get("X-GitHub-Delivery")
 	if event == "ping" {
-		writeJSON(w, http.StatusOK, result{Events: []string{}, Note: "pong"})
+		inbound.WriteJSON(w, http.StatusOK, result{Events: []string{}, Note: "pong"})
 		return
 	}
 	d, err := Parse(event, delivery, formPayload(r.Header.Get("Content-Type"), body))
@@ -92,7 +92,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(res.Events) == 0 {
 		code = http.StatusAccepted
 	}
-	writeJSON(w, code, res)
+	inbound.WriteJSON(w, code, res)
 }
 
 // deliver appends the delivery to every github stream that selects its
@@ -148,41 +148,6 @@ func formPayload(contentType string, body []byte) []byte {
 	return []byte(q.Get("payload"))
 }
 
-// readBody reads at most limit bytes, refusing a declared larger body
-// before reading any of it.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	if r.ContentLength > limit {
-		return nil, fmt.Errorf("read body: %w", &http.MaxBytesError{Limit: limit})
-	}
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if err != nil {
-		return nil, fmt.Errorf("read body: %w", err)
-	}
-	return b, nil
-}
-
-func readStatus(err error) int {
-	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-		return http.StatusRequestEntityTooLarge
-	}
-	return http.StatusBadRequest
-}
-
-// fail writes {"error": …}. A 5xx is logged here, once, and its detail
-// kept out of the answer; nothing logged or answered holds the secret.
 func (h *Handler) fail(w http.ResponseWriter, code int, err error) {
-	msg := err.Error()
-	if code >= 500 {
-		h.log.Error("github delivery failed", "err", err)
-		msg = http.StatusText(code)
-	} else {
-		h.log.Warn("github delivery refused", "status", code, "reason", msg)
-	}
-	writeJSON(w, code, map[string]string{"error": msg})
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(v)
+	inbound.Fail(h.log, "github delivery", w, code, err)
 }

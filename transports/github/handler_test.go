@@ -5,43 +5,24 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/store/storetest"
 	"github.com/helixml/helix-org/transports/github"
 )
 
 const secret = "gh-webhook-secret-5f2c"
-
-// syncBuffer collects log output written by the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // fixture is a store with three github streams, an AI worker following
 // each repository, and the handler served over HTTP.
@@ -52,7 +33,7 @@ func (s *syncBuffer) String() string {
 type fixture struct {
 	st   *store.Store
 	url  string
-	logs *syncBuffer
+	logs *servertest.Logs
 }
 
 func newFixture(t *testing.T, wrap func(*store.Store) github.Store) fixture {
@@ -82,12 +63,12 @@ func newFixture(t *testing.T, wrap func(*store.Store) github.Store) fixture {
 			mustDo(t, err)
 		}
 	}
-	logs := &syncBuffer{}
+	logs := &servertest.Logs{}
 	var backend github.Store = st
 	if wrap != nil {
 		backend = wrap(st)
 	}
-	srv := httptest.NewServer(github.NewHandler(backend, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	srv := httptest.NewServer(github.NewHandler(backend, logs.Logger()))
 	t.Cleanup(srv.Close)
 	return fixture{st: st, url: srv.URL, logs: logs}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/transports/inbound"
 )
 
 // Store is what the inbound handler needs from the store.
@@ -82,7 +82,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, Accepted{Event: stored.ID, Seq: stored.Seq, Duplicate: dup})
+	inbound.WriteJSON(w, http.StatusAccepted, Accepted{Event: stored.ID, Seq: stored.Seq, Duplicate: dup})
 }
 
 // event reads, verifies and parses the request into the event to append
@@ -96,9 +96,9 @@ func (h *Handler) event(w http.ResponseWriter, r *http.Request, st domain.Stream
 		return domain.Event{}, "", fmt.Errorf("stream %s config: %v", st.ID, err)
 	}
 	limit := h.st.IntSetting(r.Context(), MaxBodySetting)
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	body, err := inbound.ReadBody(w, r, limit)
 	if err != nil {
-		return domain.Event{}, "", fmt.Errorf("read body: %w", err)
+		return domain.Event{}, "", err
 	}
 	id := r.Header.Get(HeaderID)
 	if len(id) > MaxIDLength {
@@ -126,13 +126,7 @@ func (h *Handler) event(w http.ResponseWriter, r *http.Request, st domain.Stream
 
 // fail answers an error with its status, logging only server faults.
 func (h *Handler) fail(w http.ResponseWriter, err error) {
-	code := status(err)
-	msg := err.Error()
-	if code >= 500 {
-		h.log.Error("inbound webhook failed", "err", err)
-		msg = http.StatusText(code)
-	}
-	writeJSON(w, code, map[string]string{"error": msg})
+	inbound.Fail(h.log, "inbound webhook", w, status(err), err)
 }
 
 func status(err error) int {
@@ -146,10 +140,4 @@ func status(err error) int {
 		return http.StatusUnsupportedMediaType
 	}
 	return server.Status(err)
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(v)
 }
