@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -56,7 +57,7 @@ func newBuiltinOrg(t *testing.T, format, role string, script llmtest.Script) bui
 	t.Cleanup(func() { st.Close() })
 	st.SetSetting(t.Context(), agent.RuntimeSetting, agent.RuntimeBuiltin)
 	useFake(t, st, format, fake)
-	_, owner := startServe(t, st)
+	_, _, owner := startServe(t, st, io.Discard)
 	call := func(name string, args map[string]any) {
 		servertest.Call[map[string]any](t, owner, name, args)
 	}
@@ -266,7 +267,7 @@ func TestBuiltinIsTheDefaultAndSaysWhatIsMissing(t *testing.T) {
 	}
 	defer st.Close()
 	st.SetSetting(t.Context(), agent.APIKeySetting, "sk-x")
-	_, owner := startServe(t, st)
+	_, _, owner := startServe(t, st, io.Discard)
 	servertest.Call[map[string]any](t, owner, "hire_worker", map[string]any{"id": "w-echo", "position": store.OwnerPosition, "kind": "ai", "name": "Echo"})
 	waitIdle(t, st)
 	o := builtinOrg{st: st, owner: owner}

@@ -1,21 +1,17 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
-	"net"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/helixml/helix-org/agent/llm"
 	"github.com/helixml/helix-org/agent/llm/llmtest"
 	"github.com/helixml/helix-org/store"
-	"github.com/helixml/helix-org/tools"
 )
 
 // serveURL runs the real serve wiring on loopback over the database at db
@@ -27,24 +23,8 @@ func serveURL(t *testing.T, db string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := st.Bootstrap(t.Context(), tools.Names()); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	cfg := serveConfig{EnvsDir: t.TempDir(), ShutdownGrace: 5 * time.Second}
-	go func() { done <- serveOn(ctx, ln, st, cfg, slog.New(slog.DiscardHandler)) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return "http://" + ln.Addr().String()
+	base, _, _ := startServe(t, st, io.Discard)
+	return base
 }
 
 var sessionLine = regexp.MustCompile(`session ([0-9a-f-]{36})`)

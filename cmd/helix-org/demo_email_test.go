@@ -49,7 +49,7 @@ func TestDemoEmail(t *testing.T) {
 		}
 	}
 	logs := &demoLogBuffer{}
-	base, owner := demoServe(t, st, logs)
+	base, _, owner := startServe(t, st, logs)
 	inbound := base + "/email/postmark"
 
 	// README step 3: the org.

@@ -35,7 +35,7 @@ func TestDemoGitHub(t *testing.T) {
 		}
 	}
 	logs := &demoLogBuffer{}
-	base, owner := demoServe(t, st, logs)
+	base, _, owner := startServe(t, st, logs)
 	hook := base + "/github/webhook"
 
 	// README step 3, plus a second repository's stream and worker.

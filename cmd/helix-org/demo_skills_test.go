@@ -69,7 +69,7 @@ func TestDemoSkills(t *testing.T) {
 	skillSetup(t, st)
 	st.SetSetting(t.Context(), agent.RuntimeSetting, agent.RuntimeBuiltin)
 	useFake(t, st, llm.Anthropic, fake)
-	_, owner := demoServe(t, st, io.Discard)
+	_, _, owner := startServe(t, st, io.Discard)
 	for _, c := range []struct {
 		tool string
 		args map[string]any

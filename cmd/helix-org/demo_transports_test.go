@@ -2,58 +2,17 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/helixml/helix-org/domain"
-	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
-	"github.com/helixml/helix-org/tools"
 )
-
-// demoServe runs the real serve wiring — HTTP with every transport's
-// routes, the dispatcher and the outbound delivery engine — on loopback,
-// and returns its base URL and the owner's session. The server logs to logs.
-func demoServe(t *testing.T, st *store.Store, logs io.Writer) (string, *mcp.ClientSession) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	cfg := serveConfig{EnvsDir: filepath.Join(t.TempDir(), "envs"), ShutdownGrace: 5 * time.Second}
-	os.MkdirAll(cfg.EnvsDir, 0o700)
-	go func() {
-		done <- serveOn(ctx, ln, st, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	if _, err := st.Bootstrap(t.Context(), tools.Names()); err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	cs, err := servertest.Dial(t, base+"/workers/w-owner/mcp", servertest.Token(t, st, "w-owner"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return base, cs
-}
 
 func demoStore(t *testing.T) *store.Store {
 	t.Helper()

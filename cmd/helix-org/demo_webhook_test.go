@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -57,7 +58,7 @@ func TestDemoWebhook(t *testing.T) {
 	st := openTestStore(t)
 	st.SetSetting(t.Context(), safedial.AllowPrivateSetting, "true") // README step 2, for a receiver on this machine
 	sales := webhooktest.NewReceiver(t, hookSecret)
-	base, owner := serveWithURL(t, st)
+	base, _, owner := startServe(t, st, io.Discard)
 
 	role, err := os.ReadFile("../../demos/webhook/secretary.md")
 	if err != nil {

@@ -156,7 +156,7 @@ func TestDockerRuntime(t *testing.T) {
 	if err := eng.Client().ContainerStart(t.Context(), leftover.ID, container.StartOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	envs, owner := startServe(t, st)
+	_, envs, owner := startServe(t, st, io.Discard)
 	call := func(name string, args map[string]any) { servertest.Call[map[string]any](t, owner, name, args) }
 	call("create_role", map[string]any{"id": "r-echo", "title": "Echo", "content": "Reply to every message on its stream."})
 	call("create_position", map[string]any{"id": "p-echo", "role": "r-echo", "title": "Echo"})
@@ -255,7 +255,7 @@ func TestSkillsThroughTheServer(t *testing.T) {
 	t.Parallel()
 	st, _ := dockerStore(t, t.TempDir())
 	skillSetup(t, st)
-	base, owner := demoServe(t, st, io.Discard)
+	base, _, owner := startServe(t, st, io.Discard)
 
 	got := servertest.CallErr(t, owner, "create_skill", with(csvSkill, "handler", "for x in; do echo $x\n"))
 	if !strings.Contains(got, "syntax error") || !strings.Contains(got, "build log") {

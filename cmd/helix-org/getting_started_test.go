@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -19,9 +20,11 @@ import (
 	"github.com/helixml/helix-org/tools"
 )
 
-// startServe runs the real serve wiring (HTTP + dispatcher) in-process on
-// a loopback listener and returns its base URL and the owner's session.
-func startServe(t *testing.T, st *store.Store) (envs string, owner *mcp.ClientSession) {
+// startServe runs the real serve wiring — HTTP with every transport's
+// routes, the dispatcher and the outbound delivery engine — in-process on a
+// loopback listener, logging to logs, and returns its base URL, its
+// environments directory and the owner's session.
+func startServe(t *testing.T, st *store.Store, logs io.Writer) (base, envs string, owner *mcp.ClientSession) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -31,7 +34,11 @@ func startServe(t *testing.T, st *store.Store) (envs string, owner *mcp.ClientSe
 	done := make(chan error, 1)
 	cfg := serveConfig{EnvsDir: filepath.Join(t.TempDir(), "envs"), ShutdownGrace: 5 * time.Second}
 	os.MkdirAll(cfg.EnvsDir, 0o700)
-	go func() { done <- serveOn(ctx, ln, st, cfg, slog.New(slog.DiscardHandler)) }()
+	log := slog.New(slog.DiscardHandler)
+	if logs != io.Discard {
+		log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	go func() { done <- serveOn(ctx, ln, st, cfg, log) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -41,11 +48,12 @@ func startServe(t *testing.T, st *store.Store) (envs string, owner *mcp.ClientSe
 	if _, err := st.Bootstrap(t.Context(), tools.Names()); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := servertest.Dial(t, "http://"+ln.Addr().String()+"/workers/w-owner/mcp", servertest.Token(t, st, "w-owner"))
+	base = "http://" + ln.Addr().String()
+	owner, err = servertest.Dial(t, base+"/workers/w-owner/mcp", servertest.Token(t, st, "w-owner"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg.EnvsDir, cs
+	return base, cfg.EnvsDir, owner
 }
 
 // agentCommand is a command line that runs this test binary as an agent.
@@ -90,7 +98,7 @@ func TestGettingStarted(t *testing.T) {
 	ctx := t.Context()
 	st.SetSetting(ctx, agent.RuntimeSetting, agent.RuntimeCommand)
 	st.SetSetting(ctx, agent.CommandSetting, agentCommand(t, "echo"))
-	envs, owner := startServe(t, st)
+	_, envs, owner := startServe(t, st, io.Discard)
 
 	call := func(name string, args map[string]any) map[string]any {
 		return servertest.Call[map[string]any](t, owner, name, args)

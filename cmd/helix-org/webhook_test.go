@@ -1,61 +1,24 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
-	"github.com/helixml/helix-org/tools"
 	"github.com/helixml/helix-org/transports/safedial"
 	"github.com/helixml/helix-org/transports/webhook"
 	"github.com/helixml/helix-org/transports/webhook/webhooktest"
 )
 
 const hookSecret = "whsec_aGVsaXgtb3JnLXdlYmhvb2stdGVzdC1zZWNyZXQ="
-
-// serveWithURL is startServe that also returns the server's base URL, for
-// the transports' own routes.
-func serveWithURL(t *testing.T, st *store.Store) (base string, owner *mcp.ClientSession) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	cfg := serveConfig{EnvsDir: filepath.Join(t.TempDir(), "envs"), ShutdownGrace: 5 * time.Second}
-	os.MkdirAll(cfg.EnvsDir, 0o700)
-	go func() { done <- serveOn(ctx, ln, st, cfg, slog.New(slog.DiscardHandler)) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	if _, err := st.Bootstrap(t.Context(), tools.Names()); err != nil {
-		t.Fatal(err)
-	}
-	base = "http://" + ln.Addr().String()
-	cs, err := servertest.Dial(t, base+"/workers/w-owner/mcp", servertest.Token(t, st, "w-owner"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return base, cs
-}
 
 // openTestStore opens a store for an in-process server test with the echo
 // agent as the command runtime.
@@ -136,7 +99,7 @@ func TestWebhookBridge(t *testing.T) {
 	ctx := t.Context()
 	st.SetSetting(ctx, safedial.AllowPrivateSetting, "true") // the receiver is on loopback
 	rcv := webhooktest.NewReceiver(t, hookSecret)
-	base, owner := serveWithURL(t, st)
+	base, _, owner := startServe(t, st, io.Discard)
 	call := func(name string, args map[string]any) { servertest.Call[map[string]any](t, owner, name, args) }
 	call("create_role", map[string]any{"id": "r-echo", "title": "Echo", "content": "When a message arrives, reply `echo: <body>` on the same stream."})
 	call("create_position", map[string]any{"id": "p-echo", "role": "r-echo", "title": "Echo"})
@@ -185,7 +148,7 @@ func TestWebhookBridge(t *testing.T) {
 func TestWebhookOutboundGuard(t *testing.T) {
 	st := openTestStore(t)
 	rcv := webhooktest.NewReceiver(t, hookSecret)
-	_, owner := serveWithURL(t, st)
+	_, _, owner := startServe(t, st, io.Discard)
 	servertest.Call[map[string]any](t, owner, "create_stream", map[string]any{"id": "s-out", "name": "out", "transport": map[string]any{"kind": "webhook",
 		"config": map[string]any{"secret": hookSecret, "outbound_url": rcv.URL}}})
 
@@ -216,7 +179,7 @@ func TestWebhookRefusedEndToEnd(t *testing.T) {
 	st := openTestStore(t)
 	ctx := t.Context()
 	st.SetSetting(ctx, webhook.MaxBodySetting, "2048")
-	base, owner := serveWithURL(t, st)
+	base, _, owner := startServe(t, st, io.Discard)
 	call := func(name string, args map[string]any) { servertest.Call[map[string]any](t, owner, name, args) }
 	call("create_role", map[string]any{"id": "r-echo", "title": "Echo", "content": "When a message arrives, reply `echo: <body>` on the same stream."})
 	call("create_position", map[string]any{"id": "p-echo", "role": "r-echo", "title": "Echo"})
