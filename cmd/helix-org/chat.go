@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
 	"os"
@@ -63,16 +64,9 @@ func runChat(cmd *cobra.Command, cfg chatConfig) error {
 		return err
 	}
 	defer st.Close()
-	w, err := st.GetWorker(ctx, cfg.Worker)
+	w, dir, err := chatDir(ctx, st, cfg)
 	if err != nil {
 		return err
-	}
-	if !w.Active() {
-		return fmt.Errorf("worker %s has been dismissed", w.ID)
-	}
-	dir := filepath.Join(cfg.EnvsDir, w.ID, "chat")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create chat dir: %w", err)
 	}
 	tok, err := st.CreateToken(ctx, store.TokenSpec{WorkerID: w.ID, Kind: store.TokenOperator, TTL: 24 * time.Hour})
 	if err != nil {
@@ -96,6 +90,23 @@ func runChat(cmd *cobra.Command, cfg chatConfig) error {
 		return fmt.Errorf("claude: %w", err)
 	}
 	return nil
+}
+
+// chatDir is the worker's chat directory, created if need be; a
+// dismissed worker cannot chat.
+func chatDir(ctx context.Context, st *store.Store, cfg chatConfig) (domain.Worker, string, error) {
+	w, err := st.GetWorker(ctx, cfg.Worker)
+	if err != nil {
+		return domain.Worker{}, "", err
+	}
+	if !w.Active() {
+		return domain.Worker{}, "", fmt.Errorf("worker %s has been dismissed", w.ID)
+	}
+	dir := filepath.Join(cfg.EnvsDir, w.ID, "chat")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return domain.Worker{}, "", fmt.Errorf("create chat dir: %w", err)
+	}
+	return w, dir, nil
 }
 
 // chatSession returns the claude flags that pick the session: the one

@@ -56,16 +56,9 @@ func runBuiltinChat(cmd *cobra.Command, cfg chatConfig) error {
 	if err != nil {
 		return fmt.Errorf("built-in agent: %w", err)
 	}
-	w, err := st.GetWorker(ctx, cfg.Worker)
+	w, dir, err := chatDir(ctx, st, cfg)
 	if err != nil {
 		return err
-	}
-	if !w.Active() {
-		return fmt.Errorf("worker %s has been dismissed", w.ID)
-	}
-	dir := filepath.Join(cfg.EnvsDir, w.ID, "chat")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create chat dir: %w", err)
 	}
 	id, history, err := builtinSession(dir, cfg)
 	if err != nil {
