@@ -3,6 +3,7 @@ package docker_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -264,8 +265,9 @@ while read line; do case "$line" in *"can't fork"*) echo "fork refused"; break;;
 echo "survived"`, []string{"fork refused", "survived", "max=64"}},
 		{"memory hog is OOM-killed alone", `tail /dev/zero; echo "hog exited $?"; echo "agent still alive"`,
 			[]string{"hog exited 137", "agent still alive", "OOM-killed"}},
-		{"writes outside workspace and tmp fail", `for p in /x /bin/x /etc/passwd /workspace/../x; do touch $p 2>/dev/null && echo "wrote $p"; done; echo checked`,
-			[]string{"checked"}},
+		{"writes outside workspace and tmp fail", `for p in /x /bin/x /etc/passwd /workspace/../x; do touch $p 2>/dev/null && echo "wrote $p"; done
+touch /workspace/ok /tmp/ok && echo "workspace and tmp writable"`,
+			[]string{"workspace and tmp writable"}},
 		{"tmp is size-capped", `dd if=/dev/zero of=/tmp/big bs=1024 count=4096 2>&1 | grep -o "No space left on device"`,
 			[]string{"No space left on device"}},
 	}
@@ -310,13 +312,16 @@ func TestNetworkReach(t *testing.T) {
 	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "reached-the-server") })}
 	go hs.Serve(ln)
 	t.Cleanup(func() { hs.Close() })
+	// The same nc probe reaching the server shows "blocked" is not a broken probe.
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
 	script := fmt.Sprintf(`wget -q -O - http://%s/ ; echo
-nc -w 2 169.254.169.254 80 </dev/null && echo "metadata reachable" || echo "metadata blocked"`, ln.Addr())
+nc -w 2 %s %s </dev/null && echo "server port open"
+nc -w 2 169.254.169.254 80 </dev/null && echo "metadata reachable" || echo "metadata blocked"`, ln.Addr(), host, port)
 	_, out, err := runScript(t, newRuntime(shared.eng, shared.image), script)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"reached-the-server", "metadata blocked"} {
+	for _, w := range []string{"reached-the-server", "server port open", "metadata blocked"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("log lacks %q:\n%s", w, out)
 		}

@@ -277,7 +277,8 @@ func TestSkillsSurviveARestart(t *testing.T) {
 }
 
 // TestSkillReachesNothing: from inside a skill container neither the
-// server's listener for agents nor the metadata address answers.
+// server's listener for agents nor the metadata address answers, unless
+// skill.networks joins the skill to a network that leads there.
 func TestSkillReachesNothing(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t, shared.eng)
@@ -293,8 +294,10 @@ func TestSkillReachesNothing(t *testing.T) {
 	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "reached-the-server") })}
 	go hs.Serve(ln)
 	t.Cleanup(func() { hs.Close() })
+	// Not wget -T: busybox 1.35's static wget crashes with it, which would
+	// pass for "blocked". The allowed case below proves the probe can reach.
 	probe := `for url in "$INPUT_SERVER" http://169.254.169.254/; do
-  if out=$(wget -q -T 3 -O - "$url" 2>&1); then echo "REACHED $url: $out"; else echo "blocked $url: $out"; fi
+  if out=$(timeout 3 wget -q -O - "$url" 2>&1); then echo "REACHED $url: $out"; else echo "blocked $url: $out"; fi
 done`
 	if _, err := fx.f.Create(ctx, domain.SkillSpec{Name: "net_probe", Description: "probe", Template: skill.TemplateShell, Handler: probe, CreatedBy: "w-owner"}); err != nil {
 		t.Fatal(err)
@@ -302,6 +305,30 @@ done`
 	out := fx.call(t, "net_probe", fmt.Sprintf(`{"server":"http://%s/"}`, ln.Addr()))
 	if strings.Contains(out, "REACHED") || strings.Count(out, "blocked") != 2 {
 		t.Errorf("probe = %s", out)
+	}
+
+	// Allowed: an operator names a network in skill.networks, and the
+	// skill reaches what is on it (here a listener on its gateway) — and
+	// still nothing else.
+	egress, err := shared.eng.Network(ctx, "egress-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eln, err := egress.Listen(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "reached-egress") })}
+	go es.Serve(eln)
+	t.Cleanup(func() { es.Close() })
+	set(t, fx.st, skill.NetworksSetting, fmt.Sprintf(`{"net_probe_allowed":[%q]}`, egress.Name))
+	if _, err := fx.f.Create(ctx, domain.SkillSpec{Name: "net_probe_allowed", Description: "probe", Template: skill.TemplateShell,
+		Handler: strings.Replace(probe, `"$INPUT_SERVER"`, `"$INPUT_SERVER" "$INPUT_EGRESS"`, 1), CreatedBy: "w-owner"}); err != nil {
+		t.Fatal(err)
+	}
+	out = fx.call(t, "net_probe_allowed", fmt.Sprintf(`{"server":"http://%s/","egress":"http://%s/"}`, ln.Addr(), eln.Addr()))
+	if !strings.Contains(out, "REACHED http://"+eln.Addr().String()+"/: reached-egress") || strings.Count(out, "blocked") != 2 {
+		t.Errorf("probe with an egress network = %s", out)
 	}
 }
 
@@ -339,10 +366,12 @@ func TestBuildsAreConfined(t *testing.T) {
 	fx := newFixture(t, shared.eng)
 	ctx := t.Context()
 	noNet := domain.SkillSpec{Name: "no_net", Description: "d", CreatedBy: "w-owner", Files: map[string]string{
-		"Dockerfile": "FROM skill-base\nRUN [\"/bin/sh\", \"-c\", \"if ip -o addr | grep -v ' lo ' | grep -q inet; then echo BUILD-HAS-NETWORK; exit 1; fi\"]\nCOPY h.sh /skill/handler.sh\n",
+		"Dockerfile": "FROM skill-base\nRUN [\"/bin/sh\", \"-c\", \"ip -o addr | grep -q ' lo ' || exit 2; if ip -o addr | grep -v ' lo ' | grep -q inet; then echo BUILD-HAS-NETWORK; exit 1; fi\"]\nCOPY h.sh /skill/handler.sh\n",
 		"h.sh":       "echo ok\n"}}
+	// The step fails (2) if ip cannot list even loopback, so passing it
+	// means it looked and saw no other interface.
 	if _, err := fx.f.Create(ctx, noNet); err != nil {
-		t.Errorf("a build step saw a network interface: %v", err)
+		t.Errorf("a build step saw a network interface, or could not look: %v", err)
 	}
 
 	tests := []struct {
