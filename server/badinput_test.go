@@ -108,6 +108,8 @@ func TestBadInput(t *testing.T) {
 		{"a human has no activation log", "worker_log", map[string]any{"worker": "w-maya"}, []string{"worker: w-maya is a human worker"}},
 		{"missing worker", "worker_log", map[string]any{}, []string{`missing properties: ["worker"]`}},
 		{"unknown stream", "list_deliveries", map[string]any{"stream": "s-nope"}, []string{`stream "s-nope": not found`}},
+		{"missing stream", "enable_endpoint", map[string]any{}, []string{`missing properties: ["stream"]`}},
+		{"endpoint not disabled", "enable_endpoint", map[string]any{"stream": "s-inbox"}, []string{`stream "s-inbox" has no disabled endpoint`}},
 		{"missing name", "create_skill", map[string]any{"description": "d", "template": "shell", "handler": "echo"}, []string{`missing properties: ["name"]`}},
 		{"unknown template lists the valid ones", "create_skill", map[string]any{"name": "x_y", "description": "d", "template": "ruby"}, []string{"/properties/template", "ruby does not equal any of: [shell python]"}},
 		{"no Docker on this server", "create_skill", map[string]any{"name": "x_y", "description": "d", "template": "shell", "handler": "echo"}, []string{"skills are not available on this server"}},

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -308,4 +309,29 @@ func (s *Store) DisabledEndpoints(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("disabled endpoints: %w", err)
 	}
 	return ids, nil
+}
+
+// EnableEndpoint lifts a stream's disabled endpoint, so events published
+// from now on are delivered again. Deliveries refused while it was disabled
+// stay as they are: they were never sent, and resending them late could
+// surprise the remote more than the gap does.
+func (s *Store) EnableEndpoint(ctx context.Context, actor, stream string) error {
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		var row disabledEndpointRow
+		if err := tx.Where("stream_id = ?", stream).Take(&row).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return fmt.Errorf("stream %q has no disabled endpoint: %w", stream, domain.ErrNotFound)
+			}
+			return err
+		}
+		if err := tx.Where("stream_id = ?", stream).Delete(&disabledEndpointRow{}).Error; err != nil {
+			return err
+		}
+		return s.audit(tx, Change{Action: "enable_endpoint", Actor: actor, Target: stream,
+			Before: map[string]string{"stream": stream, "disabled": row.Reason}})
+	})
+	if err != nil {
+		return fmt.Errorf("enable endpoint of %s: %w", stream, err)
+	}
+	return nil
 }

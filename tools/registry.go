@@ -22,7 +22,7 @@ var All = sync.OnceValue(func() []Tool {
 		subscribe(), unsubscribe(), inviteWorkers(), streamMembers(),
 		publish(), readEvents(), dm(), getAttachment(),
 		workerLog(),
-		listDeliveries(),
+		listDeliveries(), enableEndpoint(),
 		createSkill(), listSkills(), callSkill(), deleteSkill(),
 	}
 })

@@ -1,0 +1,34 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+type enableEndpointIn struct {
+	Stream string `json:"stream" jsonschema:"the stream whose outbound endpoint was disabled, as listed in list_deliveries' disabledStreams"`
+}
+
+type enableEndpointOut struct {
+	Stream  string `json:"stream"`
+	Enabled bool   `json:"enabled"`
+}
+
+// enableEndpoint is the way back from a 410: without it a remote that
+// answered Gone once, by mistake, would be cut off for good.
+func enableEndpoint() Tool {
+	return define("enable_endpoint", "Re-enable a stream's outbound endpoint that was disabled because its remote answered 410 Gone. Events published from now on are delivered again; those refused while it was disabled are not resent.",
+		func(ctx context.Context, env *Env, in enableEndpointIn) (enableEndpointOut, error) {
+			if in.Stream == "" {
+				return enableEndpointOut{}, domain.Required("stream")
+			}
+			if _, err := env.Store.GetStream(ctx, in.Stream); err != nil {
+				return enableEndpointOut{}, err
+			}
+			if err := env.Store.EnableEndpoint(ctx, env.Caller, in.Stream); err != nil {
+				return enableEndpointOut{}, err
+			}
+			return enableEndpointOut{Stream: in.Stream, Enabled: true}, nil
+		})
+}
