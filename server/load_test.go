@@ -21,9 +21,6 @@ import (
 // onto a few streams: every publish succeeds, is stored exactly once, and
 // each stream's and each client's events come back in order.
 func TestConcurrentPublish(t *testing.T) {
-	if testing.Short() {
-		t.Skip("5,000 publishes over HTTP")
-	}
 	const clients, each = 50, 100
 	streams := []string{"s-load-0", "s-load-1", "s-load-2", "s-load-3"}
 
