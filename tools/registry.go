@@ -61,21 +61,23 @@ func NewServer(env *Env, granted []string) *mcp.Server {
 	}
 	addSkillTools(srv, env, granted)
 	addPrompts(srv, env, granted)
-	srv.AddReceivingMiddleware(requireGrant(env.Caller, granted))
+	srv.AddReceivingMiddleware(requireGrant(env.Caller, granted, env.Known))
 	return srv
 }
 
 // Version is the binary's version, set by cmd at link time.
 var Version = "dev"
 
-func requireGrant(worker string, granted []string) mcp.Middleware {
+// requireGrant answers a call to a known tool (built-in or skill_<name>)
+// the caller does not hold with an error naming the grant.
+func requireGrant(worker string, granted, known []string) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "tools/call" {
 				return next(ctx, method, req)
 			}
 			name := req.GetParams().(*mcp.CallToolParamsRaw).Name
-			if slices.Contains(granted, name) || !slices.Contains(Names(), name) {
+			if slices.Contains(granted, name) || !slices.Contains(known, name) {
 				return next(ctx, method, req)
 			}
 			res := &mcp.CallToolResult{}
@@ -83,9 +85,4 @@ func requireGrant(worker string, granted []string) mcp.Middleware {
 			return res, nil
 		}
 	}
-}
-
-// callerWorker loads the caller, for tools that depend on who is asking.
-func callerWorker(ctx context.Context, env *Env) (domain.Worker, error) {
-	return env.Store.GetWorker(ctx, env.Caller)
 }

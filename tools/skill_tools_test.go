@@ -120,8 +120,13 @@ func TestSkillToolsOverTransport(t *testing.T) {
 		return names
 	}
 
-	if got := toolsOf(connect("w-echo")); len(got) != 0 {
+	without := connect("w-echo")
+	if got := toolsOf(without); len(got) != 0 {
 		t.Errorf("w-echo without the grant sees %v (a failed skill is not served either)", got)
+	}
+	res, err := without.CallTool(t.Context(), &mcp.CallToolParams{Name: "skill_csv_sum", Arguments: map[string]any{"csv": "a\n1"}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `missing grant: worker w-echo does not hold grant "skill_csv_sum"`) {
+		t.Errorf("ungranted skill call = %+v, %v; want a tool error naming the missing grant", res, err)
 	}
 	mustCall[any](t, f.env, "grant_tool", map[string]any{"worker": "w-echo", "tool": "skill_csv_sum"})
 	echo := connect("w-echo")
@@ -136,7 +141,7 @@ func TestSkillToolsOverTransport(t *testing.T) {
 			}
 		}
 	}
-	res, err := echo.CallTool(t.Context(), &mcp.CallToolParams{Name: "skill_csv_sum", Arguments: map[string]any{"csv": "a\n1"}})
+	res, err = echo.CallTool(t.Context(), &mcp.CallToolParams{Name: "skill_csv_sum", Arguments: map[string]any{"csv": "a\n1"}})
 	if err != nil || res.IsError {
 		t.Fatalf("call: %v %+v", err, res)
 	}
