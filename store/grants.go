@@ -37,7 +37,7 @@ func (s *Store) GrantTool(ctx context.Context, actor string, g domain.Grant) (do
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var w workerRow
 		if err := tx.Where("id = ?", g.WorkerID).Take(&w).Error; err != nil {
-			return domain.NotFound("worker", g.WorkerID)
+			return notFoundOr(err, "worker", g.WorkerID)
 		}
 		if w.DismissedAt != nil {
 			return fmt.Errorf("worker %q is dismissed: %w", g.WorkerID, domain.ErrConflict)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -107,17 +108,20 @@ func (s *Store) EnsureDM(ctx context.Context, from, to string) (domain.Stream, e
 		for _, w := range []string{from, to} {
 			var wr workerRow
 			if err := tx.Where("id = ?", w).Take(&wr).Error; err != nil {
-				return domain.NotFound("worker", w)
+				return notFoundOr(err, "worker", w)
 			}
 			if wr.DismissedAt != nil {
 				return fmt.Errorf("worker %q is dismissed: %w", w, domain.ErrConflict)
 			}
 		}
-		if err := tx.Where("id = ?", id).Take(&row).Error; err == nil {
-			if row.Description != desc {
-				return fmt.Errorf("stream %q exists but is not the DM stream of %s and %s: %w", id, from, to, domain.ErrConflict)
-			}
+		err := tx.Where("id = ?", id).Take(&row).Error
+		switch {
+		case err == nil && row.Description != desc:
+			return fmt.Errorf("stream %q exists but is not the DM stream of %s and %s: %w", id, from, to, domain.ErrConflict)
+		case err == nil:
 			return nil
+		case !errors.Is(err, gorm.ErrRecordNotFound):
+			return err
 		}
 		row = streamRow{ID: id, Name: "dm " + strings.Join(sortedPair(from, to), " "), Description: desc,
 			TransportKind: string(domain.TransportLocal), TransportConfig: "{}", CreatedBy: from, CreatedAt: s.Now()}

@@ -35,7 +35,7 @@ func (s *Store) Subscribe(ctx context.Context, actor, stream string, workers ...
 		for _, w := range workers {
 			var wr workerRow
 			if err := tx.Where("id = ?", w).Take(&wr).Error; err != nil {
-				return domain.NotFound("worker", w)
+				return notFoundOr(err, "worker", w)
 			}
 			if wr.DismissedAt != nil {
 				return fmt.Errorf("worker %q is dismissed: %w", w, domain.ErrConflict)

@@ -100,7 +100,7 @@ func (s *Store) DismissWorker(ctx context.Context, actor, id string) (domain.Wor
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var before workerRow
 		if err := tx.Where("id = ?", id).Take(&before).Error; err != nil {
-			return domain.NotFound("worker", id)
+			return notFoundOr(err, "worker", id)
 		}
 		if before.DismissedAt != nil {
 			return fmt.Errorf("worker %q was already dismissed: %w", id, domain.ErrConflict)
@@ -125,7 +125,7 @@ func (s *Store) UpdateIdentity(ctx context.Context, actor, id, identity string) 
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var before workerRow
 		if err := tx.Where("id = ?", id).Take(&before).Error; err != nil {
-			return domain.NotFound("worker", id)
+			return notFoundOr(err, "worker", id)
 		}
 		after = before
 		after.Identity = identity

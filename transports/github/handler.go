@@ -60,13 +60,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, http.StatusInternalServerError, err)
 		return
 	}
+	// Refused before reading: nothing to verify a body against.
+	if cfg.WebhookSecret == "" {
+		h.fail(w, http.StatusUnauthorized, errors.New("transport.github has no webhook_secret: deliveries are refused until it is set"))
+		return
+	}
 	body, err := inbound.ReadBody(w, r, h.store.IntSetting(ctx, MaxBodySetting))
 	if err != nil {
 		h.fail(w, inbound.ReadStatus(err), err)
-		return
-	}
-	if cfg.WebhookSecret == "" {
-		h.fail(w, http.StatusUnauthorized, errors.New("transport.github has no webhook_secret: deliveries are refused until it is set"))
 		return
 	}
 	if !VerifySignature(cfg.WebhookSecret, body, r.Header.Get(SignatureHeader)) {

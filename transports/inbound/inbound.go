@@ -12,15 +12,19 @@ import (
 	"net/http"
 )
 
+// ErrRead marks every ReadBody error, so a handler that maps other errors
+// to statuses can send these to ReadStatus.
+var ErrRead = errors.New("read body")
+
 // ReadBody reads at most limit bytes, refusing a declared larger body
 // before reading any of it.
 func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
-		return nil, fmt.Errorf("read body: %w", &http.MaxBytesError{Limit: limit})
+		return nil, fmt.Errorf("%w: %w", ErrRead, &http.MaxBytesError{Limit: limit})
 	}
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
-		return nil, fmt.Errorf("read body: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrRead, err)
 	}
 	return b, nil
 }

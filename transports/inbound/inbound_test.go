@@ -38,8 +38,8 @@ func TestReadBody(t *testing.T) {
 				}
 				return
 			}
-			if err == nil {
-				t.Fatalf("ReadBody = %q, nil; want an error", got)
+			if !errors.Is(err, inbound.ErrRead) {
+				t.Fatalf("ReadBody = %q, %v; want an ErrRead", got, err)
 			}
 			if s := inbound.ReadStatus(err); s != tt.wantStatus {
 				t.Errorf("ReadStatus(%v) = %d, want %d", err, s, tt.wantStatus)

@@ -130,10 +130,9 @@ func (h *Handler) fail(w http.ResponseWriter, err error) {
 }
 
 func status(err error) int {
-	var tooBig *http.MaxBytesError
 	switch {
-	case errors.As(err, &tooBig):
-		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, inbound.ErrRead):
+		return inbound.ReadStatus(err) // 413 over the limit, else 400
 	case errors.Is(err, ErrSignature):
 		return http.StatusUnauthorized
 	case errors.Is(err, ErrUnsupportedBody):
