@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
 )
 
@@ -46,17 +47,30 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			http.Error(w, "forbidden: worker "+id+" has been dismissed", http.StatusForbidden)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, &caller{worker: id, activation: info.ActivationID})))
+		// Grants and skills are loaded here, once per request (the SDK asks
+		// for the server twice), where a store failure can still be a 500.
+		granted, err := s.store.LiveTools(r.Context(), id)
+		if err != nil {
+			writeError(w, s.log, err)
+			return
+		}
+		skills, err := s.store.ListSkills(r.Context())
+		if err != nil {
+			writeError(w, s.log, err)
+			return
+		}
+		c := &caller{worker: id, activation: info.ActivationID, granted: granted, skills: skills}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	})
 }
 
-// caller is the authenticated identity of a request, plus a memo of its
-// granted tools so the SDK's two getServer calls per request cost one query.
+// caller is the authenticated identity of a request with what its MCP
+// server is built from: its live grants and the skills there are.
 type caller struct {
 	worker     string
 	activation string
 	granted    []string
-	loaded     bool
+	skills     []domain.Skill
 }
 
 func callerFrom(ctx context.Context) *caller {

@@ -16,19 +16,7 @@ func (s *Server) workerServer(r *http.Request) *mcp.Server {
 	if c == nil {
 		return nil
 	}
-	if !c.loaded {
-		granted, err := s.store.LiveTools(r.Context(), c.worker)
-		if err != nil {
-			s.log.Error("load grants", "worker", c.worker, "err", err)
-			return nil
-		}
-		c.granted, c.loaded = granted, true
-	}
-	skills, err := s.store.ListSkills(r.Context())
-	if err != nil {
-		s.log.Error("load skills", "err", err)
-		return nil
-	}
+	skills := c.skills
 	key := strings.Join(c.granted, ",") + "|" + c.activation + "|" + tools.SkillsKey(skills)
 	s.mu.Lock()
 	defer s.mu.Unlock()
