@@ -68,6 +68,24 @@ func TestCommandRunsInEnvWithPromptAndAllowListedEnvironment(t *testing.T) {
 	}
 }
 
+// TestCommandSurvivesAHugeLine: a line over the 1 MiB cap is logged in
+// pieces and what follows it still arrives; the agent is never left
+// blocked on a pipe no one reads.
+func TestCommandSurvivesAHugeLine(t *testing.T) {
+	var log logSink
+	res, err := (&agent.Command{Line: `head -c 2500000 /dev/zero | tr '\0' x; echo; echo after the long line`}).Run(t.Context(), newRun(t, &log))
+	if err != nil || res.ExitStatus != 0 {
+		t.Fatalf("run = %+v, %v", res, err)
+	}
+	var xs int
+	for _, line := range log.texts() {
+		xs += strings.Count(line, "x")
+	}
+	if out := strings.Join(log.texts(), "\n"); xs != 2500000 || !strings.Contains(out, "output::after the long line") {
+		t.Errorf("logged %d of 2500000 x's; after the long line arrived: %v", xs, strings.Contains(out, "after the long line"))
+	}
+}
+
 func TestCommandStopsOnCancelWithSIGTERM(t *testing.T) {
 	var log logSink
 	ctx, cancel := context.WithCancel(t.Context())

@@ -72,7 +72,8 @@ func (b *Bash) Run(ctx context.Context, args map[string]any) (string, bool) {
 	var out strings.Builder
 	truncated := false
 	code, err := runProcess(ctx, cmd, "", func(_, line string) {
-		if out.Len()+len(line)+1 > b.maxOutput() {
+		// Once cut, stay cut: later short lines would leave silent holes.
+		if truncated || out.Len()+len(line)+1 > b.maxOutput() {
 			truncated = true
 			return
 		}

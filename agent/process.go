@@ -48,6 +48,7 @@ func runProcess(ctx context.Context, cmd *exec.Cmd, stdin string, onLine func(st
 			defer wg.Done()
 			sc := bufio.NewScanner(r)
 			sc.Buffer(make([]byte, 64<<10), maxLine)
+			sc.Split(scanCappedLines)
 			for sc.Scan() {
 				mu.Lock()
 				onLine(name, sc.Text())
@@ -95,3 +96,16 @@ func runProcess(ctx context.Context, cmd *exec.Cmd, stdin string, onLine func(st
 }
 
 func trimCR(s string) string { return strings.TrimRight(s, "\r") }
+
+// scanCappedLines is bufio.ScanLines that hands on a line longer than
+// maxLine in maxLine pieces instead of stopping: a stopped scanner would
+// leave the pipe unread and the agent blocked on it until the timeout.
+func scanCappedLines(data []byte, atEOF bool) (int, []byte, error) {
+	if advance, token, err := bufio.ScanLines(data, atEOF); advance > 0 || token != nil || err != nil {
+		return advance, token, err
+	}
+	if len(data) >= maxLine {
+		return maxLine, data[:maxLine], nil
+	}
+	return 0, nil, nil
+}

@@ -100,7 +100,9 @@ func postJSON(ctx context.Context, c *http.Client, provider, url string, header 
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, ctx.Err()
+			// Keep the provider's answer: "deadline exceeded" alone hides
+			// that the run spent its time waiting out a 429 or 5xx.
+			return nil, fmt.Errorf("%w (while waiting to retry after: %v)", ctx.Err(), try.err)
 		case <-t.C:
 		}
 	}
