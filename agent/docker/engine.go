@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -104,7 +105,9 @@ func (e *Engine) Name(parts ...string) string {
 	return n
 }
 
-func (e *Engine) filter(pairs ...string) filters.Args {
+// Filter selects this instance's objects by label, plus each key/value
+// pair given.
+func (e *Engine) Filter(pairs ...string) filters.Args {
 	f := filters.NewArgs(filters.Arg("label", LabelInstance+"="+e.instance))
 	for i := 0; i+1 < len(pairs); i += 2 {
 		f.Add("label", pairs[i]+"="+pairs[i+1])
@@ -115,7 +118,7 @@ func (e *Engine) filter(pairs ...string) filters.Args {
 // Reap removes activation containers a crashed predecessor left behind.
 // Call it at start-up, before any activation runs.
 func (e *Engine) Reap(ctx context.Context) (int, error) {
-	list, err := e.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: e.filter(LabelKind, KindActivation)})
+	list, err := e.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: e.Filter(LabelKind, KindActivation)})
 	if err != nil {
 		return 0, fmt.Errorf("list leftover activation containers: %w", err)
 	}
@@ -133,7 +136,7 @@ func (e *Engine) Reap(ctx context.Context) (int, error) {
 // removeImages deletes this instance's images, children before parents:
 // a parent still in use is retried once its children are gone.
 func (e *Engine) removeImages(ctx context.Context) error {
-	imgs, err := e.cli.ImageList(ctx, image.ListOptions{Filters: e.filter()})
+	imgs, err := e.cli.ImageList(ctx, image.ListOptions{Filters: e.Filter()})
 	if err != nil {
 		return fmt.Errorf("list images: %w", err)
 	}
@@ -159,7 +162,7 @@ func (e *Engine) removeImages(ctx context.Context) error {
 // RemoveAll deletes every container, image and network of this instance.
 // It is for tests and for uninstalling; a running server keeps its skills.
 func (e *Engine) RemoveAll(ctx context.Context) error {
-	cs, err := e.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: e.filter()})
+	cs, err := e.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: e.Filter()})
 	if err != nil {
 		return fmt.Errorf("list containers: %w", err)
 	}
@@ -171,7 +174,7 @@ func (e *Engine) RemoveAll(ctx context.Context) error {
 	if err := e.removeImages(ctx); err != nil {
 		return err
 	}
-	nets, err := e.cli.NetworkList(ctx, network.ListOptions{Filters: e.filter()})
+	nets, err := e.cli.NetworkList(ctx, network.ListOptions{Filters: e.Filter()})
 	if err != nil {
 		return fmt.Errorf("list networks: %w", err)
 	}
@@ -184,4 +187,18 @@ func (e *Engine) RemoveAll(ctx context.Context) error {
 	e.nets = map[string]Network{}
 	e.mu.Unlock()
 	return nil
+}
+
+// RemoveContainer deletes a container whatever state it is in; one that is
+// already gone is not an error. It has its own deadline, so it also runs
+// as cleanup after the caller's context has ended.
+func (e *Engine) RemoveContainer(id string) {
+	if id == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !client.IsErrNotFound(err) {
+		e.log.Warn("remove container", "container", id, "err", err)
+	}
 }

@@ -73,7 +73,7 @@ func (r *Runtime) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 	if err != nil {
 		return fail, err
 	}
-	defer r.remove(id)
+	defer r.Engine.RemoveContainer(id)
 	return r.attachAndWait(ctx, id, run)
 }
 
@@ -150,7 +150,7 @@ func (r *Runtime) create(ctx context.Context, run domain.Run, spec containerSpec
 	}
 	for _, n := range spec.override.Networks {
 		if err := r.Engine.cli.NetworkConnect(ctx, n, c.ID, nil); err != nil {
-			r.remove(c.ID)
+			r.Engine.RemoveContainer(c.ID)
 			return "", fmt.Errorf("join network %s: %w", n, err)
 		}
 	}
@@ -259,14 +259,5 @@ func (r *Runtime) stop(id string) {
 	defer cancel()
 	if err := r.Engine.cli.ContainerStop(ctx, id, container.StopOptions{Timeout: &secs}); err != nil {
 		r.Engine.log.Warn("stop container", "container", id, "err", err)
-	}
-}
-
-// remove deletes the container whatever state it is in.
-func (r *Runtime) remove(id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := r.Engine.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
-		r.Engine.log.Warn("remove container", "container", id, "err", err)
 	}
 }

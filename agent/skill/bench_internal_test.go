@@ -78,7 +78,7 @@ func BenchmarkSkillColdStart(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		f.removeContainer(id)
+		f.eng.RemoveContainer(id)
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/healthy")

@@ -118,7 +118,7 @@ func (f *Factory) buildImage(ctx context.Context, name string, version int, file
 		}
 	}
 	tag := fmt.Sprintf("%s:v%d", f.eng.Name("skill", name), version)
-	bctx, cancel := context.WithTimeout(ctx, f.duration(ctx, BuildTimeoutSetting))
+	bctx, cancel := context.WithTimeout(ctx, f.st.DurationSetting(ctx, BuildTimeoutSetting))
 	defer cancel()
 	id, _, err := f.eng.Build(bctx, files, docker.BuildOptions{Tag: tag, Memory: f.bytes(ctx, BuildMemorySetting),
 		Labels: f.eng.Labels(docker.KindSkill, docker.LabelSkill, name)})

@@ -71,7 +71,7 @@ func (e *unreachableError) Error() string { return "unreachable: " + e.err.Error
 func (e *unreachableError) Unwrap() error { return e.err }
 
 func (f *Factory) execute(ctx context.Context, addr string, input json.RawMessage) (json.RawMessage, error) {
-	cctx, cancel := context.WithTimeout(ctx, f.duration(ctx, CallTimeoutSetting))
+	cctx, cancel := context.WithTimeout(ctx, f.st.DurationSetting(ctx, CallTimeoutSetting))
 	defer cancel()
 	req, err := http.NewRequestWithContext(cctx, http.MethodPost, "http://"+addr+"/execute", bytes.NewReader(input))
 	if err != nil {
@@ -81,7 +81,7 @@ func (f *Factory) execute(ctx context.Context, addr string, input json.RawMessag
 	resp, err := f.http.Do(req)
 	if err != nil {
 		if cctx.Err() != nil {
-			return nil, fmt.Errorf("no answer within %s (%s)", f.duration(ctx, CallTimeoutSetting), CallTimeoutSetting.Key)
+			return nil, fmt.Errorf("no answer within %s (%s)", f.st.DurationSetting(ctx, CallTimeoutSetting), CallTimeoutSetting.Key)
 		}
 		return nil, &unreachableError{err}
 	}

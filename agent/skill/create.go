@@ -45,7 +45,7 @@ func (f *Factory) Create(ctx context.Context, spec domain.SkillSpec) (domain.Ski
 	sk.Image, sk.Container = img, id
 	saved, err := f.swap(ctx, sk, addr)
 	if err != nil {
-		f.removeContainer(id)
+		f.eng.RemoveContainer(id)
 		f.removeImage(img)
 		return domain.Skill{}, err
 	}
@@ -67,7 +67,7 @@ func (f *Factory) launch(ctx context.Context, name string, version int, img stri
 	}
 	addr, err := f.start(ctx, id)
 	if err != nil {
-		f.removeContainer(id)
+		f.eng.RemoveContainer(id)
 		return "", "", err
 	}
 	return id, addr, nil
@@ -104,7 +104,7 @@ func (f *Factory) failed(ctx context.Context, prev domain.Skill, exists bool, sk
 
 // retire removes the version a new one replaced.
 func (f *Factory) retire(prev domain.Skill, newImage string) {
-	f.removeContainer(prev.Container)
+	f.eng.RemoveContainer(prev.Container)
 	if prev.Image != "" && prev.Image != newImage {
 		f.removeImage(prev.Image)
 	}

@@ -25,6 +25,7 @@ type Store interface {
 	TouchSkill(ctx context.Context, name string) error
 	DeleteSkill(ctx context.Context, actor, name string) error
 	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
+	DurationSetting(ctx context.Context, spec domain.SettingSpec) time.Duration
 	Now() time.Time
 }
 
@@ -90,14 +91,6 @@ func (f *Factory) setAddr(name, addr string) {
 func (f *Factory) setting(ctx context.Context, spec domain.SettingSpec) string {
 	v, _ := f.st.SettingOr(ctx, spec)
 	return v
-}
-
-func (f *Factory) duration(ctx context.Context, spec domain.SettingSpec) time.Duration {
-	d, err := time.ParseDuration(f.setting(ctx, spec))
-	if err != nil {
-		d, _ = time.ParseDuration(spec.Default)
-	}
-	return d
 }
 
 func (f *Factory) bytes(ctx context.Context, spec domain.SettingSpec) int64 {

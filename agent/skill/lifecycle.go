@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 
 	"github.com/helixml/helix-org/agent/docker"
@@ -27,13 +26,13 @@ func (f *Factory) Recover(ctx context.Context) error {
 	for _, sk := range skills {
 		current[sk.Name] = sk.Container
 	}
-	list, err := f.eng.Client().ContainerList(ctx, container.ListOptions{All: true, Filters: f.filter()})
+	list, err := f.eng.Client().ContainerList(ctx, container.ListOptions{All: true, Filters: f.eng.Filter(docker.LabelKind, docker.KindSkill)})
 	if err != nil {
 		return fmt.Errorf("list skill containers: %w", err)
 	}
 	for _, c := range list {
 		if current[c.Labels[docker.LabelSkill]] != c.ID {
-			f.removeContainer(c.ID)
+			f.eng.RemoveContainer(c.ID)
 		}
 	}
 	var errs []error
@@ -58,19 +57,10 @@ func (f *Factory) recover(ctx context.Context, sk domain.Skill) error {
 	return nil
 }
 
-func (f *Factory) filter(pairs ...string) filters.Args {
-	args := filters.NewArgs(filters.Arg("label", docker.LabelInstance+"="+f.eng.Instance()),
-		filters.Arg("label", docker.LabelKind+"="+docker.KindSkill))
-	for i := 0; i+1 < len(pairs); i += 2 {
-		args.Add("label", pairs[i]+"="+pairs[i+1])
-	}
-	return args
-}
-
 // StopIdle stops every ready skill not called for skill.idle_timeout and
 // returns how many it stopped. A stopped skill starts on its next call.
 func (f *Factory) StopIdle(ctx context.Context) (int, error) {
-	idle := f.duration(ctx, IdleTimeoutSetting)
+	idle := f.st.DurationSetting(ctx, IdleTimeoutSetting)
 	if idle <= 0 {
 		return 0, nil
 	}
@@ -165,14 +155,14 @@ func (f *Factory) Delete(ctx context.Context, actor, name string) error {
 		return err
 	}
 	f.setAddr(name, "")
-	cs, err := f.eng.Client().ContainerList(ctx, container.ListOptions{All: true, Filters: f.filter(docker.LabelSkill, name)})
+	cs, err := f.eng.Client().ContainerList(ctx, container.ListOptions{All: true, Filters: f.eng.Filter(docker.LabelKind, docker.KindSkill, docker.LabelSkill, name)})
 	if err != nil {
 		return fmt.Errorf("list containers of skill %s: %w", name, err)
 	}
 	for _, c := range cs {
-		f.removeContainer(c.ID)
+		f.eng.RemoveContainer(c.ID)
 	}
-	imgs, err := f.eng.Client().ImageList(ctx, image.ListOptions{Filters: f.filter(docker.LabelSkill, name)})
+	imgs, err := f.eng.Client().ImageList(ctx, image.ListOptions{Filters: f.eng.Filter(docker.LabelKind, docker.KindSkill, docker.LabelSkill, name)})
 	if err != nil {
 		return fmt.Errorf("list images of skill %s: %w", name, err)
 	}

@@ -52,14 +52,14 @@ func (f *Factory) createContainer(ctx context.Context, name string, version int,
 	nets := &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{net.Name: {}}}
 	cname := f.eng.Name("skill", name, "v"+strconv.Itoa(version))
 	// A container of the same name is a leftover of an interrupted attempt.
-	f.removeContainer(cname)
+	f.eng.RemoveContainer(cname)
 	c, err := f.eng.Client().ContainerCreate(ctx, cfg, lim.HostConfig(nil), nets, nil, cname)
 	if err != nil {
 		return "", fmt.Errorf("create skill container: %w", err)
 	}
 	for _, n := range extra {
 		if err := f.eng.Client().NetworkConnect(ctx, n, c.ID, nil); err != nil {
-			f.removeContainer(c.ID)
+			f.eng.RemoveContainer(c.ID)
 			return "", fmt.Errorf("join network %s (%s): %w", n, NetworksSetting.Key, err)
 		}
 	}
@@ -101,7 +101,7 @@ func (f *Factory) healthy(ctx context.Context, id string) (string, error) {
 const healthPoll = 50 * time.Millisecond
 
 func (f *Factory) waitHealthy(ctx context.Context, id, addr string) error {
-	deadline := f.duration(ctx, HealthTimeoutSetting)
+	deadline := f.st.DurationSetting(ctx, HealthTimeoutSetting)
 	hctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	t := time.NewTicker(healthPoll)
@@ -155,18 +155,6 @@ func (f *Factory) stop(ctx context.Context, id string) error {
 		return fmt.Errorf("stop skill container: %w", err)
 	}
 	return nil
-}
-
-// removeContainer deletes a container, ignoring one that is already gone.
-func (f *Factory) removeContainer(id string) {
-	if id == "" {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := f.eng.Client().ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !client.IsErrNotFound(err) {
-		f.log.Warn("remove container", "container", id, "err", err)
-	}
 }
 
 // running starts a skill's container if it is not running — creating it
