@@ -98,15 +98,16 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 // returns once the activations have started.
 func (d *Dispatcher) Step(ctx context.Context) error {
 	workers, err := d.st.WorkersWithPending(ctx)
-	if err != nil {
-		return err
+	if err != nil || len(workers) == 0 {
+		return err // the common case: every store change wakes a step
 	}
 	max := int(d.st.IntSetting(ctx, MaxConcurrentSetting))
+	limit, window := d.st.IntSetting(ctx, LoopLimitSetting), d.st.DurationSetting(ctx, LoopWindowSetting)
 	for _, w := range workers {
 		if !d.reserve(w, max) {
 			continue
 		}
-		if ok, err := d.guard(ctx, w); err != nil || !ok {
+		if ok, err := d.guard(ctx, w, limit, window); err != nil || !ok {
 			d.release(w)
 			if err != nil {
 				return err
@@ -139,9 +140,7 @@ func (d *Dispatcher) release(w string) {
 
 // guard stops AI↔AI ping-pong: past loop_limit activations in loop_window a
 // worker's triggers wait (and coalesce) until the window frees up.
-func (d *Dispatcher) guard(ctx context.Context, w string) (bool, error) {
-	limit := d.st.IntSetting(ctx, LoopLimitSetting)
-	window := d.st.DurationSetting(ctx, LoopWindowSetting)
+func (d *Dispatcher) guard(ctx context.Context, w string, limit int64, window time.Duration) (bool, error) {
 	if limit <= 0 {
 		return true, nil
 	}
