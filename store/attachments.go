@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -51,17 +50,8 @@ func (s *Store) AppendInbound(ctx context.Context, ev domain.Event, key string, 
 		return domain.Event{}, false, fmt.Errorf("append inbound: %d contents for %d attachments: %w", len(contents), len(ev.Message.Attachments), domain.ErrInvalid)
 	}
 	err = s.write(ctx, func(tx *gorm.DB) error {
-		if key != "" {
-			var prev eventRow
-			err := tx.Where("dedup_key = ?", dedupKey(ev.StreamID, key)).Take(&prev).Error
-			if err == nil {
-				dup = true
-				stored, err = prev.toDomain()
-				return err
-			}
-			if !errors.Is(err, gorm.ErrRecordNotFound) {
-				return err
-			}
+		if stored, dup, err = deduped(tx, ev.StreamID, key); err != nil || dup {
+			return err
 		}
 		if ev.ID == "" {
 			ev.ID = domain.NewEventID()

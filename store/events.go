@@ -48,17 +48,8 @@ type AppendOptions struct {
 // DedupKey repeats, the stored event is returned with dup = true.
 func (s *Store) Append(ctx context.Context, ev domain.Event, opts AppendOptions) (stored domain.Event, dup bool, err error) {
 	err = s.write(ctx, func(tx *gorm.DB) error {
-		if opts.DedupKey != "" {
-			var prev eventRow
-			err := tx.Where("dedup_key = ?", dedupKey(ev.StreamID, opts.DedupKey)).Take(&prev).Error
-			if err == nil {
-				dup = true
-				stored, err = prev.toDomain()
-				return err
-			}
-			if !errors.Is(err, gorm.ErrRecordNotFound) {
-				return err
-			}
+		if stored, dup, err = deduped(tx, ev.StreamID, opts.DedupKey); err != nil || dup {
+			return err
 		}
 		var e error
 		stored, e = s.appendTx(tx, ev, opts)
@@ -71,6 +62,23 @@ func (s *Store) Append(ctx context.Context, ev domain.Event, opts AppendOptions)
 }
 
 func dedupKey(stream, key string) *string { k := stream + "\x00" + key; return &k }
+
+// deduped returns the event already stored on stream under key, if any.
+func deduped(tx *gorm.DB, stream, key string) (domain.Event, bool, error) {
+	if key == "" {
+		return domain.Event{}, false, nil
+	}
+	var prev eventRow
+	err := tx.Where("dedup_key = ?", dedupKey(stream, key)).Take(&prev).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return domain.Event{}, false, nil
+	}
+	if err != nil {
+		return domain.Event{}, false, err
+	}
+	ev, err := prev.toDomain()
+	return ev, err == nil, err
+}
 
 // appendTx is the single place events enter the log, so every append —
 // publish, DM, audit, inbound transport — follows the same rules.
