@@ -222,10 +222,6 @@ type DeliveryResult struct {
 // transaction.
 func (s *Store) FinishDelivery(ctx context.Context, id int64, r DeliveryResult) error {
 	err := s.write(ctx, func(tx *gorm.DB) error {
-		var row deliveryRow
-		if err := tx.Where("id = ?", id).Take(&row).Error; err != nil {
-			return err
-		}
 		a := r.Attempt
 		var next int64
 		if !r.NextAttemptAt.IsZero() {
@@ -235,12 +231,20 @@ func (s *Store) FinishDelivery(ctx context.Context, id int64, r DeliveryResult) 
 			Status: a.Status, Error: a.Error}).Error; err != nil {
 			return err
 		}
-		if err := tx.Model(&deliveryRow{}).Where("id = ?", id).Updates(map[string]any{"status": string(r.Status), "last_status": a.Status,
-			"last_error": a.Error, "next_attempt_ns": next, "updated_at": s.Now()}).Error; err != nil {
-			return err
+		res := tx.Model(&deliveryRow{}).Where("id = ?", id).Updates(map[string]any{"status": string(r.Status), "last_status": a.Status,
+			"last_error": a.Error, "next_attempt_ns": next, "updated_at": s.Now()})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return gorm.ErrRecordNotFound
 		}
 		if !r.DisableStream {
 			return nil
+		}
+		var row deliveryRow
+		if err := tx.Where("id = ?", id).Take(&row).Error; err != nil {
+			return err
 		}
 		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&disabledEndpointRow{StreamID: row.StreamID, Reason: a.Error, CreatedAt: s.Now()}).Error; err != nil {
 			return err
