@@ -10,19 +10,20 @@ LDFLAGS := -X main.version=$(VERSION)
 LOAD_CLIENTS ?= 8
 LOAD_CALLS   ?= 200
 
-.PHONY: build run test bench load fuzz lint ci clean
+.PHONY: build run test bench load fuzz lint ci clean print-staticcheck-version
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/helix-org
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o bin/helix-org-skill-shim ./agent/skill/shim
 
 # The binary's own defaults (./helix-org.db, ./envs, 127.0.0.1:8080), which
-# HELIX_ORG_* variables override. Bootstrap is idempotent: it creates the
-# owner on first run and mints a fresh token on every run, printing the MCP
-# URL and a ready `claude mcp add` line before the server starts.
+# HELIX_ORG_* variables override. One process: it binds the port first (a
+# taken port names its holder and mints nothing), creates the database on
+# a fresh checkout (--init), then bootstraps: the first run creates the
+# owner and prints its token; later runs print the URL and a sign-in link
+# and keep the token you have (bootstrap --new-token mints another).
 run: build
-	$(BIN) bootstrap
-	$(BIN) serve
+	$(BIN) serve --init --bootstrap
 
 test:
 	$(GO) test -race -count=1 -timeout 15m ./...
@@ -46,12 +47,21 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./transports/github/
 	$(GO) test -run '^$$' -fuzz '^FuzzVerifySignature$$' -fuzztime $(FUZZTIME) ./transports/github/
 
+# staticcheck is installed by .ci/run (go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)).
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK ?= $(shell command -v staticcheck || echo $$($(GO) env GOPATH)/bin/staticcheck)
+
 lint:
 	@unformatted="$$(gofmt -l .)"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt would reformat:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	@test -x "$(STATICCHECK)" || { echo "staticcheck not found: go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)"; exit 1; }
+	$(STATICCHECK) ./...
 
 ci: lint test
 
 clean:
 	rm -rf bin
+
+print-staticcheck-version:
+	@echo $(STATICCHECK_VERSION)

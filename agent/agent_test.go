@@ -38,8 +38,8 @@ func (l *logSink) texts() []string {
 }
 
 func newRun(t *testing.T, log *logSink) domain.Run {
-	return domain.Run{ActivationID: "a-1", WorkerID: "w-echo", EnvDir: t.TempDir(), MCPURL: "http://127.0.0.1:1/workers/w-echo/mcp",
-		Token: "hxo_test", Prompt: "hello prompt", Timeout: time.Minute, Log: log.add}
+	return domain.Run{ActivationID: "a-1", WorkerID: "w-echo", EnvDir: t.TempDir(), BaseURL: "http://127.0.0.1:1", MCPURL: "http://127.0.0.1:1/workers/w-echo/mcp",
+		Token: "hxa_test", Prompt: "hello prompt", Timeout: time.Minute, Log: log.add}
 }
 
 func TestCommandRunsInEnvWithPromptAndAllowListedEnvironment(t *testing.T) {
@@ -55,8 +55,11 @@ func TestCommandRunsInEnvWithPromptAndAllowListedEnvironment(t *testing.T) {
 		t.Errorf("exit status = %d, want 3", res.ExitStatus)
 	}
 	out := strings.Join(log.texts(), "\n")
-	for _, want := range []string{"output::" + run.EnvDir, "output::hello prompt", "HELIX_ORG_MCP_URL=" + run.MCPURL, "HELIX_ORG_TOKEN=hxo_test",
-		"HELIX_ORG_WORKER=w-echo", "HELIX_ORG_ENV_DIR=" + run.EnvDir, "HELIX_ORG_ACTIVATION=a-1", "output::stderr: oops"} {
+	for _, want := range []string{"output::" + run.EnvDir, "output::hello prompt", "HELIX_ORG_MCP_URL=" + run.MCPURL, "HELIX_ORG_TOKEN=hxa_test",
+		"HELIX_ORG_WORKER=w-echo", "HELIX_ORG_ENV_DIR=" + run.EnvDir, "HELIX_ORG_ACTIVATION=a-1", "output::stderr: oops",
+		// Any Anthropic or OpenAI client finds the relay, keyed by the run's token.
+		"ANTHROPIC_BASE_URL=http://127.0.0.1:1/relay/anthropic", "ANTHROPIC_API_KEY=hxa_test",
+		"OPENAI_BASE_URL=http://127.0.0.1:1/relay/openai/v1", "OPENAI_API_KEY=hxa_test"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
@@ -109,14 +112,6 @@ func TestCommandStopsOnCancelWithSIGTERM(t *testing.T) {
 	}
 }
 
-func TestCommandWithoutLineIsAClearError(t *testing.T) {
-	var log logSink
-	_, err := (&agent.Command{}).Run(t.Context(), newRun(t, &log))
-	if err == nil || !strings.Contains(err.Error(), "agent.command is not set") {
-		t.Errorf("err = %v", err)
-	}
-}
-
 const streamJSON = `{"type":"system","subtype":"init","session_id":"s1"}
 {"type":"assistant","message":{"content":[{"type":"text","text":"Replying now."},{"type":"tool_use","id":"t1","name":"mcp__helix-org__publish","input":{"stream":"s-inbox","body":"echo: hi"}}]}}
 {"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"{\"id\":\"e-1\"}"}]}]}}
@@ -129,9 +124,9 @@ func TestClaudeParsesStreamJSON(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.jsonl")
 	os.WriteFile(out, []byte(streamJSON), 0o600)
-	args := filepath.Join(dir, "args")
+	args, stdin := filepath.Join(dir, "args"), filepath.Join(dir, "stdin")
 	bin := filepath.Join(dir, "claude")
-	os.WriteFile(bin, []byte("#!/bin/sh\necho \"$@\" > "+args+"\ncat "+out+"\n"), 0o755)
+	os.WriteFile(bin, []byte("#!/bin/sh\necho \"$@\" > "+args+"\ncat > "+stdin+"\ncat "+out+"\n"), 0o755)
 	var log logSink
 	res, err := (&agent.Claude{Bin: bin, Model: "claude-x", Effort: "high"}).Run(t.Context(), newRun(t, &log))
 	if err != nil {
@@ -151,10 +146,53 @@ func TestClaudeParsesStreamJSON(t *testing.T) {
 		t.Errorf("usage = %d/%d, want 120/30", res.InputTokens, res.OutputTokens)
 	}
 	got, _ := os.ReadFile(args)
-	for _, w := range []string{"-p hello prompt", "--mcp-config mcp.json", "--output-format stream-json", "--verbose", "--model claude-x", "--effort high"} {
+	for _, w := range []string{"-p --input-format text", "--mcp-config mcp.json", "--output-format stream-json", "--verbose", "--model claude-x", "--effort high"} {
 		if !strings.Contains(string(got), w) {
 			t.Errorf("claude args %q lack %q", got, w)
 		}
+	}
+	if strings.Contains(string(got), "hello prompt") {
+		t.Errorf("claude args %q carry the prompt; it belongs on stdin", got)
+	}
+	if in, _ := os.ReadFile(stdin); string(in) != "hello prompt" {
+		t.Errorf("claude read %q on stdin, want the prompt", in)
+	}
+}
+
+// TestPromptOfAnySizeReachesTheAgent: a prompt far over the kernel's
+// 128 KiB cap on one argument reaches every process runtime whole, and
+// each reports its start with the agent's process group.
+func TestPromptOfAnySizeReachesTheAgent(t *testing.T) {
+	dir := t.TempDir()
+	got := filepath.Join(dir, "got")
+	claude := filepath.Join(dir, "claude")
+	os.WriteFile(claude, []byte("#!/bin/sh\ncat > "+got+"\n"), 0o755)
+	prompt := strings.Repeat("0123456789abcdef", 64<<10) // 1 MiB
+	for _, tt := range []struct {
+		name string
+		rt   domain.Runtime
+	}{
+		{"claude", &agent.Claude{Bin: claude}},
+		{"command", &agent.Command{Line: "cat > " + got}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			os.Remove(got)
+			var log logSink
+			run := newRun(t, &log)
+			run.Prompt = prompt
+			var procs []domain.AgentProcess
+			run.OnStart = func(p domain.AgentProcess) { procs = append(procs, p) }
+			res, err := tt.rt.Run(t.Context(), run)
+			if err != nil || res.ExitStatus != 0 {
+				t.Fatalf("run = %+v, %v; log %q", res, err, log.texts())
+			}
+			if data, _ := os.ReadFile(got); string(data) != prompt {
+				t.Errorf("the agent got %d bytes of a %d-byte prompt", len(data), len(prompt))
+			}
+			if len(procs) != 1 || procs[0].PGID <= 0 || procs[0].StartTicks == 0 {
+				t.Errorf("started reports = %+v, want one with the process group and its start time", procs)
+			}
+		})
 	}
 }
 
@@ -170,10 +208,32 @@ func TestClaudeBypassesPermissionsOnlyWhenIsolated(t *testing.T) {
 	}
 }
 
-func TestClaudeMissingBinaryIsAClearError(t *testing.T) {
-	var log logSink
-	_, err := (&agent.Claude{Bin: "definitely-not-claude"}).Run(t.Context(), newRun(t, &log))
-	if err == nil || !strings.Contains(err.Error(), "not found on PATH") {
-		t.Errorf("err = %v", err)
+// TestMissingAgentNeverStarts: a runtime that cannot start its agent
+// says why and never reports a start, which is how the dispatcher knows
+// to retry the run's triggers rather than close them.
+func TestMissingAgentNeverStarts(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		rt   domain.Runtime
+		want string
+	}{
+		{"claude not on PATH", &agent.Claude{Bin: "definitely-not-claude"}, "not found on PATH"},
+		{"command unset", &agent.Command{}, "agent.command is not set"},
+		{"builtin without executable", &agent.Builtin{}, "executable is unknown"},
+		{"builtin executable gone", &agent.Builtin{Exe: filepath.Join(t.TempDir(), "gone")}, "no such file"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var log logSink
+			run := newRun(t, &log)
+			started := false
+			run.OnStart = func(domain.AgentProcess) { started = true }
+			_, err := tt.rt.Run(t.Context(), run)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+			if started {
+				t.Error("the runtime reported a start for an agent that never ran")
+			}
+		})
 	}
 }

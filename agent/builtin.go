@@ -11,12 +11,15 @@ import (
 
 // Builtin runs the built-in agent: this same binary's `agent run`, as a
 // process in the worker's environment directory, prompt on stdin. The
-// child talks to an LLM provider and acts through the worker's MCP
-// endpoint; it prints Claude-Code-style stream-json, so its messages, tool
-// calls and token usage reach the activation log the same way Claude's do.
+// child calls its model through the server's relay with the run's token
+// and acts through the worker's MCP endpoint; it prints Claude-Code-style
+// stream-json, so its messages, tool calls and token usage reach the
+// activation log the same way Claude's do.
 type Builtin struct {
 	// Exe is the helix-org executable (os.Executable()).
 	Exe string
+	// LLM is the model and limits; its BaseURL and APIKey are not used:
+	// the child gets the relay and the run's token instead (ForRun).
 	LLM LLMConfig
 }
 
@@ -31,8 +34,21 @@ type LLMConfig struct {
 	APIKey    string
 	MaxTurns  int
 	MaxTokens int
-	// Bash offers the model a bash tool in the environment directory.
+	// Bash offers the model a bash tool in the environment directory. The
+	// server sets it from agent.bash for the run's worker and role; nothing
+	// an agent can write turns it on.
 	Bash bool
+}
+
+// ForRun points c at the server's model relay for run, with the run's
+// token as the key: what an activation's agent gets instead of the
+// provider's URL and key.
+func (c LLMConfig) ForRun(run domain.Run) LLMConfig {
+	if c.Provider == "" {
+		c.Provider = domain.RelayAnthropic
+	}
+	c.BaseURL, c.APIKey = domain.RelayURL(run.BaseURL, c.Provider), run.Token
+	return c
 }
 
 // The variables that carry an LLMConfig to `helix-org agent run`.
@@ -46,8 +62,7 @@ const (
 	EnvLLMBash      = "HELIX_ORG_LLM_BASH"
 )
 
-// Environ renders c as the child's HELIX_ORG_LLM_* variables. Only the
-// built-in runtime's child gets them: the key never reaches another agent.
+// Environ renders c as the child's HELIX_ORG_LLM_* variables.
 func (c LLMConfig) Environ() []string {
 	return []string{
 		EnvLLMProvider + "=" + c.Provider,
@@ -99,9 +114,9 @@ func (b *Builtin) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 	}
 	cmd := exec.Command(b.Exe, "agent", "run")
 	cmd.Dir = run.EnvDir
-	cmd.Env = append(Environ(run), b.LLM.Environ()...)
+	cmd.Env = append(Environ(run), b.LLM.ForRun(run).Environ()...)
 	var res domain.RunResult
-	code, err := runProcess(ctx, cmd, run.Prompt, func(stream, line string) {
+	code, err := runAgent(ctx, cmd, run, func(stream, line string) {
 		if stream == "stderr" {
 			run.Log(domain.LogEntry{Kind: domain.LogOutput, Text: "stderr: " + trimCR(line)})
 			return

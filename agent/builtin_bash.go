@@ -97,13 +97,16 @@ func (b *Bash) Run(ctx context.Context, args map[string]any) (string, bool) {
 	return text, false
 }
 
-// RoleEnablesBash reports whether role.md opens with front matter that
-// turns the bash tool on:
+// RoleAsksForBash reports whether role.md opens with front matter that
+// once turned the bash tool on:
 //
 //	---
 //	bash: true
 //	---
-func RoleEnablesBash(role string) bool {
+//
+// It no longer does (only agent.bash does); the server notes on the
+// activation log that it was ignored.
+func RoleAsksForBash(role string) bool {
 	rest, ok := strings.CutPrefix(strings.TrimLeft(role, "\ufeff"), "---\n")
 	if !ok {
 		return false

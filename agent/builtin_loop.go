@@ -19,6 +19,10 @@ type Loop struct {
 	// OnMessage, if set, sees each message as it joins the conversation:
 	// the model's replies, with what each cost, and the tool results.
 	OnMessage func(m llm.Message, u llm.Usage)
+	// OnToolCall and OnToolResult, if set, see each tool call just before
+	// it runs and its result just after, for a live display.
+	OnToolCall   func(c llm.ToolCall)
+	OnToolResult func(c llm.ToolCall, r llm.ToolResult)
 
 	// Usage and Turns add up every model call the loop has made.
 	Usage llm.Usage
@@ -53,7 +57,14 @@ func (l *Loop) Run(ctx context.Context, msgs []llm.Message) ([]llm.Message, erro
 		}
 		results := llm.Message{Role: llm.RoleUser}
 		for _, c := range res.Message.ToolCalls {
-			results.ToolResults = append(results.ToolResults, l.Tools.Call(ctx, c))
+			if l.OnToolCall != nil {
+				l.OnToolCall(c)
+			}
+			r := l.Tools.Call(ctx, c)
+			if l.OnToolResult != nil {
+				l.OnToolResult(c, r)
+			}
+			results.ToolResults = append(results.ToolResults, r)
 		}
 		msgs = append(msgs, results)
 		l.emit(results, llm.Usage{})

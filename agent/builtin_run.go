@@ -44,13 +44,18 @@ func prepareBuiltin(ctx context.Context, dir string, cfg LLMConfig, s *streamJSO
 	if err != nil {
 		return nil, fmt.Errorf("no mcp.json in %s: run `helix-org agent run` in a worker's environment directory: %w", dir, err)
 	}
-	url, token, err := domain.ReadMCPConfig(data)
+	url, token, err := domain.ReadMCPConfig(data, os.Getenv)
 	if err != nil || url == "" {
 		return nil, fmt.Errorf("mcp.json in %s names no helix-org server (%v)", dir, err)
 	}
+	if token == "" {
+		return nil, fmt.Errorf("no token for the helix-org server: mcp.json refers to $%s, which is not set", domain.TokenEnv)
+	}
 	role := readOptional(dir, "role.md")
+	// Only the server's config turns bash on: role.md is text anyone with
+	// update_role can write, so its front matter is never read for it.
 	var bash *Bash
-	if cfg.Bash || RoleEnablesBash(role) {
+	if cfg.Bash {
 		bash = &Bash{Dir: dir, Env: withoutLLMKey(os.Environ())}
 	}
 	tools, err := ConnectTools(ctx, url, token, bash)
@@ -91,7 +96,9 @@ func readOptional(dir, name string) string {
 	return string(b)
 }
 
-// withoutLLMKey drops the provider key from an environment.
+// withoutLLMKey drops HELIX_ORG_LLM_API_KEY from an environment (under the
+// server it is the run's token, which bash already has as HELIX_ORG_TOKEN;
+// run by hand it may be a provider key).
 func withoutLLMKey(env []string) []string {
 	var out []string
 	for _, kv := range env {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,8 +42,11 @@ func newOrg(t *testing.T, role string) org {
 	call("hire_worker", map[string]any{"id": "w-echo", "position": "p-echo", "kind": "ai", "name": "Echo", "grants": []string{"publish", "read_events", "list_streams"}})
 	call("invite_workers", map[string]any{"stream": "s-inbox", "workers": []string{"w-echo"}})
 	dir := t.TempDir()
+	// As the runtimes do: the token in the environment, never in a file.
+	t.Setenv(domain.TokenEnv, servertest.Token(t, h.Store, "w-echo"))
+	t.Setenv(domain.MCPURLEnv, h.URL("w-echo"))
 	files := map[string]string{"role.md": role, "identity.md": "# Echo\n\nWorker id: w-echo\n", "agent.md": "Act, then stop.",
-		"mcp.json": string(domain.MCPConfig(h.URL("w-echo"), servertest.Token(t, h.Store, "w-echo")))}
+		"mcp.json": string(domain.MCPConfig())}
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
 			t.Fatal(err)
@@ -157,7 +161,9 @@ func TestBuiltinMultiStep(t *testing.T) {
 			if res.InputTokens != 600 || res.OutputTokens != 35 {
 				t.Errorf("usage %d/%d, want 600/35 summed over three calls", res.InputTokens, res.OutputTokens)
 			}
-			evs := servertest.Call[struct{ Events []domain.Event }](t, o.h.Owner(t), "read_events", map[string]any{"streams": []string{"s-inbox"}})
+			owner := o.h.Owner(t)
+			servertest.Call[any](t, owner, "subscribe", map[string]any{"stream": "s-inbox"})
+			evs := servertest.Call[struct{ Events []domain.Event }](t, owner, "read_events", map[string]any{"streams": []string{"s-inbox"}})
 			if n := len(evs.Events); n != 1 || evs.Events[0].Message.Body != "streams: s-activations-w-echo,s-inbox,s-org" || evs.Events[0].Source != "w-echo" {
 				t.Errorf("s-inbox holds %+v", evs.Events)
 			}
@@ -280,29 +286,79 @@ func TestBuiltinConfigErrorsAreClear(t *testing.T) {
 	}
 }
 
+// TestBuiltinBash: the bash tool is offered only when the config says so
+// (cfg.Bash, set by the server from agent.bash); a role's front matter
+// asking for it is ignored. Bash never sees the provider key.
 func TestBuiltinBash(t *testing.T) {
-	t.Setenv(agent.EnvLLMAPIKey, "sk-must-not-leak")
-	o := newOrg(t, "---\nbash: true\n---\nUse the shell.")
-	var result llm.ToolResult
-	fake := llmtest.New(t, llm.Anthropic, func(turn llmtest.Turn) llmtest.Reply {
-		if len(turn.Results()) > 0 {
-			result = turn.Results()[0]
-			return llmtest.Reply{Text: "ok"}
+	tests := []struct {
+		name, role string
+		cfgBash    bool
+		want       bool
+	}{
+		{"config on", "Use the shell.", true, true},
+		{"role asks, config off", "---\nbash: true\n---\nUse the shell.", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(agent.EnvLLMAPIKey, "sk-must-not-leak")
+			o := newOrg(t, tt.role)
+			var result llm.ToolResult
+			fake := llmtest.New(t, llm.Anthropic, func(turn llmtest.Turn) llmtest.Reply {
+				if len(turn.Results()) > 0 {
+					result = turn.Results()[0]
+					return llmtest.Reply{Text: "ok"}
+				}
+				return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("bash", map[string]any{"command": "pwd; ls; env"})}}
+			})
+			if _, _, err := o.run(t, llm.Anthropic, fake, agent.LLMConfig{Bash: tt.cfgBash}); err != nil {
+				t.Fatal(err)
+			}
+			turn := fake.Turns()[0]
+			offered := slices.ContainsFunc(turn.Tools, func(tool llm.Tool) bool { return tool.Name == "bash" })
+			if offered != tt.want || strings.Contains(turn.System, "bash tool") != tt.want {
+				t.Fatalf("bash offered = %v, in the system prompt = %v; want %v", offered, strings.Contains(turn.System, "bash tool"), tt.want)
+			}
+			if !tt.want {
+				if !result.IsError || !strings.Contains(result.Content, `there is no tool "bash"`) {
+					t.Errorf("a call to bash that is off = %+v", result)
+				}
+				return
+			}
+			if result.IsError || !strings.Contains(result.Content, o.dir+"\n") || !strings.Contains(result.Content, "role.md") {
+				t.Errorf("bash ran as %+v", result)
+			}
+			if strings.Contains(result.Content, "sk-must-not-leak") {
+				t.Error("the provider key reached a bash command")
+			}
+		})
+	}
+}
+
+func TestBashScope(t *testing.T) {
+	tests := []struct {
+		value        string
+		worker, role string
+		want         bool
+	}{
+		{"{}", "w-x", "r-dev", false},
+		{"", "w-x", "r-dev", false},
+		{`{"roles":["r-dev"]}`, "w-x", "r-dev", true},
+		{`{"roles":["r-dev"]}`, "w-x", "r-ops", false},
+		{`{"workers":["w-x"]}`, "w-x", "r-ops", true},
+		{`{"all":true}`, "w-y", "r-ops", true},
+		{"true", "w-y", "r-ops", true}, // the old bool, set by an operator
+		{"false", "w-y", "r-ops", false},
+	}
+	for _, tt := range tests {
+		b, err := agent.ParseBashScope(tt.value)
+		if err != nil || b.Allows(tt.worker, tt.role) != tt.want {
+			t.Errorf("ParseBashScope(%q).Allows(%s, %s) = %v, %v; want %v", tt.value, tt.worker, tt.role, b.Allows(tt.worker, tt.role), err, tt.want)
 		}
-		return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("bash", map[string]any{"command": "pwd; ls; env"})}}
-	})
-	if _, _, err := o.run(t, llm.Anthropic, fake, agent.LLMConfig{}); err != nil {
-		t.Fatal(err)
 	}
-	turn := fake.Turns()[0]
-	if turn.CallsTo("bash") != 0 || !strings.Contains(turn.System, "bash tool") {
-		t.Errorf("system prompt does not mention the bash tool")
-	}
-	if result.IsError || !strings.Contains(result.Content, o.dir+"\n") || !strings.Contains(result.Content, "role.md") {
-		t.Errorf("bash ran as %+v", result)
-	}
-	if strings.Contains(result.Content, "sk-must-not-leak") {
-		t.Error("the provider key reached a bash command")
+	for _, bad := range []string{`{"role":["r-dev"]}`, `{"roles":"r-dev"}`, "yes"} {
+		if _, err := agent.ParseBashScope(bad); err == nil || !strings.Contains(err.Error(), "agent.bash") {
+			t.Errorf("ParseBashScope(%q) = %v, want an error naming agent.bash", bad, err)
+		}
 	}
 }
 
@@ -334,7 +390,7 @@ func TestBashLimits(t *testing.T) {
 	}
 }
 
-func TestRoleEnablesBash(t *testing.T) {
+func TestRoleAsksForBash(t *testing.T) {
 	tests := []struct {
 		role string
 		want bool
@@ -347,15 +403,16 @@ func TestRoleEnablesBash(t *testing.T) {
 		{"", false},
 	}
 	for _, tt := range tests {
-		if got := agent.RoleEnablesBash(tt.role); got != tt.want {
-			t.Errorf("RoleEnablesBash(%q) = %v", tt.role, got)
+		if got := agent.RoleAsksForBash(tt.role); got != tt.want {
+			t.Errorf("RoleAsksForBash(%q) = %v", tt.role, got)
 		}
 	}
 }
 
 // TestBuiltinRuntimeRunsTheBinary: the runtime runs `<exe> agent run` in
-// the env dir with the prompt on stdin, hands the provider config to that
-// child only, and reads its stream-json into the log and the usage.
+// the env dir with the prompt on stdin, points the child at the relay
+// with the run's token — never the provider's URL and key — and reads its
+// stream-json into the log and the usage.
 func TestBuiltinRuntimeRunsTheBinary(t *testing.T) {
 	t.Setenv("HELIX_ORG_SECRET_CANARY", "do-not-leak")
 	dir := t.TempDir()
@@ -367,7 +424,7 @@ func TestBuiltinRuntimeRunsTheBinary(t *testing.T) {
 	os.WriteFile(exe, []byte("#!/bin/sh\necho \"args: $*\" >&2\necho \"stdin: $(cat)\" >&2\nenv | grep -E '^HELIX_ORG_(LLM|SECRET)' | sort >&2\ncat "+out+"\n"), 0o755)
 	var log logSink
 	run := newRun(t, &log)
-	cfg := agent.LLMConfig{Provider: "openai", Model: "qwen3", BaseURL: "http://127.0.0.1:11434/v1", APIKey: "sk-child-only", MaxTurns: 7, MaxTokens: 99, Bash: true}
+	cfg := agent.LLMConfig{Provider: "openai", Model: "qwen3", BaseURL: "http://127.0.0.1:11434/v1", APIKey: "sk-server-only", MaxTurns: 7, MaxTokens: 99, Bash: true}
 	res, err := (&agent.Builtin{Exe: exe, LLM: cfg}).Run(t.Context(), run)
 	if err != nil {
 		t.Fatal(err)
@@ -375,8 +432,8 @@ func TestBuiltinRuntimeRunsTheBinary(t *testing.T) {
 	want := []string{
 		"output::stderr: args: agent run",
 		"output::stderr: stdin: hello prompt",
-		"output::stderr: HELIX_ORG_LLM_API_KEY=sk-child-only",
-		"output::stderr: HELIX_ORG_LLM_BASE_URL=http://127.0.0.1:11434/v1",
+		"output::stderr: HELIX_ORG_LLM_API_KEY=" + run.Token,
+		"output::stderr: HELIX_ORG_LLM_BASE_URL=http://127.0.0.1:1/relay/openai/v1",
 		"output::stderr: HELIX_ORG_LLM_BASH=true",
 		"output::stderr: HELIX_ORG_LLM_MAX_TOKENS=99",
 		"output::stderr: HELIX_ORG_LLM_MAX_TURNS=7",
@@ -393,9 +450,9 @@ func TestBuiltinRuntimeRunsTheBinary(t *testing.T) {
 	if got := agent.LLMConfigFromEnv(envOf(cfg.Environ())); got != cfg {
 		t.Errorf("config through the environment = %+v, want %+v", got, cfg)
 	}
-	for _, kv := range agent.Environ(run) {
-		if strings.Contains(kv, "sk-child-only") || strings.HasPrefix(kv, "HELIX_ORG_LLM") {
-			t.Errorf("Environ gives every agent %q", kv)
+	for _, kv := range append(agent.Environ(run), cfg.ForRun(run).Environ()...) {
+		if strings.Contains(kv, "sk-server-only") || strings.Contains(kv, "11434") {
+			t.Errorf("an agent's environment holds the provider's %q", kv)
 		}
 	}
 }

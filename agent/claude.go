@@ -25,9 +25,11 @@ type Claude struct {
 
 var _ domain.Runtime = (*Claude)(nil)
 
-// Args builds the claude command line for a run.
+// Args builds the claude command line for a run. The prompt is not on
+// it: `claude -p` with no prompt argument reads the prompt from stdin,
+// which takes any size, where one argument over 128 KiB fails exec.
 func (c *Claude) Args(run domain.Run) []string {
-	args := []string{"-p", run.Prompt, "--mcp-config", "mcp.json", "--output-format", "stream-json", "--verbose"}
+	args := []string{"-p", "--input-format", "text", "--mcp-config", "mcp.json", "--output-format", "stream-json", "--verbose"}
 	if c.Model != "" {
 		args = append(args, "--model", c.Model)
 	}
@@ -52,9 +54,12 @@ func (c *Claude) Run(ctx context.Context, run domain.Run) (domain.RunResult, err
 	}
 	cmd := exec.Command(path, c.Args(run)...)
 	cmd.Dir = run.EnvDir
-	cmd.Env = Environ(run)
+	// Environ points Claude Code at the server's relay (ANTHROPIC_BASE_URL,
+	// ANTHROPIC_API_KEY = the run's token); its other traffic (telemetry,
+	// updates, error reports) has no business leaving a server's agent.
+	cmd.Env = append(Environ(run), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
 	var res domain.RunResult
-	code, err := runProcess(ctx, cmd, "", func(stream, line string) {
+	code, err := runAgent(ctx, cmd, run, func(stream, line string) {
 		if stream == "stderr" {
 			run.Log(domain.LogEntry{Kind: domain.LogOutput, Text: "stderr: " + line})
 			return

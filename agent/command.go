@@ -25,7 +25,7 @@ func (c *Command) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 	cmd := exec.Command("/bin/sh", "-c", c.Line)
 	cmd.Dir = run.EnvDir
 	cmd.Env = Environ(run)
-	code, err := runProcess(ctx, cmd, run.Prompt, func(stream, line string) {
+	code, err := runAgent(ctx, cmd, run, func(stream, line string) {
 		if stream == "stderr" {
 			line = "stderr: " + line
 		}

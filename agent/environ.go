@@ -12,7 +12,7 @@ import (
 var passThrough = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM"}
 
 // Environ builds an agent process's environment: the allow-list plus the
-// variables that tell it who and where it is.
+// run's own variables (RunEnv).
 func Environ(run domain.Run) []string {
 	var env []string
 	for _, k := range passThrough {
@@ -20,11 +20,29 @@ func Environ(run domain.Run) []string {
 			env = append(env, k+"="+v)
 		}
 	}
+	return append(env, RunEnv(run)...)
+}
+
+// RunEnv is what tells an agent who and where it is, and how it reaches
+// the server: its MCP endpoint, and the model relay through which the
+// usual SDK variables point any Anthropic or OpenAI client (Claude Code
+// included). The only credential in it is the run's own token, which is
+// also the relay's "API key"; the provider key stays in the server.
+func RunEnv(run domain.Run) []string {
+	env := []string{
+		domain.MCPURLEnv + "=" + run.MCPURL,
+		domain.TokenEnv + "=" + run.Token,
+		"HELIX_ORG_WORKER=" + run.WorkerID,
+		"HELIX_ORG_ENV_DIR=" + run.EnvDir,
+		"HELIX_ORG_ACTIVATION=" + run.ActivationID,
+	}
+	if run.BaseURL == "" {
+		return env
+	}
 	return append(env,
-		"HELIX_ORG_MCP_URL="+run.MCPURL,
-		"HELIX_ORG_TOKEN="+run.Token,
-		"HELIX_ORG_WORKER="+run.WorkerID,
-		"HELIX_ORG_ENV_DIR="+run.EnvDir,
-		"HELIX_ORG_ACTIVATION="+run.ActivationID,
+		"ANTHROPIC_BASE_URL="+domain.RelayURL(run.BaseURL, domain.RelayAnthropic),
+		"ANTHROPIC_API_KEY="+run.Token,
+		"OPENAI_BASE_URL="+domain.RelayURL(run.BaseURL, domain.RelayOpenAI),
+		"OPENAI_API_KEY="+run.Token,
 	)
 }

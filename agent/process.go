@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/helixml/helix-org/domain"
 )
 
 // StopGrace is how long a process gets between SIGTERM and SIGKILL.
@@ -19,11 +21,28 @@ const StopGrace = 5 * time.Second
 // maxLine bounds one line of agent output.
 const maxLine = 1 << 20
 
+// runAgent runs an agent's command: it tells the run once the process
+// has started (its group and start time, so a restarted server can find
+// it) and feeds it the run's prompt on stdin — never on the command line,
+// whose strings the kernel caps at 128 KiB.
+func runAgent(ctx context.Context, cmd *exec.Cmd, run domain.Run, onLine func(stream, line string)) (int, error) {
+	return startAndWait(ctx, cmd, run.Prompt, func(pid int) {
+		st, _ := procStat(pid)
+		run.Started(domain.AgentProcess{PGID: pid, StartTicks: st.startTicks})
+	}, onLine)
+}
+
 // runProcess runs a caller-built command in its own process group, feeds
 // it stdin, and hands each stdout/stderr line to onLine. When ctx ends it
 // stops the group: close stdin, SIGTERM, then SIGKILL after StopGrace.
 // It returns the exit status.
 func runProcess(ctx context.Context, cmd *exec.Cmd, stdin string, onLine func(stream, line string)) (int, error) {
+	return startAndWait(ctx, cmd, stdin, nil, onLine)
+}
+
+// startAndWait is runProcess that calls started with the pid, if set,
+// once the process runs.
+func startAndWait(ctx context.Context, cmd *exec.Cmd, stdin string, started func(pid int), onLine func(stream, line string)) (int, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -39,6 +58,9 @@ func runProcess(ctx context.Context, cmd *exec.Cmd, stdin string, onLine func(st
 	}
 	if err := cmd.Start(); err != nil {
 		return -1, fmt.Errorf("start %s: %w", cmd.Path, err)
+	}
+	if started != nil {
+		started(cmd.Process.Pid)
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex // onLine is called from two readers

@@ -1,20 +1,18 @@
 package agent
 
-import "github.com/helixml/helix-org/domain"
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
 
-// Runtime names.
-const (
-	RuntimeCommand = "command"
-	RuntimeClaude  = "claude"
-	RuntimeBuiltin = "builtin"
-	RuntimeDocker  = "docker"
+	"github.com/helixml/helix-org/domain"
 )
 
 // Operational config keys read by the agent runtimes.
 var (
-	RuntimeSetting = domain.SettingSpec{Key: "agent.runtime", Type: domain.SettingString, Default: "",
-		Enum:        []string{"", RuntimeCommand, RuntimeClaude, RuntimeBuiltin, RuntimeDocker},
-		Description: "How activations run: command, claude, builtin or docker. Empty picks claude when it is on PATH, else command when agent.command is set, else builtin."}
+	// RuntimeSetting is agent.runtime, derived from the Runtimes table.
+	RuntimeSetting = runtimeSetting(Runtimes)
 	CommandSetting = domain.SettingSpec{Key: "agent.command", Type: domain.SettingString,
 		Description: "Command line the command runtime runs in the worker's environment directory, prompt on stdin."}
 	ModelSetting = domain.SettingSpec{Key: "agent.model", Type: domain.SettingString,
@@ -31,9 +29,45 @@ var (
 		Description: "Most model turns in one built-in activation."}
 	MaxTokensSetting = domain.SettingSpec{Key: "agent.max_tokens", Type: domain.SettingInt, Default: "4096",
 		Description: "Most output tokens per model reply."}
-	BashSetting = domain.SettingSpec{Key: "agent.bash", Type: domain.SettingBool, Default: "false",
-		Description: "Give the built-in agent a bash tool in the worker's environment directory (a role can also enable it with front matter `bash: true`)."}
+	BashSetting = domain.SettingSpec{Key: "agent.bash", Type: domain.SettingJSON, Default: "{}",
+		Description: `Where the built-in agent gets a bash tool in the worker's directory: {"roles":["r-dev"],"workers":["w-x"]}, or {"all":true}. ` +
+			"On a host runtime that is a shell as the server's user. Role text cannot turn it on."}
 )
+
+// BashScope is the value of agent.bash: the roles and workers whose
+// built-in agent is offered a bash tool.
+type BashScope struct {
+	All     bool     `json:"all,omitempty"`
+	Roles   []string `json:"roles,omitempty"`
+	Workers []string `json:"workers,omitempty"`
+}
+
+// ParseBashScope decodes agent.bash, refusing unknown keys so a typo is
+// not silently a shell for no one. The setting was once a bool; a stored
+// "true" still means every worker (an operator chose it) and "false" none.
+func ParseBashScope(s string) (BashScope, error) {
+	switch s {
+	case "", "false":
+		return BashScope{}, nil
+	case "true":
+		return BashScope{All: true}, nil
+	}
+	var b BashScope
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		return BashScope{}, fmt.Errorf(`%s: want {"roles":[…],"workers":[…]} or {"all":true}: %w`, BashSetting.Key, err)
+	}
+	return b, nil
+}
+
+// Allows reports whether a worker, holding role, gets bash.
+func (b BashScope) Allows(worker, role string) bool {
+	return b.All || slices.Contains(b.Workers, worker) || slices.Contains(b.Roles, role)
+}
+
+// Any reports whether bash is on for anyone.
+func (b BashScope) Any() bool { return b.All || len(b.Roles) > 0 || len(b.Workers) > 0 }
 
 // Settings lists every agent config key.
 var Settings = domain.Settings{RuntimeSetting, CommandSetting, ModelSetting, EffortSetting, ProviderSetting,

@@ -16,7 +16,7 @@ import (
 
 // timed wraps a runtime and reports when each run starts and ends.
 type timed struct {
-	inner         dispatch.Spawner
+	inner         domain.Runtime
 	started, done chan time.Time
 }
 
@@ -67,7 +67,7 @@ func BenchmarkPublishToActivation(b *testing.B) {
 			start := time.Now()
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
-				if _, _, err := st.Append(ctx, domain.Event{StreamID: "s-bench", Message: domain.Message{Body: "tick"}}, store.AppendOptions{}); err != nil {
+				if _, err := st.Append(ctx, domain.Event{StreamID: "s-bench", Message: domain.Message{Body: "tick"}}, store.AppendOptions{}); err != nil {
 					b.Fatal(err)
 				}
 				for range n {

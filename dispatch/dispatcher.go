@@ -7,16 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
 )
-
-// Spawner carries out one activation. agent runtimes satisfy it.
-type Spawner interface {
-	Run(ctx context.Context, run domain.Run) (domain.RunResult, error)
-}
 
 // Options configure a Dispatcher. Limits that operators tune live in
 // config (see Settings) and are read on every step, so they apply without
@@ -24,19 +20,25 @@ type Spawner interface {
 type Options struct {
 	// EnvsDir holds one environment directory per worker.
 	EnvsDir string
-	// MCPBaseURL is how an agent reaches the server, e.g. http://127.0.0.1:8080.
+	// MCPBaseURL is how an agent reaches the server, e.g.
+	// http://127.0.0.1:8080: its MCP endpoint and the model relay.
 	MCPBaseURL string
 	// Tick is how often the loop re-checks without a new event (loop-guard
 	// windows expiring). Default 1s.
 	Tick   time.Duration
 	Logger *slog.Logger
+	// Reap stops what a crashed predecessor left running: the agents of
+	// the activations still recorded as running (each with the host
+	// process it started, if any) and any container of this instance.
+	// Recover calls it before those activations' triggers can run again.
+	Reap func(ctx context.Context, orphans []domain.Activation) error
 }
 
 // Dispatcher wakes AI workers for their pending triggers: at most one
 // activation per worker, at most max_concurrent overall.
 type Dispatcher struct {
 	st      *store.Store
-	spawner Spawner
+	runtime domain.Runtime
 	opts    Options
 	log     *slog.Logger
 
@@ -53,7 +55,7 @@ type Dispatcher struct {
 }
 
 // New builds a Dispatcher.
-func New(st *store.Store, spawner Spawner, opts Options) *Dispatcher {
+func New(st *store.Store, runtime domain.Runtime, opts Options) *Dispatcher {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -61,13 +63,25 @@ func New(st *store.Store, spawner Spawner, opts Options) *Dispatcher {
 		opts.Tick = time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Dispatcher{st: st, spawner: spawner, opts: opts, log: opts.Logger.With("component", "dispatch"),
+	return &Dispatcher{st: st, runtime: runtime, opts: opts, log: opts.Logger.With("component", "dispatch"),
 		running: map[string]bool{}, guarded: map[string]bool{}, runCtx: ctx, cancelRun: cancel}
 }
 
-// Recover hands triggers of runs a crash cut off back to pending. Call it
-// once at start-up, before Run.
+// Recover stops the agents a crash left running and hands the triggers
+// of their runs back to pending. Call it once at start-up, before Run:
+// the old agent is gone before its triggers run again.
 func (d *Dispatcher) Recover(ctx context.Context) error {
+	orphans, err := d.st.RunningActivations(ctx)
+	if err != nil {
+		return err
+	}
+	if d.opts.Reap != nil {
+		// A survivor cannot act on the org either way: its token is
+		// revoked below.
+		if err := d.opts.Reap(ctx, orphans); err != nil {
+			d.log.Error("stop agents a crash left running", "err", err)
+		}
+	}
 	n, err := d.st.RecoverActivations(ctx)
 	if n > 0 {
 		d.log.Info("recovered interrupted activations", "count", n)
@@ -197,7 +211,19 @@ func (d *Dispatcher) activate(w string) {
 		d.log.Error("claim", "worker", w, "err", err)
 		return
 	}
-	res, runErr := d.run(ctx, act, trigs, tok, timeout)
+	var started atomic.Bool
+	res, runErr := d.run(ctx, act, trigs, tok, timeout, func(p domain.AgentProcess) {
+		if started.CompareAndSwap(false, true) {
+			d.started(act, len(trigs), p)
+		}
+	})
+	// Record the end even while shutting down: use a fresh context.
+	endCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !started.Load() && d.runCtx.Err() == nil {
+		d.requeue(endCtx, act, trigs, runErr)
+		return
+	}
 	act.Status = domain.ActivationSucceeded
 	act.ExitStatus = &res.ExitStatus
 	act.InputTokens, act.OutputTokens = res.InputTokens, res.OutputTokens
@@ -209,9 +235,11 @@ func (d *Dispatcher) activate(w string) {
 	case res.ExitStatus != 0:
 		act.Status, act.Error = domain.ActivationFailed, fmt.Sprintf("agent exited with status %d", res.ExitStatus)
 	}
-	// Record the end even while shutting down: use a fresh context.
-	endCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	// A run the relay stopped for its budget failed for that reason,
+	// however its agent took the refusal.
+	if stop, err := d.st.BudgetStop(endCtx, act.ID); err == nil && stop != "" && act.Status != domain.ActivationInterrupted {
+		act.Status, act.Error = domain.ActivationFailed, stop
+	}
 	if err := d.st.FinishActivation(endCtx, act, logEvent(w, act.ID, domain.LogEntry{Kind: domain.LogExit, Text: exitText(act)})); err != nil {
 		d.log.Error("finish activation", "activation", act.ID, "err", err)
 	}
@@ -224,24 +252,36 @@ func exitText(a domain.Activation) string {
 	return string(a.Status)
 }
 
-// run prepares the environment and hands the activation to the spawner.
-func (d *Dispatcher) run(ctx context.Context, act domain.Activation, trigs []domain.Trigger, tok string, timeout time.Duration) (domain.RunResult, error) {
+// started records that the agent runs — its process, for a restart after
+// a crash to stop — and logs the start. The runtime waits for it, so the
+// process is on record before the agent gets its prompt.
+func (d *Dispatcher) started(act domain.Activation, n int, p domain.AgentProcess) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	entry := domain.LogEntry{Kind: domain.LogStart, Text: fmt.Sprintf("activation %s started with %d trigger(s)", act.ID, n)}
+	if err := d.st.StartActivation(ctx, act.ID, p, logEvent(act.WorkerID, act.ID, entry)); err != nil {
+		d.log.Error("record activation start", "activation", act.ID, "err", err)
+	}
+}
+
+// run prepares the environment and hands the activation to the runtime,
+// which calls onStart once the agent runs; an error before then means the
+// agent never started.
+func (d *Dispatcher) run(ctx context.Context, act domain.Activation, trigs []domain.Trigger, tok string, timeout time.Duration, onStart func(domain.AgentProcess)) (domain.RunResult, error) {
 	w, err := d.st.GetWorker(ctx, act.WorkerID)
 	if err != nil {
 		return domain.RunResult{}, err
 	}
-	mcpURL := d.opts.MCPBaseURL + "/workers/" + w.ID + "/mcp"
-	dir, err := d.project(ctx, w, mcpURL, tok)
+	dir, err := d.project(ctx, w)
 	if err != nil {
 		return domain.RunResult{}, err
 	}
-	run := domain.Run{ActivationID: act.ID, WorkerID: w.ID, EnvDir: dir, MCPURL: mcpURL, Token: tok,
+	run := domain.Run{ActivationID: act.ID, WorkerID: w.ID, EnvDir: dir, BaseURL: d.opts.MCPBaseURL, MCPURL: domain.MCPURL(d.opts.MCPBaseURL, w.ID), Token: tok,
 		Prompt: RenderPrompt(w, act, trigs), Timeout: timeout,
-		Log: func(e domain.LogEntry) { d.appendLog(context.Background(), w.ID, act.ID, e) }}
-	d.appendLog(ctx, w.ID, act.ID, domain.LogEntry{Kind: domain.LogStart, Text: fmt.Sprintf("activation %s started with %d trigger(s)", act.ID, len(trigs))})
+		Log: func(e domain.LogEntry) { d.appendLog(context.Background(), w.ID, act.ID, e) }, OnStart: onStart}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := d.spawner.Run(runCtx, run)
+	res, err := d.runtime.Run(runCtx, run)
 	if errors.Is(runCtx.Err(), context.DeadlineExceeded) {
 		return res, fmt.Errorf("timed out after %s and was killed", timeout)
 	}

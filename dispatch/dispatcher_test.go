@@ -32,6 +32,7 @@ type recorder struct {
 func newRecorder() *recorder { return &recorder{started: make(chan domain.Run, 100)} }
 
 func (r *recorder) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
+	run.Started(domain.AgentProcess{})
 	r.mu.Lock()
 	r.runs = append(r.runs, run)
 	hold, during := r.hold, r.during
@@ -79,9 +80,16 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture { return newFixtureWith(t, nil) }
 
 // newFixtureWith builds the echo org; a nil spawner records runs.
-func newFixtureWith(t *testing.T, sp dispatch.Spawner) *fixture {
+func newFixtureWith(t *testing.T, sp domain.Runtime) *fixture {
 	t.Helper()
-	st := storetest.New(t)
+	return newFixtureAt(t, sp, nil, dispatch.Options{})
+}
+
+// newFixtureAt is newFixtureWith on a store with the given clock (nil:
+// the real one) and with the given options.
+func newFixtureAt(t *testing.T, sp domain.Runtime, now func() time.Time, opts dispatch.Options) *fixture {
+	t.Helper()
+	st := storetest.NewWithClock(t, now)
 	ctx := t.Context()
 	if _, err := st.Bootstrap(ctx, []string{"publish"}); err != nil {
 		t.Fatal(err)
@@ -100,7 +108,8 @@ func newFixtureWith(t *testing.T, sp dispatch.Spawner) *fixture {
 		sp = rec
 	}
 	dir := t.TempDir()
-	d := dispatch.New(st, sp, dispatch.Options{EnvsDir: dir, MCPBaseURL: "http://127.0.0.1:1"})
+	opts.EnvsDir, opts.MCPBaseURL = dir, "http://127.0.0.1:1"
+	d := dispatch.New(st, sp, opts)
 	return &fixture{st: st, rec: rec, d: d, dir: dir}
 }
 
@@ -116,7 +125,7 @@ func (f *fixture) hire(t *testing.T, id string, kind domain.WorkerKind) {
 
 func (f *fixture) publish(t *testing.T, from, body string) domain.Event {
 	t.Helper()
-	ev, _, err := f.st.Append(t.Context(), domain.Event{StreamID: "s-inbox", Source: from, Message: domain.Message{From: from, Body: body}}, store.AppendOptions{})
+	ev, err := f.st.Append(t.Context(), domain.Event{StreamID: "s-inbox", Source: from, Message: domain.Message{From: from, Body: body}}, store.AppendOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,9 +264,8 @@ func TestProjectsEnvironmentAndScopesTheToken(t *testing.T) {
 	f := newFixture(t)
 	f.hire(t, "w-echo", domain.WorkerAI)
 	type seen struct {
-		files  map[string]string
-		tokOK  bool
-		tokErr error
+		files map[string]string
+		tokOK bool
 	}
 	var during seen
 	f.rec.during = func(run domain.Run) {
@@ -281,9 +289,19 @@ func TestProjectsEnvironmentAndScopesTheToken(t *testing.T) {
 		!strings.Contains(during.files["agent.md"], "How to act on a trigger") {
 		t.Errorf("projected files = %v", during.files)
 	}
-	url, tok, err := domain.ReadMCPConfig([]byte(during.files["mcp.json"]))
+	url, tok, err := domain.ReadMCPConfig([]byte(during.files["mcp.json"]), func(k string) string {
+		return map[string]string{domain.TokenEnv: run.Token, domain.MCPURLEnv: run.MCPURL}[k]
+	})
 	if err != nil || url != "http://127.0.0.1:1/workers/w-echo/mcp" || tok != run.Token {
 		t.Errorf("mcp.json gives url=%q token=%q err=%v", url, tok, err)
+	}
+	for name, content := range during.files {
+		if strings.Contains(content, run.Token) || strings.Contains(content, store.ActivationTokenPrefix) {
+			t.Errorf("%s holds the run's token:\n%s", name, content)
+		}
+	}
+	if !strings.HasPrefix(run.Token, store.ActivationTokenPrefix) || run.BaseURL != "http://127.0.0.1:1" {
+		t.Errorf("run token %q, base %q: want an hxa_ token and the server's base URL", run.Token, run.BaseURL)
 	}
 	if !during.tokOK {
 		t.Error("activation token was not valid for w-echo during the run")

@@ -15,8 +15,10 @@ var defaultPolicy string
 
 // project writes the store's view of a worker into its environment
 // directory: role.md, identity.md, agent.md and mcp.json. Files are
-// rewritten on every activation, so a live role edit is always seen.
-func (d *Dispatcher) project(ctx context.Context, w domain.Worker, mcpURL, token string) (string, error) {
+// rewritten on every activation, so a live role edit is always seen. None
+// holds a secret: mcp.json refers to the token by its variable, and the
+// runtime hands the run its token in the environment.
+func (d *Dispatcher) project(ctx context.Context, w domain.Worker) (string, error) {
 	pos, err := d.st.GetPosition(ctx, w.PositionID)
 	if err != nil {
 		return "", err
@@ -43,14 +45,15 @@ func (d *Dispatcher) project(ctx context.Context, w domain.Worker, mcpURL, token
 			return "", err
 		}
 	}
-	if err := writePrivate(filepath.Join(dir, "mcp.json"), domain.MCPConfig(mcpURL, token)); err != nil {
+	if err := writePrivate(filepath.Join(dir, "mcp.json"), domain.MCPConfig()); err != nil {
 		return "", err
 	}
 	return dir, nil
 }
 
-// writePrivate writes a file with mode 0600 (mcp.json holds a token). A
-// plain rewrite suffices: only this worker's one running activation reads it.
+// writePrivate writes a file with mode 0600: a role may still be private
+// to its worker. A plain rewrite suffices: only this worker's one running
+// activation reads it.
 func writePrivate(path string, data []byte) error {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)

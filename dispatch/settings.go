@@ -12,6 +12,12 @@ var (
 		Description: "Most activations per worker per loop window; the excess waits and is coalesced."}
 	LoopWindowSetting = domain.SettingSpec{Key: "dispatch.loop_window", Type: domain.SettingDuration, Default: "10m",
 		Description: "Window of the loop guard."}
+	MaxStartAttemptsSetting = domain.SettingSpec{Key: "dispatch.max_start_attempts", Type: domain.SettingInt, Default: "5",
+		Description: "Runs whose agent never starts (binary or image missing, runtime config missing) before their triggers are parked for an operator (`helix-org triggers`); below 1 counts as 1."}
+	StartBackoffSetting = domain.SettingSpec{Key: "dispatch.start_backoff", Type: domain.SettingDuration, Default: "10s",
+		Description: "Wait before retrying triggers whose agent did not start; doubles with each attempt."}
+	StartBackoffMaxSetting = domain.SettingSpec{Key: "dispatch.start_backoff_max", Type: domain.SettingDuration, Default: "5m",
+		Description: "Longest wait between retries of triggers whose agent did not start."}
 )
 
 // PolicySetting overrides the embedded agent.md.
@@ -19,4 +25,5 @@ var PolicySetting = domain.SettingSpec{Key: "agent.policy", Type: domain.Setting
 	Description: "Org-wide agent policy written to each worker's agent.md; empty uses the embedded default."}
 
 // Settings lists every dispatch config key.
-var Settings = domain.Settings{MaxConcurrentSetting, TimeoutSetting, LoopLimitSetting, LoopWindowSetting, PolicySetting}
+var Settings = domain.Settings{MaxConcurrentSetting, TimeoutSetting, LoopLimitSetting, LoopWindowSetting,
+	MaxStartAttemptsSetting, StartBackoffSetting, StartBackoffMaxSetting, PolicySetting}

@@ -21,7 +21,9 @@ type Trigger struct {
 	WorkerID     string      `json:"workerId"`
 	Kind         TriggerKind `json:"kind"`
 	ActivationID string      `json:"activationId,omitempty"`
-	Event        Event       `json:"event"`
+	// Attempts counts runs of this trigger whose agent never started.
+	Attempts int   `json:"attempts,omitempty"`
+	Event    Event `json:"event"`
 }
 
 // ActivationStatus is where an activation is in its life.
@@ -47,6 +49,23 @@ type Activation struct {
 	Duration     time.Duration    `json:"durationNs,omitempty"`
 	InputTokens  int64            `json:"inputTokens,omitempty"`
 	OutputTokens int64            `json:"outputTokens,omitempty"`
+	// Process is the host process the agent ran as, once it started.
+	Process *AgentProcess `json:"process,omitempty"`
+}
+
+// ModelCall is one model call an activation made through the server's
+// relay, with what it cost as the provider reported it.
+type ModelCall struct {
+	ActivationID string `json:"activationId"`
+	WorkerID     string `json:"workerId"`
+	Model        string `json:"model"`
+	InputTokens  int64  `json:"inputTokens"`
+	OutputTokens int64  `json:"outputTokens"`
+	// Cost is from llm.prices at the time of the call; Priced is false
+	// when the table did not list the model.
+	Cost   Money     `json:"costNanoUsd"`
+	Priced bool      `json:"priced"`
+	At     time.Time `json:"at"`
 }
 
 // LogKind classifies an activation-log entry.
@@ -61,6 +80,12 @@ const (
 	LogOutput     LogKind = "output"
 	LogGuard      LogKind = "guard"
 	LogError      LogKind = "error"
+	LogRetry      LogKind = "retry"
+	LogParked     LogKind = "parked"
+	LogOperator   LogKind = "operator"
+	// LogNote is the server telling the log something about a run, such as
+	// a role asking for a capability only config can give.
+	LogNote LogKind = "note"
 )
 
 // LogEntry is one line of an activation's log, published on the worker's
@@ -73,18 +98,23 @@ type LogEntry struct {
 }
 
 // Run is everything a runtime needs to carry out one activation. A runtime
-// acts on the org only through MCPURL with Token.
+// acts on the org only through MCPURL with Token, and calls models only
+// through the server's relay at RelayURL(BaseURL, …) with the same Token.
 type Run struct {
 	ActivationID string
 	WorkerID     string
 	// EnvDir holds role.md, identity.md, agent.md and mcp.json.
-	EnvDir  string
+	EnvDir string
+	// BaseURL is the server as the agent reaches it, e.g. http://127.0.0.1:8080.
+	BaseURL string
 	MCPURL  string
 	Token   string
 	Prompt  string
 	Timeout time.Duration
 	// Log records one entry on the activation stream.
 	Log func(LogEntry)
+	// OnStart is called, through Started, once the agent is running.
+	OnStart func(AgentProcess)
 }
 
 // RunResult is how a run ended.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/helixml/helix-org/domain"
 )
 
@@ -64,15 +65,11 @@ func TestValidationErrorsNameFieldAndValidValues(t *testing.T) {
 		want []string
 	}{
 		{"worker kind", domain.Worker{Kind: "bot", PositionID: "p-x", Name: "x"}.Validate(), []string{"kind", `unknown worker kind "bot"`, `"human", "ai"`}},
-		{"transport kind", domain.Transport{Kind: "fax"}.Validate(), []string{"transport.kind", `"local", "webhook", "email", "github"`}},
-		{"local with config", domain.Transport{Kind: "local", Config: json.RawMessage(`{"x":1}`)}.Validate(), []string{"transport.config", `unknown field "x"`}},
-		{"webhook bad secret", domain.Transport{Kind: "webhook", Config: json.RawMessage(`{"secret":"abc"}`)}.Validate(), []string{"transport.config.secret", "whsec_"}},
-		{"webhook bad url", domain.Transport{Kind: "webhook", Config: json.RawMessage(`{"outbound_url":"ftp://x"}`)}.Validate(), []string{"outbound_url", "http or https"}},
-		{"webhook typo", domain.Transport{Kind: "webhook", Config: json.RawMessage(`{"secert":"whsec_x"}`)}.Validate(), []string{`unknown field "secert"`}},
-		{"email no alias", domain.Transport{Kind: "email"}.Validate(), []string{"transport.config.alias", "required"}},
-		{"email bad alias", domain.Transport{Kind: "email", Config: json.RawMessage(`{"alias":"Sam!"}`)}.Validate(), []string{"alias", "lowercase"}},
-		{"github bad repo", domain.Transport{Kind: "github", Config: json.RawMessage(`{"repo":"nope","events":["issues"]}`)}.Validate(), []string{"repo", "owner/name"}},
-		{"github bad event", domain.Transport{Kind: "github", Config: json.RawMessage(`{"repo":"a/b","events":["push","nope"]}`)}.Validate(), []string{"events", `"nope"`, `"issues"`}},
+		{"transport kind", testTransports.Validate(domain.Transport{Kind: "fax"}), []string{"transport.kind", `"local", "pager"`}},
+		{"local with config", testTransports.Validate(domain.Transport{Kind: "local", Config: json.RawMessage(`{"x":1}`)}), []string{"transport.config", `unknown field "x"`}},
+		{"kind's own check", testTransports.Validate(domain.Transport{Kind: "pager", Config: json.RawMessage(`{"number":"x"}`)}), []string{"transport.config.number", "digits"}},
+		{"kind's typo", testTransports.Validate(domain.Transport{Kind: "pager", Config: json.RawMessage(`{"numbr":"1"}`)}), []string{`unknown field "numbr"`}},
+		{"no registry knows only local", (*domain.Transports)(nil).Validate(domain.Transport{Kind: "pager"}), []string{"transport.kind", `(valid: "local")`}},
 		{"message no body", domain.Message{}.Validate(0), []string{"body", "required"}},
 		{"message too big", domain.Message{Body: "12345"}.Validate(4), []string{"body", "limit is 4"}},
 		{"message bad extra", domain.Message{Body: "x", Extra: json.RawMessage("{")}.Validate(0), []string{"extra", "JSON"}},
@@ -96,17 +93,52 @@ func TestValidationErrorsNameFieldAndValidValues(t *testing.T) {
 	}
 }
 
-func TestValidTransportsPass(t *testing.T) {
+// testTransports is a registry with one made-up kind: the core knows
+// transports only through what a kind's package declares.
+var testTransports = domain.NewTransports(domain.TransportSpec{Kind: "pager", Secrets: []string{"pin"},
+	Check: func(raw json.RawMessage) error {
+		var c struct {
+			Number string `json:"number"`
+			Pin    string `json:"pin"`
+		}
+		if err := domain.DecodeConfig(raw, &c); err != nil {
+			return err
+		}
+		if strings.Trim(c.Number, "0123456789") != "" {
+			return domain.Invalid(domain.ConfigField("number"), "must be digits")
+		}
+		return nil
+	}})
+
+func TestTransportsRegistry(t *testing.T) {
 	for _, cfg := range []domain.Transport{
 		{Kind: "local"},
-		{Kind: "webhook", Config: json.RawMessage(`{"secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw","outbound_url":"https://example.com/hook"}`)},
-		{Kind: "email", Config: json.RawMessage(`{"alias":"sam_support-1"}`)},
-		{Kind: "github", Config: json.RawMessage(`{"repo":"helixml/helix-org","events":["issues","pull_request"]}`)},
+		{Kind: "local", Config: json.RawMessage("null")},
+		{Kind: "pager", Config: json.RawMessage(`{"number":"123","pin":"0000"}`)},
 	} {
-		if err := cfg.Validate(); err != nil {
-			t.Errorf("%s: %v", cfg.Kind, err)
+		if err := testTransports.Validate(cfg); err != nil {
+			t.Errorf("%s %s: %v", cfg.Kind, cfg.Config, err)
 		}
 	}
+	if diff := cmp.Diff([]domain.TransportKind{"local", "pager"}, testTransports.Kinds()); diff != "" {
+		t.Errorf("kinds (-want +got):\n%s", diff)
+	}
+	for _, tt := range []struct{ config, want string }{
+		{`{"number":"123","pin":"0000"}`, `{"number":"123","pin":"********"}`},
+		{`{"number":"123","pin":""}`, `{"number":"123","pin":""}`},
+		{`[1]`, `"********"`},
+	} {
+		got := testTransports.Redact(domain.Transport{Kind: "pager", Config: json.RawMessage(tt.config)})
+		if string(got.Config) != tt.want {
+			t.Errorf("Redact(%s) = %s, want %s", tt.config, got.Config, tt.want)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a kind listed twice was accepted")
+		}
+	}()
+	domain.NewTransports(domain.TransportSpec{Kind: "local"})
 }
 
 func TestSettingSpecCheckAndRedact(t *testing.T) {
@@ -139,14 +171,112 @@ func TestSettingSpecCheckAndRedact(t *testing.T) {
 	if strings.Contains(got, "tok-1") || !strings.Contains(got, "a@b.c") {
 		t.Errorf("mixed JSON redacted to %q", got)
 	}
-	if _, err := (domain.Settings{secret}).Lookup("nope"); err == nil || !strings.Contains(err.Error(), `valid: k`) {
+	if _, err := (domain.Settings{secret}).Lookup("nope"); err == nil || !strings.Contains(err.Error(), `unknown config key "nope"`) {
 		t.Errorf("Lookup of unknown key: %v", err)
 	}
 }
 
-func TestMCPConfigRoundTrip(t *testing.T) {
-	url, tok, err := domain.ReadMCPConfig(domain.MCPConfig("http://127.0.0.1:8080/workers/w-a/mcp", "hxo_abc"))
-	if err != nil || url != "http://127.0.0.1:8080/workers/w-a/mcp" || tok != "hxo_abc" {
-		t.Errorf("round trip = %q %q %v", url, tok, err)
+// TestMCPConfigHoldsNoToken: the file refers to the token's and the
+// URL's variables, and reading it back expands them as Claude Code would.
+func TestMCPConfigHoldsNoToken(t *testing.T) {
+	data := domain.MCPConfig()
+	if !strings.Contains(string(data), `"Authorization": "Bearer ${HELIX_ORG_TOKEN}"`) || !strings.Contains(string(data), `"url": "${HELIX_ORG_MCP_URL}"`) {
+		t.Errorf("mcp.json = %s, want the header and URL to refer to ${HELIX_ORG_TOKEN} and ${HELIX_ORG_MCP_URL}", data)
+	}
+	if got := domain.MCPURL("http://127.0.0.1:8080/", "w-a"); got != "http://127.0.0.1:8080/workers/w-a/mcp" {
+		t.Errorf("MCPURL = %q", got)
+	}
+	env := map[string]string{domain.TokenEnv: "hxa_abc", domain.MCPURLEnv: "http://127.0.0.1:8080/workers/w-a/mcp"}
+	url, tok, err := domain.ReadMCPConfig(data, func(k string) string { return env[k] })
+	if err != nil || url != "http://127.0.0.1:8080/workers/w-a/mcp" || tok != "hxa_abc" {
+		t.Errorf("read back = %q %q %v", url, tok, err)
+	}
+	url, tok, _ = domain.ReadMCPConfig([]byte(`{"mcpServers":{"helix-org":{"url":"${BASE}/mcp","headers":{"Authorization":"Bearer hxo_lit${"}}}}`),
+		func(k string) string { return map[string]string{"BASE": "http://h"}[k] })
+	if url != "http://h/mcp" || tok != "hxo_lit${" {
+		t.Errorf("expansion of other forms = %q %q", url, tok)
+	}
+}
+
+func TestRelayURL(t *testing.T) {
+	for _, tt := range []struct{ base, provider, want string }{
+		{"http://127.0.0.1:8080", domain.RelayAnthropic, "http://127.0.0.1:8080/relay/anthropic"},
+		{"http://10.0.0.1:9/", domain.RelayOpenAI, "http://10.0.0.1:9/relay/openai/v1"},
+	} {
+		if got := domain.RelayURL(tt.base, tt.provider); got != tt.want {
+			t.Errorf("RelayURL(%q, %q) = %q, want %q", tt.base, tt.provider, got, tt.want)
+		}
+	}
+}
+
+// TestLimits pins the error a caller sees for every field over its limit.
+func TestLimits(t *testing.T) {
+	long := func(n int) string { return strings.Repeat("x", n+1) }
+	msg := func(f func(*domain.Message)) error {
+		m := domain.Message{Body: "b"}
+		f(&m)
+		return m.Validate(0)
+	}
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"from", msg(func(m *domain.Message) { m.From = long(domain.MaxAddress) }), "from: is 321 bytes; the limit is 320"},
+		{"to count", msg(func(m *domain.Message) { m.To = make([]string, domain.MaxRecipients+1) }), "to: has 1001 entries; the limit is 1000"},
+		{"to entry", msg(func(m *domain.Message) { m.To = []string{"a", long(domain.MaxAddress)} }), "to[1]: is 321 bytes; the limit is 320"},
+		{"subject", msg(func(m *domain.Message) { m.Subject = long(domain.MaxSubject) }), "subject: is 2049 bytes; the limit is 2048"},
+		{"threadId", msg(func(m *domain.Message) { m.ThreadID = long(domain.MaxMessageRef) }), "threadId: is 1025 bytes; the limit is 1024"},
+		{"inReplyTo", msg(func(m *domain.Message) { m.InReplyTo = long(domain.MaxMessageRef) }), "inReplyTo: is 1025 bytes; the limit is 1024"},
+		{"messageId", msg(func(m *domain.Message) { m.MessageID = long(domain.MaxMessageRef) }), "messageId: is 1025 bytes; the limit is 1024"},
+		{"bodyContentType", msg(func(m *domain.Message) { m.BodyContentType = long(domain.MaxContentType) }), "bodyContentType: is 256 bytes; the limit is 255"},
+		{"attachment count", msg(func(m *domain.Message) {
+			m.Attachments = make([]domain.Attachment, domain.MaxAttachments+1)
+		}), "attachments: has 101 entries; the limit is 100"},
+		{"attachment name missing", msg(func(m *domain.Message) { m.Attachments = []domain.Attachment{{}} }), "attachments[0].name: is required"},
+		{"attachment name", msg(func(m *domain.Message) { m.Attachments = []domain.Attachment{{Name: long(domain.MaxAttachmentName)}} }), "attachments[0].name: is 256 bytes; the limit is 255"},
+		{"attachment content type", msg(func(m *domain.Message) {
+			m.Attachments = []domain.Attachment{{Name: "a"}, {Name: "b", ContentType: long(domain.MaxContentType)}}
+		}), "attachments[1].contentType: is 256 bytes; the limit is 255"},
+		{"attachment ref", msg(func(m *domain.Message) {
+			m.Attachments = []domain.Attachment{{Name: "a", Ref: long(domain.MaxAttachmentRef)}}
+		}), "attachments[0].ref: is 129 bytes; the limit is 128"},
+		{"extra", msg(func(m *domain.Message) { m.Extra = json.RawMessage(`"` + long(domain.MaxExtra) + `"`) }), "extra: is 1048579 bytes; the limit is 1048576"},
+		{"worker name", domain.Worker{Kind: "ai", PositionID: "p-a", Name: long(domain.MaxName)}.Validate(), "name: is 257 bytes; the limit is 256"},
+		{"role title", domain.Role{Title: long(domain.MaxName)}.Validate(), "title: is 257 bytes; the limit is 256"},
+		{"position title", domain.Position{RoleID: "r-a", Title: long(domain.MaxName)}.Validate(), "title: is 257 bytes; the limit is 256"},
+		{"stream name", domain.Stream{Name: long(domain.MaxName), Transport: domain.Transport{Kind: "local"}}.Validate(), "name: is 257 bytes; the limit is 256"},
+		{"stream description", domain.Stream{Name: "s", Description: long(domain.MaxDescription), Transport: domain.Transport{Kind: "local"}}.Validate(), "description: is 4097 bytes; the limit is 4096"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !errors.Is(tt.err, domain.ErrInvalid) || tt.err.Error() != tt.want {
+				t.Errorf("error = %v, want %q", tt.err, tt.want)
+			}
+		})
+	}
+	atLimit := domain.Message{Body: "b", From: strings.Repeat("f", domain.MaxAddress), Subject: strings.Repeat("s", domain.MaxSubject),
+		To: make([]string, domain.MaxRecipients), Attachments: make([]domain.Attachment, domain.MaxAttachments)}
+	for i := range atLimit.Attachments {
+		atLimit.Attachments[i].Name = "a"
+	}
+	if err := atLimit.Validate(0); err != nil {
+		t.Errorf("a message at every limit is refused: %v", err)
+	}
+}
+
+// TestTransportRedacted: every secret field of a kind is hidden for
+// display; nothing else is touched, and a kind without secrets not at all.
+func TestTransportRedacted(t *testing.T) {
+	got := string(testTransports.Redact(domain.Transport{Kind: "pager", Config: json.RawMessage(`{"pin":"s3cret","visible":"keep"}`)}).Config)
+	if strings.Contains(got, "s3cret") || !strings.Contains(got, `"visible":"keep"`) || strings.Count(got, domain.Redacted) != 1 {
+		t.Errorf("pager config redacted to %s", got)
+	}
+	if got := testTransports.Redact(domain.Transport{Kind: "pager", Config: json.RawMessage(`"1234"`)}).Config; strings.Contains(string(got), "1234") {
+		t.Errorf("a config that is not an object shows as %s", got)
+	}
+	local := json.RawMessage(`{"a":"b"}`)
+	if got := testTransports.Redact(domain.Transport{Kind: "local", Config: local}).Config; string(got) != string(local) {
+		t.Errorf("a kind without secrets changed: %s", got)
 	}
 }

@@ -33,7 +33,8 @@ type Attachment struct {
 	Ref         string `json:"ref,omitempty"`
 }
 
-// Validate checks a message against a body limit (<= 0 means the default).
+// Validate checks a message against a body limit (<= 0 means the default)
+// and every other field against its fixed limit (Limits).
 func (m Message) Validate(maxBody int) error {
 	if maxBody <= 0 {
 		maxBody = DefaultMaxBody
@@ -44,15 +45,54 @@ func (m Message) Validate(maxBody int) error {
 	if len(m.Body) > maxBody {
 		return Invalid("body", "is %d bytes; the limit is %d", len(m.Body), maxBody)
 	}
+	return m.Limits()
+}
+
+// Limits checks every field but the body against its fixed limit. The
+// store applies it to every append, whoever appends; the body's limit is
+// configurable and so is checked by each caller with its own setting.
+func (m Message) Limits() error {
+	if err := firstErr(
+		checkLen("from", m.From, MaxAddress),
+		checkCount("to", len(m.To), MaxRecipients),
+		checkLen("subject", m.Subject, MaxSubject),
+		// messageId first: a transport derives the thread from it.
+		checkLen("messageId", m.MessageID, MaxMessageRef),
+		checkLen("inReplyTo", m.InReplyTo, MaxMessageRef),
+		checkLen("threadId", m.ThreadID, MaxMessageRef),
+		checkLen("bodyContentType", m.BodyContentType, MaxContentType),
+		checkCount("attachments", len(m.Attachments), MaxAttachments),
+	); err != nil {
+		return err
+	}
+	for i, to := range m.To {
+		if err := checkLen(indexed("to", i), to, MaxAddress); err != nil {
+			return err
+		}
+	}
+	for i, a := range m.Attachments {
+		if err := a.validate(indexed("attachments", i)); err != nil {
+			return err
+		}
+	}
+	if len(m.Extra) > MaxExtra {
+		return Invalid("extra", "is %d bytes; the limit is %d", len(m.Extra), MaxExtra)
+	}
 	if len(m.Extra) > 0 && !json.Valid(m.Extra) {
 		return Invalid("extra", "is not valid JSON")
 	}
-	for i, a := range m.Attachments {
-		if a.Name == "" {
-			return Invalid("attachments", "attachment %d has no name", i)
-		}
-	}
 	return nil
+}
+
+func (a Attachment) validate(field string) error {
+	if a.Name == "" {
+		return Invalid(field+".name", "is required")
+	}
+	return firstErr(
+		checkLen(field+".name", a.Name, MaxAttachmentName),
+		checkLen(field+".contentType", a.ContentType, MaxContentType),
+		checkLen(field+".ref", a.Ref, MaxAttachmentRef),
+	)
 }
 
 // SourceKind says what kind of actor appended an event.

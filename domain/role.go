@@ -27,6 +27,9 @@ func (r Role) Validate() error {
 	if strings.TrimSpace(r.Title) == "" {
 		return Required("title")
 	}
+	if err := checkLen("title", r.Title, MaxName); err != nil {
+		return err
+	}
 	if len(r.Content) > MaxRoleContent {
 		return Invalid("content", "is %d bytes; the limit is %d", len(r.Content), MaxRoleContent)
 	}
@@ -54,6 +57,9 @@ func (p Position) Validate() error {
 	}
 	if strings.TrimSpace(p.Title) == "" {
 		return Required("title")
+	}
+	if err := checkLen("title", p.Title, MaxName); err != nil {
+		return err
 	}
 	if p.ReportsTo != "" && p.ReportsTo == p.ID {
 		return Invalid("reportsTo", "a position cannot report to itself")

@@ -33,6 +33,10 @@ type SettingSpec struct {
 	// SecretFields names the keys of a JSON value that are secrets, for
 	// redaction of JSON settings that mix secrets and plain values.
 	SecretFields []string
+	// Validate, when set, checks a value beyond its type: the same code
+	// that reads the setting, so a value `config set` accepts is one that
+	// works. Its error never repeats the value (it may be a secret).
+	Validate func(value string) error
 }
 
 // Check validates a raw value against the spec's type.
@@ -40,24 +44,29 @@ func (s SettingSpec) Check(value string) error {
 	switch s.Type {
 	case SettingInt:
 		if _, err := strconv.ParseInt(value, 10, 64); err != nil {
-			return fmt.Errorf("%s: %q is not an integer: %w", s.Key, value, ErrInvalid)
+			return invalidError(fmt.Sprintf("%s: %q is not an integer", s.Key, value))
 		}
 	case SettingBool:
 		if _, err := strconv.ParseBool(value); err != nil {
-			return fmt.Errorf("%s: %q is not a boolean (valid: true, false): %w", s.Key, value, ErrInvalid)
+			return invalidError(fmt.Sprintf("%s: %q is not a boolean (valid: true, false)", s.Key, value))
 		}
 	case SettingDuration:
 		if _, err := time.ParseDuration(value); err != nil {
-			return fmt.Errorf("%s: %q is not a duration (e.g. 30s, 5m): %w", s.Key, value, ErrInvalid)
+			return invalidError(fmt.Sprintf("%s: %q is not a duration (e.g. 30s, 5m)", s.Key, value))
 		}
 	case SettingJSON:
 		var v map[string]any
 		if err := json.Unmarshal([]byte(value), &v); err != nil {
-			return fmt.Errorf("%s: value is not a JSON object: %w", s.Key, ErrInvalid)
+			return invalidError(fmt.Sprintf("%s: value is not a JSON object", s.Key))
 		}
 	}
 	if len(s.Enum) > 0 && !slices.Contains(s.Enum, value) {
-		return fmt.Errorf("%s: unknown value %q (valid: %s): %w", s.Key, value, strings.Join(s.Enum, ", "), ErrInvalid)
+		return invalidError(fmt.Sprintf("%s: unknown value %q (valid: %s)", s.Key, value, strings.Join(s.Enum, ", ")))
+	}
+	if s.Validate != nil {
+		if err := s.Validate(value); err != nil {
+			return fmt.Errorf("%s: %w", s.Key, err)
+		}
 	}
 	return nil
 }
@@ -92,16 +101,56 @@ func (s SettingSpec) HasSecret() bool { return s.Secret || len(s.SecretFields) >
 // Settings is the registry of every known config key.
 type Settings []SettingSpec
 
-// Lookup finds a spec, or names the valid keys.
+// Lookup finds a spec. An unknown key's error suggests the nearest known
+// one, so a typo is fixed in one step.
 func (r Settings) Lookup(key string) (SettingSpec, error) {
 	for _, s := range r {
 		if s.Key == key {
 			return s, nil
 		}
 	}
-	keys := make([]string, len(r))
-	for i, s := range r {
-		keys[i] = s.Key
+	if near := r.nearest(key); near != "" {
+		return SettingSpec{}, invalidError(fmt.Sprintf("unknown config key %q; did you mean %q?", key, near))
 	}
-	return SettingSpec{}, fmt.Errorf("unknown config key %q (valid: %s): %w", key, strings.Join(keys, ", "), ErrInvalid)
+	return SettingSpec{}, invalidError(fmt.Sprintf("unknown config key %q", key))
+}
+
+// invalidError is a whole sentence that matches ErrInvalid without
+// ending in its text.
+type invalidError string
+
+func (e invalidError) Error() string { return string(e) }
+func (e invalidError) Unwrap() error { return ErrInvalid }
+
+// nearest is the key closest to key by edit distance, if it is close
+// enough to be a typo: at most a third of the key's length, and at least 2.
+func (r Settings) nearest(key string) string {
+	best, bestDist := "", max(2, len(key)/3)+1
+	for _, s := range r {
+		if d := editDistance(key, s.Key); d < bestDist {
+			best, bestDist = s.Key, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -30,8 +30,8 @@ type Skill struct {
 	InputSchema json.RawMessage `json:"inputSchema"`
 	// Template is the template the skill was built from, if any.
 	Template string `json:"template,omitempty"`
-	// Version counts successful and failed builds; the record describes
-	// the newest version that was attempted.
+	// Version is the version serving calls; while no version works, the
+	// newest one attempted. Every build, failed or not, has its own number.
 	Version   int         `json:"version"`
 	Image     string      `json:"image,omitempty"`
 	Container string      `json:"container,omitempty"`
@@ -47,8 +47,9 @@ type Skill struct {
 // ToolName is the MCP tool that calls this skill.
 func (s Skill) ToolName() string { return SkillToolPrefix + s.Name }
 
-// Skill templates: shell needs no registry (busybox and a shim FROM
-// scratch); python builds FROM python:3-slim, for real deployments.
+// Skill templates: shell is busybox sh behind a static shim; python is the
+// host's Debian python3 with its standard library. Both base images are
+// built locally FROM scratch: neither needs a registry.
 const (
 	SkillTemplateShell  = "shell"
 	SkillTemplatePython = "python"
@@ -66,7 +67,53 @@ type SkillSpec struct {
 	Template    string
 	Handler     string
 	Files       map[string]string
-	CreatedBy   string
+	// Examples are checked against the new version before it goes live.
+	Examples  []SkillExample
+	CreatedBy string
+	// ByHuman is set when a human worker asked for the build: the bound on
+	// consecutive failed builds stops AI workers only.
+	ByHuman bool
+}
+
+// SkillExample is one input a skill must answer with exactly Output
+// (compared as JSON: key order, spacing and number spelling aside).
+type SkillExample struct {
+	Input  json.RawMessage `json:"input"`
+	Output json.RawMessage `json:"output"`
+}
+
+// SkillVersionStatus is what became of one build of a skill.
+type SkillVersionStatus string
+
+const (
+	// VersionOK built, was healthy and passed its examples; while it is not
+	// the serving version it is a rollback target.
+	VersionOK SkillVersionStatus = "ok"
+	// VersionFailed did not build, start or pass an example; it never served.
+	VersionFailed SkillVersionStatus = "failed"
+	// VersionRolledBack served until rollback_skill took it down; it is
+	// never a rollback target again.
+	VersionRolledBack SkillVersionStatus = "rolled_back"
+)
+
+// SkillVersion is one build of a skill: its source as built, its build
+// log and what became of it.
+type SkillVersion struct {
+	Name        string             `json:"name"`
+	Version     int                `json:"version"`
+	Status      SkillVersionStatus `json:"status"`
+	Error       string             `json:"error,omitempty"`
+	Description string             `json:"description"`
+	InputSchema json.RawMessage    `json:"inputSchema"`
+	Template    string             `json:"template,omitempty"`
+	// Files is the whole build context as built (template files included),
+	// by path; empty in listings.
+	Files    map[string]string `json:"files,omitempty"`
+	Examples []SkillExample    `json:"examples,omitempty"`
+	// BuildLog is the end of the image build's output.
+	BuildLog  string    `json:"buildLog,omitempty"`
+	CreatedBy string    `json:"createdBy"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 var skillName = regexp.MustCompile(`^[a-z][a-z0-9_]{1,39}$`)

@@ -5,7 +5,9 @@ import (
 	"net/url"
 )
 
-func validateHTTPURL(raw string) error {
+// ValidateHTTPURL checks an http(s) URL with a host and no credentials,
+// for URLs a caller gives the server to call.
+func ValidateHTTPURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return fmt.Errorf("%q is not a URL: %w", raw, err)

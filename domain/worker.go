@@ -60,6 +60,9 @@ func (w Worker) Validate() error {
 	if strings.TrimSpace(w.Name) == "" {
 		return Required("name")
 	}
+	if err := checkLen("name", w.Name, MaxName); err != nil {
+		return err
+	}
 	if len(w.Identity) > MaxIdentity {
 		return Invalid("identity", "is %d bytes; the limit is %d", len(w.Identity), MaxIdentity)
 	}

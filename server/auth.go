@@ -59,6 +59,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			writeError(w, s.log, err)
 			return
 		}
+		extendDeadlines(w, s.cfg.CallTimeout)
 		c := &caller{worker: id, activation: info.ActivationID, granted: granted, skills: skills}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	})

@@ -1,12 +1,14 @@
 package server_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/tools"
@@ -49,6 +51,8 @@ func TestBadInput(t *testing.T) {
 		{"missing title", "create_role", map[string]any{"content": "x"}, []string{`missing properties: ["title"]`}},
 		{"duplicate id", "create_role", map[string]any{"id": "r-support", "title": "Support", "content": "x"}, []string{`role "r-support" already exists`}},
 		{"bad id", "create_role", map[string]any{"id": "support", "title": "Support", "content": "x"}, []string{"id: ", `must start with "r-"`}},
+		{"title too long", "create_role", map[string]any{"title": long(domain.MaxName), "content": "x"}, []string{"title: is 257 bytes; the limit is 256"}},
+		{"title too long", "update_role", map[string]any{"id": "r-support", "title": long(domain.MaxName)}, []string{"title: is 257 bytes; the limit is 256"}},
 		{"unknown id", "update_role", map[string]any{"id": "r-nope", "content": "x"}, []string{`role "r-nope": not found`}},
 		{"nothing to change", "update_role", map[string]any{"id": "r-support"}, []string{"give title, content or both"}},
 		{"unexpected argument", "list_roles", map[string]any{"verbose": true}, []string{`unexpected additional properties ["verbose"]`}},
@@ -56,11 +60,14 @@ func TestBadInput(t *testing.T) {
 		{"missing id", "get_role", map[string]any{}, []string{`missing properties: ["id"]`}},
 		{"unknown role", "create_position", map[string]any{"role": "r-nope", "title": "Ghost"}, []string{`role "r-nope": not found`}},
 		{"reports to itself", "create_position", map[string]any{"id": "p-loop", "role": "r-support", "title": "Loop", "reportsTo": "p-loop"}, []string{"reportsTo: a position cannot report to itself"}},
+		{"title too long", "create_position", map[string]any{"role": "r-support", "title": long(domain.MaxName)}, []string{"title: is 257 bytes; the limit is 256"}},
 		{"role of the wrong type", "list_positions", map[string]any{"role": 5}, []string{"/properties/role", `want "string"`}},
 		{"bad kind lists the valid kinds", "hire_worker", map[string]any{"position": "p-support", "kind": "robot", "name": "R2"}, []string{"/properties/kind", "robot does not equal any of: [human ai]"}},
+		{"name too long", "hire_worker", map[string]any{"position": "p-support", "kind": "human", "name": long(domain.MaxName)}, []string{"name: is 257 bytes; the limit is 256"}},
 		{"unknown position", "hire_worker", map[string]any{"position": "p-nope", "kind": "human", "name": "Sam"}, []string{`position "p-nope": not found`}},
 		{"duplicate id", "hire_worker", map[string]any{"id": "w-maya", "position": "p-support", "kind": "human", "name": "Maya"}, []string{`worker "w-maya" already exists`}},
 		{"unknown tool in grants", "hire_worker", map[string]any{"position": "p-support", "kind": "ai", "name": "Bot", "grants": []string{"fly"}}, []string{`grants: unknown tool "fly"`}},
+		{"into the owner's seat", "hire_worker", map[string]any{"position": "p-owner", "kind": "human", "name": "Co-owner"}, []string{"p-owner is the owner's seat; only w-owner holds it"}},
 		{"self-dismiss", "dismiss_worker", map[string]any{"id": "w-owner"}, []string{"id: you cannot dismiss yourself"}},
 		{"unknown id", "dismiss_worker", map[string]any{"id": "w-nope"}, []string{`worker "w-nope": not found`}},
 		{"missing identity", "update_identity", map[string]any{"id": "w-maya"}, []string{`missing properties: ["identity"]`}},
@@ -71,6 +78,7 @@ func TestBadInput(t *testing.T) {
 		{"expiresAt not a time", "grant_tool", map[string]any{"worker": "w-maya", "tool": "publish", "expiresAt": "tomorrow"}, []string{`expiresAt: "tomorrow" is not an RFC 3339 time`}},
 		{"unknown tool", "grant_tool", map[string]any{"worker": "w-maya", "tool": "fly"}, []string{`tool: unknown tool "fly"`}},
 		{"unknown worker", "grant_tool", map[string]any{"worker": "w-nope", "tool": "publish"}, []string{`worker "w-nope": not found`}},
+		{"to yourself", "grant_tool", map[string]any{"worker": "w-owner", "tool": "publish", "expiresIn": "1s"}, []string{"w-owner cannot grant to itself; a worker above it can"}},
 		{"no such grant", "revoke_tool", map[string]any{"worker": "w-maya", "tool": "publish"}, []string{`worker "w-maya" holds no grant for "publish"`}},
 		{"missing tool", "revoke_tool", map[string]any{"worker": "w-maya"}, []string{`missing properties: ["tool"]`}},
 		{"unknown worker", "list_grants", map[string]any{"worker": "w-nope"}, []string{`worker "w-nope": not found`}},
@@ -80,28 +88,65 @@ func TestBadInput(t *testing.T) {
 		{"bad email alias", "create_stream", map[string]any{"name": "x", "transport": map[string]any{"kind": "email", "config": map[string]any{"alias": "Sam!"}}}, []string{`transport.config.alias: "Sam!" may contain only`}},
 		{"github repo without a slash", "create_stream", map[string]any{"name": "x", "transport": map[string]any{"kind": "github", "config": map[string]any{"repo": "helix", "events": []string{"issues"}}}}, []string{`transport.config.repo: "helix" must be "owner/name"`}},
 		{"unknown github event", "create_stream", map[string]any{"name": "x", "transport": map[string]any{"kind": "github", "config": map[string]any{"repo": "a/b", "events": []string{"star"}}}}, []string{`transport.config.events: unknown GitHub event "star" (valid: "issues"`}},
-		{"webhook secret without whsec_", "create_stream", map[string]any{"name": "x", "transport": map[string]any{"kind": "webhook", "config": map[string]any{"secret": "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}}, []string{`transport.config.secret: must be "whsec_"`}},
+		{"webhook secret without whsec_", "create_stream", map[string]any{"name": "x", "transport": map[string]any{"kind": "webhook", "config": map[string]any{"secret": "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}}, []string{`transport.config.secret: `, `must start with "whsec_"`}},
+		{"name too long", "create_stream", map[string]any{"name": long(domain.MaxName)}, []string{"name: is 257 bytes; the limit is 256"}},
+		{"description too long", "create_stream", map[string]any{"name": "x", "description": long(domain.MaxDescription)}, []string{"description: is 4097 bytes; the limit is 4096"}},
 		{"reserved dm id", "create_stream", map[string]any{"id": "s-dm-w-maya-w-owner", "name": "spoof"}, []string{`id: "s-dm-w-maya-w-owner" is reserved`}},
 		{"duplicate id", "create_stream", map[string]any{"id": "s-inbox", "name": "inbox"}, []string{`stream "s-inbox" already exists`}},
 		{"bad kind", "list_streams", map[string]any{"kind": "smtp"}, []string{"/properties/kind", "smtp does not equal any of: [local webhook email github]"}},
 		{"unknown id", "get_stream", map[string]any{"id": "s-nope"}, []string{`stream "s-nope": not found`}},
+		{"someone else's DM", "get_stream", map[string]any{"id": "s-dm-w-echo-w-maya"}, []string{"s-dm-w-echo-w-maya is a direct-message stream; only its two members read it"}},
 		{"unknown stream", "subscribe", map[string]any{"stream": "s-nope"}, []string{`stream "s-nope": not found`}},
 		{"unknown worker", "subscribe", map[string]any{"stream": "s-inbox", "worker": "w-nope"}, []string{`worker "w-nope": not found`}},
+		{"another worker to s-org", "subscribe", map[string]any{"stream": "s-org", "worker": "w-maya"}, []string{"s-org is the org's audit trail; only w-owner reads it"}},
+		{"yourself to someone else's DM", "subscribe", map[string]any{"stream": "s-dm-w-echo-w-maya"}, []string{"only its two members read it"}},
 		{"not a member", "unsubscribe", map[string]any{"stream": "s-inbox", "worker": "w-maya"}, []string{`worker "w-maya" is not subscribed to "s-inbox"`}},
+		{"a member from someone else's DM", "unsubscribe", map[string]any{"stream": "s-dm-w-echo-w-maya", "worker": "w-maya"}, []string{"s-dm-w-echo-w-maya is a direct-message stream; only its members join or leave it, each for itself"}},
 		{"one unknown worker adds nobody", "invite_workers", map[string]any{"stream": "s-inbox", "workers": []string{"w-maya", "w-nope"}}, []string{`worker "w-nope": not found`}},
 		{"missing workers", "invite_workers", map[string]any{"stream": "s-inbox"}, []string{`missing properties: ["workers"]`}},
 		{"unknown stream", "stream_members", map[string]any{"stream": "s-nope"}, []string{`stream "s-nope": not found`}},
+		{"someone else's DM", "stream_members", map[string]any{"stream": "s-dm-w-echo-w-maya"}, []string{"only its two members read it"}},
 		{"body over the configured limit", "publish", map[string]any{"stream": "s-inbox", "body": strings.Repeat("x", 101)}, []string{"body: is 101 bytes; the limit is 100"}},
 		{"missing body", "publish", map[string]any{"stream": "s-inbox"}, []string{`missing properties: ["body"]`}},
 		{"the audit trail", "publish", map[string]any{"stream": "s-org", "body": "forged"}, []string{"stream: s-org is the org's audit trail"}},
 		{"an activation log", "publish", map[string]any{"stream": "s-activations-w-echo", "body": "forged"}, []string{"stream: s-activations-w-echo is an activation log"}},
 		{"a github stream", "publish", map[string]any{"stream": "s-gh", "body": "comment"}, []string{"stream: s-gh is a github stream"}},
 		{"unknown stream", "publish", map[string]any{"stream": "s-nope", "body": "hello"}, []string{`stream "s-nope": not found`}},
+		{"someone else's DM", "publish", map[string]any{"stream": "s-dm-w-echo-w-maya", "body": "hello"}, []string{"only its two members read it"}},
+		{"extra over the limit", "publish", map[string]any{"stream": "s-inbox", "body": "hi", "extra": map[string]any{"k": long(domain.MaxExtra)}},
+			[]string{fmt.Sprintf("extra: is %d bytes; the limit is %d", domain.MaxExtra+9, domain.MaxExtra)}},
+		{"too many recipients", "publish", map[string]any{"stream": "s-inbox", "body": "hi", "to": make([]string, domain.MaxRecipients+1)},
+			[]string{"to: has 1001 entries; the limit is 1000"}},
+		{"recipient too long", "publish", map[string]any{"stream": "s-inbox", "body": "hi", "to": []string{"w-maya", long(domain.MaxAddress)}},
+			[]string{"to[1]: is 321 bytes; the limit is 320"}},
+		{"subject too long", "publish", map[string]any{"stream": "s-inbox", "body": "hi", "subject": long(domain.MaxSubject)},
+			[]string{"subject: is 2049 bytes; the limit is 2048"}},
+		{"threadId too long", "publish", map[string]any{"stream": "s-inbox", "body": "hi", "threadId": long(domain.MaxMessageRef)},
+			[]string{"threadId: is 1025 bytes; the limit is 1024"}},
+		{"inReplyTo too long", "publish", map[string]any{"stream": "s-inbox", "body": "hi", "inReplyTo": long(domain.MaxMessageRef)},
+			[]string{"inReplyTo: is 1025 bytes; the limit is 1024"}},
+		{"messageId too long", "publish", map[string]any{"stream": "s-inbox", "body": "hi", "messageId": long(domain.MaxMessageRef)},
+			[]string{"messageId: is 1025 bytes; the limit is 1024"}},
+		{"bodyContentType too long", "publish", map[string]any{"stream": "s-inbox", "body": "hi", "bodyContentType": long(domain.MaxContentType)},
+			[]string{"bodyContentType: is 256 bytes; the limit is 255"}},
+		{"too many attachments", "publish", map[string]any{"stream": "s-inbox", "body": "hi", "attachments": attachments(domain.MaxAttachments + 1)},
+			[]string{"attachments: has 101 entries; the limit is 100"}},
+		{"attachment name too long", "publish", map[string]any{"stream": "s-inbox", "body": "hi", "attachments": []map[string]any{{"name": long(domain.MaxAttachmentName)}}},
+			[]string{"attachments[0].name: is 256 bytes; the limit is 255"}},
+		{"attachment contentType too long", "publish", map[string]any{"stream": "s-inbox", "body": "hi", "attachments": []map[string]any{{"name": "a", "contentType": long(domain.MaxContentType)}}},
+			[]string{"attachments[0].contentType: is 256 bytes; the limit is 255"}},
+		{"attachment ref too long", "publish", map[string]any{"stream": "s-inbox", "body": "hi", "attachments": []map[string]any{{"name": "a", "ref": long(domain.MaxAttachmentRef)}}},
+			[]string{"attachments[0].ref: is 129 bytes; the limit is 128"}},
 		{"wait over the cap", "read_events", map[string]any{"wait": 100}, []string{"wait: must be between 0 and 60 seconds"}},
 		{"unknown stream", "read_events", map[string]any{"streams": []string{"s-nope"}}, []string{`stream "s-nope": not found`}},
+		{"a stream you do not follow", "read_events", map[string]any{"streams": []string{"s-inbox"}}, []string{"w-owner is not subscribed to s-inbox; subscribe to it first"}},
 		{"to yourself", "dm", map[string]any{"to": "w-owner", "body": "note"}, []string{"to: cannot send a direct message to yourself"}},
 		{"blank body creates no stream", "dm", map[string]any{"to": "w-maya", "body": " "}, []string{"body: is required"}},
 		{"body over the limit creates no stream", "dm", map[string]any{"to": "w-maya", "body": strings.Repeat("x", 101)}, []string{"body: is 101 bytes; the limit is 100"}},
+		{"subject too long creates no stream", "dm", map[string]any{"to": "w-maya", "body": "hi", "subject": long(domain.MaxSubject)},
+			[]string{"subject: is 2049 bytes; the limit is 2048"}},
+		{"extra over the limit creates no stream", "dm", map[string]any{"to": "w-maya", "body": "hi", "extra": map[string]any{"k": long(domain.MaxExtra)}},
+			[]string{fmt.Sprintf("extra: is %d bytes; the limit is %d", domain.MaxExtra+9, domain.MaxExtra)}},
 		{"unknown recipient", "dm", map[string]any{"to": "w-nope", "body": "hello"}, []string{`worker "w-nope": not found`}},
 		{"not an attachment ref", "get_attachment", map[string]any{"ref": "e-123"}, []string{`ref: "e-123" is not an attachment ref`}},
 		{"unknown attachment", "get_attachment", map[string]any{"ref": "att-nope"}, []string{`attachment "att-nope": not found`}},
@@ -116,6 +161,18 @@ func TestBadInput(t *testing.T) {
 		{"unexpected argument", "list_skills", map[string]any{"verbose": true}, []string{`unexpected additional properties ["verbose"]`}},
 		{"missing name", "call_skill", map[string]any{"input": map[string]any{}}, []string{`missing properties: ["name"]`}},
 		{"missing name", "delete_skill", map[string]any{}, []string{`missing properties: ["name"]`}},
+		{"example of the wrong shape", "create_skill", map[string]any{"name": "x_y", "description": "d", "template": "shell", "handler": "echo", "examples": []any{"x"}}, []string{"/properties/examples/items", `want "object"`}},
+		{"unknown skill", "get_skill", map[string]any{"name": "nope"}, []string{`skill "nope": not found`}},
+		{"version of the wrong type", "get_skill", map[string]any{"name": "x_y", "version": "latest"}, []string{"/properties/version", `want "integer"`}},
+		{"missing name", "rollback_skill", map[string]any{}, []string{`missing properties: ["name"]`}},
+		{"no Docker on this server", "rollback_skill", map[string]any{"name": "x_y"}, []string{"skills are not available on this server"}},
+		{"bad scope lists the valid scopes", "set_budget", map[string]any{"scope": "team", "window": "day", "tokens": 1}, []string{"/properties/scope", "team does not equal any of: [worker stream org]"}},
+		{"bad window lists the valid windows", "set_budget", map[string]any{"scope": "org", "window": "week", "tokens": 1}, []string{"/properties/window", "week does not equal any of: [day month total]"}},
+		{"negative limit", "set_budget", map[string]any{"scope": "org", "window": "day", "tokens": -1}, []string{"tokens: must be positive"}},
+		{"soft above hard", "set_budget", map[string]any{"scope": "org", "window": "day", "tokens": 10, "softTokens": 20}, []string{"softTokens: the soft threshold (20) must be below the hard limit tokens (10)"}},
+		{"unknown worker", "set_budget", map[string]any{"scope": "worker", "target": "w-nope", "window": "day", "tokens": 1}, []string{`worker "w-nope": not found`}},
+		{"unknown stream", "set_budget", map[string]any{"scope": "stream", "target": "s-nope", "window": "day", "tokens": 1}, []string{`stream "s-nope": not found`}},
+		{"bad scope lists the valid scopes", "list_budgets", map[string]any{"scope": "team"}, []string{"/properties/scope", "team does not equal any of: [worker stream org]"}},
 	}
 
 	covered := map[string]bool{}
@@ -131,6 +188,10 @@ func TestBadInput(t *testing.T) {
 	h := servertest.Start(t, server.Config{})
 	owner := h.Owner(t)
 	seedOrg(t, h, owner)
+	// A DM between two other workers, which the owner may neither read nor touch.
+	if _, err := h.Store.EnsureDM(t.Context(), "w-maya", "w-echo"); err != nil {
+		t.Fatal(err)
+	}
 	if err := h.Store.SetSetting(t.Context(), tools.MaxBodySetting, "100"); err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +209,18 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// long is one byte over limit.
+func long(limit int) string { return strings.Repeat("x", limit+1) }
+
+// attachments is n named attachment descriptors.
+func attachments(n int) []map[string]any {
+	out := make([]map[string]any, n)
+	for i := range out {
+		out[i] = map[string]any{"name": fmt.Sprintf("a%d", i)}
+	}
+	return out
 }
 
 // seedOrg gives the owner a small org through the tools: r-support,

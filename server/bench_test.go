@@ -55,9 +55,10 @@ func BenchmarkReadEvents(b *testing.B) {
 	h := startBench(b)
 	owner := h.Owner(b)
 	servertest.Call[domain.Stream](b, owner, "create_stream", map[string]any{"id": "s-bench", "name": "bench"})
+	servertest.Call[any](b, owner, "subscribe", map[string]any{"stream": "s-bench"}) // a worker reads what it follows
 	var first, last int64
 	for i := range events {
-		ev, _, err := h.Store.Append(b.Context(), domain.Event{StreamID: "s-bench", Source: store.OwnerWorker,
+		ev, err := h.Store.Append(b.Context(), domain.Event{StreamID: "s-bench", Source: store.OwnerWorker,
 			Message: domain.Message{From: store.OwnerWorker, Body: fmt.Sprintf("event %d of the benchmark stream", i)}}, store.AppendOptions{})
 		if err != nil {
 			b.Fatalf("append: %v", err)

@@ -2,32 +2,16 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 
-	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/transports/inbound"
 )
 
-// Status maps an error to its HTTP status. Exported so transports answer
-// the same way.
-func Status(err error) int {
-	switch {
-	case errors.Is(err, domain.ErrInvalid):
-		return http.StatusBadRequest
-	case errors.Is(err, domain.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, domain.ErrConflict):
-		return http.StatusConflict
-	case errors.Is(err, domain.ErrForbidden):
-		return http.StatusForbidden
-	}
-	return http.StatusInternalServerError
-}
-
 // writeError writes {"error": …}, logging 5xx once here and nowhere else.
+// The status comes from the one mapping every transport uses too.
 func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
-	code := Status(err)
+	code := inbound.Status(err)
 	msg := err.Error()
 	if code >= 500 {
 		log.Error("request failed", "err", err)

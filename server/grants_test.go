@@ -12,6 +12,7 @@ import (
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/server/servertest"
+	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/store/storetest"
 )
 
@@ -74,7 +75,7 @@ func TestToolsListShowsExactlyGrants(t *testing.T) {
 // request, with no restart, and calling it names the missing grant.
 func TestExpiringGrant(t *testing.T) {
 	clock := storetest.NewClock(clockStart)
-	h := servertest.StartWith(t, storetest.NewWithClock(t, clock.Now), server.Config{})
+	h := servertest.StartWith(t, storetest.NewWith(t, store.Options{Now: clock.Now, Transports: servertest.Transports}), server.Config{})
 	owner := h.Owner(t)
 	seedOrg(t, h, owner)
 	servertest.Call[any](t, owner, "grant_tool", map[string]any{"worker": "w-maya", "tool": "list_roles"})
@@ -110,7 +111,7 @@ func TestExpiringGrant(t *testing.T) {
 // each change carries its actor, target and the record before and after.
 func TestOrgStreamRecordsChanges(t *testing.T) {
 	clock := storetest.NewClock(clockStart)
-	h := servertest.StartWith(t, storetest.NewWithClock(t, clock.Now), server.Config{})
+	h := servertest.StartWith(t, storetest.NewWith(t, store.Options{Now: clock.Now, Transports: servertest.Transports}), server.Config{})
 	owner := h.Owner(t)
 	seedOrg(t, h, owner)
 	since, err := h.Store.LastSeq(t.Context())

@@ -30,6 +30,7 @@ func TestLongPollWakesOnPublish(t *testing.T) {
 	w := servertest.Call[domain.Worker](t, reader, "hire_worker", map[string]any{"position": pos.ID, "kind": "human", "name": "Writer", "grants": []string{"publish"}})
 	writer := h.Connect(t, w.ID, servertest.Token(t, h.Store, w.ID))
 	st := servertest.Call[domain.Stream](t, reader, "create_stream", map[string]any{"id": "s-poll", "name": "poll"})
+	servertest.Call[any](t, reader, "subscribe", map[string]any{"stream": st.ID})
 
 	type answer struct {
 		res  *mcp.CallToolResult
@@ -93,6 +94,8 @@ func TestLongPollNothingNew(t *testing.T) {
 	owner := h.Owner(t)
 	servertest.Call[domain.Stream](t, owner, "create_stream", map[string]any{"id": "s-empty", "name": "empty"})
 	servertest.Call[domain.Stream](t, owner, "create_stream", map[string]any{"id": "s-read", "name": "read"})
+	servertest.Call[any](t, owner, "invite_workers", map[string]any{"stream": "s-empty", "workers": []string{"w-owner"}})
+	servertest.Call[any](t, owner, "subscribe", map[string]any{"stream": "s-read"})
 	last := servertest.Call[domain.Event](t, owner, "publish", map[string]any{"stream": "s-read", "body": "already read"})
 
 	tests := []struct {

@@ -4,11 +4,18 @@ import "net/http"
 
 func (s *Server) routes() {
 	cop := http.NewCrossOriginProtection()
-	mcpHandler := cop.Handler(s.authenticate(s.mcp))
+	mcpHandler := cop.Handler(s.authenticate(refuseBatches(s.cfg.MaxRequestBytes, s.mcp)))
 	s.mux.Handle("POST /workers/{id}/mcp", mcpHandler)
 	s.mux.Handle("GET /workers/{id}/mcp", mcpHandler)
 	s.mux.Handle("DELETE /workers/{id}/mcp", mcpHandler)
+	// Model calls of activations, with the provider key added here.
+	for pattern, h := range s.relay.Routes() {
+		s.mux.Handle(pattern, cop.Handler(h))
+	}
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
+	// The web UI (server/ui): its pages live under /ui/; / sends a browser there.
+	s.mux.Handle("/ui/", s.ui)
+	s.mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
 	for _, r := range s.cfg.Routes {
 		s.mux.Handle(r.Pattern, r.Handler)
 	}

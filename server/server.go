@@ -1,26 +1,42 @@
 package server
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/server/relay"
+	"github.com/helixml/helix-org/server/ui"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/tools"
+	"github.com/helixml/helix-org/transports/inbound"
 )
 
 // Config is the server's configuration, passed down from cmd.
 type Config struct {
 	// MaxRequestBytes bounds an MCP request body.
 	MaxRequestBytes int64
+	// CallTimeout is how long an authenticated request may run and write
+	// its answer, in place of the http.Server's timeouts; default
+	// DefaultCallTimeout.
+	CallTimeout time.Duration
 	// Routes lets transports mount their own handlers without the core
 	// importing them.
 	Routes []Route
 	// Skills runs skills for the skill tools; nil when there is no Docker.
 	Skills tools.SkillRunner
-	Logger *slog.Logger
+	// Upstream is the model provider the relay calls for activations, read
+	// on every call; nil means none (the relay answers 503).
+	Upstream func(ctx context.Context) (relay.Upstream, error)
+	// Settings is the registry of operational config keys, which the web
+	// UI's settings page shows the owner (cmd passes its settings()).
+	Settings domain.Settings
+	Logger   *slog.Logger
 }
 
 // Route is an extra handler mounted by a transport, e.g. "POST /webhooks/{streamId}".
@@ -36,6 +52,8 @@ type Server struct {
 	log   *slog.Logger
 	mux   *http.ServeMux
 	mcp   http.Handler
+	relay *relay.Relay
+	ui    *ui.UI
 
 	// servers caches each worker's MCP server for its current grant set,
 	// so a request only rebuilds one when the grants changed.
@@ -56,6 +74,9 @@ func New(st *store.Store, cfg Config) *Server {
 	if cfg.MaxRequestBytes == 0 {
 		cfg.MaxRequestBytes = 4 << 20
 	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = DefaultCallTimeout
+	}
 	s := &Server{store: st, cfg: cfg, log: cfg.Logger.With("component", "server"), mux: http.NewServeMux(), servers: map[string]cachedServer{}}
 	s.mcp = mcp.NewStreamableHTTPHandler(s.workerServer, &mcp.StreamableHTTPOptions{
 		// Stateless: each request sees the worker's grants as they are now,
@@ -65,6 +86,8 @@ func New(st *store.Store, cfg Config) *Server {
 		MaxRequestBodyBytes: cfg.MaxRequestBytes,
 		Logger:              s.log,
 	})
+	s.relay = relay.New(relay.Config{Store: st, Upstream: cfg.Upstream, Logger: cfg.Logger})
+	s.ui = ui.New(st, ui.Config{Settings: cfg.Settings, Skills: cfg.Skills, Status: inbound.Status, Logger: cfg.Logger})
 	s.routes()
 	return s
 }

@@ -39,44 +39,51 @@ type AttachmentFile struct {
 	Content  []byte
 }
 
-// AppendInbound appends a message from an outside system. key (the
-// provider's delivery or message id) makes a repeat return the stored event
-// with dup = true. contents[i], when given, is the content of
-// ev.Message.Attachments[i]: each is stored in the event's own transaction
-// and the attachment's Ref set, so an acknowledged message never points at
-// a file that was not kept.
-func (s *Store) AppendInbound(ctx context.Context, ev domain.Event, key string, contents [][]byte) (stored domain.Event, dup bool, err error) {
-	if len(contents) > 0 && len(contents) != len(ev.Message.Attachments) {
-		return domain.Event{}, false, fmt.Errorf("append inbound: %d contents for %d attachments: %w", len(contents), len(ev.Message.Attachments), domain.ErrInvalid)
-	}
-	err = s.write(ctx, func(tx *gorm.DB) error {
-		if stored, dup, err = deduped(tx, ev.StreamID, key); err != nil || dup {
-			return err
+// AppendInbound stores what an outside system sent, every message in one
+// transaction, each with a body of at most maxBody bytes (the transport's
+// limit). A message whose Key its stream already stored is not stored
+// again: its receipt holds the stored event, marked Duplicate. Contents
+// are stored in the same transaction and the attachments' Refs set, so an
+// acknowledged message never points at a file that was not kept.
+func (s *Store) AppendInbound(ctx context.Context, in []domain.Inbound, maxBody int) ([]domain.Receipt, error) {
+	out := make([]domain.Receipt, len(in))
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		for i, m := range in {
+			r, err := s.appendInboundTx(tx, m, maxBody)
+			if err != nil {
+				return fmt.Errorf("append to %s: %w", m.StreamID, err)
+			}
+			out[i] = r
 		}
-		if ev.ID == "" {
-			ev.ID = domain.NewEventID()
-		}
-		rows := make([]attachmentRow, len(contents))
-		ev.Message.Attachments = slices.Clone(ev.Message.Attachments)
-		for i, c := range contents {
-			a := &ev.Message.Attachments[i]
-			a.Ref, a.Size = AttachmentRefPrefix+domain.RandomSlug(16), int64(len(c))
-			rows[i] = attachmentRow{ID: a.Ref, EventID: ev.ID, StreamID: ev.StreamID, Name: a.Name,
-				ContentType: a.ContentType, Size: a.Size, Content: c, CreatedAt: s.Now()}
-		}
-		var e error
-		if stored, e = s.appendTx(tx, ev, AppendOptions{DedupKey: key}); e != nil {
-			return e
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		return tx.Create(&rows).Error
+		return nil
 	})
 	if err != nil {
-		return domain.Event{}, false, fmt.Errorf("append to %s: %w", ev.StreamID, err)
+		return nil, err
 	}
-	return stored, dup, nil
+	return out, nil
+}
+
+func (s *Store) appendInboundTx(tx *gorm.DB, m domain.Inbound, maxBody int) (domain.Receipt, error) {
+	if len(m.Contents) > 0 && len(m.Contents) != len(m.Message.Attachments) {
+		return domain.Receipt{}, fmt.Errorf("%d contents for %d attachments: %w", len(m.Contents), len(m.Message.Attachments), domain.ErrInvalid)
+	}
+	if prev, dup, err := deduped(tx, m.StreamID, m.Key); err != nil || dup {
+		return domain.Receipt{Event: prev, Duplicate: dup}, err
+	}
+	ev := domain.Event{ID: domain.NewEventID(), StreamID: m.StreamID, Message: m.Message}
+	rows := make([]attachmentRow, len(m.Contents))
+	ev.Message.Attachments = slices.Clone(ev.Message.Attachments)
+	for i, c := range m.Contents {
+		a := &ev.Message.Attachments[i]
+		a.Ref, a.Size = AttachmentRefPrefix+domain.RandomSlug(16), int64(len(c))
+		rows[i] = attachmentRow{ID: a.Ref, EventID: ev.ID, StreamID: ev.StreamID, Name: a.Name,
+			ContentType: a.ContentType, Size: a.Size, Content: c, CreatedAt: s.Now()}
+	}
+	stored, err := s.appendTx(tx, ev, AppendOptions{MaxBody: maxBody, dedupKey: m.Key})
+	if err != nil || len(rows) == 0 {
+		return domain.Receipt{Event: stored}, err
+	}
+	return domain.Receipt{Event: stored}, tx.Create(&rows).Error
 }
 
 // Attachment returns a stored attachment by its Ref.
@@ -106,4 +113,16 @@ func (s *Store) LatestInbound(ctx context.Context, streamID, messageID, threadID
 		return domain.Event{}, notFoundOr(err, "inbound message on "+streamID, strings.TrimSpace(messageID+" "+threadID))
 	}
 	return r.toDomain()
+}
+
+// SaveFile keeps a file no inbound event brought — a skill's output — and
+// returns its description with a new Ref, for get_attachment and for a
+// message's attachments.
+func (s *Store) SaveFile(ctx context.Context, a domain.Attachment, content []byte) (domain.Attachment, error) {
+	a.Ref, a.Size = AttachmentRefPrefix+domain.RandomSlug(16), int64(len(content))
+	row := attachmentRow{ID: a.Ref, Name: a.Name, ContentType: a.ContentType, Size: a.Size, Content: content, CreatedAt: s.Now()}
+	if err := s.write(ctx, func(tx *gorm.DB) error { return tx.Create(&row).Error }); err != nil {
+		return domain.Attachment{}, fmt.Errorf("save file %s: %w", a.Name, err)
+	}
+	return a, nil
 }

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -17,7 +18,8 @@ func TestAppendInbound(t *testing.T) {
 	ctx := t.Context()
 	msg := domain.Message{Body: "see attached", MessageID: "<m1@x>", ThreadID: "<m1@x>",
 		Attachments: []domain.Attachment{{Name: "a.txt", ContentType: "text/plain"}, {Name: "b.bin"}}}
-	ev, dup, err := st.AppendInbound(ctx, domain.Event{StreamID: "s-a", Message: msg}, "pm-1", [][]byte{[]byte("hello"), {0, 1}})
+	in := domain.Inbound{StreamID: "s-a", Message: msg, Key: "pm-1", Contents: [][]byte{[]byte("hello"), {0, 1}}}
+	ev, dup, err := appendOne(ctx, st, in)
 	if err != nil || dup {
 		t.Fatalf("append: %v dup=%v", err, dup)
 	}
@@ -39,7 +41,7 @@ func TestAppendInbound(t *testing.T) {
 		t.Errorf("sizes (-want +got):\n%s", diff)
 	}
 
-	again, dup, err := st.AppendInbound(ctx, domain.Event{StreamID: "s-a", Message: msg}, "pm-1", [][]byte{[]byte("hello"), {0, 1}})
+	again, dup, err := appendOne(ctx, st, in)
 	if err != nil || !dup || again.ID != ev.ID || again.Message.Attachments[0].Ref != ev.Message.Attachments[0].Ref {
 		t.Errorf("repeat: %v dup=%v %+v", err, dup, again)
 	}
@@ -56,7 +58,7 @@ func TestAppendInbound(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			before, _ := st.LastSeq(ctx)
-			if _, _, err := st.AppendInbound(ctx, tc.ev, "pm-x", tc.contents); !errors.Is(err, tc.want) {
+			if _, _, err := appendOne(ctx, st, domain.Inbound{StreamID: tc.ev.StreamID, Message: tc.ev.Message, Key: "pm-x", Contents: tc.contents}); !errors.Is(err, tc.want) {
 				t.Errorf("err = %v, want %v", err, tc.want)
 			}
 			if after, _ := st.LastSeq(ctx); after != before {
@@ -74,7 +76,7 @@ func TestLatestInbound(t *testing.T) {
 	seed(t, st)
 	ctx := t.Context()
 	in := func(id, thread string) domain.Event {
-		ev, _, err := st.AppendInbound(ctx, domain.Event{StreamID: "s-a", Message: domain.Message{Body: id, MessageID: id, ThreadID: thread}}, id, nil)
+		ev, _, err := appendOne(ctx, st, domain.Inbound{StreamID: "s-a", Message: domain.Message{Body: id, MessageID: id, ThreadID: thread}, Key: id})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +84,7 @@ func TestLatestInbound(t *testing.T) {
 	}
 	first, second, other := in("<1@x>", "<1@x>"), in("<2@x>", "<1@x>"), in("<3@x>", "<3@x>")
 	// A worker's message on the same thread is never the one answered.
-	if _, _, err := st.Append(ctx, domain.Event{StreamID: "s-a", Source: "w-owner", Message: domain.Message{Body: "mine", MessageID: "<4@x>", ThreadID: "<1@x>"}}, store.AppendOptions{}); err != nil {
+	if _, err := st.Append(ctx, domain.Event{StreamID: "s-a", Source: "w-owner", Message: domain.Message{Body: "mine", MessageID: "<4@x>", ThreadID: "<1@x>"}}, store.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -110,5 +112,33 @@ func TestLatestInbound(t *testing.T) {
 				t.Errorf("got %s, %v; want %s", ev.ID, err, tc.want)
 			}
 		})
+	}
+}
+
+// appendOne stores one inbound message, as a transport does.
+func appendOne(ctx context.Context, st *store.Store, in domain.Inbound) (domain.Event, bool, error) {
+	rs, err := st.AppendInbound(ctx, []domain.Inbound{in}, 0)
+	if err != nil {
+		return domain.Event{}, false, err
+	}
+	return rs[0].Event, rs[0].Duplicate, nil
+}
+
+// TestAppendInboundIsOneTransaction: a batch either commits whole or not
+// at all, so a transport answers one status for all of it.
+func TestAppendInboundIsOneTransaction(t *testing.T) {
+	st := storetest.New(t)
+	seed(t, st)
+	ctx := t.Context()
+	before, _ := st.LastSeq(ctx)
+	_, err := st.AppendInbound(ctx, []domain.Inbound{
+		{StreamID: "s-a", Message: domain.Message{Body: "fine"}, Key: "k-1"},
+		{StreamID: "s-a", Message: domain.Message{Body: "  "}, Key: "k-2"},
+	}, 0)
+	if !errors.Is(err, domain.ErrInvalid) {
+		t.Fatalf("batch with a blank body: %v, want ErrInvalid", err)
+	}
+	if after, _ := st.LastSeq(ctx); after != before {
+		t.Errorf("a refused batch stored %d events", after-before)
 	}
 }

@@ -15,14 +15,14 @@ import (
 // TestOutboundEvents: only worker-published events on streams of the asked
 // kinds, inside the window, and the log's end as the safe cursor.
 func TestOutboundEvents(t *testing.T) {
-	st := storetest.New(t)
+	st := storetest.NewWith(t, store.Options{Transports: testTransports})
 	seed(t, st)
 	ctx := t.Context()
-	if _, err := st.CreateStream(ctx, "w-owner", domain.Stream{ID: "s-hook", Name: "hook", Transport: domain.Transport{Kind: domain.TransportWebhook}}); err != nil {
+	if _, err := st.CreateStream(ctx, "w-owner", domain.Stream{ID: "s-hook", Name: "hook", Transport: domain.Transport{Kind: kindWebhook}}); err != nil {
 		t.Fatal(err)
 	}
 	app := func(stream, source, body string) domain.Event {
-		ev, _, err := st.Append(ctx, domain.Event{StreamID: stream, Source: source, Message: domain.Message{Body: body}}, store.AppendOptions{})
+		ev, err := st.Append(ctx, domain.Event{StreamID: stream, Source: source, Message: domain.Message{Body: body}}, store.AppendOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,10 +47,10 @@ func TestOutboundEvents(t *testing.T) {
 		limit int
 		want  []string
 	}{
-		{"webhook streams, worker events only", []domain.TransportKind{domain.TransportWebhook}, 0, 10, []string{"out 1", "out 2"}},
-		{"after a cursor", []domain.TransportKind{domain.TransportWebhook}, first.Seq, 10, []string{"out 2"}},
-		{"limited", []domain.TransportKind{domain.TransportWebhook}, 0, 1, []string{"out 1"}},
-		{"no stream of the kind", []domain.TransportKind{domain.TransportEmail}, 0, 10, nil},
+		{"webhook streams, worker events only", []domain.TransportKind{kindWebhook}, 0, 10, []string{"out 1", "out 2"}},
+		{"after a cursor", []domain.TransportKind{kindWebhook}, first.Seq, 10, []string{"out 2"}},
+		{"limited", []domain.TransportKind{kindWebhook}, 0, 1, []string{"out 1"}},
+		{"no stream of the kind", []domain.TransportKind{kindEmail}, 0, 10, nil},
 		{"no kinds", nil, 0, 10, nil},
 	}
 	for _, tt := range tests {
@@ -72,16 +72,16 @@ func TestOutboundEvents(t *testing.T) {
 // TestDeliveryLifecycle: enqueueing is idempotent, a claim is exclusive,
 // and disabling a stream stops its other pending deliveries.
 func TestDeliveryLifecycle(t *testing.T) {
-	st := storetest.New(t)
+	st := storetest.NewWith(t, store.Options{Transports: testTransports})
 	seed(t, st)
 	ctx := t.Context()
 	var ds []domain.Delivery
 	for range 2 {
-		ev, _, err := st.Append(ctx, domain.Event{StreamID: "s-a", Source: "w-owner", Message: domain.Message{Body: "x"}}, store.AppendOptions{})
+		ev, err := st.Append(ctx, domain.Event{StreamID: "s-a", Source: "w-owner", Message: domain.Message{Body: "x"}}, store.AppendOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ds = append(ds, domain.Delivery{EventID: ev.ID, EventSeq: ev.Seq, StreamID: "s-a", Kind: domain.TransportWebhook})
+		ds = append(ds, domain.Delivery{EventID: ev.ID, EventSeq: ev.Seq, StreamID: "s-a", Kind: kindWebhook})
 	}
 	for range 2 { // the second enqueue (a re-read after a crash) adds nothing
 		if err := st.EnqueueDeliveries(ctx, "c", ds[1].EventSeq, ds); err != nil {
@@ -95,7 +95,7 @@ func TestDeliveryLifecycle(t *testing.T) {
 		t.Errorf("unknown cursor = %d, %v; want 0", cur, err)
 	}
 	now := st.Now()
-	due, err := st.DueDeliveries(ctx, []domain.TransportKind{domain.TransportWebhook}, now, 10)
+	due, err := st.DueDeliveries(ctx, []domain.TransportKind{kindWebhook}, now, 10)
 	if err != nil || len(due) != 2 {
 		t.Fatalf("due = %d deliveries, %v; want 2", len(due), err)
 	}
@@ -105,7 +105,7 @@ func TestDeliveryLifecycle(t *testing.T) {
 	if _, err := st.ClaimDelivery(ctx, due[0].ID, now, now.Add(time.Minute)); !errors.Is(err, domain.ErrConflict) {
 		t.Errorf("second claim: %v, want ErrConflict", err)
 	}
-	if at, ok, err := st.NextDeliveryAt(ctx, []domain.TransportKind{domain.TransportWebhook}); err != nil || !ok || at.After(now) {
+	if at, ok, err := st.NextDeliveryAt(ctx, []domain.TransportKind{kindWebhook}); err != nil || !ok || at.After(now) {
 		t.Errorf("next due = %v %v %v, want already due (the unclaimed one)", at, ok, err)
 	}
 	err = st.FinishDelivery(ctx, due[0].ID, store.DeliveryResult{Attempt: domain.DeliveryAttempt{Attempt: 1, Status: 410, Error: "gone"},
@@ -119,7 +119,7 @@ func TestDeliveryLifecycle(t *testing.T) {
 			t.Errorf("delivery %d is %s, want disabled", d.ID, d.Status)
 		}
 	}
-	if _, ok, _ := st.NextDeliveryAt(ctx, []domain.TransportKind{domain.TransportWebhook}); ok {
+	if _, ok, _ := st.NextDeliveryAt(ctx, []domain.TransportKind{kindWebhook}); ok {
 		t.Error("a delivery is still pending on a disabled stream")
 	}
 }

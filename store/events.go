@@ -40,25 +40,27 @@ func (r eventRow) toDomain() (domain.Event, error) {
 
 // AppendOptions carry what an append needs beyond the event itself.
 type AppendOptions struct {
-	// DedupKey, when set, makes the append idempotent per stream.
-	DedupKey string
+	// MaxBody is the body's limit in bytes, the appender's setting
+	// (events.max_body_bytes, a transport's max_body_bytes); <= 0 means
+	// domain.DefaultMaxBody.
+	MaxBody int
+	// dedupKey, set only by AppendInbound, stores a provider's key once
+	// per stream.
+	dedupKey string
 }
 
-// Append stores an event on its stream. The stream must exist. When a
-// DedupKey repeats, the stored event is returned with dup = true.
-func (s *Store) Append(ctx context.Context, ev domain.Event, opts AppendOptions) (stored domain.Event, dup bool, err error) {
-	err = s.write(ctx, func(tx *gorm.DB) error {
-		if stored, dup, err = deduped(tx, ev.StreamID, opts.DedupKey); err != nil || dup {
-			return err
-		}
-		var e error
-		stored, e = s.appendTx(tx, ev, opts)
-		return e
+// Append stores an event on its stream. The stream must exist.
+func (s *Store) Append(ctx context.Context, ev domain.Event, opts AppendOptions) (domain.Event, error) {
+	var stored domain.Event
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		var err error
+		stored, err = s.appendTx(tx, ev, opts)
+		return err
 	})
 	if err != nil {
-		return domain.Event{}, false, fmt.Errorf("append to %s: %w", ev.StreamID, err)
+		return domain.Event{}, fmt.Errorf("append to %s: %w", ev.StreamID, err)
 	}
-	return stored, dup, nil
+	return stored, nil
 }
 
 func dedupKey(stream, key string) *string { k := stream + "\x00" + key; return &k }
@@ -81,8 +83,13 @@ func deduped(tx *gorm.DB, stream, key string) (domain.Event, bool, error) {
 }
 
 // appendTx is the single place events enter the log, so every append —
-// publish, DM, audit, inbound transport — follows the same rules.
+// publish, DM, audit, inbox, activation log, inbound transport — follows
+// the same message rules: a body that is not blank and within the
+// appender's limit, every other field within its fixed limit.
 func (s *Store) appendTx(tx *gorm.DB, ev domain.Event, opts AppendOptions) (domain.Event, error) {
+	if err := ev.Message.Validate(opts.MaxBody); err != nil {
+		return ev, err
+	}
 	ok, err := exists(tx, &streamRow{}, ev.StreamID)
 	if err != nil {
 		return ev, err
@@ -108,8 +115,8 @@ func (s *Store) appendTx(tx *gorm.DB, ev domain.Event, opts AppendOptions) (doma
 	}
 	row := eventRow{ID: ev.ID, StreamID: ev.StreamID, Source: ev.Source, SourceKind: string(ev.SourceKind),
 		CausedBy: ev.CausedBy, CreatedAt: ev.CreatedAt, Body: string(body)}
-	if opts.DedupKey != "" {
-		row.DedupKey = dedupKey(ev.StreamID, opts.DedupKey)
+	if opts.dedupKey != "" {
+		row.DedupKey = dedupKey(ev.StreamID, opts.dedupKey)
 	}
 	if err := tx.Create(&row).Error; err != nil {
 		return ev, err

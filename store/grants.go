@@ -32,7 +32,9 @@ func (r grantRow) toDomain() domain.Grant {
 	return g
 }
 
-// GrantTool lets a worker call a tool, replacing any earlier grant's expiry.
+// GrantTool lets a worker call a tool, replacing any earlier grant of it.
+// The actor grants only to workers below it (never to itself), and only
+// what it holds, until no later than its own grant ends (capGrantTx).
 func (s *Store) GrantTool(ctx context.Context, actor string, g domain.Grant) (domain.Grant, error) {
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var w workerRow
@@ -42,12 +44,45 @@ func (s *Store) GrantTool(ctx context.Context, actor string, g domain.Grant) (do
 		if w.DismissedAt != nil {
 			return fmt.Errorf("worker %q is dismissed: %w", g.WorkerID, domain.ErrConflict)
 		}
-		return s.grantTx(tx, actor, g)
+		if actor != "" && actor == g.WorkerID {
+			return domain.Forbidden("%s cannot grant to itself; a worker above it can", actor)
+		}
+		if err := newAuthz(tx).manages(actor, g.WorkerID); err != nil {
+			return err
+		}
+		capped, err := s.capGrantTx(tx, actor, g)
+		if err != nil {
+			return err
+		}
+		return s.grantTx(tx, actor, capped)
 	})
 	if err != nil {
 		return domain.Grant{}, fmt.Errorf("grant %s to %s: %w", g.Tool, g.WorkerID, err)
 	}
 	return s.getGrant(ctx, g.WorkerID, g.Tool)
+}
+
+// capGrantTx bounds a grant by its granter's own, so grants never grow by
+// themselves: the granter must hold the tool now, and what it gives ends no
+// later than its own grant (the owner's, from bootstrap, never end). The
+// operator ("") is not bound.
+func (s *Store) capGrantTx(tx *gorm.DB, actor string, g domain.Grant) (domain.Grant, error) {
+	if actor == "" {
+		return g, nil
+	}
+	var own grantRow
+	err := tx.Where("worker_id = ? AND tool = ?", actor, g.Tool).Take(&own).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && !own.toDomain().Live(s.Now())) {
+		return g, domain.Forbidden("%s cannot grant %q because it does not hold it", actor, g.Tool)
+	}
+	if err != nil {
+		return g, err
+	}
+	if own.ExpiresAt != nil && (g.ExpiresAt == nil || g.ExpiresAt.After(*own.ExpiresAt)) {
+		t := own.ExpiresAt.UTC()
+		g.ExpiresAt = &t
+	}
+	return g, nil
 }
 
 func (s *Store) grantTx(tx *gorm.DB, actor string, g domain.Grant) error {
@@ -80,9 +115,15 @@ func (s *Store) getGrant(ctx context.Context, worker, tool string) (domain.Grant
 	return r.toDomain(), nil
 }
 
-// RevokeTool removes a grant.
+// RevokeTool removes a grant: from a worker below the actor, or from the
+// actor itself (giving up a tool is harmless).
 func (s *Store) RevokeTool(ctx context.Context, actor, worker, tool string) error {
 	err := s.write(ctx, func(tx *gorm.DB) error {
+		if actor != worker {
+			if err := newAuthz(tx).manages(actor, worker); err != nil {
+				return err
+			}
+		}
 		var prev grantRow
 		if err := tx.Where("worker_id = ? AND tool = ?", worker, tool).Take(&prev).Error; err != nil {
 			if errors.Is(err, gorm.ErrRecordNotFound) {

@@ -38,6 +38,33 @@ var migrations = []migration{
 	{5, "inbound attachments", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&attachmentRow{})
 	}},
+	{6, "relayed model calls", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&modelCallRow{})
+	}},
+	{7, "trigger retries and parking, agent processes", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&triggerRow{}, &activationRow{})
+	}},
+	{8, "web sessions", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&sessionRow{}, &signInCodeRow{})
+	}},
+	{9, "skill versions", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&skillVersionRow{})
+	}},
+	{10, "budgets", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&budgetRow{})
+	}},
+	{11, "model call cost", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&modelCallRow{})
+	}},
+	{12, "streams of activations", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&activationStreamRow{})
+	}},
+	{13, "runs stopped by a budget", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&budgetStopRow{})
+	}},
+	{14, "token labels and last use", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&tokenRow{})
+	}},
 }
 
 type schemaMigration struct {

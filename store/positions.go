@@ -30,7 +30,10 @@ func (r positionRow) toDomain() domain.Position {
 	return p
 }
 
-// CreatePosition stores a seat for a role, optionally reporting to another position.
+// CreatePosition stores a seat for a role, reporting to another position.
+// It must land strictly below the actor's own position: reportsTo is the
+// actor's position or one below it, and defaults to the actor's position
+// (to the owner's, the root, when the owner or the operator creates it).
 func (s *Store) CreatePosition(ctx context.Context, actor string, p domain.Position) (domain.Position, error) {
 	if err := p.Validate(); err != nil {
 		return domain.Position{}, err
@@ -40,6 +43,14 @@ func (s *Store) CreatePosition(ctx context.Context, actor string, p domain.Posit
 		if ok, err := exists(tx, &roleRow{}, p.RoleID); err != nil || !ok {
 			return orNotFound(err, "role", p.RoleID)
 		}
+		az := newAuthz(tx)
+		if p.ReportsTo == "" && actor != "" && actor != domain.OwnerWorker {
+			as, err := az.seat(actor)
+			if err != nil {
+				return err
+			}
+			p.ReportsTo = as.Position
+		}
 		if p.ReportsTo != "" {
 			if ok, err := exists(tx, &positionRow{}, p.ReportsTo); err != nil || !ok {
 				return orNotFound(err, "position", p.ReportsTo)
@@ -47,6 +58,17 @@ func (s *Store) CreatePosition(ctx context.Context, actor string, p domain.Posit
 		}
 		id, err := pickID(tx, &positionRow{}, "position", domain.PrefixPosition, p.ID, p.Title)
 		if err != nil {
+			return err
+		}
+		chart, err := az.loadChart()
+		if err != nil {
+			return err
+		}
+		if err := chart.CheckReportsTo(id, p.ReportsTo); err != nil {
+			return err
+		}
+		chart[id] = p.ReportsTo
+		if err := az.places(actor, id); err != nil {
 			return err
 		}
 		row = positionRow{ID: id, RoleID: p.RoleID, Title: p.Title, CreatedAt: s.Now()}

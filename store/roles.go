@@ -55,12 +55,18 @@ type RoleUpdate struct {
 }
 
 // UpdateRole edits a role live: the next activation reads the new text.
+// The actor must be above every position that holds the role (so nobody
+// rewrites its own job or a peer's); a role no position holds is edited by
+// its creator or the owner.
 func (s *Store) UpdateRole(ctx context.Context, actor, id string, u RoleUpdate) (domain.Role, error) {
 	var after roleRow
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var before roleRow
 		if err := tx.Where("id = ?", id).Take(&before).Error; err != nil {
 			return domain.NotFound("role", id)
+		}
+		if err := checkEditsRole(tx, actor, id); err != nil {
+			return err
 		}
 		after = before
 		if u.Title != nil {
@@ -82,6 +88,46 @@ func (s *Store) UpdateRole(ctx context.Context, actor, id string, u RoleUpdate) 
 		return domain.Role{}, fmt.Errorf("update role: %w", err)
 	}
 	return after.toDomain(), nil
+}
+
+func checkEditsRole(tx *gorm.DB, actor, role string) error {
+	if actor == "" || actor == domain.OwnerWorker {
+		return nil
+	}
+	var holders []string
+	if err := tx.Model(&positionRow{}).Where("role_id = ?", role).Order("id").Pluck("id", &holders).Error; err != nil {
+		return err
+	}
+	creator := ""
+	if len(holders) == 0 {
+		var err error
+		if creator, err = roleCreator(tx, role); err != nil {
+			return err
+		}
+	}
+	az := newAuthz(tx)
+	as, err := az.seat(actor)
+	if err != nil {
+		return err
+	}
+	chart, err := az.loadChart()
+	if err != nil {
+		return err
+	}
+	return chart.CheckEditsRole(as, role, holders, creator)
+}
+
+// roleCreator reads who created a role from its create_role change on
+// s-org, which is written in the same transaction as the role and so
+// cannot disagree with it. Roles carry no creator column of their own.
+func roleCreator(tx *gorm.DB, role string) (string, error) {
+	var src []string
+	err := tx.Model(&eventRow{}).Where("stream_id = ? AND body LIKE ?", domain.StreamOrg, `%"subject":"create_role `+role+`"%`).
+		Order("seq").Limit(1).Pluck("source", &src).Error
+	if err != nil || len(src) == 0 {
+		return "", err
+	}
+	return src[0], nil
 }
 
 // GetRole returns one role.

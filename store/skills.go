@@ -51,39 +51,41 @@ func (s *Store) SaveSkill(ctx context.Context, actor string, sk domain.Skill) (d
 	if err := domain.ValidateSkillName(sk.Name); err != nil {
 		return domain.Skill{}, err
 	}
+	if err := s.write(ctx, func(tx *gorm.DB) error { return s.saveSkillTx(tx, actor, "create_skill", sk) }); err != nil {
+		return domain.Skill{}, fmt.Errorf("save skill %s: %w", sk.Name, err)
+	}
+	return s.GetSkill(ctx, sk.Name)
+}
+
+// saveSkillTx writes the skill's record and audits it as action.
+func (s *Store) saveSkillTx(tx *gorm.DB, actor, action string, sk domain.Skill) error {
 	schema := string(sk.InputSchema)
 	if schema == "" {
 		schema = "{}"
 	}
 	now := s.Now()
-	err := s.write(ctx, func(tx *gorm.DB) error {
-		var prev skillRow
-		created, isNew := now, false
-		if err := tx.Where("name = ?", sk.Name).Take(&prev).Error; err == nil {
-			created = prev.CreatedAt
-		} else if errors.Is(err, gorm.ErrRecordNotFound) {
-			isNew = true
-		} else {
-			return err
-		}
-		row := skillRow{Name: sk.Name, Description: sk.Description, InputSchema: schema, Template: sk.Template, Version: sk.Version,
-			Image: sk.Image, Container: sk.Container, Status: string(sk.Status), Error: sk.Error, CreatedBy: sk.CreatedBy,
-			CreatedAt: created, UpdatedAt: now, LastUsedAt: sk.LastUsedAt}
-		if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&row).Error; err != nil {
-			return err
-		}
-		if err := s.audit(tx, Change{Action: "create_skill", Actor: actor, Target: sk.Name, After: row.toDomain()}); err != nil {
-			return err
-		}
-		if isNew {
-			return s.grantSkillTx(tx, actor, sk)
-		}
-		return nil
-	})
-	if err != nil {
-		return domain.Skill{}, fmt.Errorf("save skill %s: %w", sk.Name, err)
+	var prev skillRow
+	created, isNew := now, false
+	if err := tx.Where("name = ?", sk.Name).Take(&prev).Error; err == nil {
+		created = prev.CreatedAt
+	} else if errors.Is(err, gorm.ErrRecordNotFound) {
+		isNew = true
+	} else {
+		return err
 	}
-	return s.GetSkill(ctx, sk.Name)
+	row := skillRow{Name: sk.Name, Description: sk.Description, InputSchema: schema, Template: sk.Template, Version: sk.Version,
+		Image: sk.Image, Container: sk.Container, Status: string(sk.Status), Error: sk.Error, CreatedBy: sk.CreatedBy,
+		CreatedAt: created, UpdatedAt: now, LastUsedAt: sk.LastUsedAt}
+	if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&row).Error; err != nil {
+		return err
+	}
+	if err := s.audit(tx, Change{Action: action, Actor: actor, Target: sk.Name, After: row.toDomain()}); err != nil {
+		return err
+	}
+	if isNew {
+		return s.grantSkillTx(tx, actor, sk)
+	}
+	return nil
 }
 
 // grantSkillTx gives a new skill's tool to its creator and the owner, so
@@ -150,8 +152,8 @@ func (s *Store) TouchSkill(ctx context.Context, name string) error {
 	return nil
 }
 
-// DeleteSkill removes a skill and every grant of its tool, so a later skill
-// of the same name starts with no grantees.
+// DeleteSkill removes a skill, its versions and every grant of its tool, so
+// a later skill of the same name starts afresh with no grantees.
 func (s *Store) DeleteSkill(ctx context.Context, actor, name string) error {
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var prev skillRow
@@ -162,6 +164,9 @@ func (s *Store) DeleteSkill(ctx context.Context, actor, name string) error {
 			return err
 		}
 		if err := tx.Where("tool = ?", domain.SkillToolPrefix+name).Delete(&grantRow{}).Error; err != nil {
+			return err
+		}
+		if err := tx.Where("name = ?", name).Delete(&skillVersionRow{}).Error; err != nil {
 			return err
 		}
 		return s.audit(tx, Change{Action: "delete_skill", Actor: actor, Target: name, Before: prev.toDomain()})

@@ -56,7 +56,7 @@ func TestSkillLifecycle(t *testing.T) {
 		t.Errorf("after stop: %+v", got)
 	}
 
-	if _, err := st.GrantTool(ctx, "w-owner", domain.Grant{WorkerID: "w-owner", Tool: "skill_csv_sum"}); err != nil {
+	if _, err := st.GrantTool(ctx, "", domain.Grant{WorkerID: "w-owner", Tool: "skill_csv_sum"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.DeleteSkill(ctx, "w-owner", "csv_sum"); err != nil {

@@ -31,6 +31,11 @@ type Options struct {
 	Logger  *slog.Logger
 	// Now overrides the clock, for tests.
 	Now func() time.Time
+	// Transports are the transport kinds streams may have, as the binary's
+	// transport packages declare them: the store validates a stream's
+	// config with them, and encrypts and redacts the secrets they name.
+	// Nil knows only local streams.
+	Transports *domain.Transports
 }
 
 // Store is the one concrete handle on the database.
@@ -40,6 +45,8 @@ type Store struct {
 	keyFile string
 	log     *slog.Logger
 	now     func() time.Time
+	// transports is Options.Transports.
+	transports *domain.Transports
 
 	// writeMu serialises this process's write transactions so they queue in
 	// Go rather than spin on SQLite's busy handler; busy_timeout still covers
@@ -74,11 +81,15 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, keyFile: opts.KeyFile, log: opts.Logger.With("component", "store"), now: opts.Now}
+	s := &Store{db: db, path: path, keyFile: opts.KeyFile, log: opts.Logger.With("component", "store"), now: opts.Now, transports: opts.Transports}
 	s.bc.init()
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
-		return nil, err
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	if err := s.sealStreamSecrets(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	return s, nil
 }
@@ -102,7 +113,7 @@ func dsn(path, sync string) string {
 func createPrivate(path string) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return fmt.Errorf("create database file %s: %w", path, err)
+		return fmt.Errorf("create database file: %w", err) // err names the path
 	}
 	f.Close()
 	if err := os.Chmod(path, 0o600); err != nil {
@@ -110,6 +121,9 @@ func createPrivate(path string) error {
 	}
 	return nil
 }
+
+// Transports are the transport kinds this store's streams may have.
+func (s *Store) Transports() *domain.Transports { return s.transports }
 
 // Close releases the database.
 func (s *Store) Close() error {

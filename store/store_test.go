@@ -35,7 +35,7 @@ func TestErrorsMapToSentinels(t *testing.T) {
 	_, errGetRole := st.GetRole(ctx, "r-missing")
 	_, errNoPos := st.HireWorker(ctx, "w-owner", domain.Worker{Kind: domain.WorkerAI, PositionID: "p-missing", Name: "x"}, nil)
 	_, errDupStream := st.CreateStream(ctx, "w-owner", domain.Stream{ID: "s-a", Name: "a", Transport: domain.Transport{Kind: domain.TransportLocal}})
-	_, _, errNoStream := st.Append(ctx, domain.Event{StreamID: "s-missing", Message: domain.Message{Body: "x"}}, store.AppendOptions{})
+	_, errNoStream := st.Append(ctx, domain.Event{StreamID: "s-missing", Message: domain.Message{Body: "x"}}, store.AppendOptions{})
 	errRevoke := st.RevokeTool(ctx, "w-owner", "w-owner", "not-held")
 	_, errDismissTwice := st.DismissWorker(ctx, "w-owner", "w-nobody")
 	errUnsub := st.Unsubscribe(ctx, "w-owner", "s-a", "w-owner")
@@ -112,12 +112,12 @@ func TestDedupKeyStoresOnce(t *testing.T) {
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()
-	ev := domain.Event{StreamID: "s-a", Message: domain.Message{Body: "once"}}
-	first, dup1, err := st.Append(ctx, ev, store.AppendOptions{DedupKey: "delivery-1"})
+	in := domain.Inbound{StreamID: "s-a", Message: domain.Message{Body: "once"}, Key: "delivery-1"}
+	first, dup1, err := appendOne(ctx, st, in)
 	if err != nil || dup1 {
 		t.Fatalf("first append: dup=%v err=%v", dup1, err)
 	}
-	second, dup2, err := st.Append(ctx, ev, store.AppendOptions{DedupKey: "delivery-1"})
+	second, dup2, err := appendOne(ctx, st, in)
 	if err != nil || !dup2 || second.ID != first.ID {
 		t.Errorf("repeat append: dup=%v id=%s (first %s) err=%v", dup2, second.ID, first.ID, err)
 	}
@@ -203,7 +203,7 @@ func TestExpiredGrantIsNotLive(t *testing.T) {
 	defer st.Close()
 	seed(t, st)
 	exp := now.Add(time.Minute)
-	st.GrantTool(t.Context(), "w-owner", domain.Grant{WorkerID: "w-owner", Tool: "read_events", ExpiresAt: &exp})
+	st.GrantTool(t.Context(), "", domain.Grant{WorkerID: "w-owner", Tool: "read_events", ExpiresAt: &exp}) // the operator; nobody grants itself
 	live := func() []string { l, _ := st.LiveTools(t.Context(), "w-owner"); return l }
 	if got := live(); strings.Join(got, ",") != "publish,read_events" {
 		t.Errorf("live before expiry = %v", got)

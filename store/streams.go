@@ -26,22 +26,39 @@ type streamRow struct {
 
 func (streamRow) TableName() string { return "streams" }
 
+// toDomain returns the stream as stored: its secrets encrypted.
 func (r streamRow) toDomain() domain.Stream {
 	return domain.Stream{ID: r.ID, Name: r.Name, Description: r.Description, CreatedBy: r.CreatedBy,
 		CreatedAt: r.CreatedAt.UTC(), Transport: domain.Transport{Kind: domain.TransportKind(r.TransportKind), Config: json.RawMessage(r.TransportConfig)}}
 }
 
-// CreateStream stores a stream after validating its transport config.
+// stream returns the row with its transport secrets redacted: the stored
+// config holds them encrypted, and only StreamWithSecrets opens them.
+func (s *Store) stream(r streamRow) domain.Stream {
+	st := r.toDomain()
+	st.Transport = s.transports.Redact(st.Transport)
+	return st
+}
+
+// CreateStream stores a stream after validating its transport config
+// with its kind's own check.
 func (s *Store) CreateStream(ctx context.Context, actor string, st domain.Stream) (domain.Stream, error) {
 	if err := st.Validate(); err != nil {
+		return domain.Stream{}, err
+	}
+	if err := s.transports.Validate(st.Transport); err != nil {
 		return domain.Stream{}, err
 	}
 	cfg := "{}"
 	if len(st.Transport.Config) > 0 && string(st.Transport.Config) != "null" {
 		cfg = string(st.Transport.Config)
 	}
+	cfg, _, err := s.sealConfig(st.Transport.Kind, cfg)
+	if err != nil {
+		return domain.Stream{}, fmt.Errorf("create stream: encrypt transport secrets: %w", err)
+	}
 	var row streamRow
-	err := s.write(ctx, func(tx *gorm.DB) error {
+	err = s.write(ctx, func(tx *gorm.DB) error {
 		id, err := pickID(tx, &streamRow{}, "stream", domain.PrefixStream, st.ID, st.Name)
 		if err != nil {
 			return err
@@ -51,27 +68,38 @@ func (s *Store) CreateStream(ctx context.Context, actor string, st domain.Stream
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
-		return s.audit(tx, Change{Action: "create_stream", Actor: actor, Target: id, After: redactStream(row.toDomain())})
+		return s.audit(tx, Change{Action: "create_stream", Actor: actor, Target: id, After: s.stream(row)})
 	})
 	if err != nil {
 		return domain.Stream{}, fmt.Errorf("create stream: %w", err)
 	}
-	return row.toDomain(), nil
+	return s.stream(row), nil
 }
 
-// redactStream hides a webhook secret from the audit trail.
-func redactStream(st domain.Stream) domain.Stream {
-	st.Transport.Config = domain.RedactTransportConfig(st.Transport.Config)
-	return st
-}
-
-// GetStream returns one stream.
+// GetStream returns one stream, its transport secrets redacted.
 func (s *Store) GetStream(ctx context.Context, id string) (domain.Stream, error) {
 	var r streamRow
 	if err := s.read(ctx).Where("id = ?", id).Take(&r).Error; err != nil {
 		return domain.Stream{}, notFoundOr(err, "stream", id)
 	}
-	return r.toDomain(), nil
+	return s.stream(r), nil
+}
+
+// StreamWithSecrets returns one stream with its transport secrets
+// decrypted, for the transport code that verifies or signs with them and
+// for nothing else: never show what it returns.
+func (s *Store) StreamWithSecrets(ctx context.Context, id string) (domain.Stream, error) {
+	var r streamRow
+	if err := s.read(ctx).Where("id = ?", id).Take(&r).Error; err != nil {
+		return domain.Stream{}, notFoundOr(err, "stream", id)
+	}
+	cfg, err := s.openConfig(domain.TransportKind(r.TransportKind), r.TransportConfig)
+	if err != nil {
+		return domain.Stream{}, fmt.Errorf("stream %s: %w", id, err)
+	}
+	st := r.toDomain()
+	st.Transport.Config = json.RawMessage(cfg)
+	return st, nil
 }
 
 // ListStreams returns streams by id, optionally of one transport kind.
@@ -84,16 +112,12 @@ func (s *Store) ListStreams(ctx context.Context, kind domain.TransportKind) ([]d
 	if err := q.Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list streams: %w", err)
 	}
-	return mapRows(rows, streamRow.toDomain), nil
+	return mapRows(rows, s.stream), nil
 }
 
 // DMStreamID is the one stream two workers share for direct messages,
 // the same whichever of them asks.
-func DMStreamID(a, b string) string {
-	pair := []string{a, b}
-	slices.Sort(pair)
-	return domain.DMStreamPrefix + strings.Join(pair, "-")
-}
+func DMStreamID(a, b string) string { return domain.DMStreamID(a, b) }
 
 // EnsureDM returns the DM stream of two workers, creating it and
 // subscribing both on first use.
@@ -133,12 +157,12 @@ func (s *Store) EnsureDM(ctx context.Context, from, to string) (domain.Stream, e
 				return err
 			}
 		}
-		return s.audit(tx, Change{Action: "create_stream", Actor: from, Target: id, After: row.toDomain()})
+		return s.audit(tx, Change{Action: "create_stream", Actor: from, Target: id, After: s.stream(row)})
 	})
 	if err != nil {
 		return domain.Stream{}, fmt.Errorf("dm stream: %w", err)
 	}
-	return row.toDomain(), nil
+	return s.stream(row), nil
 }
 
 func sortedPair(a, b string) []string {

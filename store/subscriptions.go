@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -25,13 +26,16 @@ func (r subscriptionRow) toDomain() domain.Subscription {
 }
 
 // Subscribe ties workers to a stream. It is idempotent: added lists only
-// the workers that were not already members.
+// the workers that were not already members. The actor subscribes itself
+// or workers below it, and each must be allowed to read the stream (see
+// CheckReads); a DM is joined only by its own members, each for itself.
 func (s *Store) Subscribe(ctx context.Context, actor, stream string, workers ...string) (added []string, err error) {
 	err = s.write(ctx, func(tx *gorm.DB) error {
 		added = nil
 		if ok, err := exists(tx, &streamRow{}, stream); err != nil || !ok {
 			return orNotFound(err, "stream", stream)
 		}
+		az := newAuthz(tx)
 		for _, w := range workers {
 			var wr workerRow
 			if err := tx.Where("id = ?", w).Take(&wr).Error; err != nil {
@@ -39,6 +43,12 @@ func (s *Store) Subscribe(ctx context.Context, actor, stream string, workers ...
 			}
 			if wr.DismissedAt != nil {
 				return fmt.Errorf("worker %q is dismissed: %w", w, domain.ErrConflict)
+			}
+			if err := checkMembership(az, actor, stream, w); err != nil {
+				return err
+			}
+			if err := az.reads(w, stream); err != nil {
+				return err
 			}
 			var n int64
 			if err := tx.Model(&subscriptionRow{}).Where("worker_id = ? AND stream_id = ?", w, stream).Count(&n).Error; err != nil {
@@ -63,9 +73,14 @@ func (s *Store) Subscribe(ctx context.Context, actor, stream string, workers ...
 	return added, nil
 }
 
-// Unsubscribe removes a worker from a stream.
+// Unsubscribe removes a worker from a stream: the actor itself, or a
+// worker below it. Nobody else removes a member from a DM, whatever its
+// place in the chart.
 func (s *Store) Unsubscribe(ctx context.Context, actor, stream, worker string) error {
 	err := s.write(ctx, func(tx *gorm.DB) error {
+		if err := checkMembership(newAuthz(tx), actor, stream, worker); err != nil {
+			return err
+		}
 		res := tx.Where("worker_id = ? AND stream_id = ?", worker, stream).Delete(&subscriptionRow{})
 		if res.Error != nil {
 			return res.Error
@@ -79,6 +94,19 @@ func (s *Store) Unsubscribe(ctx context.Context, actor, stream, worker string) e
 		return fmt.Errorf("unsubscribe from %s: %w", stream, err)
 	}
 	return nil
+}
+
+// checkMembership says whether actor may change worker's membership of
+// stream: its own always (reading rules aside), another's only below it,
+// and never another's of a DM.
+func checkMembership(az *authz, actor, stream, worker string) error {
+	if actor == "" || actor == worker {
+		return nil
+	}
+	if strings.HasPrefix(stream, domain.DMStreamPrefix) {
+		return domain.Forbidden("%s is a direct-message stream; only its members join or leave it, each for itself", stream)
+	}
+	return az.manages(actor, worker)
 }
 
 // StreamMembers lists a stream's subscriptions by worker id.

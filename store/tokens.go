@@ -14,8 +14,14 @@ import (
 	"gorm.io/gorm"
 )
 
-// TokenPrefix marks helix-org bearer tokens so secret scanners can find them.
-const TokenPrefix = "hxo_"
+// Token prefixes mark helix-org bearer tokens so secret scanners can find
+// them, and tell a long-lived operator token (minted by bootstrap, token
+// create or chat) from a run-scoped activation token, which dies with its
+// run and is the only kind the model relay accepts.
+const (
+	TokenPrefix           = "hxo_"
+	ActivationTokenPrefix = "hxa_"
+)
 
 // Token kinds.
 const (
@@ -32,9 +38,13 @@ type tokenRow struct {
 	Worker       *workerRow `gorm:"foreignKey:WorkerID"`
 	Kind         string     `gorm:"not null"`
 	ActivationID string     `gorm:"index"`
-	CreatedAt    time.Time
-	ExpiresAt    *time.Time
-	RevokedAt    *time.Time
+	// Label says what the token was minted for ("bootstrap", "chat"…),
+	// so `token list` tells them apart.
+	Label      string
+	CreatedAt  time.Time
+	ExpiresAt  *time.Time
+	RevokedAt  *time.Time
+	LastUsedAt *time.Time
 }
 
 func (tokenRow) TableName() string { return "tokens" }
@@ -45,16 +55,22 @@ type TokenSpec struct {
 	Kind         string
 	ActivationID string
 	TTL          time.Duration
+	// Label says what the token is for; shown by `token list`.
+	Label string
 }
 
 // CreateToken mints a 256-bit bearer token. Only its hash is stored; the
 // plaintext is returned once and never again.
 func (s *Store) CreateToken(ctx context.Context, spec TokenSpec) (string, error) {
-	tok, hash, err := newToken()
+	prefix := TokenPrefix
+	if spec.Kind == TokenActivation {
+		prefix = ActivationTokenPrefix
+	}
+	tok, hash, err := newToken(prefix)
 	if err != nil {
 		return "", err
 	}
-	row := tokenRow{Hash: hash, WorkerID: spec.WorkerID, Kind: spec.Kind, ActivationID: spec.ActivationID, CreatedAt: s.Now()}
+	row := tokenRow{Hash: hash, WorkerID: spec.WorkerID, Kind: spec.Kind, ActivationID: spec.ActivationID, Label: spec.Label, CreatedAt: s.Now()}
 	if spec.TTL > 0 {
 		exp := s.Now().Add(spec.TTL)
 		row.ExpiresAt = &exp
@@ -71,13 +87,13 @@ func (s *Store) CreateToken(ctx context.Context, spec TokenSpec) (string, error)
 	return tok, nil
 }
 
-// newToken returns a fresh 256-bit token and its hash.
-func newToken() (tok, hash string, err error) {
+// newToken returns a fresh 256-bit token with prefix, and its hash.
+func newToken(prefix string) (tok, hash string, err error) {
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
 		return "", "", fmt.Errorf("token entropy: %w", err)
 	}
-	tok = TokenPrefix + base64.RawURLEncoding.EncodeToString(raw)
+	tok = prefix + base64.RawURLEncoding.EncodeToString(raw)
 	return tok, hashToken(tok), nil
 }
 
@@ -88,13 +104,19 @@ func hashToken(tok string) string {
 
 // TokenInfo is what a live token says about its bearer.
 type TokenInfo struct {
-	WorkerID     string
+	WorkerID string
+	// Kind is TokenOperator or TokenActivation.
+	Kind         string
 	ActivationID string
 }
 
-// VerifyToken returns who a live token belongs to.
+// VerifyToken returns who a live token belongs to. A token whose prefix
+// does not match its kind is refused: a prefix is a promise to scanners.
 func (s *Store) VerifyToken(ctx context.Context, tok string) (TokenInfo, error) {
-	if !strings.HasPrefix(tok, TokenPrefix) {
+	prefix := TokenPrefix
+	if strings.HasPrefix(tok, ActivationTokenPrefix) {
+		prefix = ActivationTokenPrefix
+	} else if !strings.HasPrefix(tok, TokenPrefix) {
 		return TokenInfo{}, ErrBadToken
 	}
 	var row tokenRow
@@ -105,7 +127,11 @@ func (s *Store) VerifyToken(ctx context.Context, tok string) (TokenInfo, error) 
 	if err != nil {
 		return TokenInfo{}, fmt.Errorf("look up token: %w", err)
 	}
-	return TokenInfo{WorkerID: row.WorkerID, ActivationID: row.ActivationID}, nil
+	if (row.Kind == TokenActivation) != (prefix == ActivationTokenPrefix) {
+		return TokenInfo{}, ErrBadToken
+	}
+	s.touchToken(ctx, row)
+	return TokenInfo{WorkerID: row.WorkerID, Kind: row.Kind, ActivationID: row.ActivationID}, nil
 }
 
 // RevokeToken ends one token, e.g. when the chat session it was minted for exits.

@@ -12,11 +12,13 @@ import (
 	"github.com/helixml/helix-org/domain"
 )
 
-// Trigger states.
+// Trigger states, as stored.
 const (
-	triggerPending = "pending"
-	triggerClaimed = "claimed"
-	triggerDone    = "done"
+	triggerPending = string(domain.TriggerPending)
+	triggerClaimed = string(domain.TriggerClaimed)
+	triggerDone    = string(domain.TriggerDone)
+	triggerParked  = string(domain.TriggerParked)
+	triggerDropped = string(domain.TriggerDropped)
 )
 
 type triggerRow struct {
@@ -27,6 +29,13 @@ type triggerRow struct {
 	Status       string `gorm:"not null;index:idx_trigger_status_worker,priority:1"`
 	ActivationID string `gorm:"index"`
 	CreatedAt    time.Time
+	// Attempts counts runs whose agent never started; NotBefore holds the
+	// trigger back until its retry is due.
+	Attempts  int `gorm:"not null;default:0"`
+	NotBefore *time.Time
+	LastError string
+	// Reason says why a trigger is parked or was dropped.
+	Reason string
 }
 
 func (triggerRow) TableName() string { return "triggers" }
@@ -43,6 +52,10 @@ type activationRow struct {
 	DurationNs   int64
 	InputTokens  int64
 	OutputTokens int64
+	// PGID and StartTicks identify the agent's host process once it has
+	// started, so a restart after a crash can stop it.
+	PGID       int    `gorm:"column:pgid"`
+	StartTicks uint64 `gorm:"column:start_ticks"`
 }
 
 func (activationRow) TableName() string { return "activations" }
@@ -54,6 +67,9 @@ func (r activationRow) toDomain() domain.Activation {
 	if r.FinishedAt != nil {
 		t := r.FinishedAt.UTC()
 		a.FinishedAt = &t
+	}
+	if r.PGID > 0 {
+		a.Process = &domain.AgentProcess{PGID: r.PGID, StartTicks: r.StartTicks}
 	}
 	return a
 }
@@ -85,10 +101,19 @@ func (s *Store) insertTrigger(tx *gorm.DB, worker string, seq int64, kind domain
 	return tx.Create(&triggerRow{WorkerID: worker, EventSeq: seq, Kind: string(kind), Status: triggerPending, CreatedAt: s.Now()}).Error
 }
 
-// WorkersWithPending lists workers that have triggers waiting.
+// WorkersWithPending lists workers that have triggers waiting and due: a
+// worker with a trigger backing off waits as a whole, so what arrives in
+// the meantime is coalesced into its next try instead of failing alone.
+// Triggers a reached budget holds are left out (budget_holds.go).
 func (s *Store) WorkersWithPending(ctx context.Context) ([]string, error) {
 	var ids []string
-	if err := s.read(ctx).Model(&triggerRow{}).Where("status = ?", triggerPending).Distinct().Order("worker_id").Pluck("worker_id", &ids).Error; err != nil {
+	held, err := s.budgetHolds(s.read(ctx))
+	if err != nil {
+		return nil, err
+	}
+	backingOff := s.read(ctx).Model(&triggerRow{}).Select("worker_id").Where("status = ? AND not_before > ?", triggerPending, s.Now())
+	q := s.read(ctx).Model(&triggerRow{}).Where("status = ? AND worker_id NOT IN (?)", triggerPending, backingOff)
+	if err := held.exclude(s.read(ctx), q).Distinct().Order("worker_id").Pluck("worker_id", &ids).Error; err != nil {
 		return nil, fmt.Errorf("workers with pending triggers: %w", err)
 	}
 	return ids, nil
@@ -97,21 +122,31 @@ func (s *Store) WorkersWithPending(ctx context.Context) ([]string, error) {
 // Claim starts an activation for a worker over all its pending triggers,
 // oldest first, and mints its token (valid for tokenTTL, revoked when it
 // finishes), in one transaction. It returns ErrNotFound when none wait.
-// Triggers of a dismissed worker are closed instead of run.
+// Triggers of a dismissed worker are closed instead of run; those a
+// reached budget holds stay pending.
 func (s *Store) Claim(ctx context.Context, worker, activationID string, tokenTTL time.Duration) (domain.Activation, []domain.Trigger, string, error) {
 	var act activationRow
 	var trigs []domain.Trigger
-	tok, hash, err := newToken()
+	tok, hash, err := newToken(ActivationTokenPrefix)
 	if err != nil {
 		return domain.Activation{}, nil, "", err
 	}
 	err = s.write(ctx, func(tx *gorm.DB) error {
+		held, err := s.budgetHolds(tx)
+		if err != nil {
+			return err
+		}
 		var rows []triggerRow
-		if err := tx.Where("worker_id = ? AND status = ?", worker, triggerPending).Order("id").Find(&rows).Error; err != nil {
+		if err := held.exclude(tx, tx.Where("worker_id = ? AND status = ?", worker, triggerPending)).Order("id").Find(&rows).Error; err != nil {
 			return err
 		}
 		if len(rows) == 0 {
 			return fmt.Errorf("no pending triggers for %s: %w", worker, domain.ErrNotFound)
+		}
+		for _, r := range rows {
+			if r.NotBefore != nil && r.NotBefore.After(s.Now()) {
+				return fmt.Errorf("triggers of %s back off until %s: %w", worker, r.NotBefore.UTC().Format(time.RFC3339), domain.ErrNotFound)
+			}
 		}
 		var w workerRow
 		if err := tx.Where("id = ?", worker).Take(&w).Error; err != nil {
@@ -132,7 +167,7 @@ func (s *Store) Claim(ctx context.Context, worker, activationID string, tokenTTL
 			if err != nil {
 				return err
 			}
-			trigs = append(trigs, domain.Trigger{ID: r.ID, WorkerID: worker, Kind: domain.TriggerKind(r.Kind), ActivationID: activationID, Event: dev})
+			trigs = append(trigs, domain.Trigger{ID: r.ID, WorkerID: worker, Kind: domain.TriggerKind(r.Kind), ActivationID: activationID, Attempts: r.Attempts, Event: dev})
 		}
 		if err := tx.Model(&triggerRow{}).Where("id IN ?", ids).Updates(map[string]any{"status": status, "activation_id": activationID}).Error; err != nil {
 			return err
@@ -155,27 +190,32 @@ func (s *Store) Claim(ctx context.Context, worker, activationID string, tokenTTL
 	return act.toDomain(), trigs, tok, nil
 }
 
+// StartActivation records that an activation's agent is running — its
+// host process, when it has one — and appends the start entry to its log,
+// in one transaction.
+func (s *Store) StartActivation(ctx context.Context, id string, p domain.AgentProcess, startLog domain.Event) error {
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		if p.PGID > 0 {
+			if err := tx.Model(&activationRow{}).Where("id = ?", id).Updates(map[string]any{"pgid": p.PGID, "start_ticks": p.StartTicks}).Error; err != nil {
+				return err
+			}
+		}
+		_, err := s.appendTx(tx, startLog, AppendOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("start activation %s: %w", id, err)
+	}
+	return nil
+}
+
 // FinishActivation records how an activation ended, revokes its token and
 // appends the exit entry to its log, in one transaction. A succeeded or
 // failed run closes its triggers; an interrupted one hands them back to
 // pending so the next start runs them again (at-least-once).
 func (s *Store) FinishActivation(ctx context.Context, a domain.Activation, exitLog domain.Event) error {
-	now := s.Now()
 	err := s.write(ctx, func(tx *gorm.DB) error {
-		if err := tx.Model(&tokenRow{}).Where("activation_id = ? AND revoked_at IS NULL", a.ID).Update("revoked_at", &now).Error; err != nil {
-			return err
-		}
-		if _, err := s.appendTx(tx, exitLog, AppendOptions{}); err != nil {
-			return err
-		}
-		var row activationRow
-		if err := tx.Where("id = ?", a.ID).Take(&row).Error; err != nil {
-			return mapErr(err)
-		}
-		row.Status, row.FinishedAt, row.ExitStatus, row.Error = string(a.Status), &now, a.ExitStatus, a.Error
-		row.DurationNs = int64(now.Sub(row.StartedAt))
-		row.InputTokens, row.OutputTokens = a.InputTokens, a.OutputTokens
-		if err := tx.Save(&row).Error; err != nil {
+		if err := s.closeActivation(tx, a, exitLog); err != nil {
 			return err
 		}
 		next := triggerDone
@@ -189,6 +229,39 @@ func (s *Store) FinishActivation(ctx context.Context, a domain.Activation, exitL
 		return fmt.Errorf("finish activation %s: %w", a.ID, err)
 	}
 	return nil
+}
+
+// closeActivation revokes an activation's token, appends its log entries
+// and records how it ended.
+func (s *Store) closeActivation(tx *gorm.DB, a domain.Activation, logs ...domain.Event) error {
+	now := s.Now()
+	if err := tx.Model(&tokenRow{}).Where("activation_id = ? AND revoked_at IS NULL", a.ID).Update("revoked_at", &now).Error; err != nil {
+		return err
+	}
+	for _, ev := range logs {
+		if _, err := s.appendTx(tx, ev, AppendOptions{}); err != nil {
+			return err
+		}
+	}
+	var row activationRow
+	if err := tx.Where("id = ?", a.ID).Take(&row).Error; err != nil {
+		return mapErr(err)
+	}
+	row.Status, row.FinishedAt, row.ExitStatus, row.Error = string(a.Status), &now, a.ExitStatus, a.Error
+	row.DurationNs = int64(now.Sub(row.StartedAt))
+	row.InputTokens, row.OutputTokens = a.InputTokens, a.OutputTokens
+	return tx.Save(&row).Error
+}
+
+// RunningActivations lists the activations recorded as running. At
+// start-up these are what a crash cut off, with the agents it may have
+// left behind.
+func (s *Store) RunningActivations(ctx context.Context) ([]domain.Activation, error) {
+	var rows []activationRow
+	if err := s.read(ctx).Where("status = ?", string(domain.ActivationRunning)).Order("started_at, id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("running activations: %w", err)
+	}
+	return mapRows(rows, activationRow.toDomain), nil
 }
 
 // RecoverActivations runs at start-up: activations a crash left running are
@@ -226,7 +299,11 @@ func (s *Store) GetActivation(ctx context.Context, id string) (domain.Activation
 	if err := s.read(ctx).Where("id = ?", id).Take(&r).Error; err != nil {
 		return domain.Activation{}, notFoundOr(err, "activation", id)
 	}
-	return r.toDomain(), nil
+	acts := []domain.Activation{r.toDomain()}
+	if err := s.withRelayedTokens(ctx, acts); err != nil {
+		return domain.Activation{}, err
+	}
+	return acts[0], nil
 }
 
 // ListActivations returns a worker's activations (all workers when empty), oldest first.
@@ -239,7 +316,11 @@ func (s *Store) ListActivations(ctx context.Context, worker string) ([]domain.Ac
 	if err := q.Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list activations: %w", err)
 	}
-	return mapRows(rows, activationRow.toDomain), nil
+	acts := mapRows(rows, activationRow.toDomain)
+	if err := s.withRelayedTokens(ctx, acts); err != nil {
+		return nil, err
+	}
+	return acts, nil
 }
 
 // CountActivationsSince counts a worker's activations started after t, for the loop guard.
@@ -249,9 +330,10 @@ func (s *Store) CountActivationsSince(ctx context.Context, worker string, t time
 	return n, err
 }
 
-// PendingTriggers counts triggers not yet claimed, for tests and status.
+// PendingTriggers counts triggers the dispatcher still has to deliver:
+// pending or in a running activation. Parked ones wait for an operator.
 func (s *Store) PendingTriggers(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.read(ctx).Model(&triggerRow{}).Where("status <> ?", triggerDone).Count(&n).Error
+	err := s.read(ctx).Model(&triggerRow{}).Where("status IN ?", []string{triggerPending, triggerClaimed}).Count(&n).Error
 	return n, err
 }

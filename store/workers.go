@@ -35,7 +35,9 @@ func (r workerRow) toDomain() domain.Worker {
 }
 
 // HireWorker stores a new hire and its initial grants in one transaction.
-// An AI hire also gets its activation-log stream, which the hirer follows.
+// The position must be below the hirer's, and each grant is capped at the
+// hirer's own grant of that tool. An AI hire also gets its activation-log
+// stream, which the hirer follows.
 func (s *Store) HireWorker(ctx context.Context, actor string, w domain.Worker, grants []string) (domain.Worker, error) {
 	if err := w.Validate(); err != nil {
 		return domain.Worker{}, err
@@ -44,6 +46,9 @@ func (s *Store) HireWorker(ctx context.Context, actor string, w domain.Worker, g
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		if ok, err := exists(tx, &positionRow{}, w.PositionID); err != nil || !ok {
 			return orNotFound(err, "position", w.PositionID)
+		}
+		if err := newAuthz(tx).places(actor, w.PositionID); err != nil {
+			return err
 		}
 		id, err := pickID(tx, &workerRow{}, "worker", domain.PrefixWorker, w.ID, w.Name)
 		if err != nil {
@@ -55,7 +60,11 @@ func (s *Store) HireWorker(ctx context.Context, actor string, w domain.Worker, g
 			return err
 		}
 		for _, tool := range grants {
-			if err := s.grantTx(tx, actor, domain.Grant{WorkerID: id, Tool: tool}); err != nil {
+			g, err := s.capGrantTx(tx, actor, domain.Grant{WorkerID: id, Tool: tool})
+			if err != nil {
+				return err
+			}
+			if err := s.grantTx(tx, actor, g); err != nil {
 				return err
 			}
 		}
@@ -94,13 +103,21 @@ func (s *Store) createActivationStream(tx *gorm.DB, actor, workerID string) erro
 	return tx.Create(&subscriptionRow{WorkerID: actor, StreamID: st.ID, CreatedAt: s.Now()}).Error
 }
 
-// DismissWorker ends a hire. The record stays so history keeps pointing at it.
+// DismissWorker ends a hire. The record stays so history keeps pointing at
+// it. Only a worker above it (or the owner) dismisses it; nobody dismisses
+// itself.
 func (s *Store) DismissWorker(ctx context.Context, actor, id string) (domain.Worker, error) {
 	var after workerRow
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var before workerRow
 		if err := tx.Where("id = ?", id).Take(&before).Error; err != nil {
 			return notFoundOr(err, "worker", id)
+		}
+		if actor == id {
+			return domain.Forbidden("%s cannot dismiss itself; a worker above it can", id)
+		}
+		if err := newAuthz(tx).manages(actor, id); err != nil {
+			return err
 		}
 		if before.DismissedAt != nil {
 			return fmt.Errorf("worker %q was already dismissed: %w", id, domain.ErrConflict)
@@ -119,13 +136,19 @@ func (s *Store) DismissWorker(ctx context.Context, actor, id string) (domain.Wor
 	return after.toDomain(), nil
 }
 
-// UpdateIdentity replaces a worker's identity markdown.
+// UpdateIdentity replaces a worker's identity markdown: its own, or that of
+// a worker below it.
 func (s *Store) UpdateIdentity(ctx context.Context, actor, id, identity string) (domain.Worker, error) {
 	var after workerRow
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var before workerRow
 		if err := tx.Where("id = ?", id).Take(&before).Error; err != nil {
 			return notFoundOr(err, "worker", id)
+		}
+		if actor != id {
+			if err := newAuthz(tx).manages(actor, id); err != nil {
+				return err
+			}
 		}
 		after = before
 		after.Identity = identity

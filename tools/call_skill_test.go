@@ -24,6 +24,15 @@ func TestCallSkill(t *testing.T) {
 			want:  out{Output: json.RawMessage(`{"echo":{"csv":"a\n1"}}`)},
 		},
 		{
+			name: "base64 content that is not base64",
+			setup: func(t *testing.T, f fixture) {
+				create(t, f)
+				f.env.Skills.(*fakeSkills).output = json.RawMessage(`{"file":{"name":"x.png","base64":"!!"}}`)
+			},
+			args:    map[string]any{"name": "csv_sum", "input": map[string]any{"csv": "a\n1"}},
+			wantErr: []string{"skill csv_sum: its output file x.png: base64: illegal base64 data"},
+		},
+		{
 			name:    "input checked against the skill's schema",
 			setup:   create,
 			args:    map[string]any{"name": "csv_sum", "input": map[string]any{"rows": 1}},
@@ -44,4 +53,25 @@ func TestCallSkill(t *testing.T) {
 			wantErr: []string{"name: is required"},
 		},
 	})
+}
+
+// TestSkillFileBecomesAttachment: a skill answering {"file": …} hands its
+// caller an attachment ref, and get_attachment returns the content.
+func TestSkillFileBecomesAttachment(t *testing.T) {
+	f := newFixture(t)
+	fs := withSkills(f)
+	mustCall[any](t, f.env, "create_skill", map[string]any{"name": "chart", "description": "d", "template": "python", "handler": "x"})
+	fs.output = json.RawMessage(`{"rows":2,"file":{"name":"chart.svg","contentType":"image/svg+xml","text":"<svg/>"}}`)
+	got := mustCall[struct{ Output json.RawMessage }](t, f.env, "call_skill", map[string]any{"name": "chart", "input": map[string]any{}})
+	var o struct {
+		Rows int               `json:"rows"`
+		File domain.Attachment `json:"file"`
+	}
+	if err := json.Unmarshal(got.Output, &o); err != nil || o.Rows != 2 || o.File.Name != "chart.svg" || o.File.Size != 6 || o.File.Ref == "" {
+		t.Fatalf("output = %s (%v)", got.Output, err)
+	}
+	att := mustCall[getAttachmentOut](t, f.env, "get_attachment", map[string]any{"ref": o.File.Ref})
+	if att.Text != "<svg/>" || att.Attachment.ContentType != "image/svg+xml" {
+		t.Errorf("attachment = %+v", att)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -29,8 +30,8 @@ func createStream() Tool {
 				return domain.Stream{}, err
 			}
 			st, err := env.Store.CreateStream(ctx, env.Caller, domain.Stream{ID: in.ID, Name: in.Name, Description: in.Description, Transport: t})
-			return redacted(st), err
-		}, transportSchema)
+			return redacted(env, st), err
+		}).withTransports(transportSchema)
 }
 
 // notReserved refuses the ids the system gives DM streams and activation
@@ -41,7 +42,7 @@ func notReserved(id, name string) error {
 	if id == "" {
 		id = domain.Slug(domain.PrefixStream, name)
 	}
-	for _, p := range []string{domain.DMStreamPrefix, domain.ActivationStreamPrefix} {
+	for _, p := range domain.ReservedStreamPrefixes {
 		if strings.HasPrefix(id, p) {
 			return domain.Invalid("id", "%q is reserved: ids starting %q belong to streams the system creates; choose another id or name", id, p)
 		}
@@ -68,18 +69,26 @@ func parseTransport(raw json.RawMessage) (domain.Transport, error) {
 	return t, nil
 }
 
-func redacted(st domain.Stream) domain.Stream {
-	st.Transport.Config = domain.RedactTransportConfig(st.Transport.Config)
+// redacted hides the stream's transport secrets. The store already
+// returns them redacted; this keeps a tool's answer safe whatever it got.
+func redacted(env *Env, st domain.Stream) domain.Stream {
+	st.Transport = env.Store.Transports().Redact(st.Transport)
 	return st
 }
 
-func transportSchema(s *jsonschema.Schema) {
-	kinds := make([]any, len(domain.TransportKinds))
-	for i, k := range domain.TransportKinds {
-		kinds[i] = string(k)
+// transportSchema offers the store's transport kinds, each with what it
+// connects and its config, as its package describes them.
+func transportSchema(ts *domain.Transports, s *jsonschema.Schema) {
+	var kinds []any
+	var docs []string
+	for _, spec := range ts.All() {
+		kinds = append(kinds, string(spec.Kind))
+		if spec.Kind != domain.TransportLocal {
+			docs = append(docs, fmt.Sprintf("%s (%s): %s", spec.Kind, spec.About, spec.Config))
+		}
 	}
 	s.Properties["transport"] = &jsonschema.Schema{
-		Description: `the transport: a kind string, or {"kind": …, "config": {…}}. Config by kind — webhook: {"secret":"whsec_…","outbound_url":"https://…"} (both optional); email: {"alias":"sam"}; github: {"repo":"owner/name","events":["issues"]}. Default local.`,
+		Description: `the transport: a kind string, or {"kind": …, "config": {…}}. Default local. Config by kind — ` + strings.Join(docs, "; ") + ".",
 		AnyOf: []*jsonschema.Schema{
 			{Type: "string", Enum: kinds},
 			{Type: "object", Required: []string{"kind"}, Properties: map[string]*jsonschema.Schema{

@@ -59,16 +59,19 @@ func TestCreateStream(t *testing.T) {
 			want: view("s-gh", "gh", "github", map[string]any{"repo": "helixml/helix", "events": []any{"issues", "pull_request"}}),
 		},
 		{
-			name: "webhook secret is redacted in the output and the audit trail but stored",
+			name: "webhook secret is redacted in the output, get_stream and the audit trail but stored",
 			args: map[string]any{"id": "s-hook", "name": "hook", "transport": map[string]any{"kind": "webhook", "config": map[string]any{"secret": secret, "outbound_url": "https://example.com/in"}}},
 			want: view("s-hook", "hook", "webhook", map[string]any{"secret": domain.Redacted, "outbound_url": "https://example.com/in"}),
 			check: func(t *testing.T, f fixture, _ streamView) {
-				st, err := f.env.Store.GetStream(t.Context(), "s-hook")
+				st, err := f.env.Store.StreamWithSecrets(t.Context(), "s-hook")
 				if err != nil {
 					t.Fatal(err)
 				}
 				if !strings.Contains(string(st.Transport.Config), secret) {
 					t.Errorf("stored config %s lost the secret", st.Transport.Config)
+				}
+				if st, _ := f.env.Store.GetStream(t.Context(), "s-hook"); strings.Contains(string(st.Transport.Config), secret) {
+					t.Errorf("GetStream reveals the secret: %s", st.Transport.Config)
 				}
 				b, _ := json.Marshal(lastOrgChange(t, f.env.Store))
 				if strings.Contains(string(b), secret) {
@@ -118,39 +121,9 @@ func TestCreateStream(t *testing.T) {
 			wantErr: []string{"transport.config: ", `unknown field "alias"`},
 		},
 		{
-			name:    "email alias with bad characters",
-			args:    map[string]any{"name": "x", "transport": map[string]any{"kind": "email", "config": map[string]any{"alias": "Sam!"}}},
-			wantErr: []string{`transport.config.alias: "Sam!" may contain only lowercase letters, digits, '-' and '_'`},
-		},
-		{
 			name:    "email without an alias",
 			args:    map[string]any{"name": "x", "transport": "email"},
 			wantErr: []string{"transport.config.alias: is required"},
-		},
-		{
-			name:    "github repo without a slash",
-			args:    map[string]any{"name": "x", "transport": map[string]any{"kind": "github", "config": map[string]any{"repo": "helix", "events": []string{"issues"}}}},
-			wantErr: []string{`transport.config.repo: "helix" must be "owner/name"`},
-		},
-		{
-			name:    "github unknown event lists the valid events",
-			args:    map[string]any{"name": "x", "transport": map[string]any{"kind": "github", "config": map[string]any{"repo": "a/b", "events": []string{"star"}}}},
-			wantErr: []string{`transport.config.events: unknown GitHub event "star" (valid: "issues", "issue_comment"`},
-		},
-		{
-			name:    "github without events",
-			args:    map[string]any{"name": "x", "transport": map[string]any{"kind": "github", "config": map[string]any{"repo": "a/b"}}},
-			wantErr: []string{"transport.config.events: must list at least one event"},
-		},
-		{
-			name:    "webhook secret without the whsec_ prefix",
-			args:    map[string]any{"name": "x", "transport": map[string]any{"kind": "webhook", "config": map[string]any{"secret": "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}},
-			wantErr: []string{`transport.config.secret: must be "whsec_"`},
-		},
-		{
-			name:    "webhook outbound_url not http",
-			args:    map[string]any{"name": "x", "transport": map[string]any{"kind": "webhook", "config": map[string]any{"outbound_url": "ftp://example.com"}}},
-			wantErr: []string{"transport.config.outbound_url: ", "must use http or https"},
 		},
 		{
 			name:    "direct-message ids are reserved",
@@ -166,6 +139,11 @@ func TestCreateStream(t *testing.T) {
 			name:    "activation-log ids are reserved",
 			args:    map[string]any{"id": "s-activations-w-next", "name": "squat"},
 			wantErr: []string{`id: "s-activations-w-next" is reserved`},
+		},
+		{
+			name:    "inbox ids are reserved",
+			args:    map[string]any{"id": "s-inbox-w-next", "name": "squat"},
+			wantErr: []string{`id: "s-inbox-w-next" is reserved`},
 		},
 	})
 }

@@ -22,8 +22,9 @@ func dm() Tool {
 			if in.To == "" {
 				return dmOut{}, domain.Required("to")
 			}
-			// Validate first: a bad message must not leave a new DM stream behind.
-			if _, err := checkMessage(ctx, env, in.envelope); err != nil {
+			// The store checks every message; checking here too, with the
+			// same rule, keeps a bad message from leaving a new DM stream behind.
+			if err := in.envelope.message(env.Caller).Validate(maxBody(ctx, env)); err != nil {
 				return dmOut{}, err
 			}
 			st, err := env.Store.EnsureDM(ctx, env.Caller, in.To)

@@ -112,7 +112,7 @@ func TestDM(t *testing.T) {
 		},
 		{
 			name:    "a body over the configured limit creates no stream",
-			setup:   maxBody("100"),
+			setup:   maxBodyOf("100"),
 			args:    map[string]any{"to": "w-maya", "body": strings.Repeat("x", 101)},
 			wantErr: []string{"body: is 101 bytes; the limit is 100"},
 		},

@@ -33,9 +33,9 @@ func TestEnableEndpoint(t *testing.T) {
 				if err != nil || len(old) != 1 || old[0].ID != 2 {
 					t.Errorf("disabled deliveries = %+v, %v; want delivery 2 only", old, err)
 				}
-				ev, _, err := st.Append(ctx, domain.Event{StreamID: "s-hook", Source: "w-maya", Message: domain.Message{Body: "again"}}, store.AppendOptions{})
+				ev, err := st.Append(ctx, domain.Event{StreamID: "s-hook", Source: "w-maya", Message: domain.Message{Body: "again"}}, store.AppendOptions{})
 				must(t)(ev, err)
-				must(t)(nil, st.EnqueueDeliveries(ctx, "outbound", ev.Seq, []domain.Delivery{{EventID: ev.ID, EventSeq: ev.Seq, StreamID: "s-hook", Kind: domain.TransportWebhook}}))
+				must(t)(nil, st.EnqueueDeliveries(ctx, "outbound", ev.Seq, []domain.Delivery{{EventID: ev.ID, EventSeq: ev.Seq, StreamID: "s-hook", Kind: domain.TransportKind("webhook")}}))
 				next, err := st.ListDeliveries(ctx, store.DeliveryQuery{EventID: ev.ID})
 				if err != nil || len(next) != 1 || next[0].Status != domain.DeliveryPending {
 					t.Errorf("the next event's delivery = %+v, %v; want pending", next, err)

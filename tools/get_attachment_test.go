@@ -21,13 +21,14 @@ func TestGetAttachment(t *testing.T) {
 func TestGetAttachmentContent(t *testing.T) {
 	f := newFixture(t)
 	must(t)(f.env.Store.CreateStream(t.Context(), "w-owner", domain.Stream{ID: "s-mail", Name: "mail",
-		Transport: domain.Transport{Kind: domain.TransportEmail, Config: []byte(`{"alias":"sam"}`)}}))
-	ev, _, err := f.env.Store.AppendInbound(t.Context(), domain.Event{StreamID: "s-mail", Message: domain.Message{Body: "see attached",
-		Attachments: []domain.Attachment{{Name: "notes.txt", ContentType: "text/plain"}, {Name: "logo.png", ContentType: "image/png"}}}},
-		"pm-1", [][]byte{[]byte("hello"), {0x89, 'P', 'N', 'G', 0xff}})
+		Transport: domain.Transport{Kind: domain.TransportKind("email"), Config: []byte(`{"alias":"sam"}`)}}))
+	rs, err := f.env.Store.AppendInbound(t.Context(), []domain.Inbound{{StreamID: "s-mail", Message: domain.Message{Body: "see attached",
+		Attachments: []domain.Attachment{{Name: "notes.txt", ContentType: "text/plain"}, {Name: "logo.png", ContentType: "image/png"}}},
+		Key: "pm-1", Contents: [][]byte{[]byte("hello"), {0x89, 'P', 'N', 'G', 0xff}}}}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ev := rs[0].Event
 	atts := ev.Message.Attachments
 	cases := []struct {
 		name string

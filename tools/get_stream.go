@@ -21,11 +21,14 @@ func getStream() Tool {
 			if err != nil {
 				return getStreamOut{}, err
 			}
+			if err := checkDMAccess(ctx, env, st.ID); err != nil {
+				return getStreamOut{}, err
+			}
 			subs, err := env.Store.StreamMembers(ctx, in.ID)
 			members := []string{}
 			for _, s := range subs {
 				members = append(members, s.WorkerID)
 			}
-			return getStreamOut{Stream: redacted(st), Members: members}, err
+			return getStreamOut{Stream: redacted(env, st), Members: members}, err
 		})
 }

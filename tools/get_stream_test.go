@@ -30,7 +30,7 @@ func TestGetStream(t *testing.T) {
 			name: "webhook secret redacted",
 			setup: func(t *testing.T, f fixture) {
 				must(t)(f.env.Store.CreateStream(t.Context(), store.OwnerWorker, domain.Stream{ID: "s-hook", Name: "hook",
-					Transport: domain.Transport{Kind: domain.TransportWebhook, Config: []byte(`{"secret":"` + secret + `","outbound_url":"https://example.com"}`)}}))
+					Transport: domain.Transport{Kind: domain.TransportKind("webhook"), Config: []byte(`{"secret":"` + secret + `","outbound_url":"https://example.com"}`)}}))
 			},
 			args: map[string]any{"id": "s-hook"},
 			want: out{Stream: view("s-hook", "hook", "webhook", map[string]any{"secret": domain.Redacted, "outbound_url": "https://example.com"}), Members: []string{}},

@@ -29,12 +29,12 @@ func TestGetWorker(t *testing.T) {
 			want: out{Worker: maya, Position: supportPos, Streams: []string{"s-inbox"}},
 		},
 		{
-			name: "the owner follows the activation log of the ai it hired",
+			name: "the owner follows s-org from bootstrap and the activation log of the ai it hired",
 			args: map[string]any{"id": "w-owner"},
 			want: out{
 				Worker:   domain.Worker{ID: "w-owner", Kind: domain.WorkerHuman, PositionID: "p-owner", Name: "Owner", Identity: "The organisation's owner.", HiredAt: t0},
 				Position: domain.Position{ID: "p-owner", RoleID: "r-owner", Title: "Owner", CreatedAt: t0},
-				Streams:  []string{"s-activations-w-echo"},
+				Streams:  []string{"s-activations-w-echo", "s-org"},
 			},
 		},
 		{

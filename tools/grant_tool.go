@@ -15,7 +15,7 @@ type grantToolIn struct {
 }
 
 func grantTool() Tool {
-	return define("grant_tool", "Let a Worker call a tool, optionally until an expiry. You can grant only tools you hold.",
+	return define("grant_tool", "Let a Worker below you in the org chart call a tool, optionally until an expiry. You can grant only tools you hold, and a grant you give ends no later than your own grant of that tool (the result shows the expiry in force).",
 		func(ctx context.Context, env *Env, in grantToolIn) (domain.Grant, error) {
 			if in.Worker == "" {
 				return domain.Grant{}, domain.Required("worker")

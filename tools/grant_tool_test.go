@@ -50,28 +50,62 @@ func TestGrantTool(t *testing.T) {
 			},
 		},
 		{
-			name:   "a worker may pass on a tool it holds",
-			setup:  func(t *testing.T, f fixture) { f.grant(t, "w-maya", "grant_tool", "publish") },
-			caller: "w-maya",
-			args:   map[string]any{"worker": "w-echo", "tool": "publish"},
-			want:   domain.Grant{WorkerID: "w-echo", Tool: "publish", GrantedBy: "w-maya", CreatedAt: t0},
+			name:   "a worker may pass on a tool it holds to a worker below it",
+			setup:  func(t *testing.T, f fixture) { withLead(t, f); f.grant(t, "w-lead", "grant_tool", "publish") },
+			caller: "w-lead",
+			args:   map[string]any{"worker": "w-desk", "tool": "publish"},
+			want:   domain.Grant{WorkerID: "w-desk", Tool: "publish", GrantedBy: "w-lead", CreatedAt: t0},
+		},
+		{
+			name: "what a worker passes on ends no later than its own grant",
+			setup: func(t *testing.T, f fixture) {
+				withLead(t, f)
+				f.grant(t, "w-lead", "grant_tool")
+				mustCall[any](t, f.env, "grant_tool", map[string]any{"worker": "w-lead", "tool": "publish", "expiresIn": "30m"})
+			},
+			caller: "w-lead",
+			args:   map[string]any{"worker": "w-desk", "tool": "publish", "expiresIn": "24h"},
+			want:   domain.Grant{WorkerID: "w-desk", Tool: "publish", GrantedBy: "w-lead", CreatedAt: t0, ExpiresAt: &in30m},
+		},
+		{
+			name:    "cannot grant to a peer",
+			setup:   func(t *testing.T, f fixture) { f.grant(t, "w-maya", "grant_tool", "publish") },
+			caller:  "w-maya",
+			args:    map[string]any{"worker": "w-echo", "tool": "publish"},
+			wantErr: []string{"w-maya may only manage workers below p-support; w-echo (p-support) is not"},
+			wantIs:  domain.ErrForbidden,
+		},
+		{
+			name:    "cannot grant to the owner",
+			setup:   func(t *testing.T, f fixture) { withLead(t, f); f.grant(t, "w-lead", "grant_tool", "publish") },
+			caller:  "w-lead",
+			args:    map[string]any{"worker": "w-owner", "tool": "publish", "expiresIn": "1s"},
+			wantErr: []string{"w-lead may only manage workers below p-lead; w-owner is not"},
+			wantIs:  domain.ErrForbidden,
+		},
+		{
+			name:    "nobody grants to itself, the owner included",
+			args:    map[string]any{"worker": "w-owner", "tool": "publish", "expiresIn": "1s"},
+			wantErr: []string{"w-owner cannot grant to itself"},
+			wantIs:  domain.ErrForbidden,
 		},
 		{
 			name:    "cannot grant a tool you do not hold",
-			setup:   func(t *testing.T, f fixture) { f.grant(t, "w-maya", "grant_tool") },
-			caller:  "w-maya",
-			args:    map[string]any{"worker": "w-echo", "tool": "dismiss_worker"},
+			setup:   func(t *testing.T, f fixture) { withLead(t, f); f.grant(t, "w-lead", "grant_tool") },
+			caller:  "w-lead",
+			args:    map[string]any{"worker": "w-desk", "tool": "dismiss_worker"},
 			wantErr: []string{`tool: you cannot grant "dismiss_worker" because you do not hold it`},
 		},
 		{
 			name: "cannot grant a tool whose grant has expired",
 			setup: func(t *testing.T, f fixture) {
-				f.grant(t, "w-maya", "grant_tool")
-				mustCall[any](t, f.env, "grant_tool", map[string]any{"worker": "w-maya", "tool": "publish", "expiresIn": "1m"})
+				withLead(t, f)
+				f.grant(t, "w-lead", "grant_tool")
+				mustCall[any](t, f.env, "grant_tool", map[string]any{"worker": "w-lead", "tool": "publish", "expiresIn": "1m"})
 				f.clock.Advance(2 * time.Minute)
 			},
-			caller:  "w-maya",
-			args:    map[string]any{"worker": "w-echo", "tool": "publish"},
+			caller:  "w-lead",
+			args:    map[string]any{"worker": "w-desk", "tool": "publish"},
 			wantErr: []string{`tool: you cannot grant "publish" because you do not hold it`},
 		},
 		{

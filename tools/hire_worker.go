@@ -18,7 +18,7 @@ type hireWorkerIn struct {
 }
 
 func hireWorker() Tool {
-	return define("hire_worker", "Hire a Worker (human or AI) into a Position, optionally with tool grants given in the same step.",
+	return define("hire_worker", "Hire a Worker (human or AI) into a Position below yours in the org chart, optionally with tool grants given in the same step (each ending no later than your own grant of that tool).",
 		func(ctx context.Context, env *Env, in hireWorkerIn) (domain.Worker, error) {
 			if err := checkGrantable(ctx, env, "grants", in.Grants...); err != nil {
 				return domain.Worker{}, err

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -42,11 +43,53 @@ func TestHireWorker(t *testing.T) {
 			},
 		},
 		{
-			name:   "a worker may grant tools it holds",
-			setup:  func(t *testing.T, f fixture) { f.grant(t, "w-maya", "hire_worker", "publish") },
-			caller: "w-maya",
-			args:   map[string]any{"id": "w-temp", "position": "p-support", "kind": "human", "name": "Temp", "grants": []string{"publish"}},
-			want:   domain.Worker{ID: "w-temp", Kind: domain.WorkerHuman, PositionID: "p-support", Name: "Temp", HiredBy: "w-maya", HiredAt: t0},
+			name:   "a worker may hire below it and grant tools it holds",
+			setup:  func(t *testing.T, f fixture) { withLead(t, f); f.grant(t, "w-lead", "hire_worker", "publish") },
+			caller: "w-lead",
+			args:   map[string]any{"id": "w-temp", "position": "p-desk", "kind": "human", "name": "Temp", "grants": []string{"publish"}},
+			want:   domain.Worker{ID: "w-temp", Kind: domain.WorkerHuman, PositionID: "p-desk", Name: "Temp", HiredBy: "w-lead", HiredAt: t0},
+		},
+		{
+			name: "grants given at hire end no later than the hirer's own",
+			setup: func(t *testing.T, f fixture) {
+				withLead(t, f)
+				f.grant(t, "w-lead", "hire_worker")
+				mustCall[any](t, f.env, "grant_tool", map[string]any{"worker": "w-lead", "tool": "publish", "expiresIn": "5s"})
+			},
+			caller: "w-lead",
+			args:   map[string]any{"id": "w-temp", "position": "p-desk", "kind": "human", "name": "Temp", "grants": []string{"publish"}},
+			want:   domain.Worker{ID: "w-temp", Kind: domain.WorkerHuman, PositionID: "p-desk", Name: "Temp", HiredBy: "w-lead", HiredAt: t0},
+			check: func(t *testing.T, f fixture, _ domain.Worker) {
+				gs, err := f.env.Store.ListGrants(t.Context(), "w-temp")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(gs) != 1 || gs[0].ExpiresAt == nil || !gs[0].ExpiresAt.Equal(t0.Add(5*time.Second)) {
+					t.Errorf("w-temp's grants = %+v, want publish until %v", gs, t0.Add(5*time.Second))
+				}
+			},
+		},
+		{
+			name:    "cannot hire into your own position",
+			setup:   func(t *testing.T, f fixture) { withLead(t, f); f.grant(t, "w-lead", "hire_worker") },
+			caller:  "w-lead",
+			args:    map[string]any{"position": "p-lead", "kind": "human", "name": "Twin"},
+			wantErr: []string{"w-lead may only hire into and create positions below p-lead; p-lead is not"},
+			wantIs:  domain.ErrForbidden,
+		},
+		{
+			name:    "cannot hire beside you",
+			setup:   func(t *testing.T, f fixture) { withLead(t, f); f.grant(t, "w-lead", "hire_worker") },
+			caller:  "w-lead",
+			args:    map[string]any{"position": "p-support", "kind": "human", "name": "Mole"},
+			wantErr: []string{"below p-lead; p-support is not"},
+			wantIs:  domain.ErrForbidden,
+		},
+		{
+			name:    "nobody is hired into the owner's seat",
+			args:    map[string]any{"position": "p-owner", "kind": "human", "name": "Co-owner"},
+			wantErr: []string{"p-owner is the owner's seat; only w-owner holds it"},
+			wantIs:  domain.ErrForbidden,
 		},
 		{
 			name:    "caller-chosen id already taken",
@@ -88,9 +131,9 @@ func TestHireWorker(t *testing.T) {
 		},
 		{
 			name:    "cannot grant a tool the hirer does not hold",
-			setup:   func(t *testing.T, f fixture) { f.grant(t, "w-maya", "hire_worker") },
-			caller:  "w-maya",
-			args:    map[string]any{"position": "p-support", "kind": "ai", "name": "Bot", "grants": []string{"publish"}},
+			setup:   func(t *testing.T, f fixture) { withLead(t, f); f.grant(t, "w-lead", "hire_worker") },
+			caller:  "w-lead",
+			args:    map[string]any{"position": "p-desk", "kind": "ai", "name": "Bot", "grants": []string{"publish"}},
 			wantErr: []string{`grants: you cannot grant "publish" because you do not hold it`},
 		},
 	})

@@ -20,7 +20,7 @@ type inviteWorkersOut struct {
 }
 
 func inviteWorkers() Tool {
-	return define("invite_workers", "Subscribe several Workers to a Stream at once. Idempotent: members already there are left as they are.",
+	return define("invite_workers", "Subscribe several Workers (yourself or workers below you in the org chart) to a Stream at once. Idempotent: members already there are left as they are.",
 		func(ctx context.Context, env *Env, in inviteWorkersIn) (inviteWorkersOut, error) {
 			if in.Stream == "" {
 				return inviteWorkersOut{}, domain.Required("stream")
@@ -30,7 +30,7 @@ func inviteWorkers() Tool {
 			}
 			ws := dedupe(in.Workers)
 			if strings.HasPrefix(in.Stream, domain.DMStreamPrefix) {
-				return inviteWorkersOut{}, domain.Invalid("stream", "%s is a direct-message stream; its members are fixed (use dm to talk to a worker)", in.Stream)
+				return inviteWorkersOut{}, domain.Invalid("stream", "%s is a direct-message stream; its two members join it, each for itself with subscribe (use dm to talk to a worker)", in.Stream)
 			}
 			added, err := env.Store.Subscribe(ctx, env.Caller, in.Stream, ws...)
 			if err != nil {

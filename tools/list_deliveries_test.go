@@ -16,11 +16,11 @@ func addDeliveries(t *testing.T, f fixture) {
 	ctx := t.Context()
 	st := f.env.Store
 	must(t)(st.CreateStream(ctx, store.OwnerWorker, domain.Stream{ID: "s-hook", Name: "hook",
-		Transport: domain.Transport{Kind: domain.TransportWebhook, Config: []byte(`{"outbound_url":"https://example.com/in"}`)}}))
+		Transport: domain.Transport{Kind: domain.TransportKind("webhook"), Config: []byte(`{"outbound_url":"https://example.com/in"}`)}}))
 	for i, codes := range [][]int{{503, 200}, {500}} {
-		ev, _, err := st.Append(ctx, domain.Event{StreamID: "s-hook", Source: "w-maya", Message: domain.Message{Body: "out"}}, store.AppendOptions{})
+		ev, err := st.Append(ctx, domain.Event{StreamID: "s-hook", Source: "w-maya", Message: domain.Message{Body: "out"}}, store.AppendOptions{})
 		must(t)(ev, err)
-		must(t)(nil, st.EnqueueDeliveries(ctx, "outbound", ev.Seq, []domain.Delivery{{EventID: ev.ID, EventSeq: ev.Seq, StreamID: "s-hook", Kind: domain.TransportWebhook}}))
+		must(t)(nil, st.EnqueueDeliveries(ctx, "outbound", ev.Seq, []domain.Delivery{{EventID: ev.ID, EventSeq: ev.Seq, StreamID: "s-hook", Kind: domain.TransportKind("webhook")}}))
 		id := int64(i + 1)
 		for n, code := range codes {
 			must(t)(st.ClaimDelivery(ctx, id, f.clock.Now(), f.clock.Now()))

@@ -20,7 +20,7 @@ type listGrantsOut struct {
 }
 
 func listGrants() Tool {
-	return define("list_grants", "List a Worker's tool grants, with whether each is live or expired.",
+	return define("list_grants", "List a Worker's tool grants: who gave each (grantedBy; absent when the operator's bootstrap or the system gave it), since when (createdAt), when it ends (expiresAt; absent: never) and whether it is live now.",
 		func(ctx context.Context, env *Env, in listGrantsIn) (listGrantsOut, error) {
 			if in.Worker == "" {
 				in.Worker = env.Caller

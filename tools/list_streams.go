@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/helixml/helix-org/domain"
 )
 
@@ -18,14 +19,14 @@ func listStreams() Tool {
 	return define("list_streams", "List Streams, optionally only those of one transport kind.",
 		func(ctx context.Context, env *Env, in listStreamsIn) (listStreamsOut, error) {
 			if in.Kind != "" {
-				if err := domain.TransportKind(in.Kind).Validate("kind"); err != nil {
+				if _, err := env.Store.Transports().Spec("kind", domain.TransportKind(in.Kind)); err != nil {
 					return listStreamsOut{}, err
 				}
 			}
 			sts, err := env.Store.ListStreams(ctx, domain.TransportKind(in.Kind))
 			for i := range sts {
-				sts[i] = redacted(sts[i])
+				sts[i] = redacted(env, sts[i])
 			}
 			return listStreamsOut{Streams: orEmpty(sts)}, err
-		}, enum("kind", domain.TransportKinds))
+		}).withTransports(func(ts *domain.Transports, s *jsonschema.Schema) { enum("kind", ts.Kinds())(s) })
 }

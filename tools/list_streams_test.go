@@ -13,7 +13,7 @@ func TestListStreams(t *testing.T) {
 	}
 	addHook := func(t *testing.T, f fixture) {
 		must(t)(f.env.Store.CreateStream(t.Context(), store.OwnerWorker, domain.Stream{ID: "s-hook", Name: "hook",
-			Transport: domain.Transport{Kind: domain.TransportWebhook, Config: []byte(`{"secret":"` + secret + `"}`)}}))
+			Transport: domain.Transport{Kind: domain.TransportKind("webhook"), Config: []byte(`{"secret":"` + secret + `"}`)}}))
 	}
 	activations := view("s-activations-w-echo", "activations w-echo", "local", map[string]any{})
 	activations.Description = "Activation log of w-echo: runs, tool calls and results. Never wakes anyone."

@@ -16,7 +16,7 @@ type prompt struct {
 	handler func(env *Env, granted []string) mcp.PromptHandler
 }
 
-func prompts() []prompt { return []prompt{helpPrompt(), rolePrompt()} }
+func prompts() []prompt { return []prompt{helpPrompt(), rolePrompt(), hirePrompt()} }
 
 func addPrompts(srv *mcp.Server, env *Env, granted []string) {
 	for _, p := range usablePrompts(granted) {
@@ -56,7 +56,8 @@ func helpPrompt() prompt {
 				b.WriteString("\nTools you hold:\n")
 				for _, t := range All() {
 					if slices.Contains(granted, t.Name) {
-						fmt.Fprintf(&b, "- %s: %s\n", t.Name, t.Description)
+						first, _, _ := strings.Cut(t.Description, "\n")
+						fmt.Fprintf(&b, "- %s: %s\n", t.Name, first)
 					}
 				}
 				return textPrompt("helix-org help", b.String()), nil
@@ -65,15 +66,20 @@ func helpPrompt() prompt {
 	}
 }
 
+// StayQuiet is the block every role ends with: an agent woken by
+// something its role does not cover says nothing, which is what keeps
+// AI workers from waking each other in loops.
+const StayQuiet = "On anything else: stay quiet — do not publish."
+
 func rolePrompt() prompt {
 	return prompt{
-		def: &mcp.Prompt{Name: "role", Description: "Draft a Role (job description) from a title and save it with create_role.",
+		def: &mcp.Prompt{Name: "role", Description: "Draft a Role (job description) from a title, save it with create_role, then offer to hire into it.",
 			Arguments: []*mcp.PromptArgument{
 				{Name: "title", Description: "the role's title, e.g. Support Engineer", Required: true},
 				{Name: "notes", Description: "anything the role must cover"},
 			}},
 		needs: []string{"create_role"},
-		handler: func(*Env, []string) mcp.PromptHandler {
+		handler: func(_ *Env, granted []string) mcp.PromptHandler {
 			return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 				title := strings.TrimSpace(req.Params.Arguments["title"])
 				if title == "" {
@@ -83,17 +89,34 @@ func rolePrompt() prompt {
 
 # %s
 ## Purpose — one paragraph on why the role exists.
+## Streams — the streams it follows, one per line as `+"`- s-<id>: what arrives there`"+`.
 ## Responsibilities — what it does when woken by an event, as a list.
 ## How to respond — which streams it answers on, tone, length.
+## Tools — the helix-org tools it needs and no more, one per line as `+"`- <tool>: why`"+`; it will be granted exactly these. Tools you can grant: %s.
 ## Boundaries — what it must never do; when to escalate and to whom.
 
+End the role with this line, word for word:
+
 %s
-Then save it by calling create_role with title %q and the markdown as content. Show me the id it returns.`,
-					title, title, notesLine(req.Params.Arguments["notes"]), title)
+
+%s
+Then save it by calling create_role with title %q and the markdown as content. Show me the id it returns, and offer to hire a worker into the role with the hire prompt (role: that id), which creates its streams, position and worker, subscribes the worker and grants it exactly the tools above.`,
+					title, title, strings.Join(grantable(granted), ", "), StayQuiet, notesLine(req.Params.Arguments["notes"]), title)
 				return textPrompt("Draft the "+title+" role", text), nil
 			}
 		},
 	}
+}
+
+// grantable is the built-in tools a worker holds, so may grant on.
+func grantable(granted []string) []string {
+	var out []string
+	for _, t := range All() {
+		if slices.Contains(granted, t.Name) {
+			out = append(out, t.Name)
+		}
+	}
+	return out
 }
 
 func notesLine(notes string) string {

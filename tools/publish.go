@@ -45,7 +45,7 @@ func publish() Tool {
 			if err != nil {
 				return domain.Event{}, err
 			}
-			if err := publishable(st); err != nil {
+			if err := publishable(env, st); err != nil {
 				return domain.Event{}, err
 			}
 			if err := checkDMAccess(ctx, env, st.ID); err != nil {
@@ -55,32 +55,35 @@ func publish() Tool {
 		})
 }
 
-// publishable refuses streams that only the system or the outside world writes.
-func publishable(st domain.Stream) error {
+// publishable refuses streams that only the system or the outside world
+// writes: system streams, and streams of a kind that only receives.
+func publishable(env *Env, st domain.Stream) error {
+	spec, err := env.Store.Transports().Spec("stream", st.Transport.Kind)
+	if err != nil {
+		return err
+	}
 	switch {
 	case st.ID == domain.StreamOrg:
 		return domain.Invalid("stream", "%s is the org's audit trail; it is written by the system as the org changes", st.ID)
 	case strings.HasPrefix(st.ID, domain.ActivationStreamPrefix):
 		return domain.Invalid("stream", "%s is an activation log; only the agent runtime writes to it", st.ID)
-	case st.Transport.Kind == domain.TransportGitHub:
-		return domain.Invalid("stream", "%s is a github stream: it carries GitHub's webhooks in; act on GitHub through your own GitHub tools instead", st.ID)
+	case strings.HasPrefix(st.ID, domain.InboxStreamPrefix):
+		return domain.Invalid("stream", "%s is an inbox; only the system writes to it (approvals, incidents)", st.ID)
+	case !spec.Publish:
+		return domain.Invalid("stream", "%s is a %s stream, which takes no messages from workers: %s", st.ID, spec.Kind, spec.About)
 	}
 	return nil
 }
 
-// checkMessage builds the caller's message and validates it against the
-// configured body limit, before anything is written.
-func checkMessage(ctx context.Context, env *Env, e envelope) (domain.Message, error) {
-	msg := e.message(env.Caller)
-	return msg, msg.Validate(int(env.Store.IntSetting(ctx, MaxBodySetting)))
+// maxBody is the body limit of what workers publish.
+func maxBody(ctx context.Context, env *Env) int {
+	return int(env.Store.IntSetting(ctx, MaxBodySetting))
 }
 
+// appendMessage stores the caller's message; the store checks it.
 func appendMessage(ctx context.Context, env *Env, stream string, e envelope) (domain.Event, error) {
-	msg, err := checkMessage(ctx, env, e)
-	if err != nil {
-		return domain.Event{}, err
-	}
-	ev, _, err := env.Store.Append(ctx, domain.Event{StreamID: stream, Source: env.Caller, CausedBy: env.ActivationID, Message: msg}, store.AppendOptions{})
+	ev, err := env.Store.Append(ctx, domain.Event{StreamID: stream, Source: env.Caller, CausedBy: env.ActivationID, Message: e.message(env.Caller)},
+		store.AppendOptions{MaxBody: maxBody(ctx, env)})
 	if err != nil {
 		return domain.Event{}, fmt.Errorf("publish: %w", err)
 	}

@@ -15,7 +15,7 @@ import (
 // number from comparisons; cursor tests check seq on their own.
 var ignoreEventID = cmpopts.IgnoreFields(domain.Event{}, "ID", "Seq")
 
-func maxBody(n string) func(t *testing.T, f fixture) {
+func maxBodyOf(n string) func(t *testing.T, f fixture) {
 	return func(t *testing.T, f fixture) {
 		t.Helper()
 		if err := f.env.Store.SetSetting(t.Context(), MaxBodySetting, n); err != nil {
@@ -52,20 +52,20 @@ func TestPublish(t *testing.T) {
 		{
 			name: "a webhook stream takes outbound messages",
 			setup: func(t *testing.T, f fixture) {
-				must(t)(f.env.Store.CreateStream(t.Context(), store.OwnerWorker, domain.Stream{ID: "s-hook", Name: "hook", Transport: domain.Transport{Kind: domain.TransportWebhook}}))
+				must(t)(f.env.Store.CreateStream(t.Context(), store.OwnerWorker, domain.Stream{ID: "s-hook", Name: "hook", Transport: domain.Transport{Kind: domain.TransportKind("webhook")}}))
 			},
 			args: map[string]any{"stream": "s-hook", "body": "out"},
 			want: domain.Event{StreamID: "s-hook", Source: "w-owner", SourceKind: domain.SourceHuman, CreatedAt: t0, Message: domain.Message{From: "w-owner", Body: "out"}},
 		},
 		{
 			name:  "a body exactly at the configured limit",
-			setup: maxBody("100"),
+			setup: maxBodyOf("100"),
 			args:  map[string]any{"stream": "s-inbox", "body": strings.Repeat("x", 100)},
 			want:  domain.Event{StreamID: "s-inbox", Source: "w-owner", SourceKind: domain.SourceHuman, CreatedAt: t0, Message: domain.Message{From: "w-owner", Body: strings.Repeat("x", 100)}},
 		},
 		{
 			name:    "a body over the configured limit",
-			setup:   maxBody("100"),
+			setup:   maxBodyOf("100"),
 			args:    map[string]any{"stream": "s-inbox", "body": strings.Repeat("x", 101)},
 			wantErr: []string{"body: is 101 bytes; the limit is 100"},
 			wantIs:  domain.ErrInvalid,
@@ -88,7 +88,7 @@ func TestPublish(t *testing.T) {
 		{
 			name:    "attachment without a name",
 			args:    map[string]any{"stream": "s-inbox", "body": "see attached", "attachments": []map[string]any{{"size": 3}}},
-			wantErr: []string{"attachments: attachment 0 has no name"},
+			wantErr: []string{"attachments[0].name: is required"},
 		},
 		{
 			name:    "missing stream",
@@ -112,10 +112,18 @@ func TestPublish(t *testing.T) {
 			wantErr: []string{"stream: s-activations-w-echo is an activation log"},
 		},
 		{
+			name: "an inbox is written only by the system",
+			setup: func(t *testing.T, f fixture) {
+				must(t)(f.env.Store.Notify(t.Context(), store.OwnerWorker, domain.Message{Body: "a notice"}, ""))
+			},
+			args:    map[string]any{"stream": "s-inbox-w-owner", "body": "forged approval"},
+			wantErr: []string{"stream: s-inbox-w-owner is an inbox; only the system writes to it"},
+		},
+		{
 			name: "a github stream only carries webhooks in",
 			setup: func(t *testing.T, f fixture) {
 				must(t)(f.env.Store.CreateStream(t.Context(), store.OwnerWorker, domain.Stream{ID: "s-gh", Name: "gh",
-					Transport: domain.Transport{Kind: domain.TransportGitHub, Config: []byte(`{"repo":"a/b","events":["issues"]}`)}}))
+					Transport: domain.Transport{Kind: domain.TransportKind("github"), Config: []byte(`{"repo":"a/b","events":["issues"]}`)}}))
 			},
 			args:    map[string]any{"stream": "s-gh", "body": "comment"},
 			wantErr: []string{"stream: s-gh is a github stream"},

@@ -12,7 +12,7 @@ import (
 const MaxWait = 60
 
 type readEventsIn struct {
-	Streams []string `json:"streams,omitempty" jsonschema:"stream ids; all streams you are subscribed to when omitted"`
+	Streams []string `json:"streams,omitempty" jsonschema:"stream ids, each one you are subscribed to; all streams you are subscribed to when omitted"`
 	Since   int64    `json:"since,omitempty" jsonschema:"cursor: only events after this sequence number (the cursor of a previous read)"`
 	Limit   int      `json:"limit,omitempty" jsonschema:"at most this many events (default and max 500)"`
 	Wait    float64  `json:"wait,omitempty" jsonschema:"seconds to wait for an event when none is there yet (max 60)"`
@@ -47,19 +47,10 @@ func readEvents() Tool {
 		})
 }
 
+// streamsToRead is least privilege: a worker reads only streams it
+// follows, and only those the reading rules let it follow.
 func streamsToRead(ctx context.Context, env *Env, ids []string) ([]string, error) {
-	if len(ids) == 0 {
-		return env.Store.SubscribedStreams(ctx, env.Caller)
-	}
-	for _, id := range ids {
-		if _, err := env.Store.GetStream(ctx, id); err != nil {
-			return nil, err
-		}
-		if err := checkDMAccess(ctx, env, id); err != nil {
-			return nil, err
-		}
-	}
-	return ids, nil
+	return env.Store.ReadableStreams(ctx, env.Caller, ids)
 }
 
 // waitForEvents reads, and if nothing is there waits for the next commit

@@ -41,7 +41,25 @@ func TestReadEvents(t *testing.T) {
 		publishTo("s-inbox", "one", "two")(t, f)
 		publishTo("s-other", "elsewhere")(t, f)
 	}
+	mayaFollowsBoth := func(t *testing.T, f fixture) {
+		mayaFollowsInbox(t, f)
+		f.follow(t, "w-maya", "s-other")
+	}
 	runTable(t, "read_events", []toolCase[readOut]{
+		{
+			name:    "a named stream you do not follow is refused",
+			setup:   mayaFollowsInbox,
+			caller:  "w-maya",
+			args:    map[string]any{"streams": []string{"s-inbox", "s-other"}},
+			wantErr: []string{"w-maya is not subscribed to s-other; subscribe to it first"},
+			wantIs:  domain.ErrForbidden,
+		},
+		{
+			name:    "the owner too reads only what it follows",
+			args:    map[string]any{"streams": []string{"s-inbox"}},
+			wantErr: []string{"w-owner is not subscribed to s-inbox"},
+			wantIs:  domain.ErrForbidden,
+		},
 		{
 			name:    "unknown stream",
 			args:    map[string]any{"streams": []string{"s-inbox", "s-nope"}},
@@ -80,7 +98,7 @@ func TestReadEvents(t *testing.T) {
 	}{
 		{name: "the streams you follow when none are named", setup: mayaFollowsInbox, caller: "w-maya", want: []string{"one", "two"}},
 		{name: "following nothing reads nothing", caller: "w-maya", want: []string{}},
-		{name: "named streams, oldest first across them", setup: mayaFollowsInbox, caller: "w-maya",
+		{name: "named streams, oldest first across them", setup: mayaFollowsBoth, caller: "w-maya",
 			args: map[string]any{"streams": []string{"s-other", "s-inbox"}}, want: []string{"one", "two", "elsewhere"}},
 		{name: "limit keeps the oldest", setup: mayaFollowsInbox, caller: "w-maya", args: map[string]any{"limit": 1}, want: []string{"one"}},
 	}
@@ -111,6 +129,7 @@ func TestReadEvents(t *testing.T) {
 // nothing new keeps the cursor where it was.
 func TestReadEventsCursor(t *testing.T) {
 	f := newFixture(t)
+	f.follow(t, store.OwnerWorker, "s-inbox")
 	read := func(since int64, limit int) readOut {
 		t.Helper()
 		return mustCall[readOut](t, f.env, "read_events", map[string]any{"streams": []string{"s-inbox"}, "since": since, "limit": limit})
@@ -151,6 +170,7 @@ func TestReadEventsLongPoll(t *testing.T) {
 	t.Run("returns when an event lands", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			f := newFixture(t)
+			f.follow(t, store.OwnerWorker, "s-inbox")
 			since := lastSeq(t, f.env.Store)
 			done := readAsync(f.env, map[string]any{"streams": []string{"s-inbox"}, "since": since, "wait": 30})
 			synctest.Wait()
@@ -176,6 +196,7 @@ func TestReadEventsLongPoll(t *testing.T) {
 	t.Run("a write elsewhere does not end the wait", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			f := newFixture(t)
+			f.follow(t, store.OwnerWorker, "s-inbox")
 			since := lastSeq(t, f.env.Store)
 			done := readAsync(f.env, map[string]any{"streams": []string{"s-inbox"}, "since": since, "wait": 30})
 			synctest.Wait()
@@ -195,6 +216,7 @@ func TestReadEventsLongPoll(t *testing.T) {
 	t.Run("times out empty with the cursor unchanged", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			f := newFixture(t)
+			f.follow(t, store.OwnerWorker, "s-inbox")
 			since := lastSeq(t, f.env.Store)
 			start := time.Now()
 			got := mustCall[readOut](t, f.env, "read_events", map[string]any{"streams": []string{"s-inbox"}, "since": since, "wait": 5})

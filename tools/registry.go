@@ -23,7 +23,8 @@ var All = sync.OnceValue(func() []Tool {
 		publish(), readEvents(), dm(), getAttachment(),
 		workerLog(),
 		listDeliveries(), enableEndpoint(),
-		createSkill(), listSkills(), callSkill(), deleteSkill(),
+		createSkill(), listSkills(), getSkill(), callSkill(), rollbackSkill(), deleteSkill(),
+		setBudget(), listBudgets(),
 	}
 })
 
@@ -56,7 +57,7 @@ func NewServer(env *Env, granted []string) *mcp.Server {
 			Instructions: "helix-org organisation graph. You are worker " + env.Caller + ". Use the help prompt to see what you can do."})
 	for _, t := range All() {
 		if slices.Contains(granted, t.Name) {
-			t.bind(srv, env)
+			t.bind(srv, env, t.Def(env.Store.Transports()))
 		}
 	}
 	addSkillTools(srv, env, granted)
@@ -81,7 +82,7 @@ func requireGrant(worker string, granted, known []string) mcp.Middleware {
 				return next(ctx, method, req)
 			}
 			res := &mcp.CallToolResult{}
-			res.SetError(fmt.Errorf("missing grant: worker %s does not hold grant %q; a worker with grant_tool can grant it", worker, name))
+			res.SetError(missingGrant{worker: worker, tool: name})
 			return res, nil
 		}
 	}

@@ -18,7 +18,7 @@ type revokeToolOut struct {
 }
 
 func revokeTool() Tool {
-	return define("revoke_tool", "Take a tool grant away from a Worker.",
+	return define("revoke_tool", "Take a tool grant away from a Worker below you in the org chart, or from yourself.",
 		func(ctx context.Context, env *Env, in revokeToolIn) (revokeToolOut, error) {
 			if in.Worker == "" {
 				return revokeToolOut{}, domain.Required("worker")

@@ -2,23 +2,29 @@ package tools
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/domain"
 )
 
-// SkillRunner builds, runs and removes skills; the skill factory
-// (agent/skill) satisfies it. It is nil when the server has no Docker.
+// SkillRunner builds, runs, rolls back and removes skills; the skill
+// factory (agent/skill) satisfies it. It is nil when the server has no
+// Docker. narrate, when not nil, is told each step as it happens.
 type SkillRunner interface {
-	Create(ctx context.Context, spec domain.SkillSpec) (domain.Skill, error)
-	Call(ctx context.Context, name string, input json.RawMessage) (json.RawMessage, error)
+	Create(ctx context.Context, spec domain.SkillSpec, narrate func(string)) (domain.Skill, error)
+	Call(ctx context.Context, name string, input json.RawMessage, narrate func(string)) (json.RawMessage, error)
+	Rollback(ctx context.Context, actor, name string, narrate func(string)) (domain.Skill, error)
 	Delete(ctx context.Context, actor, name string) error
 }
 
@@ -121,11 +127,69 @@ func runSkill(ctx context.Context, env *Env, name string, schema *jsonschema.Res
 	if err := schema.Validate(v); err != nil {
 		return skillOutput{}, domain.Invalid("input", "does not match skill %s's input schema: %v", name, err)
 	}
-	out, err := runner.Call(ctx, name, input)
+	out, err := runner.Call(ctx, name, input, narrator(ctx, env))
 	if err != nil {
 		return skillOutput{}, err
 	}
+	if out, err = keepFile(ctx, env, out); err != nil {
+		return skillOutput{}, fmt.Errorf("skill %s: %w", name, err)
+	}
 	return skillOutput{Output: out}, nil
+}
+
+// narrator puts a skill's steps on the log of the activation that called
+// the tool, so worker_log shows "building… healthy… calling…" between the
+// tool call and its result. Outside an activation nobody is listening. A
+// note that cannot be written is dropped: the tool's result still says
+// how the step ended.
+func narrator(ctx context.Context, env *Env) func(string) {
+	if env.ActivationID == "" {
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	return func(text string) {
+		dispatch.AppendActivationLog(ctx, env.Store, env.Caller, env.ActivationID, domain.LogEntry{Kind: domain.LogNote, Text: text})
+	}
+}
+
+// skillFile is how a skill hands back a file: its output is an object
+// whose "file" holds a name, a content type and the content as "text" or
+// "base64". The content is kept as an attachment and the caller gets its
+// description with a ref instead, for get_attachment or a message's
+// attachments.
+type skillFile struct {
+	Name        string  `json:"name"`
+	ContentType string  `json:"contentType"`
+	Text        *string `json:"text"`
+	Base64      *string `json:"base64"`
+}
+
+func keepFile(ctx context.Context, env *Env, out json.RawMessage) (json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(out, &obj) != nil || obj["file"] == nil {
+		return out, nil
+	}
+	var f skillFile
+	if err := json.Unmarshal(obj["file"], &f); err != nil || f.Name == "" || (f.Text == nil) == (f.Base64 == nil) {
+		return out, nil // some other "file": not ours to interpret
+	}
+	var content []byte
+	if f.Text != nil {
+		content = []byte(*f.Text)
+	} else {
+		var err error
+		if content, err = base64.StdEncoding.DecodeString(*f.Base64); err != nil {
+			return nil, fmt.Errorf("its output file %s: base64: %w", f.Name, err)
+		}
+	}
+	att, err := env.Store.SaveFile(ctx, domain.Attachment{Name: f.Name, ContentType: f.ContentType}, content)
+	if err != nil {
+		return nil, err
+	}
+	if obj["file"], err = json.Marshal(att); err != nil {
+		return nil, err
+	}
+	return json.Marshal(obj)
 }
 
 // skillView is a skill as the tools show it.
@@ -136,3 +200,23 @@ type skillView struct {
 }
 
 func viewOf(sk domain.Skill) skillView { return skillView{Skill: sk, Tool: sk.ToolName()} }
+
+// versionView is one build of a skill as list_skills shows it.
+type versionView struct {
+	Version   int                       `json:"version"`
+	Status    domain.SkillVersionStatus `json:"status"`
+	Live      bool                      `json:"live,omitempty"`
+	Error     string                    `json:"error,omitempty" jsonschema:"the first line of why it failed; get_skill has all of it"`
+	CreatedBy string                    `json:"createdBy"`
+	CreatedAt time.Time                 `json:"createdAt"`
+}
+
+func versionsOf(sk domain.Skill, vs []domain.SkillVersion) []versionView {
+	out := []versionView{}
+	for _, v := range vs {
+		first, _, _ := strings.Cut(v.Error, "\n")
+		out = append(out, versionView{Version: v.Version, Status: v.Status, Live: v.Version == sk.Version && sk.Status != domain.SkillFailed,
+			Error: first, CreatedBy: v.CreatedBy, CreatedAt: v.CreatedAt})
+	}
+	return out
+}

@@ -15,45 +15,92 @@ import (
 	"github.com/helixml/helix-org/store"
 )
 
-// fakeSkills stands in for the skill factory: it records skills in the
-// real store as the factory does, and answers calls by echoing the input.
-// The factory itself is tested against Docker in agent/skill, and through
+// fakeSkills stands in for the skill factory: it records skills and their
+// versions in the real store as the factory does, answers calls with
+// output (by default an echo of the input), narrates one line per step,
+// and rolls back to the newest ok version below the serving one. The
+// factory itself is tested against Docker in agent/skill, and through
 // these tools end to end in cmd/helix-org.
 type fakeSkills struct {
 	st        *store.Store
 	createErr error
+	output    json.RawMessage
 
 	mu    sync.Mutex
 	calls []string
+	specs []domain.SkillSpec
 }
 
 var _ SkillRunner = (*fakeSkills)(nil)
 
-func (f *fakeSkills) Create(ctx context.Context, spec domain.SkillSpec) (domain.Skill, error) {
-	if f.createErr != nil {
-		return domain.Skill{}, f.createErr
-	}
+func (f *fakeSkills) Create(ctx context.Context, spec domain.SkillSpec, narrate func(string)) (domain.Skill, error) {
+	f.mu.Lock()
+	f.specs = append(f.specs, spec)
+	f.mu.Unlock()
+	say(narrate, "building skill "+spec.Name)
 	version := 1
-	if prev, err := f.st.GetSkill(ctx, spec.Name); err == nil {
-		version = prev.Version + 1
+	if vs, _ := f.st.SkillVersions(ctx, spec.Name); len(vs) > 0 {
+		version = vs[len(vs)-1].Version + 1
 	}
 	schema := spec.InputSchema
 	if len(schema) == 0 {
 		schema = json.RawMessage(`{"type":"object"}`)
 	}
+	ver := domain.SkillVersion{Name: spec.Name, Version: version, Status: domain.VersionOK, Description: spec.Description, InputSchema: schema,
+		Template: spec.Template, Files: map[string]string{"handler.sh": spec.Handler}, Examples: spec.Examples, BuildLog: "Step 1/1 : FROM skill-base", CreatedBy: spec.CreatedBy}
+	if f.createErr != nil {
+		ver.Status, ver.Error = domain.VersionFailed, f.createErr.Error()
+		if err := f.st.SaveSkillVersion(ctx, ver); err != nil {
+			return domain.Skill{}, err
+		}
+		return domain.Skill{}, f.createErr
+	}
+	if err := f.st.SaveSkillVersion(ctx, ver); err != nil {
+		return domain.Skill{}, err
+	}
 	return f.st.SaveSkill(ctx, spec.CreatedBy, domain.Skill{Name: spec.Name, Description: spec.Description, InputSchema: schema,
 		Template: spec.Template, Version: version, Image: "fake:v1", Container: "c-fake", Status: domain.SkillReady, CreatedBy: spec.CreatedBy})
 }
 
-func (f *fakeSkills) Call(_ context.Context, name string, input json.RawMessage) (json.RawMessage, error) {
+func (f *fakeSkills) Call(_ context.Context, name string, input json.RawMessage, narrate func(string)) (json.RawMessage, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, name+" "+string(input))
 	f.mu.Unlock()
+	say(narrate, "calling skill "+name)
+	if f.output != nil {
+		return f.output, nil
+	}
 	return json.RawMessage(`{"echo":` + string(input) + `}`), nil
+}
+
+func (f *fakeSkills) Rollback(ctx context.Context, actor, name string, narrate func(string)) (domain.Skill, error) {
+	cur, err := f.st.GetSkill(ctx, name)
+	if err != nil {
+		return domain.Skill{}, err
+	}
+	vs, err := f.st.SkillVersions(ctx, name)
+	if err != nil {
+		return domain.Skill{}, err
+	}
+	for i := len(vs) - 1; i >= 0; i-- {
+		if v := vs[i]; v.Version < cur.Version && v.Status == domain.VersionOK {
+			say(narrate, "rolling back")
+			from := cur.Version
+			cur.Version, cur.Description = v.Version, v.Description
+			return f.st.RollbackSkill(ctx, actor, cur, from)
+		}
+	}
+	return domain.Skill{}, domain.Invalid("name", "skill %s has no working version before version %d to roll back to", name, cur.Version)
 }
 
 func (f *fakeSkills) Delete(ctx context.Context, actor, name string) error {
 	return f.st.DeleteSkill(ctx, actor, name)
+}
+
+func say(narrate func(string), text string) {
+	if narrate != nil {
+		narrate(text)
+	}
 }
 
 // withSkills gives the fixture's owner env a fake runner and returns it.

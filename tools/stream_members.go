@@ -33,6 +33,9 @@ func streamMembers() Tool {
 			if err != nil {
 				return streamMembersOut{}, err
 			}
+			if err := checkDMAccess(ctx, env, in.Stream); err != nil {
+				return streamMembersOut{}, err
+			}
 			out := streamMembersOut{Stream: in.Stream, Members: []member{}}
 			for _, s := range subs {
 				w, err := env.Store.GetWorker(ctx, s.WorkerID)

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"strings"
 
 	"github.com/helixml/helix-org/domain"
 )
@@ -19,16 +18,13 @@ type subscribeOut struct {
 }
 
 func subscribe() Tool {
-	return define("subscribe", "Subscribe a Worker (yourself by default) to a Stream, so its events reach them. Idempotent.",
+	return define("subscribe", "Subscribe a Worker (yourself by default, or one below you in the org chart) to a Stream, so its events reach them. Idempotent. s-org is the owner's alone, an activation log its worker's and those above it, a DM its two members' (who may rejoin it).",
 		func(ctx context.Context, env *Env, in subscribeIn) (subscribeOut, error) {
 			if in.Stream == "" {
 				return subscribeOut{}, domain.Required("stream")
 			}
 			if in.Worker == "" {
 				in.Worker = env.Caller
-			}
-			if strings.HasPrefix(in.Stream, domain.DMStreamPrefix) {
-				return subscribeOut{}, domain.Invalid("stream", "%s is a direct-message stream; its members are fixed (use dm to talk to a worker)", in.Stream)
 			}
 			added, err := env.Store.Subscribe(ctx, env.Caller, in.Stream, in.Worker)
 			return subscribeOut{Stream: in.Stream, Worker: in.Worker, Changed: len(added) > 0}, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -37,14 +38,40 @@ type Tool struct {
 	Description string
 	// def is built once; schemas are inferred from the Go types.
 	def  *mcp.Tool
-	bind func(srv *mcp.Server, env *Env)
+	bind func(srv *mcp.Server, env *Env, def *mcp.Tool)
+	// forTransports, when set, completes the input schema with what the
+	// store's transport kinds offer (enums, config docs); see defFor.
+	forTransports func(ts *domain.Transports, in *jsonschema.Schema)
+	defs          *sync.Map // *domain.Transports → *mcp.Tool
 	// call decodes raw JSON arguments and runs the typed handler without a
 	// server, so in-package tests exercise handlers directly.
 	call func(ctx context.Context, env *Env, args json.RawMessage) (any, error)
+	// input is the resolved input schema, which Invoke checks arguments
+	// against as the SDK does before a tools/call reaches the handler.
+	input func() (*jsonschema.Resolved, error)
 }
 
-// Def returns the MCP definition (name, description, schemas).
-func (t Tool) Def() *mcp.Tool { return t.def }
+// Def returns the MCP definition (name, description, schemas) as offered
+// with the transport kinds ts.
+func (t Tool) Def(ts *domain.Transports) *mcp.Tool {
+	if t.forTransports == nil {
+		return t.def
+	}
+	if d, ok := t.defs.Load(ts); ok {
+		return d.(*mcp.Tool)
+	}
+	def := *t.def
+	def.InputSchema = t.def.InputSchema.(*jsonschema.Schema).CloneSchemas()
+	t.forTransports(ts, def.InputSchema.(*jsonschema.Schema))
+	d, _ := t.defs.LoadOrStore(ts, &def)
+	return d.(*mcp.Tool)
+}
+
+// withTransports makes the tool's schema list the store's transport kinds.
+func (t Tool) withTransports(f func(ts *domain.Transports, in *jsonschema.Schema)) Tool {
+	t.forTransports, t.defs = f, &sync.Map{}
+	return t
+}
 
 // schemaOptions maps types the inferrer cannot express to JSON Schema:
 // raw JSON is "any value", times are RFC 3339 strings.
@@ -68,7 +95,10 @@ func define[In, Out any](name, desc string, h func(ctx context.Context, env *Env
 		panic(fmt.Sprintf("tool %s: output schema: %v", name, err))
 	}
 	def := &mcp.Tool{Name: name, Description: desc, InputSchema: in, OutputSchema: out}
-	return Tool{Name: name, Description: desc, def: def, bind: func(srv *mcp.Server, env *Env) {
+	resolved := sync.OnceValues(func() (*jsonschema.Resolved, error) {
+		return in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	})
+	return Tool{Name: name, Description: desc, def: def, input: resolved, bind: func(srv *mcp.Server, env *Env, def *mcp.Tool) {
 		mcp.AddTool(srv, def, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 			out, err := h(ctx, env, in)
 			return nil, out, err

@@ -34,7 +34,7 @@ type fixture struct {
 func newFixture(t *testing.T) fixture {
 	t.Helper()
 	clock := storetest.NewClock(t0)
-	st := storetest.NewWithClock(t, clock.Now)
+	st := storetest.NewWith(t, store.Options{Now: clock.Now, Transports: testTransports})
 	ctx := t.Context()
 	if _, err := st.Bootstrap(ctx, Names()); err != nil {
 		t.Fatalf("bootstrap: %v", err)
@@ -47,9 +47,28 @@ func newFixture(t *testing.T) fixture {
 	return fixture{env: &Env{Store: st, Caller: store.OwnerWorker, Known: Names()}, clock: clock}
 }
 
+// withLead adds a line of the chart below the owner, for tests where a
+// worker other than the owner acts on others:
+//
+//	p-lead "Lead" (r-lead) reports to p-owner; w-lead human "Lead" in it
+//	p-desk "Desk" (r-desk) reports to p-lead; w-desk ai "Desk" in it
+//
+// p-support (w-maya, w-echo) reports to p-owner, so it is beside p-lead.
+func withLead(t *testing.T, f fixture) {
+	t.Helper()
+	ctx := t.Context()
+	st := f.env.Store
+	must(t)(st.CreateRole(ctx, store.OwnerWorker, domain.Role{ID: "r-lead", Title: "Lead", Content: "Lead the desk."}))
+	must(t)(st.CreatePosition(ctx, store.OwnerWorker, domain.Position{ID: "p-lead", RoleID: "r-lead", Title: "Lead"}))
+	must(t)(st.CreateRole(ctx, store.OwnerWorker, domain.Role{ID: "r-desk", Title: "Desk", Content: "Work the desk."}))
+	must(t)(st.CreatePosition(ctx, store.OwnerWorker, domain.Position{ID: "p-desk", RoleID: "r-desk", Title: "Desk", ReportsTo: "p-lead"}))
+	must(t)(st.HireWorker(ctx, store.OwnerWorker, domain.Worker{ID: "w-lead", Kind: domain.WorkerHuman, PositionID: "p-lead", Name: "Lead"}, nil))
+	must(t)(st.HireWorker(ctx, store.OwnerWorker, domain.Worker{ID: "w-desk", Kind: domain.WorkerAI, PositionID: "p-desk", Name: "Desk"}, nil))
+}
+
 // as returns an Env for another caller on the same store.
 func (f fixture) as(caller string) *Env {
-	return &Env{Store: f.env.Store, Caller: caller, Known: f.env.Known}
+	return &Env{Store: f.env.Store, Caller: caller, Known: f.env.Known, Skills: f.env.Skills, SkillDefs: f.env.SkillDefs}
 }
 
 // grant gives a worker tools directly through the store.
@@ -57,6 +76,15 @@ func (f fixture) grant(t *testing.T, worker string, tools ...string) {
 	t.Helper()
 	for _, tool := range tools {
 		must(t)(f.env.Store.GrantTool(t.Context(), store.OwnerWorker, domain.Grant{WorkerID: worker, Tool: tool}))
+	}
+}
+
+// follow subscribes a worker to streams directly through the store, as the
+// operator, so a test's reader follows what it reads.
+func (f fixture) follow(t *testing.T, worker string, streams ...string) {
+	t.Helper()
+	for _, s := range streams {
+		must(t)(f.env.Store.Subscribe(t.Context(), "", s, worker))
 	}
 }
 
@@ -151,7 +179,9 @@ func runTable[Out any](t *testing.T, tool string, cases []toolCase[Out], opts ..
 				env = f.as(tc.caller)
 			}
 			if tc.activation != "" {
-				env = &Env{Store: env.Store, Caller: env.Caller, Known: env.Known, ActivationID: tc.activation}
+				withRun := *env
+				withRun.ActivationID = tc.activation
+				env = &withRun
 			}
 			before := lastSeq(t, f.env.Store)
 			got, err := call[Out](t, env, tool, tc.args)
@@ -207,8 +237,6 @@ func lastOrgChange(t *testing.T, st *store.Store) store.Change {
 	}
 	return c
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // TestEveryToolHasATable fails when a tool is registered without a
 // <name>_test.go beside it, so new tools get a table as they are added.

@@ -12,7 +12,7 @@ type updateIdentityIn struct {
 }
 
 func updateIdentity() Tool {
-	return define("update_identity", "Replace a Worker's identity markdown (yours when no id is given).",
+	return define("update_identity", "Replace a Worker's identity markdown: yours (when no id is given) or that of a worker below you in the org chart.",
 		func(ctx context.Context, env *Env, in updateIdentityIn) (domain.Worker, error) {
 			if in.ID == "" {
 				in.ID = env.Caller

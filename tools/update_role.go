@@ -14,7 +14,7 @@ type updateRoleIn struct {
 }
 
 func updateRole() Tool {
-	return define("update_role", "Edit a Role live: workers read the new text on their next activation.",
+	return define("update_role", "Edit a Role live: workers read the new text on their next activation. You may edit a role when every position holding it is below yours in the org chart; a role no position holds, when you created it.",
 		func(ctx context.Context, env *Env, in updateRoleIn) (domain.Role, error) {
 			if in.ID == "" {
 				return domain.Role{}, domain.Required("id")

@@ -16,7 +16,7 @@ type workerLogIn struct {
 }
 
 func workerLog() Tool {
-	return define("worker_log", "Read an AI worker's activation log: run start/exit markers, assistant messages, tool calls and results. Supports wait like read_events.",
+	return define("worker_log", "Read an AI worker's activation log (yours, or of a worker below you in the org chart): run start/exit markers, assistant messages, tool calls and results; direct messages appear only as references. Supports wait like read_events.",
 		func(ctx context.Context, env *Env, in workerLogIn) (readEventsOut, error) {
 			if in.Worker == "" {
 				return readEventsOut{}, domain.Required("worker")
@@ -33,6 +33,9 @@ func workerLog() Tool {
 			}
 			if w.Kind != domain.WorkerAI {
 				return readEventsOut{}, domain.Invalid("worker", "%s is a %s worker; only AI workers have an activation log", w.ID, w.Kind)
+			}
+			if err := env.Store.CheckReads(ctx, env.Caller, domain.ActivationStreamPrefix+w.ID); err != nil {
+				return readEventsOut{}, err
 			}
 			q := store.EventQuery{StreamIDs: []string{domain.ActivationStreamPrefix + w.ID}, Since: in.Since, Limit: in.Limit}
 			evs, err := waitForEvents(ctx, env.Store, q, time.Duration(in.Wait*float64(time.Second)))

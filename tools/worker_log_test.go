@@ -12,7 +12,7 @@ import (
 func TestWorkerLog(t *testing.T) {
 	logRun := func(t *testing.T, f fixture) {
 		for _, body := range []string{"run started", "tool call: publish", "run exited 0"} {
-			_, _, err := f.env.Store.Append(t.Context(), domain.Event{StreamID: "s-activations-w-echo", Message: domain.Message{Body: body}}, store.AppendOptions{})
+			_, err := f.env.Store.Append(t.Context(), domain.Event{StreamID: "s-activations-w-echo", Message: domain.Message{Body: body}}, store.AppendOptions{})
 			if err != nil {
 				t.Fatalf("append to the activation log: %v", err)
 			}
@@ -38,6 +38,33 @@ func TestWorkerLog(t *testing.T) {
 			name:    "wait over the cap",
 			args:    map[string]any{"worker": "w-echo", "wait": 61},
 			wantErr: []string{"wait: must be between 0 and 60 seconds"},
+		},
+		{
+			name:    "a peer's log",
+			caller:  "w-maya",
+			args:    map[string]any{"worker": "w-echo"},
+			wantErr: []string{"w-maya may only read the activation logs of workers below p-support (and its own); w-echo (p-support) is not"},
+			wantIs:  domain.ErrForbidden,
+		},
+		{
+			name:    "a manager's log",
+			setup:   withLead,
+			caller:  "w-desk",
+			args:    map[string]any{"worker": "w-lead"},
+			wantErr: []string{"w-lead is a human worker"},
+		},
+		{
+			name:   "a report's log",
+			setup:  withLead,
+			caller: "w-lead",
+			args:   map[string]any{"worker": "w-desk", "since": 7},
+			want:   readOut{Events: []domain.Event{}, Cursor: 7},
+		},
+		{
+			name:   "your own log",
+			caller: "w-echo",
+			args:   map[string]any{"worker": "w-echo", "since": 7},
+			want:   readOut{Events: []domain.Event{}, Cursor: 7},
 		},
 		{
 			name: "an empty log keeps the cursor",

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
@@ -123,7 +125,7 @@ func (e *Engine) Reap(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("list leftover activation containers: %w", err)
 	}
 	for _, c := range list {
-		if err := e.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !client.IsErrNotFound(err) {
+		if err := e.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
 			return 0, fmt.Errorf("reap container %s: %w", c.ID[:12], err)
 		}
 	}
@@ -147,7 +149,7 @@ func (e *Engine) removeImages(ctx context.Context) error {
 		var lastErr error
 		for _, im := range imgs {
 			_, err := e.cli.ImageRemove(ctx, im.ID, image.RemoveOptions{Force: true, PruneChildren: true})
-			if err != nil && !client.IsErrNotFound(err) {
+			if err != nil && !cerrdefs.IsNotFound(err) {
 				left, lastErr = append(left, im), err
 			}
 		}
@@ -167,7 +169,7 @@ func (e *Engine) RemoveAll(ctx context.Context) error {
 		return fmt.Errorf("list containers: %w", err)
 	}
 	for _, c := range cs {
-		if err := e.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !client.IsErrNotFound(err) {
+		if err := e.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
 			return fmt.Errorf("remove container %s: %w", c.ID[:12], err)
 		}
 	}
@@ -179,7 +181,7 @@ func (e *Engine) RemoveAll(ctx context.Context) error {
 		return fmt.Errorf("list networks: %w", err)
 	}
 	for _, n := range nets {
-		if err := e.cli.NetworkRemove(ctx, n.ID); err != nil && !client.IsErrNotFound(err) {
+		if err := e.cli.NetworkRemove(ctx, n.ID); err != nil && !cerrdefs.IsNotFound(err) {
 			return fmt.Errorf("remove network %s: %w", n.Name, err)
 		}
 	}
@@ -198,7 +200,7 @@ func (e *Engine) RemoveContainer(id string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := e.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !client.IsErrNotFound(err) {
+	if err := e.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
 		e.log.Warn("remove container", "container", id, "err", err)
 	}
 }

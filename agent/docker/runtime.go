@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -47,7 +46,12 @@ type Runtime struct {
 	// Binary, when set, is a static helix-org on the host, mounted
 	// read-only at BinaryPath.
 	Binary string
-	// Env is extra environment from operational config.
+	// LLM, when set, is the built-in agent's model and limits, passed to the
+	// container as HELIX_ORG_LLM_* pointing at the relay with the run's
+	// token: the provider key never enters a container.
+	LLM *agent.LLMConfig
+	// Env is extra environment from operational config (agent.docker.env),
+	// set last so an operator's choice stands.
 	Env    map[string]string
 	Limits Limits
 	// MCPBase returns the base URL at which a container on the agents
@@ -65,6 +69,13 @@ var _ domain.Runtime = (*Runtime)(nil)
 // Run carries out one activation.
 func (r *Runtime) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
 	fail := domain.RunResult{ExitStatus: -1}
+	// Bind mounts need absolute paths; the envs dir may be relative to
+	// the server's working directory (the default is ./envs).
+	dir, err := filepath.Abs(run.EnvDir)
+	if err != nil {
+		return fail, fmt.Errorf("workspace %s: %w", run.EnvDir, err)
+	}
+	run.EnvDir = dir
 	spec, err := r.prepare(ctx, run)
 	if err != nil {
 		return fail, err
@@ -80,8 +91,10 @@ func (r *Runtime) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 // containerSpec is what prepare resolved for one run.
 type containerSpec struct {
 	override Override
-	mcpURL   string
-	network  Network
+	// base is the server as the container reaches it; mcpURL hangs off it.
+	base    string
+	mcpURL  string
+	network Network
 }
 
 func (r *Runtime) prepare(ctx context.Context, run domain.Run) (containerSpec, error) {
@@ -111,12 +124,9 @@ func (r *Runtime) prepare(ctx context.Context, run domain.Run) (containerSpec, e
 	if err != nil {
 		return containerSpec{}, fmt.Errorf("server endpoint for containers: %w", err)
 	}
-	spec := containerSpec{override: ov, mcpURL: base + "/workers/" + run.WorkerID + "/mcp"}
-	// The agent reads mcp.json from its workspace: point it at the address
-	// it can reach from inside, not the host's loopback.
-	if err := os.WriteFile(filepath.Join(run.EnvDir, "mcp.json"), domain.MCPConfig(spec.mcpURL, run.Token), 0o600); err != nil {
-		return containerSpec{}, fmt.Errorf("write mcp.json: %w", err)
-	}
+	// mcp.json reads the URL from HELIX_ORG_MCP_URL, which the container
+	// gets as the address it reaches from inside, not the host's loopback.
+	spec := containerSpec{override: ov, base: base, mcpURL: domain.MCPURL(base, run.WorkerID)}
 	if err := chownTree(run.EnvDir, r.Limits.User); err != nil {
 		return containerSpec{}, fmt.Errorf("hand workspace to %s: %w", r.Limits.User, err)
 	}
@@ -127,16 +137,23 @@ func (r *Runtime) prepare(ctx context.Context, run domain.Run) (containerSpec, e
 }
 
 func (r *Runtime) create(ctx context.Context, run domain.Run, spec containerSpec) (string, error) {
+	// The run as seen from inside: its workspace, and the server at the
+	// agents network's listener, for MCP and the model relay alike.
+	inside := run
+	inside.EnvDir, inside.BaseURL, inside.MCPURL = Workspace, spec.base, spec.mcpURL
 	// PATH stays the image's (Docker's default includes BinaryPath's dir).
-	env := []string{"HOME=" + Workspace, "TMPDIR=/tmp",
-		"HELIX_ORG_MCP_URL=" + spec.mcpURL, "HELIX_ORG_TOKEN=" + run.Token, "HELIX_ORG_WORKER=" + run.WorkerID,
-		"HELIX_ORG_ENV_DIR=" + Workspace, "HELIX_ORG_ACTIVATION=" + run.ActivationID}
-	for _, k := range slices.Sorted(maps.Keys(r.Env)) {
-		env = append(env, k+"="+r.Env[k])
+	env := append([]string{"HOME=" + Workspace, "TMPDIR=/tmp"}, agent.RunEnv(inside)...)
+	if r.LLM != nil {
+		env = append(env, r.LLM.ForRun(inside).Environ()...)
 	}
+	env = overlay(env, r.Env)
 	mounts := []mount.Mount{{Type: mount.TypeBind, Source: run.EnvDir, Target: Workspace}}
 	if r.Binary != "" {
-		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: r.Binary, Target: BinaryPath, ReadOnly: true})
+		bin, err := filepath.Abs(r.Binary)
+		if err != nil {
+			return "", fmt.Errorf("agent.docker.binary %s: %w", r.Binary, err)
+		}
+		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: bin, Target: BinaryPath, ReadOnly: true})
 	}
 	cfg := &container.Config{
 		Image: spec.override.Image, Cmd: strings.Fields(spec.override.Command), Env: env, WorkingDir: Workspace, User: r.Limits.User,
@@ -157,6 +174,21 @@ func (r *Runtime) create(ctx context.Context, run domain.Run, spec containerSpec
 	return c.ID, nil
 }
 
+// overlay sets extra's variables over env: an operator's agent.docker.env
+// replaces a variable of the same name (say ANTHROPIC_BASE_URL, to send a
+// container to a provider directly) instead of leaving two.
+func overlay(env []string, extra map[string]string) []string {
+	out := slices.DeleteFunc(env, func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		_, replaced := extra[k]
+		return replaced
+	})
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		out = append(out, k+"="+extra[k])
+	}
+	return out
+}
+
 // attachAndWait starts the container with the prompt on stdin, logs its
 // output as it comes, and waits for it to exit or for ctx to end.
 func (r *Runtime) attachAndWait(ctx context.Context, id string, run domain.Run) (domain.RunResult, error) {
@@ -171,6 +203,8 @@ func (r *Runtime) attachAndWait(ctx context.Context, id string, run domain.Run) 
 	if err := cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
 		return res, fmt.Errorf("start container: %w", err)
 	}
+	// A container is found again by its labels, not a host process group.
+	run.Started(domain.AgentProcess{})
 	go func() {
 		io.WriteString(hj.Conn, run.Prompt)
 		hj.CloseWrite()

@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 
+	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/agent/docker"
 	"github.com/helixml/helix-org/agent/docker/dockertest"
 	"github.com/helixml/helix-org/domain"
@@ -96,9 +97,14 @@ func sh(t *testing.T, dir, script string) string {
 	return "probe.sh"
 }
 
+// newRun is a run as the dispatcher hands it over, mcp.json written.
 func newRun(t *testing.T, log *logSink) domain.Run {
-	return domain.Run{ActivationID: "a-" + domain.RandomSlug(8), WorkerID: "w-echo", EnvDir: t.TempDir(), MCPURL: "http://127.0.0.1:1/workers/w-echo/mcp",
-		Token: "hxo_test", Prompt: "hello prompt", Timeout: time.Minute, Log: log.add}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "mcp.json"), domain.MCPConfig(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return domain.Run{ActivationID: "a-" + domain.RandomSlug(8), WorkerID: "w-echo", EnvDir: dir, MCPURL: "http://127.0.0.1:1/workers/w-echo/mcp",
+		Token: "hxa_test", Prompt: "hello prompt", Timeout: time.Minute, Log: log.add}
 }
 
 func runScript(t *testing.T, rt *docker.Runtime, script string) (domain.RunResult, string, error) {
@@ -116,6 +122,10 @@ func TestRunInContainer(t *testing.T) {
 	r := newRun(t, &log)
 	script := `id -u; pwd; cat; echo
 echo "url=$HELIX_ORG_MCP_URL token=$HELIX_ORG_TOKEN dir=$HELIX_ORG_ENV_DIR act=$HELIX_ORG_ACTIVATION"
+echo "relay=$ANTHROPIC_BASE_URL key=$ANTHROPIC_API_KEY llm=$HELIX_ORG_LLM_BASE_URL llmkey=$HELIX_ORG_LLM_API_KEY model=$HELIX_ORG_LLM_MODEL"
+env | grep -c sk-server-only || echo "no provider key"
+echo "openai=$(env | grep -c ^OPENAI_BASE_URL=) $OPENAI_BASE_URL extra=$EXTRA"
+grep -q hxa_ mcp.json || echo "no token in mcp.json"
 grep -o '"url": "[^"]*"' mcp.json
 grep -E '^(CapEff|NoNewPrivs)' /proc/self/status
 touch /etc/x 2>&1 || echo "root is read-only"
@@ -128,6 +138,9 @@ exit 3
 `
 	rt := newRuntime(shared.eng, shared.image)
 	rt.Command = "sh " + sh(t, r.EnvDir, script)
+	rt.LLM = &agent.LLMConfig{Provider: "anthropic", Model: "m-1", BaseURL: "https://provider.example", APIKey: "sk-server-only"}
+	// An operator's agent.docker.env replaces a variable; it does not add a second.
+	rt.Env = map[string]string{"OPENAI_BASE_URL": "https://operator.example/v1", "EXTRA": "x"}
 	res, err := rt.Run(t.Context(), r)
 	if err != nil {
 		t.Fatal(err)
@@ -138,8 +151,10 @@ exit 3
 	out := log.text()
 	for _, want := range []string{
 		"output::65534\n", "output::/workspace\n", "output::hello prompt\n",
-		"url=http://192.0.2.1:9/workers/w-echo/mcp token=hxo_test dir=/workspace act=" + r.ActivationID,
-		`"url": "http://192.0.2.1:9/workers/w-echo/mcp"`,
+		"url=http://192.0.2.1:9/workers/w-echo/mcp token=hxa_test dir=/workspace act=" + r.ActivationID,
+		"relay=http://192.0.2.1:9/relay/anthropic key=hxa_test llm=http://192.0.2.1:9/relay/anthropic llmkey=hxa_test model=m-1",
+		"output::0\n", "no provider key", "no token in mcp.json", "openai=1 https://operator.example/v1 extra=x",
+		`"url": "${HELIX_ORG_MCP_URL}"`, // the same file as on the host: the variable carries the address
 		"CapEff:\t0000000000000000", "NoNewPrivs:\t1",
 		"Read-only file system", "root is read-only", "workspace is writable", "no docker socket",
 		"assistant::thinking aloud", "output::stderr: oops",

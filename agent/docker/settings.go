@@ -19,7 +19,7 @@ var (
 	BinarySetting = domain.SettingSpec{Key: "agent.docker.binary", Type: domain.SettingString,
 		Description: "Host path of a static helix-org build (CGO_ENABLED=0) mounted read-only at /usr/local/bin/helix-org; empty if the image has one."}
 	EnvSetting = domain.SettingSpec{Key: "agent.docker.env", Type: domain.SettingJSON, Default: "{}", Secret: true,
-		Description: `Extra environment of every activation container, e.g. {"ANTHROPIC_API_KEY":"…"}; encrypted at rest.`}
+		Description: `Extra environment of every activation container, e.g. {"HTTPS_PROXY":"…"}; encrypted at rest. Agents reach models through the server's relay without it; a variable set here replaces the run's own of that name.`}
 	MemorySetting = domain.SettingSpec{Key: "agent.docker.memory", Type: domain.SettingString, Default: "1g",
 		Description: "Memory cap of an activation container (no swap), e.g. 512m."}
 	CPUsSetting = domain.SettingSpec{Key: "agent.docker.cpus", Type: domain.SettingString, Default: "1",

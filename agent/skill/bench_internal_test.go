@@ -53,7 +53,7 @@ func BenchmarkSkillBuild(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		if _, err := f.buildImage(b.Context(), "bench", i, benchFiles(b, i)); err != nil {
+		if _, _, err := f.buildImage(b.Context(), "bench", i, benchFiles(b, i), nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -65,7 +65,7 @@ func BenchmarkSkillBuild(b *testing.B) {
 // next call) the same way.
 func BenchmarkSkillColdStart(b *testing.B) {
 	f := benchFactory(b)
-	img, err := f.buildImage(b.Context(), "bench", 1, benchFiles(b, 1))
+	img, _, err := f.buildImage(b.Context(), "bench", 1, benchFiles(b, 1), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func BenchmarkSkillColdStart(b *testing.B) {
 
 func BenchmarkSkillRestart(b *testing.B) {
 	f := benchFactory(b)
-	img, err := f.buildImage(b.Context(), "bench", 1, benchFiles(b, 1))
+	img, _, err := f.buildImage(b.Context(), "bench", 1, benchFiles(b, 1), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func BenchmarkSkillRestart(b *testing.B) {
 // shim runs the busybox sh handler once per call.
 func BenchmarkSkillWarmCall(b *testing.B) {
 	f := benchFactory(b)
-	img, err := f.buildImage(b.Context(), "bench", 1, benchFiles(b, 1))
+	img, _, err := f.buildImage(b.Context(), "bench", 1, benchFiles(b, 1), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -133,4 +133,37 @@ func BenchmarkSkillWarmCall(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50_ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99_ms")
+}
+
+// BenchmarkPythonBase builds the python template's base image from the
+// host's python3 (the first python skill's extra wait), and then a python
+// skill on it; the base is removed between iterations so each builds it.
+func BenchmarkPythonBase(b *testing.B) {
+	f := benchFactory(b)
+	files, err := validate(domain.SkillSpec{Name: "bench_py", Description: "d", Template: TemplatePython, Handler: "def handle(input):\n    return input\n"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var base, skill time.Duration
+	i := 0
+	for b.Loop() {
+		i++
+		start := time.Now()
+		tag, err := f.pythonBase(b.Context(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		base += time.Since(start)
+		start = time.Now()
+		if _, _, err := f.buildImage(b.Context(), "bench_py", i, files, nil); err != nil {
+			b.Fatal(err)
+		}
+		skill += time.Since(start)
+		b.StopTimer()
+		f.removeImage(f.imageTag("bench_py", i))
+		f.removeImage(tag)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(base.Milliseconds())/float64(b.N), "ms/base")
+	b.ReportMetric(float64(skill.Milliseconds())/float64(b.N), "ms/skill")
 }

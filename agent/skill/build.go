@@ -13,8 +13,9 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
+
 	"github.com/docker/docker/api/types/image"
-	"github.com/docker/docker/client"
 
 	"github.com/helixml/helix-org/agent/docker"
 	"github.com/helixml/helix-org/domain"
@@ -23,8 +24,12 @@ import (
 // baseDockerfile is the shell template's base: busybox with its applets
 // and the shim on an empty image. It has as few steps as it can, because
 // the classic builder runs a container for each; the port, handler and
-// user are the shim's defaults and the factory's container settings.
+// user are the shim's defaults and the factory's container settings. The
+// instance label comes first so no other instance shares its layers from
+// the build cache: removing that instance's images could otherwise delete
+// a cached parent this one is being built on.
 const baseDockerfile = `FROM scratch
+LABEL helix-org.instance=%q
 COPY bin /bin
 ENTRYPOINT ["/bin/skill-shim"]
 `
@@ -62,7 +67,7 @@ func (f *Factory) base(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("list busybox applets: %w", err)
 	}
-	files := []docker.File{{Name: "Dockerfile", Data: []byte(baseDockerfile)},
+	files := []docker.File{{Name: "Dockerfile", Data: fmt.Appendf(nil, baseDockerfile, f.eng.Instance())},
 		{Name: "bin/busybox", Mode: 0o755, Data: bb}, {Name: "bin/skill-shim", Mode: 0o755, Data: shim}}
 	for _, a := range strings.Fields(string(applets)) {
 		if a != "busybox" && a != "skill-shim" && !strings.Contains(a, "/") {
@@ -96,51 +101,71 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// buildImage builds one version of a skill from its validated context.
-// Every base image must already be in the daemon: a build never pulls.
-func (f *Factory) buildImage(ctx context.Context, name string, version int, files []docker.File) (string, error) {
+// buildImage builds one version of a skill from its validated context and
+// returns its tag and the end of its build log. Every base image must
+// already be in the daemon (the factory's own are built here on first
+// use): a build never pulls.
+func (f *Factory) buildImage(ctx context.Context, name string, version int, files []docker.File, note Note) (string, string, error) {
+	files = slices.Clone(files)
 	df := slices.IndexFunc(files, func(f docker.File) bool { return f.Name == "Dockerfile" })
-	rewritten, images, alias := baseImages(string(files[df].Data), "")
-	if alias {
-		base, err := f.base(ctx)
-		if err != nil {
-			return "", err
+	_, _, used := baseImages(string(files[df].Data), nil)
+	bases := map[string]string{}
+	for _, alias := range used {
+		var err error
+		if alias == PythonAlias {
+			bases[alias], err = f.pythonBase(ctx, note)
+		} else {
+			bases[alias], err = f.base(ctx)
 		}
-		rewritten, images, _ = baseImages(string(files[df].Data), base)
+		if err != nil {
+			return "", "", err
+		}
 	}
+	rewritten, images, _ := baseImages(string(files[df].Data), bases)
 	files[df].Data = []byte(rewritten)
 	for _, im := range images {
-		if _, err := f.eng.Client().ImageInspect(ctx, im); client.IsErrNotFound(err) {
-			return "", domain.Invalid("files", "base image %q is not in the Docker daemon, and skill builds never pull: "+
-				"use the %s template (FROM %s), or ask an operator to load it", im, TemplateShell, BaseAlias)
+		if _, err := f.eng.Client().ImageInspect(ctx, im); cerrdefs.IsNotFound(err) {
+			return "", "", domain.Invalid("files", "base image %q is not in the Docker daemon, and skill builds never pull: "+
+				"use a template, or FROM %s (busybox) or FROM %s (python3), or ask an operator to load it", im, BaseAlias, PythonAlias)
 		} else if err != nil {
-			return "", fmt.Errorf("inspect base image %s: %w", im, err)
+			return "", "", fmt.Errorf("inspect base image %s: %w", im, err)
 		}
 	}
-	tag := fmt.Sprintf("%s:v%d", f.eng.Name("skill", name), version)
+	tag := f.imageTag(name, version)
 	bctx, cancel := context.WithTimeout(ctx, f.st.DurationSetting(ctx, BuildTimeoutSetting))
 	defer cancel()
-	id, _, err := f.eng.Build(bctx, files, docker.BuildOptions{Tag: tag, Memory: f.bytes(ctx, BuildMemorySetting),
+	id, log, err := f.eng.Build(bctx, files, docker.BuildOptions{Tag: tag, Memory: f.bytes(ctx, BuildMemorySetting),
 		Labels: f.eng.Labels(docker.KindSkill, docker.LabelSkill, name)})
 	if err != nil {
-		return "", err
+		return "", log, err
 	}
 	insp, err := f.eng.Client().ImageInspect(ctx, id)
 	if err != nil {
-		return "", fmt.Errorf("inspect %s: %w", tag, err)
+		return "", log, fmt.Errorf("inspect %s: %w", tag, err)
 	}
 	if max := f.bytes(ctx, MaxImageSetting); insp.Size > max {
 		f.removeImage(tag)
-		return "", fmt.Errorf("image is %d MB; the limit (%s) is %d MB", insp.Size>>20, MaxImageSetting.Key, max>>20)
+		return "", log, fmt.Errorf("image is %d MB; the limit (%s) is %d MB", insp.Size>>20, MaxImageSetting.Key, max>>20)
 	}
-	return tag, nil
+	return tag, log, nil
+}
+
+// imageTag is the tag of one version's image.
+func (f *Factory) imageTag(name string, version int) string {
+	return fmt.Sprintf("%s:v%d", f.eng.Name("skill", name), version)
+}
+
+// hasImage reports whether an image is in the daemon.
+func (f *Factory) hasImage(ctx context.Context, ref string) bool {
+	_, err := f.eng.Client().ImageInspect(ctx, ref)
+	return err == nil
 }
 
 // removeImage deletes an image, ignoring one that is already gone.
 func (f *Factory) removeImage(ref string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := f.eng.Client().ImageRemove(ctx, ref, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil && !client.IsErrNotFound(err) {
+	if _, err := f.eng.Client().ImageRemove(ctx, ref, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil && !cerrdefs.IsNotFound(err) {
 		f.log.Warn("remove image", "image", ref, "err", errors.Unwrap(err))
 	}
 }

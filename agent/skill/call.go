@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/helixml/helix-org/domain"
 )
@@ -19,12 +20,16 @@ const maxOutput = 8 << 20
 // Call runs a skill on input, starting its container first if it was
 // stopped (idle) or is gone, and returns its output as JSON: the skill's
 // own JSON, or its text as a JSON string.
-func (f *Factory) Call(ctx context.Context, name string, input json.RawMessage) (json.RawMessage, error) {
+func (f *Factory) Call(ctx context.Context, name string, input json.RawMessage, narrate func(string)) (json.RawMessage, error) {
+	note := Note(narrate)
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
 	f.begin(name)
 	defer f.end(name)
+	if f.addr(name) == "" {
+		note.say("skill %s is not running; starting it…", name)
+	}
 	addr, err := f.ensure(ctx, name)
 	if err != nil {
 		return nil, err
@@ -32,10 +37,13 @@ func (f *Factory) Call(ctx context.Context, name string, input json.RawMessage) 
 	if err := f.st.TouchSkill(ctx, name); err != nil {
 		return nil, err
 	}
+	note.say("calling skill %s…", name)
+	start := time.Now()
 	out, err := f.execute(ctx, addr, input)
 	var down *unreachableError
 	if errors.As(err, &down) && ctx.Err() == nil {
 		// The container died under us: bring it back once and retry.
+		note.say("skill %s did not answer; restarting it and calling again", name)
 		f.setAddr(name, "")
 		if addr, err = f.ensure(ctx, name); err != nil {
 			return nil, err
@@ -43,8 +51,10 @@ func (f *Factory) Call(ctx context.Context, name string, input json.RawMessage) 
 		out, err = f.execute(ctx, addr, input)
 	}
 	if err != nil {
+		note.say("skill %s failed after %s", name, time.Since(start).Round(time.Millisecond))
 		return nil, fmt.Errorf("skill %s: %w", name, err)
 	}
+	note.say("skill %s answered in %s (%d bytes)", name, time.Since(start).Round(time.Millisecond), len(out))
 	return out, nil
 }
 

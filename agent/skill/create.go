@@ -4,15 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/helixml/helix-org/agent/docker"
 	"github.com/helixml/helix-org/domain"
 )
 
-// Create builds a new version of a skill, starts it and waits for it to
-// be healthy; only then does it replace the running version. A failure
-// comes back with the build log's tail or the container's output, so the
-// agent that wrote the code can fix it and call again.
-func (f *Factory) Create(ctx context.Context, spec domain.SkillSpec) (domain.Skill, error) {
+// Create builds a new version of a skill, starts it, waits for it to be
+// healthy and checks it against the spec's examples; only then does it
+// replace the running version. A failure comes back with the build log's
+// tail, the container's output or the example that failed, so the agent
+// that wrote the code can fix it and call again — up to
+// skill.max_failed_builds times in a row.
+func (f *Factory) Create(ctx context.Context, spec domain.SkillSpec, narrate func(string)) (domain.Skill, error) {
+	note := Note(narrate)
 	files, err := validate(spec)
 	if err != nil {
 		return domain.Skill{}, err
@@ -28,31 +33,112 @@ func (f *Factory) Create(ctx context.Context, spec domain.SkillSpec) (domain.Ski
 	if err != nil && !errors.Is(err, domain.ErrNotFound) {
 		return domain.Skill{}, err
 	}
+	versions, err := f.st.SkillVersions(ctx, spec.Name)
+	if err != nil {
+		return domain.Skill{}, err
+	}
+	failures := failedInARow(versions)
+	if bound := int(f.st.IntSetting(ctx, MaxFailedBuildsSetting)); !spec.ByHuman && bound > 0 && failures >= bound {
+		return domain.Skill{}, fmt.Errorf("skill %s: its last %d builds failed (%s is %d): stop here and ask a human for help. "+
+			"The count resets with a successful build, and a human worker's create_skill is never refused; an operator can raise %s",
+			spec.Name, failures, MaxFailedBuildsSetting.Key, bound, MaxFailedBuildsSetting.Key)
+	}
 	sk := domain.Skill{Name: spec.Name, Description: spec.Description, InputSchema: schema, Template: spec.Template,
-		Version: 1, Status: domain.SkillReady, CreatedBy: spec.CreatedBy}
-	if exists {
-		sk.Version = prev.Version + 1
-	}
-	img, err := f.buildImage(ctx, sk.Name, sk.Version, files)
+		Version: nextVersion(prev, versions), Status: domain.SkillReady, CreatedBy: spec.CreatedBy}
+	ver := domain.SkillVersion{Name: sk.Name, Version: sk.Version, Status: domain.VersionOK, Description: sk.Description,
+		InputSchema: schema, Template: sk.Template, Files: filesMap(files), Examples: spec.Examples, CreatedBy: spec.CreatedBy}
+	id, addr, err := f.bringUp(ctx, &ver, files, note)
 	if err != nil {
-		return f.failed(ctx, prev, exists, sk, fmt.Errorf("build: %w", err))
+		return f.failed(ctx, prev, exists, sk, ver, err, failures+1)
 	}
-	id, addr, err := f.launch(ctx, sk.Name, sk.Version, img)
-	if err != nil {
-		f.removeImage(img)
-		return f.failed(ctx, prev, exists, sk, err)
+	sk.Image, sk.Container = f.imageTag(sk.Name, sk.Version), id
+	if err := f.st.SaveSkillVersion(context.WithoutCancel(ctx), ver); err != nil {
+		f.discard(id, sk.Image)
+		return domain.Skill{}, err
 	}
-	sk.Image, sk.Container = img, id
 	saved, err := f.swap(ctx, sk, addr)
 	if err != nil {
-		f.eng.RemoveContainer(id)
-		f.removeImage(img)
+		f.discard(id, sk.Image)
 		return domain.Skill{}, err
 	}
 	if exists {
-		f.retire(prev, img)
+		f.eng.RemoveContainer(prev.Container)
 	}
+	keep := []string{sk.Image}
+	if target, ok := rollbackTarget(versions, sk.Version); ok {
+		keep = append(keep, f.imageTag(sk.Name, target))
+		note.say("skill %s version %d is live; rollback_skill would put version %d back", sk.Name, sk.Version, target)
+	} else {
+		note.say("skill %s version %d is live as the tool %s", sk.Name, sk.Version, sk.ToolName())
+	}
+	f.pruneImages(ctx, sk.Name, keep...)
 	return saved, nil
+}
+
+// bringUp builds a version's image, starts it, waits for it to be
+// healthy and checks its examples, narrating each step. On success the
+// container is running at addr; on failure nothing of it is left.
+func (f *Factory) bringUp(ctx context.Context, ver *domain.SkillVersion, files []docker.File, note Note) (string, string, error) {
+	note.say("building skill %s version %d…", ver.Name, ver.Version)
+	start := time.Now()
+	img, log, err := f.buildImage(ctx, ver.Name, ver.Version, files, note)
+	ver.BuildLog = log
+	if err != nil {
+		note.say("build of %s version %d failed", ver.Name, ver.Version)
+		return "", "", fmt.Errorf("build: %w", err)
+	}
+	note.say("built %s in %s; starting it and waiting for GET /health…", img, time.Since(start).Round(100*time.Millisecond))
+	start = time.Now()
+	id, addr, err := f.launch(ctx, ver.Name, ver.Version, img)
+	if err != nil {
+		f.removeImage(img)
+		note.say("%s version %d did not become healthy", ver.Name, ver.Version)
+		return "", "", err
+	}
+	note.say("healthy in %s", time.Since(start).Round(10*time.Millisecond))
+	if len(ver.Examples) > 0 {
+		note.say("checking %d example(s)…", len(ver.Examples))
+	}
+	if err := f.checkExamples(ctx, addr, ver.Examples, note); err != nil {
+		f.discard(id, img)
+		note.say("%s version %d failed an example", ver.Name, ver.Version)
+		return "", "", err
+	}
+	return id, addr, nil
+}
+
+// discard removes a version that will not serve.
+func (f *Factory) discard(container, img string) {
+	f.eng.RemoveContainer(container)
+	f.removeImage(img)
+}
+
+// failedInARow counts the newest versions that failed, back to the last
+// one that worked.
+func failedInARow(versions []domain.SkillVersion) int {
+	n := 0
+	for i := len(versions) - 1; i >= 0 && versions[i].Status == domain.VersionFailed; i-- {
+		n++
+	}
+	return n
+}
+
+// nextVersion numbers a new build after every earlier one, including
+// versions a rollback left behind.
+func nextVersion(prev domain.Skill, versions []domain.SkillVersion) int {
+	n := prev.Version
+	if len(versions) > 0 {
+		n = max(n, versions[len(versions)-1].Version)
+	}
+	return n + 1
+}
+
+func filesMap(files []docker.File) map[string]string {
+	out := make(map[string]string, len(files))
+	for _, f := range files {
+		out[f.Name] = string(f.Data)
+	}
+	return out
 }
 
 // createKey is the lock that queues builds of one skill.
@@ -84,11 +170,19 @@ func (f *Factory) swap(ctx context.Context, sk domain.Skill, addr string) (domai
 	return saved, nil
 }
 
-// failed reports a version that did not come up. When no working version
-// exists the failure is recorded, so list_skills shows why; otherwise the
-// old version keeps serving and the record stays as it was.
-func (f *Factory) failed(ctx context.Context, prev domain.Skill, exists bool, sk domain.Skill, cause error) (domain.Skill, error) {
+// failed records and reports a version that did not come up. When no
+// working version exists the skill's record says so too, so list_skills
+// shows why; otherwise the old version keeps serving and the record stays
+// as it was.
+func (f *Factory) failed(ctx context.Context, prev domain.Skill, exists bool, sk domain.Skill, ver domain.SkillVersion, cause error, inARow int) (domain.Skill, error) {
 	err := fmt.Errorf("skill %s version %d failed: %w", sk.Name, sk.Version, cause)
+	ver.Status, ver.Error = domain.VersionFailed, err.Error()
+	if serr := f.st.SaveSkillVersion(context.WithoutCancel(ctx), ver); serr != nil {
+		return domain.Skill{}, errors.Join(err, serr)
+	}
+	if bound := int(f.st.IntSetting(ctx, MaxFailedBuildsSetting)); bound > 0 {
+		err = fmt.Errorf("%w\n(%d of %d failed builds in a row allowed before you must ask a human)", err, inARow, bound)
+	}
 	if exists && prev.Status != domain.SkillFailed {
 		return domain.Skill{}, fmt.Errorf("%w\n(version %d keeps serving)", err, prev.Version)
 	}
@@ -100,12 +194,4 @@ func (f *Factory) failed(ctx context.Context, prev domain.Skill, exists bool, sk
 		return domain.Skill{}, errors.Join(err, serr)
 	}
 	return domain.Skill{}, err
-}
-
-// retire removes the version a new one replaced.
-func (f *Factory) retire(prev domain.Skill, newImage string) {
-	f.eng.RemoveContainer(prev.Container)
-	if prev.Image != "" && prev.Image != newImage {
-		f.removeImage(prev.Image)
-	}
 }

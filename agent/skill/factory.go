@@ -24,9 +24,25 @@ type Store interface {
 	SetSkillState(ctx context.Context, name string, status domain.SkillStatus, container, errText string) error
 	TouchSkill(ctx context.Context, name string) error
 	DeleteSkill(ctx context.Context, actor, name string) error
+	SaveSkillVersion(ctx context.Context, v domain.SkillVersion) error
+	SkillVersions(ctx context.Context, name string) ([]domain.SkillVersion, error)
+	GetSkillVersion(ctx context.Context, name string, version int) (domain.SkillVersion, error)
+	RollbackSkill(ctx context.Context, actor string, sk domain.Skill, from int) (domain.Skill, error)
 	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
 	DurationSetting(ctx context.Context, spec domain.SettingSpec) time.Duration
+	IntSetting(ctx context.Context, spec domain.SettingSpec) int64
 	Now() time.Time
+}
+
+// Note narrates a step (building, healthy, calling…) to whoever asked for
+// it: the tools put each on the calling activation's log. A nil Note says
+// nothing.
+type Note func(text string)
+
+func (n Note) say(format string, args ...any) {
+	if n != nil {
+		n(fmt.Sprintf(format, args...))
+	}
 }
 
 // Port is where a skill's service listens inside its container.

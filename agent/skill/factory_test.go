@@ -101,7 +101,7 @@ func csvSpec(name, handler string) domain.SkillSpec {
 
 func (fx fixture) call(t *testing.T, name string, input string) string {
 	t.Helper()
-	out, err := fx.f.Call(t.Context(), name, json.RawMessage(input))
+	out, err := fx.f.Call(t.Context(), name, json.RawMessage(input), nil)
 	if err != nil {
 		t.Fatalf("call %s: %v", name, err)
 	}
@@ -129,7 +129,7 @@ func (fx fixture) running(t *testing.T, id string) bool {
 func TestCreateAndCallCSVSums(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t, shared.eng)
-	sk, err := fx.f.Create(t.Context(), csvSpec("csv_sum", csvSum))
+	sk, err := fx.f.Create(t.Context(), csvSpec("csv_sum", csvSum), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestBrokenCodeIsReportedThenFixed(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t, shared.eng)
 	ctx := t.Context()
-	_, err := fx.f.Create(ctx, csvSpec("csv_fix", "for x in; do echo $x\n"))
+	_, err := fx.f.Create(ctx, csvSpec("csv_fix", "for x in; do echo $x\n"), nil)
 	if err == nil || !strings.Contains(err.Error(), "syntax error") || !strings.Contains(err.Error(), "build log") {
 		t.Fatalf("broken handler: err = %v, want the build log with the shell's syntax error", err)
 	}
@@ -171,10 +171,10 @@ func TestBrokenCodeIsReportedThenFixed(t *testing.T) {
 	if failed.Status != domain.SkillFailed || failed.Version != 1 || !strings.Contains(failed.Error, "syntax error") {
 		t.Errorf("failed record = %+v", failed)
 	}
-	if _, err := fx.f.Call(ctx, "csv_fix", json.RawMessage(`{"csv":"a\n1"}`)); err == nil || !strings.Contains(err.Error(), "no working version") {
+	if _, err := fx.f.Call(ctx, "csv_fix", json.RawMessage(`{"csv":"a\n1"}`), nil); err == nil || !strings.Contains(err.Error(), "no working version") {
 		t.Errorf("call of a failed skill: %v", err)
 	}
-	sk, err := fx.f.Create(ctx, csvSpec("csv_fix", csvSum))
+	sk, err := fx.f.Create(ctx, csvSpec("csv_fix", csvSum), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestBrokenCodeIsReportedThenFixed(t *testing.T) {
 	// the working version keeps serving.
 	crash := domain.SkillSpec{Name: "csv_fix", Description: "crashes", CreatedBy: "w-owner", Files: map[string]string{
 		"Dockerfile": "FROM skill-base\nENTRYPOINT [\"/bin/sh\", \"-c\", \"echo config file missing >&2; exit 4\"]\n"}}
-	_, err = fx.f.Create(ctx, crash)
+	_, err = fx.f.Create(ctx, crash, nil)
 	for _, want := range []string{"exited with status 4", "config file missing", "version 2 keeps serving"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("crashing service: err = %v, want %q", err, want)
@@ -205,7 +205,7 @@ func TestIdleSkillStopsAndStartsOnTheNextCall(t *testing.T) {
 	fx := newFixture(t, shared.eng)
 	ctx := t.Context()
 	set(t, fx.st, skill.IdleTimeoutSetting, "10m")
-	sk, err := fx.f.Create(ctx, csvSpec("csv_idle", csvSum))
+	sk, err := fx.f.Create(ctx, csvSpec("csv_idle", csvSum), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestSkillsSurviveARestart(t *testing.T) {
 	eng := dockertest.Engine(t)
 	fx := newFixture(t, eng)
 	ctx := t.Context()
-	sk, err := fx.f.Create(ctx, csvSpec("csv_restart", csvSum))
+	sk, err := fx.f.Create(ctx, csvSpec("csv_restart", csvSum), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestSkillsSurviveARestart(t *testing.T) {
 		return f
 	}
 	f2 := restart()
-	if out, err := f2.Call(ctx, "csv_restart", json.RawMessage(`{"csv":"a\n2"}`)); err != nil || string(out) != `{"a":2}` {
+	if out, err := f2.Call(ctx, "csv_restart", json.RawMessage(`{"csv":"a\n2"}`), nil); err != nil || string(out) != `{"a":2}` {
 		t.Errorf("after restart: %s, %v", out, err)
 	}
 	if got := fx.skill(t, "csv_restart"); got.Container != sk.Container {
@@ -263,7 +263,7 @@ func TestSkillsSurviveARestart(t *testing.T) {
 	if got := fx.skill(t, "csv_restart"); got.Status != domain.SkillReady || !fx.running(t, got.Container) {
 		t.Errorf("killed container not restarted on recover: %+v", got)
 	}
-	if out, err := f3.Call(ctx, "csv_restart", json.RawMessage(`{"csv":"a\n3"}`)); err != nil || string(out) != `{"a":3}` {
+	if out, err := f3.Call(ctx, "csv_restart", json.RawMessage(`{"csv":"a\n3"}`), nil); err != nil || string(out) != `{"a":3}` {
 		t.Errorf("after recover: %s, %v", out, err)
 	}
 
@@ -299,7 +299,7 @@ func TestSkillReachesNothing(t *testing.T) {
 	probe := `for url in "$INPUT_SERVER" http://169.254.169.254/; do
   if out=$(timeout 3 wget -q -O - "$url" 2>&1); then echo "REACHED $url: $out"; else echo "blocked $url: $out"; fi
 done`
-	if _, err := fx.f.Create(ctx, domain.SkillSpec{Name: "net_probe", Description: "probe", Template: skill.TemplateShell, Handler: probe, CreatedBy: "w-owner"}); err != nil {
+	if _, err := fx.f.Create(ctx, domain.SkillSpec{Name: "net_probe", Description: "probe", Template: skill.TemplateShell, Handler: probe, CreatedBy: "w-owner"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	out := fx.call(t, "net_probe", fmt.Sprintf(`{"server":"http://%s/"}`, ln.Addr()))
@@ -323,7 +323,7 @@ done`
 	t.Cleanup(func() { es.Close() })
 	set(t, fx.st, skill.NetworksSetting, fmt.Sprintf(`{"net_probe_allowed":[%q]}`, egress.Name))
 	if _, err := fx.f.Create(ctx, domain.SkillSpec{Name: "net_probe_allowed", Description: "probe", Template: skill.TemplateShell,
-		Handler: strings.Replace(probe, `"$INPUT_SERVER"`, `"$INPUT_SERVER" "$INPUT_EGRESS"`, 1), CreatedBy: "w-owner"}); err != nil {
+		Handler: strings.Replace(probe, `"$INPUT_SERVER"`, `"$INPUT_SERVER" "$INPUT_EGRESS"`, 1), CreatedBy: "w-owner"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	out = fx.call(t, "net_probe_allowed", fmt.Sprintf(`{"server":"http://%s/","egress":"http://%s/"}`, ln.Addr(), eln.Addr()))
@@ -340,7 +340,7 @@ func TestSecretsComeFromConfigOnly(t *testing.T) {
 	ctx := t.Context()
 	set(t, fx.st, skill.EnvSetting, `{"env_probe":{"API_KEY":"s3cret-canary"}}`)
 	sk, err := fx.f.Create(ctx, domain.SkillSpec{Name: "env_probe", Description: "probe", Template: skill.TemplateShell,
-		Handler: `echo "key=$API_KEY"`, CreatedBy: "w-owner"})
+		Handler: `echo "key=$API_KEY"`, CreatedBy: "w-owner"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func TestBuildsAreConfined(t *testing.T) {
 		"h.sh":       "echo ok\n"}}
 	// The step fails (2) if ip cannot list even loopback, so passing it
 	// means it looked and saw no other interface.
-	if _, err := fx.f.Create(ctx, noNet); err != nil {
+	if _, err := fx.f.Create(ctx, noNet, nil); err != nil {
 		t.Errorf("a build step saw a network interface, or could not look: %v", err)
 	}
 
@@ -388,7 +388,7 @@ func TestBuildsAreConfined(t *testing.T) {
 			domain.SkillSpec{Template: skill.TemplateShell, Handler: "echo hi"},
 			[]string{"the limit (skill.max_image_size)"}},
 		{"base image not in the daemon", skill.MaxImageSetting, "1g",
-			domain.SkillSpec{Template: skill.TemplatePython, Handler: "def handle(input):\n    return input\n"},
+			domain.SkillSpec{Files: map[string]string{"Dockerfile": "FROM python:3-slim\nCOPY h.py /h.py\n", "h.py": "x"}},
 			[]string{`base image "python:3-slim" is not in the Docker daemon`, "never pull"}},
 	}
 	for i, tc := range tests {
@@ -397,7 +397,7 @@ func TestBuildsAreConfined(t *testing.T) {
 			set(t, fx.st, tc.setting, tc.value)
 			tc.spec.Name, tc.spec.Description, tc.spec.CreatedBy = fmt.Sprintf("confined_%d", i), "d", "w-owner"
 			start := time.Now()
-			_, err := fx.f.Create(ctx, tc.spec)
+			_, err := fx.f.Create(ctx, tc.spec, nil)
 			for _, w := range tc.want {
 				if err == nil || !strings.Contains(err.Error(), w) {
 					t.Errorf("err = %v, want %q", err, w)
@@ -414,7 +414,7 @@ func TestDeleteRemovesEverything(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t, shared.eng)
 	ctx := t.Context()
-	sk, err := fx.f.Create(ctx, csvSpec("csv_delete", csvSum))
+	sk, err := fx.f.Create(ctx, csvSpec("csv_delete", csvSum), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +427,7 @@ func TestDeleteRemovesEverything(t *testing.T) {
 	if _, err := fx.eng.Client().ImageInspect(ctx, sk.Image); err == nil {
 		t.Error("image left after delete")
 	}
-	if _, err := fx.f.Call(ctx, "csv_delete", nil); err == nil || !strings.Contains(err.Error(), "not found") {
+	if _, err := fx.f.Call(ctx, "csv_delete", nil, nil); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("call after delete: %v", err)
 	}
 }
@@ -462,7 +462,7 @@ func TestCreateRefusesBadSpecs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := ok
 			tc.edit(&spec)
-			_, err := fx.f.Create(t.Context(), spec)
+			_, err := fx.f.Create(t.Context(), spec, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}

@@ -32,6 +32,10 @@ var (
 		Description: `Extra Docker networks a skill joins, e.g. for egress: {"weather":["egress"]}. Skills reach nothing by default.`}
 	ShimSetting = domain.SettingSpec{Key: "skill.shim", Type: domain.SettingString,
 		Description: "Host path of the static skill shim (CGO_ENABLED=0 go build ./agent/skill/shim); empty looks for helix-org-skill-shim beside the helix-org binary, then on PATH."}
+	MaxFailedBuildsSetting = domain.SettingSpec{Key: "skill.max_failed_builds", Type: domain.SettingInt, Default: "3",
+		Description: "Failed builds of one skill in a row an AI worker may make before create_skill tells it to ask a human; a successful build resets the count, a human worker's create_skill is never refused, 0 is no bound."}
+	PythonSetting = domain.SettingSpec{Key: "skill.python", Type: domain.SettingString, Default: "/usr/bin/python3",
+		Description: "Host path of the Python 3 interpreter (Debian's python3) whose files, standard library and shared libraries make the python template's base image."}
 	BusyboxSetting = domain.SettingSpec{Key: "skill.busybox", Type: domain.SettingString, Default: "/bin/busybox",
 		Description: "Host path of a static busybox (Debian's busybox-static) for the shell template's base image."}
 )
@@ -39,4 +43,4 @@ var (
 // Settings lists every skill factory config key.
 var Settings = domain.Settings{BuildTimeoutSetting, BuildMemorySetting, MaxImageSetting, HealthTimeoutSetting, CallTimeoutSetting,
 	IdleTimeoutSetting, MemorySetting, CPUsSetting, PidsSetting, TmpSetting, OCIRuntimeSetting, EnvSetting, NetworksSetting,
-	ShimSetting, BusyboxSetting}
+	ShimSetting, BusyboxSetting, MaxFailedBuildsSetting, PythonSetting}

@@ -29,7 +29,7 @@ var Templates = domain.SkillTemplates
 
 // BaseAlias is the image name an agent-written Dockerfile uses for the
 // shell template's base (busybox and the shim, FROM scratch); the factory
-// replaces it with this server's actual base image.
+// replaces it with this server's actual base image, as it does PythonAlias.
 const BaseAlias = "skill-base"
 
 // Limits on what an agent may hand in.
@@ -56,6 +56,9 @@ func validate(spec domain.SkillSpec) ([]docker.File, error) {
 		return nil, domain.Invalid("description", "is %d bytes; the limit is %d", len(spec.Description), maxDescription)
 	}
 	if _, err := InputSchema(spec.InputSchema); err != nil {
+		return nil, err
+	}
+	if err := checkExamplesSpec(spec.Examples); err != nil {
 		return nil, err
 	}
 	files := map[string]string{}
@@ -172,12 +175,16 @@ func contextOf(files map[string]string) ([]docker.File, error) {
 	return out, nil
 }
 
+// baseAliases are the image names a Dockerfile may use for the factory's
+// own base images.
+var baseAliases = []string{BaseAlias, PythonAlias}
+
 // baseImages lists the images a Dockerfile builds on (FROM, COPY --from)
-// that are not its own stages, returns the Dockerfile with BaseAlias
-// replaced by base, and says whether the alias was used.
-func baseImages(df, base string) (string, []string, bool) {
-	alias := false
-	var images, stages []string
+// that are not its own stages, returns the Dockerfile with each base
+// alias replaced by its image in bases (when given), and lists the
+// aliases used.
+func baseImages(df string, bases map[string]string) (string, []string, []string) {
+	var images, stages, used []string
 	var out []string
 	sc := bufio.NewScanner(strings.NewReader(df))
 	for sc.Scan() {
@@ -189,9 +196,14 @@ func baseImages(df, base string) (string, []string, bool) {
 			for i < len(f)-1 && strings.HasPrefix(f[i], "--") {
 				i++
 			}
-			if f[i] == BaseAlias {
-				f[i], alias = base, true
-				line = strings.Join(f, " ")
+			if slices.Contains(baseAliases, f[i]) && !slices.Contains(stages, f[i]) {
+				if !slices.Contains(used, f[i]) {
+					used = append(used, f[i])
+				}
+				if img, ok := bases[f[i]]; ok {
+					f[i] = img
+					line = strings.Join(f, " ")
+				}
 			}
 			if !slices.Contains(stages, f[i]) && !strings.EqualFold(f[i], "scratch") {
 				images = append(images, f[i])
@@ -208,7 +220,7 @@ func baseImages(df, base string) (string, []string, bool) {
 		}
 		out = append(out, line)
 	}
-	return strings.Join(out, "\n") + "\n", images, alias
+	return strings.Join(out, "\n") + "\n", images, used
 }
 
 func isNumber(s string) bool {

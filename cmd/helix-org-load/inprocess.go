@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/tools"
@@ -52,5 +53,5 @@ func startServer(ctx context.Context) (url, token string, stop func(), err error
 		<-done
 		cleanup()
 	}
-	return fmt.Sprintf("http://%s/workers/%s/mcp", ln.Addr(), w.ID), token, stop, nil
+	return domain.MCPURL("http://"+ln.Addr().String(), w.ID), token, stop, nil
 }

@@ -16,6 +16,7 @@ type activationsConfig struct {
 	dbFlags
 	Worker string
 	JSON   bool
+	Output string
 }
 
 func newActivationsCmd() *cobra.Command {
@@ -29,7 +30,7 @@ then totals per worker — what each worker has cost.`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := cfg.openExisting(cmd.Context())
+			st, err := cfg.open(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -43,7 +44,7 @@ then totals per worker — what each worker has cost.`,
 			if err != nil {
 				return err
 			}
-			if cfg.JSON {
+			if cfg.JSON || cfg.Output == outJSON {
 				return writeActivationsJSON(cmd.OutOrStdout(), acts)
 			}
 			return writeActivations(cmd.OutOrStdout(), acts)
@@ -52,6 +53,9 @@ then totals per worker — what each worker has cost.`,
 	cfg.bind(cmd.Flags())
 	cmd.Flags().StringVar(&cfg.Worker, "worker", "", "only this worker's activations")
 	cmd.Flags().BoolVar(&cfg.JSON, "json", false, "print JSON: the activations and the per-worker totals")
+	cmd.Flags().MarkHidden("json") // -o json is the spelling every command shares
+	bindOutput(cmd, &cfg.Output, outJSON)
+	cmd.RegisterFlagCompletionFunc("worker", cfg.complete(workerNames))
 	return cmd
 }
 

@@ -16,7 +16,7 @@ import (
 func recordActivation(t *testing.T, st *store.Store, worker string, status domain.ActivationStatus, in, out int64) {
 	t.Helper()
 	ctx := t.Context()
-	if _, _, err := st.Append(ctx, domain.Event{StreamID: "s-org", Message: domain.Message{From: store.OwnerWorker, Body: "wake " + worker}}, store.AppendOptions{}); err != nil {
+	if _, err := st.Append(ctx, domain.Event{StreamID: "s-wake", Message: domain.Message{From: store.OwnerWorker, Body: "wake " + worker}}, store.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	act, _, _, err := st.Claim(ctx, worker, "a-"+domain.RandomSlug(8), time.Minute)
@@ -36,11 +36,19 @@ func recordActivation(t *testing.T, st *store.Store, worker string, status domai
 func TestActivations(t *testing.T) {
 	db := bootstrapped(t)
 	st := openStore(t, db)
+	if _, err := st.CreatePosition(t.Context(), store.OwnerWorker, domain.Position{ID: "p-agent", RoleID: store.OwnerRole, Title: "Agent"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateStream(t.Context(), store.OwnerWorker, domain.Stream{ID: "s-wake", Name: "wake", Transport: domain.Transport{Kind: domain.TransportLocal}}); err != nil {
+		t.Fatal(err)
+	}
 	for _, id := range []string{"w-a", "w-b"} {
-		if _, err := st.HireWorker(t.Context(), store.OwnerWorker, domain.Worker{ID: id, Kind: domain.WorkerAI, PositionID: store.OwnerPosition, Name: id}, nil); err != nil {
+		if _, err := st.HireWorker(t.Context(), store.OwnerWorker, domain.Worker{ID: id, Kind: domain.WorkerAI, PositionID: "p-agent", Name: id}, nil); err != nil {
 			t.Fatal(err)
 		}
-		st.Subscribe(t.Context(), store.OwnerWorker, "s-org", id)
+		if _, err := st.Subscribe(t.Context(), store.OwnerWorker, "s-wake", id); err != nil {
+			t.Fatal(err)
+		}
 	}
 	recordActivation(t, st, "w-a", domain.ActivationSucceeded, 1000, 200) // the hire
 	recordActivation(t, st, "w-b", domain.ActivationFailed, 50, 0)
@@ -61,7 +69,8 @@ func TestActivations(t *testing.T) {
 		{name: "json", args: []string{"--db", db, "--worker", "w-a", "--json"}, want: []string{`"inputTokens": 1300`, `"outputTokens": 240`, `"status": "succeeded"`}},
 		{name: "no activations", args: []string{"--db", bootstrapped(t)}, want: []string{"No activations yet."}},
 		{name: "unknown worker", args: []string{"--db", db, "--worker", "w-nope"}, wantErr: `worker "w-nope": not found`},
-		{name: "no database", args: []string{"--db", tempDB(t)}, wantErr: "does not exist"},
+		{name: "-o json", args: []string{"--db", db, "--worker", "w-b", "-o", "json"}, want: []string{`"workers": [`, `"failed": 1`}},
+		{name: "no database", args: []string{"--db", tempDB(t)}, wantErr: "no database at "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

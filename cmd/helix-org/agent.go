@@ -10,12 +10,14 @@ import (
 
 	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/server/relay"
 	"github.com/helixml/helix-org/store"
 )
 
 // agentRunConfig is `agent run`'s configuration: flags whose defaults come
 // from the HELIX_ORG_LLM_* variables the builtin runtime sets. The API key
-// is read only from the environment, so it never shows in a process list.
+// is read only from the environment, so it never shows in a process list;
+// under the server it is the run's token, and the base URL the relay.
 type agentRunConfig struct {
 	Dir string
 	LLM agent.LLMConfig
@@ -40,7 +42,10 @@ worker's environment directory (role.md, identity.md, agent.md, mcp.json),
 with the prompt on stdin. It talks to the configured LLM provider, runs the
 model's tool calls against the worker's MCP endpoint, and prints the run as
 Claude Code stream-json. The server passes the agent.* settings as
-HELIX_ORG_LLM_* variables; the API key comes only from HELIX_ORG_LLM_API_KEY.`,
+HELIX_ORG_LLM_* variables, with the base URL set to its model relay and the
+key to the run's own token (the provider key never leaves the server); the
+key comes only from HELIX_ORG_LLM_API_KEY, the MCP token only from
+HELIX_ORG_TOKEN.`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -64,17 +69,36 @@ HELIX_ORG_LLM_* variables; the API key comes only from HELIX_ORG_LLM_API_KEY.`,
 	return cmd
 }
 
-// builtinConfig reads the built-in agent's settings, on every use so a
-// `config set` applies to the next activation.
+// builtinConfig reads the built-in agent's provider settings, on every use
+// so a `config set` applies to the next activation. It holds the provider
+// key: only the relay and an operator's own chat use it as it is. Bash is
+// off here; it is decided per worker (bashScope).
 func builtinConfig(ctx context.Context, st *store.Store) agent.LLMConfig {
-	str := func(spec domain.SettingSpec) string { v, _ := st.SettingOr(ctx, spec); return v }
-	return agent.LLMConfig{
-		Provider:  str(agent.ProviderSetting),
-		Model:     str(agent.ModelSetting),
-		BaseURL:   str(agent.BaseURLSetting),
-		APIKey:    str(agent.APIKeySetting),
-		MaxTurns:  int(st.IntSetting(ctx, agent.MaxTurnsSetting)),
-		MaxTokens: int(st.IntSetting(ctx, agent.MaxTokensSetting)),
-		Bash:      st.BoolSetting(ctx, agent.BashSetting),
+	return agent.LLMFromSettings(ctx, st)
+}
+
+// bashScope reads agent.bash.
+func bashScope(ctx context.Context, st *store.Store) (agent.BashScope, error) {
+	v, err := st.SettingOr(ctx, agent.BashSetting)
+	if err != nil {
+		return agent.BashScope{}, err
+	}
+	return agent.ParseBashScope(v)
+}
+
+// relayUpstream is the model relay's provider: agent.provider, base_url
+// and api_key, and llm.prices, read on every relayed call.
+func relayUpstream(st *store.Store) func(context.Context) (relay.Upstream, error) {
+	return func(ctx context.Context) (relay.Upstream, error) {
+		c := builtinConfig(ctx, st)
+		raw, err := st.SettingOr(ctx, domain.PricesSetting)
+		if err != nil {
+			return relay.Upstream{}, err
+		}
+		prices, err := domain.ParsePrices(raw)
+		if err != nil {
+			return relay.Upstream{}, err
+		}
+		return relay.Upstream{Provider: c.Provider, BaseURL: c.BaseURL, APIKey: c.APIKey, Prices: prices}, nil
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/agent/llm"
 	"github.com/helixml/helix-org/agent/llm/llmtest"
+	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
@@ -50,7 +52,7 @@ func newBuiltinOrg(t *testing.T, format, role string, script llmtest.Script) bui
 	t.Helper()
 	fake := llmtest.New(t, format, script) // first, so it outlives the server's activations
 	db := filepath.Join(t.TempDir(), "helix-org.db")
-	st, err := store.Open(t.Context(), db, store.Options{Synchronous: "NORMAL"})
+	st, err := store.Open(t.Context(), db, store.Options{Transports: transports.Specs(), Synchronous: "NORMAL"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,21 +260,28 @@ func TestBuiltinServerErrorStormFailsClearly(t *testing.T) {
 
 // TestBuiltinIsTheDefaultAndSaysWhatIsMissing: with agent.runtime unset
 // and no claude on PATH, activations run the built-in agent; with no model
-// configured, the run fails at once with a clear error on its log.
+// configured, the agent never starts: the run fails at once with a clear
+// error on its log, and its trigger is kept (here, with one attempt
+// allowed, parked) rather than closed.
 func TestBuiltinIsTheDefaultAndSaysWhatIsMissing(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "helix-org.db"), store.Options{Synchronous: "NORMAL"})
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "helix-org.db"), store.Options{Transports: transports.Specs(), Synchronous: "NORMAL"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	st.SetSetting(t.Context(), agent.APIKeySetting, "sk-x")
+	st.SetSetting(t.Context(), dispatch.MaxStartAttemptsSetting, "1")
 	_, _, owner := startServe(t, st, io.Discard)
-	servertest.Call[map[string]any](t, owner, "hire_worker", map[string]any{"id": "w-echo", "position": store.OwnerPosition, "kind": "ai", "name": "Echo"})
+	servertest.Call[map[string]any](t, owner, "create_position", map[string]any{"id": "p-echo", "role": store.OwnerRole, "title": "Echo"})
+	servertest.Call[map[string]any](t, owner, "hire_worker", map[string]any{"id": "w-echo", "position": "p-echo", "kind": "ai", "name": "Echo"})
 	waitIdle(t, st)
 	o := builtinOrg{st: st, owner: owner}
-	wantAll(t, "activation log", o.logOf(t), "error: error_during_execution: the built-in agent has no model: set one with `helix-org config set agent.model <model>`",
-		"exit: failed: agent exited with status 1")
+	wantAll(t, "activation log", o.logOf(t), "exit: failed: did not start: the built-in agent has no model: set one with `helix-org config set agent.model <model>`",
+		"parked: trigger(s) 1 parked: the agent failed to start 1 time(s)")
+	if parked, _ := st.ListTriggers(t.Context(), store.TriggerQuery{Statuses: []domain.TriggerStatus{domain.TriggerParked}}); len(parked) != 1 {
+		t.Errorf("parked triggers = %+v, want the hire trigger", parked)
+	}
 }
 
 // runActivations executes the activations command on its own: building
@@ -296,4 +305,48 @@ func names(sts []domain.Stream) string {
 		ids = append(ids, s.ID)
 	}
 	return strings.Join(ids, ",")
+}
+
+// TestRoleTextCannotTurnOnBash: a role whose front matter says `bash:
+// true` — what a worker holding only update_role could write — gets no
+// bash tool: the model is never offered one, and the activation log says
+// the request was ignored. Only agent.bash, set by an operator for the
+// role, offers it.
+func TestRoleTextCannotTurnOnBash(t *testing.T) {
+	var mu sync.Mutex
+	offered := map[string]bool{} // prompt's first trigger body → bash offered
+	o := newBuiltinOrg(t, llm.Anthropic, "---\nbash: true\n---\nWhen a message arrives, reply `echo: <body>` on the same stream.", func(turn llmtest.Turn) llmtest.Reply {
+		if trigs := llmtest.Triggers(turn.Prompt()); len(trigs) > 0 {
+			mu.Lock()
+			offered[trigs[0].Body] = slices.ContainsFunc(turn.Tools, func(tool llm.Tool) bool { return tool.Name == agent.BashToolName })
+			mu.Unlock()
+		}
+		return llmtest.FollowRole(turn)
+	})
+	ask := func(body string) {
+		t.Helper()
+		ev := servertest.Call[domain.Event](t, o.owner, "publish", map[string]any{"stream": "s-inbox", "body": body})
+		waitForReply(t, o.owner, "s-inbox", "w-echo", ev.Seq)
+		waitIdle(t, o.st)
+	}
+	ask("config off")
+	if err := o.st.SetSetting(t.Context(), agent.BashSetting, `{"roles":["r-echo"]}`); err != nil {
+		t.Fatal(err)
+	}
+	ask("config on")
+	mu.Lock()
+	defer mu.Unlock()
+	if offered["config off"] || !offered["config on"] {
+		t.Errorf("bash offered: with only the role asking %v, with agent.bash for the role %v; want false, true", offered["config off"], offered["config on"])
+	}
+	for _, turn := range o.fake.Turns() {
+		if len(llmtest.Triggers(turn.Prompt())) == 0 && slices.ContainsFunc(turn.Tools, func(tool llm.Tool) bool { return tool.Name == agent.BashToolName }) {
+			t.Error("the hire activation was offered bash")
+		}
+	}
+	log := o.logOf(t)
+	note := "note: role r-echo asks for `bash: true` in its front matter; ignored: role text cannot turn on host capabilities, only an operator can (helix-org config set agent.bash)"
+	if n := strings.Count(log, note); n != 2 {
+		t.Errorf("the note is on the log %d times, want 2 (hire and the first message, not once bash is on):\n%s", n, log)
+	}
 }

@@ -23,6 +23,7 @@ type chatConfig struct {
 	Worker  string
 	New     bool
 	Resume  string
+	Verbose bool
 }
 
 func newChatCmd() *cobra.Command {
@@ -35,7 +36,12 @@ MCP endpoint configured. Without Claude Code on PATH it chats through the
 built-in agent (agent.provider, agent.model, agent.api_key or agent.base_url)
 instead, keeping the conversation in the chat directory. It resumes that
 directory's last session when there is one; --new starts fresh and
---resume <id> picks a session.`,
+--resume <id> picks a session.
+
+In the built-in agent's chat, "/name args" runs the worker's MCP prompt of
+that name (expanded on the server, e.g. /role Support Engineer or
+/hire r-support-engineer), /help lists them with the tools, and each tool
+call and result is shown as it happens (in full with --verbose).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runChat(cmd, cfg) },
 	}
@@ -45,7 +51,9 @@ directory's last session when there is one; --new starts fresh and
 	cmd.Flags().StringVar(&cfg.Worker, "worker", store.OwnerWorker, "the worker to chat as")
 	cmd.Flags().BoolVar(&cfg.New, "new", false, "start a new session instead of resuming the last one")
 	cmd.Flags().StringVar(&cfg.Resume, "resume", "", "resume this session id (Claude Code's, or the built-in agent's)")
+	cmd.Flags().BoolVar(&cfg.Verbose, "verbose", false, "built-in agent: show each tool call's arguments and result in full, not one line each")
 	cmd.MarkFlagsMutuallyExclusive("new", "resume")
+	cmd.RegisterFlagCompletionFunc("worker", cfg.complete(workerNames))
 	return cmd
 }
 
@@ -59,7 +67,7 @@ func runChat(cmd *cobra.Command, cfg chatConfig) error {
 		return runBuiltinChat(cmd, cfg)
 	}
 	ctx := cmd.Context()
-	st, err := cfg.openExisting(ctx)
+	st, err := cfg.open(ctx)
 	if err != nil {
 		return err
 	}
@@ -68,13 +76,15 @@ func runChat(cmd *cobra.Command, cfg chatConfig) error {
 	if err != nil {
 		return err
 	}
-	tok, err := st.CreateToken(ctx, store.TokenSpec{WorkerID: w.ID, Kind: store.TokenOperator, TTL: 24 * time.Hour})
+	tok, err := st.CreateToken(ctx, store.TokenSpec{WorkerID: w.ID, Kind: store.TokenOperator, TTL: 24 * time.Hour, Label: "chat"})
 	if err != nil {
 		return err
 	}
 	defer st.RevokeToken(ctx, tok)
-	url := fmt.Sprintf("%s/workers/%s/mcp", cfg.URL, w.ID)
-	if err := os.WriteFile(filepath.Join(dir, "mcp.json"), domain.MCPConfig(url, tok), 0o600); err != nil {
+	// The chat's token and URL go to Claude Code in its environment, which
+	// mcp.json refers to: no file under the envs directory holds a token.
+	name := domain.MCPClientName(w.ID)
+	if err := os.WriteFile(filepath.Join(dir, "mcp.json"), domain.MCPConfigNamed(name), 0o600); err != nil {
 		return fmt.Errorf("write mcp.json: %w", err)
 	}
 	session, err := chatSession(dir, cfg)
@@ -82,9 +92,10 @@ func runChat(cmd *cobra.Command, cfg chatConfig) error {
 		return err
 	}
 	c := exec.CommandContext(ctx, claude, append(session,
-		"--mcp-config", "mcp.json", "--allowedTools", "mcp__"+domain.MCPServerName,
+		"--mcp-config", "mcp.json", "--allowedTools", "mcp__"+name,
 		"--append-system-prompt", fmt.Sprintf("You are %s (%s) in a helix-org organisation. Act on the org through the helix-org MCP tools.", w.Name, w.ID))...)
 	c.Dir = dir
+	c.Env = append(os.Environ(), domain.TokenEnv+"="+tok, domain.MCPURLEnv+"="+domain.MCPURL(cfg.URL, w.ID))
 	c.Stdin, c.Stdout, c.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if err := c.Run(); err != nil {
 		return fmt.Errorf("claude: %w", err)

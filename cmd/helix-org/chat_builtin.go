@@ -26,7 +26,7 @@ const builtinSessionFile = ".helix-chat-builtin-session"
 // errNoChatAgent says how to get a chat when there is neither Claude Code
 // nor a configured built-in agent.
 func errNoChatAgent(worker string, why error) error {
-	return fmt.Errorf("Claude Code (`claude`) is not on PATH, and the built-in agent is not configured (%v).\n"+
+	return fmt.Errorf("`claude` (Claude Code) is not on PATH, and the built-in agent is not configured (%v).\n"+
 		"  Configure the built-in agent, e.g.:\n"+
 		"    helix-org config set agent.provider anthropic\n"+
 		"    helix-org config set agent.model claude-sonnet-4-5\n"+
@@ -43,7 +43,7 @@ func errNoChatAgent(worker string, why error) error {
 // (or --resume <id>) continues it and --new starts afresh.
 func runBuiltinChat(cmd *cobra.Command, cfg chatConfig) error {
 	ctx := cmd.Context()
-	st, err := cfg.openExisting(ctx)
+	st, err := cfg.open(ctx)
 	if err != nil {
 		return err
 	}
@@ -64,33 +64,38 @@ func runBuiltinChat(cmd *cobra.Command, cfg chatConfig) error {
 	if err != nil {
 		return err
 	}
-	system, err := chatSystemPrompt(ctx, st, w, llmCfg.Bash)
+	bashOn, err := chatBash(ctx, st, w)
 	if err != nil {
 		return err
 	}
-	tok, err := st.CreateToken(ctx, store.TokenSpec{WorkerID: w.ID, Kind: store.TokenOperator, TTL: 24 * time.Hour})
+	system, err := chatSystemPrompt(ctx, st, w, bashOn)
+	if err != nil {
+		return err
+	}
+	tok, err := st.CreateToken(ctx, store.TokenSpec{WorkerID: w.ID, Kind: store.TokenOperator, TTL: 24 * time.Hour, Label: "chat"})
 	if err != nil {
 		return err
 	}
 	defer st.RevokeToken(context.WithoutCancel(ctx), tok)
 	var bash *agent.Bash
-	if llmCfg.Bash {
+	if bashOn {
 		bash = &agent.Bash{Dir: dir, Env: os.Environ()}
 	}
-	url := fmt.Sprintf("%s/workers/%s/mcp", cfg.URL, w.ID)
+	url := domain.MCPURL(cfg.URL, w.ID)
 	tools, err := agent.ConnectTools(ctx, url, tok, bash)
 	if err != nil {
 		return fmt.Errorf("%w\n  is `helix-org serve` running at %s? (set --url or HELIX_ORG_URL)", err, cfg.URL)
 	}
 	defer tools.Close()
 	out := cmd.OutOrStdout()
+	show := toolDisplay{out: out, verbose: cfg.Verbose}
 	loop := &agent.Loop{Provider: provider, Tools: tools, System: system, MaxTurns: llmCfg.MaxTurns, MaxTokens: llmCfg.MaxTokens,
-		OnMessage: func(m llm.Message, _ llm.Usage) { printChatMessage(out, m) }}
+		OnMessage: func(m llm.Message, _ llm.Usage) { printChatMessage(out, m) }, OnToolCall: show.call, OnToolResult: show.result}
 	fmt.Fprintf(out, "Chatting as %s (%s) through the built-in agent (%s %s), session %s", w.Name, w.ID, llmCfg.Provider, llmCfg.Model, id)
 	if len(history) > 0 {
 		fmt.Fprintf(out, ", resumed with %d earlier messages", len(history))
 	}
-	fmt.Fprintln(out, ". Type /exit or press Ctrl-D to leave.")
+	fmt.Fprintln(out, ". Type /help for commands, /exit or Ctrl-D to leave.")
 	err = chatTurns(ctx, cmd.InOrStdin(), out, loop, history, func(msgs []llm.Message) error {
 		return saveHistory(dir, id, msgs)
 	})
@@ -100,8 +105,11 @@ func runBuiltinChat(cmd *cobra.Command, cfg chatConfig) error {
 }
 
 // chatTurns reads lines until EOF or /exit; each runs the loop to its end
-// and the conversation is saved. A failed turn is reported and the chat
-// goes on: the next line continues the same conversation.
+// and the conversation is saved. A "/name args" line is the worker's MCP
+// prompt of that name, expanded on the server: the model gets the
+// template, the terminal keeps the line as typed. A failed turn is
+// reported and the chat goes on: the next line continues the same
+// conversation.
 func chatTurns(ctx context.Context, in io.Reader, out io.Writer, loop *agent.Loop, msgs []llm.Message, save func([]llm.Message) error) error {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -118,8 +126,12 @@ func chatTurns(ctx context.Context, in io.Reader, out io.Writer, loop *agent.Loo
 		if line == "" {
 			continue
 		}
+		text, ask := expandSlash(ctx, out, loop.Tools, line)
+		if !ask {
+			continue
+		}
 		var err error
-		msgs, err = loop.Run(ctx, appendUserText(msgs, line))
+		msgs, err = loop.Run(ctx, appendUserText(msgs, text))
 		if serr := save(msgs); serr != nil {
 			return serr
 		}
@@ -148,21 +160,27 @@ func appendUserText(msgs []llm.Message, text string) []llm.Message {
 	return append(msgs, llm.Message{Role: llm.RoleUser, Text: text})
 }
 
+// printChatMessage prints what the model says; its tool calls and their
+// results are shown as they run (toolDisplay).
 func printChatMessage(out io.Writer, m llm.Message) {
-	if m.Role == llm.RoleAssistant {
-		if m.Text != "" {
-			fmt.Fprintln(out, m.Text)
-		}
-		for _, c := range m.ToolCalls {
-			fmt.Fprintf(out, "  [%s %s]\n", c.Name, clip(string(c.Input), 200))
-		}
-		return
+	if m.Role == llm.RoleAssistant && m.Text != "" {
+		fmt.Fprintln(out, m.Text)
 	}
-	for _, r := range m.ToolResults {
-		if r.IsError {
-			fmt.Fprintf(out, "  [error: %s]\n", oneLine(clip(r.Content, 200)))
-		}
+}
+
+// chatBash says whether agent.bash gives the worker a shell in its chat,
+// as it would in its activations. The chat is the operator's own process:
+// the provider key is used in it directly, never put in its environment.
+func chatBash(ctx context.Context, st *store.Store, w domain.Worker) (bool, error) {
+	scope, err := bashScope(ctx, st)
+	if err != nil {
+		return false, err
 	}
+	role, err := roleOf(ctx, st, w.ID)
+	if err != nil {
+		return false, err
+	}
+	return scope.Allows(w.ID, role.ID), nil
 }
 
 func chatSystemPrompt(ctx context.Context, st *store.Store, w domain.Worker, bash bool) (string, error) {

@@ -18,7 +18,7 @@ import (
 // and returns its base URL.
 func serveURL(t *testing.T, db string) string {
 	t.Helper()
-	st, err := store.Open(t.Context(), db, store.Options{})
+	st, err := store.Open(t.Context(), db, store.Options{Transports: transports.Specs()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,21 +17,27 @@ import (
 func fakeClaudeOnPath(t *testing.T) string {
 	t.Helper()
 	bin := t.TempDir()
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return writeFakeClaude(t, bin)
+}
+
+// writeFakeClaude writes that `claude` into dir. The record's path is in
+// the script: agents inherit only an allow-list of the environment.
+func writeFakeClaude(t *testing.T, dir string) string {
+	t.Helper()
 	exe, _ := os.Executable()
-	script := "#!/bin/sh\nHELIX_ORG_TEST_AGENT=claude exec " + exe + " \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(script), 0o755); err != nil {
+	rec := filepath.Join(t.TempDir(), "claude.log")
+	script := "#!/bin/sh\nHELIX_ORG_TEST_AGENT=claude FAKE_CLAUDE_LOG=" + rec + " exec " + exe + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "claude"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	rec := filepath.Join(t.TempDir(), "claude.log")
-	t.Setenv("FAKE_CLAUDE_LOG", rec)
 	return rec
 }
 
 func bootstrapped(t *testing.T) string {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "helix-org.db")
-	st, err := store.Open(t.Context(), db, store.Options{})
+	st, err := store.Open(t.Context(), db, store.Options{Transports: transports.Specs()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,8 +74,14 @@ func TestChatStartsFreshThenResumes(t *testing.T) {
 		data, _ := os.ReadFile(rec)
 		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 		last := lines[len(lines)-1]
-		if !strings.Contains(last, "cwd="+filepath.Join(envs, "w-owner", "chat")) || !strings.Contains(last, "--mcp-config mcp.json") {
+		if !strings.Contains(last, "cwd="+filepath.Join(envs, "w-owner", "chat")) || !strings.Contains(last, "--mcp-config mcp.json") ||
+			!strings.Contains(last, "--allowedTools mcp__helix-org-w-owner ") {
 			t.Errorf("claude ran as %q", last)
+		}
+		// The chat's server is named after its worker, as in every
+		// snippet printed for a person's client, and allowed by that name.
+		if cfg, _ := os.ReadFile(filepath.Join(envs, "w-owner", "chat", "mcp.json")); !strings.Contains(string(cfg), `"helix-org-w-owner": {`) {
+			t.Errorf("chat mcp.json:\n%s", cfg)
 		}
 		m := sessionFlag.FindStringSubmatch(last)
 		if m == nil {
@@ -92,18 +104,26 @@ func TestChatStartsFreshThenResumes(t *testing.T) {
 		t.Errorf("chat --resume abc-123: --%s %s", flag, id)
 	}
 
-	// The token chat minted ended with the session.
+	// Claude Code got the chat's token in its environment, not in
+	// mcp.json, and the token ended with the session.
 	data, err := os.ReadFile(filepath.Join(envs, "w-owner", "chat", "mcp.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(t.Context(), db, store.Options{})
+	if strings.Contains(string(data), store.TokenPrefix) || !strings.Contains(string(data), "${HELIX_ORG_TOKEN}") {
+		t.Errorf("chat's mcp.json = %s; want it to refer to ${HELIX_ORG_TOKEN}", data)
+	}
+	st, err := store.Open(t.Context(), db, store.Options{Transports: transports.Specs()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	tok := regexp.MustCompile(`hxo_[A-Za-z0-9_-]+`).FindString(string(data))
-	if _, err := st.VerifyToken(t.Context(), tok); err == nil {
+	log, _ := os.ReadFile(rec)
+	tok := regexp.MustCompile(`token=(hxo_[A-Za-z0-9_-]+)`).FindSubmatch(log)
+	if tok == nil {
+		t.Fatalf("claude ran without HELIX_ORG_TOKEN:\n%s", log)
+	}
+	if _, err := st.VerifyToken(t.Context(), string(tok[1])); err == nil {
 		t.Error("chat token still valid after chat exited")
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -43,10 +44,22 @@ func tempDB(t *testing.T) string {
 	return filepath.Join(t.TempDir(), "helix-org.db")
 }
 
+// newDB creates an empty database, as --init would, and returns its path.
+func newDB(t *testing.T) string {
+	t.Helper()
+	db := tempDB(t)
+	st, err := store.Open(t.Context(), db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	return db
+}
+
 // openStore opens the database the CLI wrote, as a running server would.
 func openStore(t *testing.T, db string) *store.Store {
 	t.Helper()
-	st, err := store.Open(t.Context(), db, store.Options{})
+	st, err := store.Open(t.Context(), db, store.Options{Transports: transports.Specs()})
 	if err != nil {
 		t.Fatalf("open %s: %v", db, err)
 	}
@@ -66,56 +79,102 @@ func printedToken(t *testing.T, out string) string {
 	return m[1]
 }
 
-func TestBootstrapIsIdempotent(t *testing.T) {
+// TestBootstrapMintsOnce: the first bootstrap creates the owner and prints
+// its token; later ones (every make run) mint no long-lived token, keep
+// the first working and say how to get another; --new-token mints one.
+func TestBootstrapMintsOnce(t *testing.T) {
 	db := tempDB(t)
-	first := printedToken(t, mustRun(t, "bootstrap", "--db", db))
-	second := printedToken(t, mustRun(t, "bootstrap", "--db", db, "--url", "http://org.example:9000"))
-	if first == second {
-		t.Errorf("both runs printed the same token %q; each run should mint a fresh one", first)
+	first := printedToken(t, mustRun(t, "bootstrap", "--init", "--db", db))
+	again := mustRun(t, "bootstrap", "--db", db, "--url", "http://org.example:9000")
+	for _, want := range []string{
+		"Web UI:    http://org.example:9000/ui/signin?code=" + store.SignInCodePrefix,
+		"MCP URL:   http://org.example:9000/workers/w-owner/mcp\n",
+		"Token:     none minted; the 1 live token(s) of w-owner keep working (helix-org token list)\n",
+		"           mint another with: helix-org bootstrap --new-token [--ttl 24h]  (or: helix-org token create w-owner)\n",
+	} {
+		if !strings.Contains(again, want) {
+			t.Errorf("second bootstrap lacks %q:\n%s", want, again)
+		}
+	}
+	if strings.Contains(again, store.TokenPrefix) {
+		t.Errorf("second bootstrap printed a token:\n%s", again)
 	}
 
 	st := openStore(t, db)
-	for _, tok := range []string{first, second} {
-		info, err := st.VerifyToken(t.Context(), tok)
-		if err != nil {
-			t.Errorf("VerifyToken(%q): %v", tok, err)
-			continue
-		}
-		if info.WorkerID != store.OwnerWorker {
-			t.Errorf("token %q belongs to %q, want %q", tok, info.WorkerID, store.OwnerWorker)
-		}
+	if info, err := st.VerifyToken(t.Context(), first); err != nil || info.WorkerID != store.OwnerWorker {
+		t.Errorf("the first token after a second bootstrap: %+v, %v; want w-owner's, still valid", info, err)
 	}
+	if n := longLived(t, st); n != 1 {
+		t.Errorf("%d tokens without expiry after two bootstraps, want 1", n)
+	}
+
+	if _, _, err := run(t, "", "bootstrap", "--db", db, "--ttl", "1h"); err == nil || err.Error() != "--ttl is for a token minted now, and w-owner exists: add --new-token" {
+		t.Errorf("bootstrap --ttl without --new-token: %v", err)
+	}
+	minted := printedToken(t, mustRun(t, "bootstrap", "--db", db, "--new-token", "--ttl", "1h"))
+	if minted == first {
+		t.Error("--new-token printed the first token again")
+	}
+	if _, err := st.VerifyToken(t.Context(), minted); err != nil {
+		t.Errorf("the --new-token token: %v", err)
+	}
+	if n := longLived(t, st); n != 1 {
+		t.Errorf("%d tokens without expiry after --new-token --ttl 1h, want still 1", n)
+	}
+
 	workers, err := st.ListWorkers(t.Context(), store.WorkerFilter{IncludeDismissed: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, w := range workers {
-		ids = append(ids, w.ID)
-	}
-	if diff := cmp.Diff([]string{store.OwnerWorker}, ids); diff != "" {
-		t.Errorf("workers after two bootstraps (-want +got):\n%s", diff)
+	if err != nil || len(workers) != 1 || workers[0].ID != store.OwnerWorker {
+		t.Errorf("workers after three bootstraps = %+v (%v), want only w-owner", workers, err)
 	}
 	grants, err := st.ListGrants(t.Context(), store.OwnerWorker)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(grants) != len(tools.Names()) {
-		t.Errorf("owner holds %d grants after two bootstraps, want one per tool (%d)", len(grants), len(tools.Names()))
+	if err != nil || len(grants) != len(tools.Names()) {
+		t.Errorf("owner holds %d grants after three bootstraps (%v), want one per tool (%d)", len(grants), err, len(tools.Names()))
 	}
 }
 
+// longLived counts live tokens that never expire.
+func longLived(t *testing.T, st *store.Store) int {
+	t.Helper()
+	toks, err := st.ListTokens(t.Context(), store.TokenQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, tok := range toks {
+		if tok.ExpiresAt == nil {
+			n++
+		}
+	}
+	return n
+}
+
 func TestBootstrapPrintsConnectDetails(t *testing.T) {
-	out := mustRun(t, "bootstrap", "--db", tempDB(t), "--url", "http://org.example:9000")
+	out := mustRun(t, "bootstrap", "--init", "--db", tempDB(t), "--url", "http://org.example:9000")
 	for _, want := range []string{
+		"Web UI:    http://org.example:9000/ui/signin?code=" + store.SignInCodePrefix,
 		"Worker:    w-owner",
 		"MCP URL:   http://org.example:9000/workers/w-owner/mcp",
-		"claude mcp add --transport http helix-org http://org.example:9000/workers/w-owner/mcp",
+		"claude mcp add --transport http helix-org-w-owner http://org.example:9000/workers/w-owner/mcp",
+		`"helix-org-w-owner": {`,
 		`"Authorization": "Bearer ` + store.TokenPrefix,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bootstrap output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestBootstrapRefusesWithoutInit: bootstrap in the wrong directory says
+// where it looked and creates nothing.
+func TestBootstrapRefusesWithoutInit(t *testing.T) {
+	db := tempDB(t)
+	_, _, err := run(t, "", "bootstrap", "--db", db)
+	want := "no database at " + db + ": run where it is, point --db (or HELIX_ORG_DB) at it, or pass --init to create a new one"
+	if err == nil || err.Error() != want {
+		t.Errorf("error = %v\nwant %s", err, want)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("the refused bootstrap created %s", db)
 	}
 }
 
@@ -129,14 +188,14 @@ func TestTokenCreate(t *testing.T) {
 		{name: "owner", bootstrap: true, args: []string{"w-owner"}},
 		{name: "owner with ttl", bootstrap: true, args: []string{"w-owner", "--ttl", "1h"}},
 		{name: "unknown worker", bootstrap: true, args: []string{"w-nobody"}, wantErr: []string{`worker "w-nobody"`, "not found"}},
-		{name: "no database at --db", args: []string{"w-owner"}, wantErr: []string{"does not exist", "helix-org bootstrap"}},
+		{name: "no database at --db", args: []string{"w-owner"}, wantErr: []string{"no database at ", "helix-org bootstrap --init"}},
 		{name: "no worker given", args: nil, wantErr: []string{"accepts 1 arg"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			db := tempDB(t)
 			if tt.bootstrap {
-				mustRun(t, "bootstrap", "--db", db)
+				mustRun(t, "bootstrap", "--init", "--db", db)
 			}
 			out, _, err := run(t, "", append([]string{"token", "create", "--db", db}, tt.args...)...)
 			if tt.wantErr != nil {
@@ -165,8 +224,10 @@ func TestTokenCreate(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	if diff := cmp.Diff("helix-org "+version+"\n", mustRun(t, "version")); diff != "" {
-		t.Errorf("version output (-want +got):\n%s", diff)
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		if diff := cmp.Diff("helix-org "+version+"\n", mustRun(t, args...)); diff != "" {
+			t.Errorf("%v output (-want +got):\n%s", args, diff)
+		}
 	}
 }
 

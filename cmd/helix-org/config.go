@@ -1,15 +1,20 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
+	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
 )
 
 // configConfig holds the flags of the config subcommands. Operational config
@@ -19,6 +24,26 @@ import (
 type configConfig struct {
 	dbFlags
 	RevealSecrets bool
+	Output        string
+}
+
+// settingView is one setting as config get and list print it with -o json.
+type settingView struct {
+	Key         string `json:"key"`
+	Value       string `json:"value"`
+	Set         bool   `json:"set"`
+	Default     string `json:"default"`
+	Type        string `json:"type"`
+	Secret      bool   `json:"secret"`
+	Description string `json:"description"`
+}
+
+func viewOf(spec domain.SettingSpec, value string, set, reveal bool) settingView {
+	if !set {
+		value = spec.Default
+	}
+	return settingView{Key: spec.Key, Value: shown(spec, value, reveal), Set: set, Default: spec.Default, Type: string(spec.Type),
+		Secret: spec.HasSecret(), Description: spec.Description}
 }
 
 func newConfigCmd() *cobra.Command {
@@ -39,8 +64,9 @@ func newConfigSetCmd() *cobra.Command {
 	var cfg configConfig
 	cmd := &cobra.Command{
 		Use:   "set <key> <value>",
-		Short: "Set a config value; a value of - reads it from stdin, so secrets stay out of shell history",
+		Short: "Set a config value; - reads it from stdin (prompting, without echo, on a terminal), so secrets stay out of shell history",
 		Example: `  helix-org config set dispatch.max_concurrent 8
+  helix-org config set agent.api_key -            # prompts; what you type is not shown
   printf %s "$KEY" | helix-org config set agent.api_key -`,
 		Args:         cobra.ExactArgs(2),
 		SilenceUsage: true,
@@ -51,7 +77,7 @@ func newConfigSetCmd() *cobra.Command {
 			}
 			value := args[1]
 			if value == "-" {
-				if value, err = readValue(cmd.InOrStdin()); err != nil {
+				if value, err = readValue(cmd.InOrStdin(), cmd.ErrOrStderr(), spec.Key); err != nil {
 					return fmt.Errorf("read %s from stdin: %w", spec.Key, err)
 				}
 			}
@@ -68,21 +94,67 @@ func newConfigSetCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s = %s\n", spec.Key, shown(spec, value, false))
+			if spec.Key == agent.BashSetting.Key || spec.Key == agent.RuntimeSetting.Key {
+				warnHostShell(cmd.Context(), cmd.ErrOrStderr(), st)
+			}
 			return nil
 		},
 	}
 	cfg.bind(cmd.Flags())
+	cfg.bindInit(cmd.Flags())
+	cmd.ValidArgsFunction = configValues
 	return cmd
 }
 
-// readValue reads a whole value from r, dropping the trailing newline that
-// echo or a terminal adds.
-func readValue(r io.Reader) (string, error) {
+// warnHostShell says so when agent.bash is on while activations run on
+// the host: the shell runs as the server's user, which can read the
+// database, its key file and every worker's directory.
+func warnHostShell(ctx context.Context, w io.Writer, st *store.Store) {
+	scope, err := bashScope(ctx, st)
+	if err != nil || !scope.Any() {
+		return
+	}
+	if rt, _ := st.SettingOr(ctx, agent.RuntimeSetting); rt == agent.RuntimeDocker {
+		return
+	}
+	fmt.Fprintf(w, "warning: %s gives the built-in agent a shell on this host, running as the server's user: it can read the database, "+
+		"its key file and every worker's directory. Prefer `helix-org config set %s %s`, where the shell is confined to the container.\n",
+		agent.BashSetting.Key, agent.RuntimeSetting.Key, agent.RuntimeDocker)
+}
+
+// readValue reads a value given as "-". On a terminal it prompts and
+// reads one line with echo off, so a secret is neither in shell history
+// nor on screen; otherwise it reads all of r, dropping the trailing
+// newline that echo adds.
+func readValue(r io.Reader, prompt io.Writer, key string) (string, error) {
+	if f, ok := r.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprintf(prompt, "%s (input hidden): ", key)
+		b, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(prompt)
+		return string(b), err
+	}
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return "", err
 	}
 	return strings.TrimRight(string(b), "\r\n"), nil
+}
+
+// configValues completes config set: the key, then an enum's values or a
+// boolean's.
+func configValues(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) == 0 {
+		return configKeys(cmd, args, toComplete)
+	}
+	spec, err := settings().Lookup(args[0])
+	if err != nil || len(args) > 1 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	values := spec.Enum
+	if spec.Type == domain.SettingBool {
+		values = []string{"true", "false"}
+	}
+	return matching(values, toComplete), cobra.ShellCompDirectiveNoFileComp
 }
 
 func newConfigGetCmd() *cobra.Command {
@@ -97,7 +169,7 @@ func newConfigGetCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := cfg.openExisting(cmd.Context())
+			st, err := cfg.open(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -105,6 +177,9 @@ func newConfigGetCmd() *cobra.Command {
 			value, ok, err := st.Setting(cmd.Context(), spec.Key)
 			if err != nil {
 				return err
+			}
+			if cfg.Output == outJSON {
+				return printJSON(cmd.OutOrStdout(), viewOf(spec, value, ok, cfg.RevealSecrets))
 			}
 			if !ok {
 				// The note goes to stderr so $(helix-org config get …) is
@@ -118,6 +193,8 @@ func newConfigGetCmd() *cobra.Command {
 	}
 	cfg.bind(cmd.Flags())
 	cmd.Flags().BoolVar(&cfg.RevealSecrets, "reveal-secrets", false, "print secret values instead of "+domain.Redacted)
+	bindOutput(cmd, &cfg.Output, outJSON)
+	cmd.ValidArgsFunction = configKeys
 	return cmd
 }
 
@@ -129,12 +206,23 @@ func newConfigListCmd() *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := cfg.openExisting(cmd.Context())
+			st, err := cfg.open(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer st.Close()
 			specs := slices.SortedFunc(slices.Values(settings()), func(a, b domain.SettingSpec) int { return strings.Compare(a.Key, b.Key) })
+			if cfg.Output == outJSON {
+				views := make([]settingView, len(specs))
+				for i, spec := range specs {
+					value, ok, err := st.Setting(cmd.Context(), spec.Key)
+					if err != nil {
+						return err
+					}
+					views[i] = viewOf(spec, value, ok, cfg.RevealSecrets)
+				}
+				return printJSON(cmd.OutOrStdout(), map[string]any{"settings": views})
+			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "KEY\tVALUE\tTYPE\tDESCRIPTION")
 			for _, spec := range specs {
@@ -149,6 +237,7 @@ func newConfigListCmd() *cobra.Command {
 	}
 	cfg.bind(cmd.Flags())
 	cmd.Flags().BoolVar(&cfg.RevealSecrets, "reveal-secrets", false, "print secret values instead of "+domain.Redacted)
+	bindOutput(cmd, &cfg.Output, outJSON)
 	return cmd
 }
 
@@ -199,7 +288,7 @@ func newConfigDeleteCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := cfg.openExisting(cmd.Context())
+			st, err := cfg.open(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -212,6 +301,7 @@ func newConfigDeleteCmd() *cobra.Command {
 		},
 	}
 	cfg.bind(cmd.Flags())
+	cmd.ValidArgsFunction = configKeys
 	return cmd
 }
 

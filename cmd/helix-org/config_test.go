@@ -21,6 +21,10 @@ func TestConfig(t *testing.T) {
 		name  string
 		setup [][]string // commands that must succeed first; --db is added
 		args  []string   // --db is added
+		noDB  bool       // no database is created first
+		// errIs is the whole error message, {db} standing for the
+		// database's path.
+		errIs string
 		stdin string
 		// wantOut is the exact stdout, unless empty; contains and lacks
 		// are checked against stdout and stderr together.
@@ -104,6 +108,19 @@ func TestConfig(t *testing.T) {
 			lacks:    []string{"Be brief."},
 		},
 		{
+			name:     "get -o json",
+			setup:    [][]string{{"config", "set", "dispatch.max_concurrent", "8"}},
+			args:     []string{"config", "get", "dispatch.max_concurrent", "-o", "json"},
+			contains: []string{`"key": "dispatch.max_concurrent"`, `"value": "8"`, `"set": true`, `"default": "4"`},
+		},
+		{
+			name:     "list -o json redacts a secret",
+			setup:    [][]string{{"config", "set", "agent.api_key", secret}},
+			args:     []string{"config", "list", "-o", "json"},
+			contains: []string{`"key": "agent.api_key",` + "\n" + `      "value": "` + domain.Redacted + `",` + "\n" + `      "set": true`, `"key": "dispatch.timeout"`},
+			lacks:    []string{secret},
+		},
+		{
 			name:    "delete restores the default",
 			setup:   [][]string{{"config", "set", "agent.max_turns", "12"}, {"config", "delete", "agent.max_turns"}},
 			args:    []string{"config", "get", "agent.max_turns"},
@@ -122,14 +139,27 @@ func TestConfig(t *testing.T) {
 			wantErr: []string{"agent.max_turns", "is not set"},
 		},
 		{
-			name:    "get against a missing database",
-			args:    []string{"config", "get", "dispatch.max_concurrent"},
-			wantErr: []string{"does not exist", "--db"},
+			name:  "get against a missing database",
+			noDB:  true,
+			args:  []string{"config", "get", "dispatch.max_concurrent"},
+			errIs: "no database at {db}: run where it is, point --db (or HELIX_ORG_DB) at it, or create one with `helix-org bootstrap --init`",
 		},
 		{
-			name:    "bad int",
-			args:    []string{"config", "set", "dispatch.max_concurrent", "abc"},
-			wantErr: []string{"dispatch.max_concurrent", "not an integer"},
+			name:  "set against a missing database creates none",
+			noDB:  true,
+			args:  []string{"config", "set", "dispatch.max_concurrent", "8"},
+			errIs: "no database at {db}: run where it is, point --db (or HELIX_ORG_DB) at it, or pass --init to create a new one",
+		},
+		{
+			name:    "set --init creates the database",
+			noDB:    true,
+			args:    []string{"config", "set", "dispatch.max_concurrent", "8", "--init"},
+			wantOut: "dispatch.max_concurrent = 8\n",
+		},
+		{
+			name:  "bad int",
+			args:  []string{"config", "set", "dispatch.max_concurrent", "abc"},
+			errIs: `dispatch.max_concurrent: "abc" is not an integer`,
 		},
 		{
 			name:    "bad duration",
@@ -142,19 +172,52 @@ func TestConfig(t *testing.T) {
 			wantErr: []string{"agent.provider", "anthropic, openai"},
 		},
 		{
-			name:    "unknown key on set lists the valid keys",
-			args:    []string{"config", "set", "dispatch.max_concurent", "8"},
-			wantErr: []string{`unknown config key "dispatch.max_concurent"`, "dispatch.max_concurrent", "agent.api_key", "events.max_body_bytes"},
+			name:  "a mistyped key on set suggests the nearest",
+			args:  []string{"config", "set", "dispatch.max_concurent", "8"},
+			errIs: `unknown config key "dispatch.max_concurent"; did you mean "dispatch.max_concurrent"?`,
 		},
 		{
-			name:    "unknown key on get",
-			args:    []string{"config", "get", "nope"},
-			wantErr: []string{`unknown config key "nope"`, "dispatch.timeout"},
+			name:  "a mistyped section suggests the nearest",
+			args:  []string{"config", "get", "agnet.model"},
+			errIs: `unknown config key "agnet.model"; did you mean "agent.model"?`,
+		},
+		{
+			name:  "unknown key on get",
+			args:  []string{"config", "get", "nope"},
+			errIs: `unknown config key "nope"`,
 		},
 		{
 			name:    "unknown key on delete",
 			args:    []string{"config", "delete", "nope"},
 			wantErr: []string{`unknown config key "nope"`},
+		},
+		{
+			name:     "bash on a host runtime warns that it is a shell as the server's user",
+			args:     []string{"config", "set", "agent.bash", `{"roles":["r-dev"]}`},
+			wantOut:  `agent.bash = {"roles":["r-dev"]}` + "\n",
+			contains: []string{"warning: agent.bash gives the built-in agent a shell on this host, running as the server's user", "agent.runtime docker"},
+		},
+		{
+			name:  "bash in containers does not warn",
+			setup: [][]string{{"config", "set", "agent.runtime", "docker"}},
+			args:  []string{"config", "set", "agent.bash", `{"workers":["w-x"]}`},
+			lacks: []string{"warning"},
+		},
+		{
+			name:     "leaving containers with bash on warns",
+			setup:    [][]string{{"config", "set", "agent.runtime", "docker"}, {"config", "set", "agent.bash", `{"all":true}`}},
+			args:     []string{"config", "set", "agent.runtime", "builtin"},
+			contains: []string{"warning: agent.bash gives the built-in agent a shell on this host"},
+		},
+		{
+			name:  "bash for no one does not warn",
+			args:  []string{"config", "set", "agent.bash", `{}`},
+			lacks: []string{"warning"},
+		},
+		{
+			name:    "bash is a scope, not a bool",
+			args:    []string{"config", "set", "agent.bash", "true"},
+			wantErr: []string{"agent.bash", "not a JSON object"},
 		},
 	}
 	stdinFor := map[string]string{
@@ -164,6 +227,9 @@ func TestConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			db := tempDB(t)
+			if !tt.noDB {
+				db = newDB(t)
+			}
 			for _, args := range tt.setup {
 				var stdin string
 				if len(args) > 2 {
@@ -175,6 +241,12 @@ func TestConfig(t *testing.T) {
 				}
 			}
 			out, errOut, err := run(t, tt.stdin, append(tt.args, "--db", db)...)
+			if tt.errIs != "" {
+				if want := strings.ReplaceAll(tt.errIs, "{db}", db); err == nil || err.Error() != want {
+					t.Fatalf("error = %v\nwant exactly %s", err, want)
+				}
+				return
+			}
 			if tt.wantErr != nil {
 				if err == nil {
 					t.Fatalf("want an error, got output:\n%s", out)
@@ -212,7 +284,7 @@ func TestConfig(t *testing.T) {
 // TestConfigListIsATable checks that list shows every registered key once,
 // with its type in one aligned column.
 func TestConfigListIsATable(t *testing.T) {
-	db := tempDB(t)
+	db := newDB(t)
 	mustRun(t, "config", "set", "agent.api_key", secret, "--db", db)
 	mustRun(t, "config", "set", "dispatch.timeout", "90s", "--db", db)
 	lines := strings.Split(strings.TrimSuffix(mustRun(t, "config", "list", "--db", db), "\n"), "\n")
@@ -257,7 +329,7 @@ var cmpSorted = cmp.Transformer("sort", func(in []string) []string {
 // stored value alone, and that a typo never creates a database file.
 func TestConfigSetRejectsWithoutStoring(t *testing.T) {
 	t.Run("existing value kept", func(t *testing.T) {
-		db := tempDB(t)
+		db := newDB(t)
 		mustRun(t, "config", "set", "dispatch.max_concurrent", "8", "--db", db)
 		if _, _, err := run(t, "", "config", "set", "dispatch.max_concurrent", "abc", "--db", db); err == nil {
 			t.Fatal("set to abc succeeded")
@@ -289,7 +361,7 @@ func TestConfigKeyFile(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "helix-org.db")
 	keyFile := filepath.Join(dir, "other.key")
-	mustRun(t, "config", "set", "agent.api_key", secret, "--db", db, "--key-file", keyFile)
+	mustRun(t, "config", "set", "agent.api_key", secret, "--init", "--db", db, "--key-file", keyFile)
 
 	if got := mustRun(t, "config", "get", "agent.api_key", "--reveal-secrets", "--db", db, "--key-file", keyFile); got != secret+"\n" {
 		t.Errorf("get with the same key file = %q, want the secret", got)

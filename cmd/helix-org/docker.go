@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/agent/docker"
 	"github.com/helixml/helix-org/agent/skill"
 	"github.com/helixml/helix-org/domain"
@@ -27,17 +26,24 @@ import (
 // internal "agents" bridge network and listens on that network's gateway
 // address, bound to the bridge device (connections arriving from any other
 // bridge, such as the skills network, are refused by the kernel) and
-// serving only /workers/{id}/mcp. Activation containers get that address
-// in mcp.json and HELIX_ORG_MCP_URL; their bearer token still confines
-// each to its own worker's endpoint.
+// serving only /workers/{id}/mcp and the model relay. Activation
+// containers get that address in HELIX_ORG_MCP_URL (which mcp.json refers to) and the
+// relay variables; their token still confines each to its own worker's
+// endpoint and its own run's model calls.
 type dockerHost struct {
 	st        *store.Store
 	eng       *docker.Engine
 	skills    *skill.Factory
 	forbidden []string
 	log       *slog.Logger
-	// mcp serves the MCP routes to containers; set once the server exists.
-	mcp http.Handler
+	// agents serves the agent routes (MCP and the model relay) to
+	// containers; set once the server exists, with the edge limits its
+	// listener runs under.
+	agents http.Handler
+	edge   edgeConfig
+
+	// up says the daemon answered at start-up.
+	up bool
 
 	mu   sync.Mutex
 	base string
@@ -53,6 +59,10 @@ var (
 
 // skillIdleTick is how often idle skills are looked for.
 const skillIdleTick = 30 * time.Second
+
+// skillStopTimeout bounds stopping the skills at shutdown. It is its own
+// budget: the activations' grace may already be spent.
+const skillStopTimeout = 30 * time.Second
 
 func newDockerHost(st *store.Store, keyFile string, log *slog.Logger) (*dockerHost, error) {
 	eng, err := docker.NewEngine(docker.InstanceID(st.Path()), log)
@@ -74,25 +84,46 @@ func (h *dockerHost) skillRunner() tools.SkillRunner {
 	return h.skills
 }
 
-// onlyMCP exposes the per-worker MCP endpoints and nothing else.
-func onlyMCP(srv http.Handler) http.Handler {
+// agentRoutes exposes what an activation needs and nothing else: the
+// per-worker MCP endpoints and the model relay.
+func agentRoutes(srv http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/workers/{id}/mcp", srv)
+	mux.Handle(domain.RelayPath+"/", srv)
 	return mux
 }
 
-// start reaps activation containers a crashed predecessor left, brings
-// skills back, and stops idle ones until ctx ends. Without a reachable
-// daemon it logs and returns.
-func (h *dockerHost) start(ctx context.Context) {
+// connect checks once at start-up that the daemon answers. Without one
+// it logs and the docker runtime and skills fail until there is.
+func (h *dockerHost) connect(ctx context.Context) {
+	if h == nil {
+		return
+	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := h.eng.Ping(pctx); err != nil {
 		h.log.Info("Docker is not reachable; the docker runtime and skills are unavailable until it is", "err", err)
 		return
 	}
+	h.up = true
+}
+
+// reapActivations removes activation containers a crashed predecessor
+// left, before any activation runs again (see reapOrphans).
+func (h *dockerHost) reapActivations(ctx context.Context) error {
+	if h == nil || !h.up {
+		return nil
+	}
 	if _, err := h.eng.Reap(ctx); err != nil {
-		h.log.Warn("reap leftover containers", "err", err)
+		return fmt.Errorf("reap leftover activation containers: %w", err)
+	}
+	return nil
+}
+
+// start brings skills back and stops idle ones until ctx ends.
+func (h *dockerHost) start(ctx context.Context) {
+	if h == nil || !h.up {
+		return
 	}
 	h.bg.Go(func() {
 		if err := h.skills.Recover(ctx); err != nil {
@@ -118,65 +149,39 @@ func (h *dockerHost) mcpBase(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	h.hs = &http.Server{Handler: h.mcp, ReadHeaderTimeout: 10 * time.Second}
+	h.hs = h.edge.httpServer(h.agents)
 	go h.hs.Serve(ln)
 	h.base = "http://" + ln.Addr().String()
-	h.log.Info("serving MCP to containers", "addr", ln.Addr().String(), "network", n.Name)
+	h.log.Info("serving MCP and the model relay to containers", "addr", ln.Addr().String(), "network", n.Name)
 	return h.base, nil
 }
 
-// runtime builds the docker runtime from config, read on every activation.
-func (h *dockerHost) runtime(ctx context.Context) (*docker.Runtime, error) {
+// container is the docker runtime's constructor for the runtime table,
+// or nil without a Docker client.
+func (h *dockerHost) container() func(ctx context.Context, llm *agent.LLMConfig) (domain.Runtime, error) {
 	if h == nil {
-		return nil, errors.New("the docker runtime is unavailable: no Docker client could be built from the environment (check DOCKER_HOST)")
+		return nil
 	}
-	get := func(spec domain.SettingSpec) string { v, _ := h.st.SettingOr(ctx, spec); return v }
-	user := get(docker.UserSetting)
-	if user == "" {
-		user = docker.DefaultUser()
+	return func(ctx context.Context, llm *agent.LLMConfig) (domain.Runtime, error) {
+		return docker.FromSettings(ctx, h.st, docker.Host{Engine: h.eng, MCPBase: h.mcpBase, Forbidden: h.forbidden, RoleOf: h.roleOf}, llm)
 	}
-	lim, err := docker.ParseLimits(get(docker.MemorySetting), get(docker.CPUsSetting), h.st.IntSetting(ctx, docker.PidsSetting),
-		get(docker.TmpSetting), user, get(docker.OCIRuntimeSetting))
-	if err != nil {
-		return nil, fmt.Errorf("agent.docker settings: %w", err)
-	}
-	ov, err := docker.ParseOverrides(get(docker.OverridesSetting))
-	if err != nil {
-		return nil, err
-	}
-	env, err := docker.ParseEnv(docker.EnvSetting.Key, get(docker.EnvSetting))
-	if err != nil {
-		return nil, err
-	}
-	// `helix-org agent run` inside the container reads the built-in
-	// agent's provider config from these, as it does on the host.
-	for _, kv := range builtinConfig(ctx, h.st).Environ() {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
-	return &docker.Runtime{Engine: h.eng, Image: get(docker.ImageSetting), Command: get(docker.CommandSetting), Overrides: ov,
-		RoleOf: h.roleOf, Binary: get(docker.BinarySetting), Env: env, Limits: lim, MCPBase: h.mcpBase, Forbidden: h.forbidden}, nil
 }
 
 func (h *dockerHost) roleOf(ctx context.Context, worker string) (string, error) {
-	w, err := h.st.GetWorker(ctx, worker)
-	if err != nil {
-		return "", err
-	}
-	p, err := h.st.GetPosition(ctx, w.PositionID)
-	if err != nil {
-		return "", err
-	}
-	return p.RoleID, nil
+	r, err := roleOf(ctx, h.st, worker)
+	return r.ID, err
 }
 
-// shutdown stops running skills and the containers' listener. Call it
-// after the dispatcher's shutdown: activations need their endpoint.
-func (h *dockerHost) shutdown(ctx context.Context) {
+// shutdown stops running skills and the containers' listener, within
+// skillStopTimeout of its own. Call it after the dispatcher's shutdown:
+// activations need their endpoint.
+func (h *dockerHost) shutdown() {
 	if h == nil {
 		return
 	}
 	h.bg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), skillStopTimeout)
+	defer cancel()
 	if err := h.skills.Shutdown(ctx); err != nil {
 		h.log.Warn("stop skills", "err", err)
 	}

@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -45,7 +43,7 @@ func dockerStore(t *testing.T, dir string) (*store.Store, *docker.Engine) {
 			t.Errorf("clean up docker objects: %v", err)
 		}
 	})
-	st, err := store.Open(t.Context(), db, store.Options{Synchronous: "NORMAL"})
+	st, err := store.Open(t.Context(), db, store.Options{Transports: transports.Specs(), Synchronous: "NORMAL"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,56 +60,6 @@ func setAll(t *testing.T, st *store.Store, kv map[*domain.SettingSpec]string) {
 	}
 }
 
-// gatewayProxy makes target (a loopback test server) reachable from
-// activation containers, as an operator's egress network would make a
-// real LLM provider reachable.
-func gatewayProxy(t *testing.T, eng *docker.Engine, target string) string {
-	t.Helper()
-	n, err := eng.Network(t.Context(), docker.NetAgents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := n.Listen(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	track := func(c net.Conn) {
-		mu.Lock()
-		conns = append(conns, c)
-		mu.Unlock()
-	}
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			track(c)
-			track(up)
-			wg.Go(func() { io.Copy(up, c); up.Close() })
-			wg.Go(func() { io.Copy(c, up); c.Close() })
-		}
-	})
-	return ln.Addr().String()
-}
-
 // activationContainers lists what is left of this instance's activations.
 func activationContainers(t *testing.T, eng *docker.Engine) []container.Summary {
 	t.Helper()
@@ -125,8 +73,10 @@ func activationContainers(t *testing.T, eng *docker.Engine) []container.Summary 
 
 // TestDockerRuntime runs activations in containers through the real
 // server and dispatcher: the built-in agent (a static helix-org mounted
-// into a busybox image) publishes through its MCP endpoint from inside,
-// and a hung agent is killed at the timeout. Nothing is left behind.
+// into a busybox image) calls its model through the server's relay and
+// publishes through its MCP endpoint, both on the agents network's
+// listener — the container has no route to the provider on loopback — and
+// a hung agent is killed at the timeout. Nothing is left behind.
 func TestDockerRuntime(t *testing.T) {
 	t.Parallel()
 	fake := llmtest.New(t, llm.Anthropic, func(turn llmtest.Turn) llmtest.Reply {
@@ -140,11 +90,10 @@ func TestDockerRuntime(t *testing.T) {
 	st, eng := dockerStore(t, t.TempDir())
 	img := dockertest.Image(t, eng, nil)
 	bin := dockertest.StaticBinary(t, "./cmd/helix-org")
-	provider := gatewayProxy(t, eng, strings.TrimPrefix(fake.BaseURL(), "http://"))
 	setAll(t, st, map[*domain.SettingSpec]string{
 		&agent.RuntimeSetting: agent.RuntimeDocker, &docker.ImageSetting: img, &docker.BinarySetting: bin,
 		&docker.OverridesSetting: `{"workers":{"w-hang":{"command":"sleep 600"}}}`,
-		&agent.ProviderSetting:   llm.Anthropic, &agent.ModelSetting: "fake-model", &agent.BaseURLSetting: "http://" + provider,
+		&agent.ProviderSetting:   llm.Anthropic, &agent.ModelSetting: "fake-model", &agent.BaseURLSetting: fake.BaseURL(),
 		&agent.APIKeySetting: llmtest.APIKey, &dispatch.TimeoutSetting: "60s",
 	})
 	// What a crashed predecessor left running is reaped at start.
@@ -175,8 +124,10 @@ func TestDockerRuntime(t *testing.T) {
 	}
 	waitIdle(t, st)
 	data, _ := os.ReadFile(filepath.Join(envs, "w-echo", "mcp.json"))
-	if url, _, _ := domain.ReadMCPConfig(data); strings.Contains(url, "127.0.0.1") || !strings.HasSuffix(url, "/workers/w-echo/mcp") {
-		t.Errorf("mcp.json points the container at %q; want the agents network's gateway", url)
+	// The same file as on the host: the container's reply above came
+	// through HELIX_ORG_MCP_URL, the agents network's gateway.
+	if !strings.Contains(string(data), "${"+domain.MCPURLEnv+"}") {
+		t.Errorf("mcp.json = %s; want its url to be ${%s}", data, domain.MCPURLEnv)
 	}
 	log := servertest.Call[struct{ Events []domain.Event }](t, owner, "worker_log", map[string]any{"worker": "w-echo"})
 	var text strings.Builder

@@ -44,11 +44,20 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// startBinary runs this test binary as the real `helix-org serve`.
-func startBinary(t *testing.T, db, envs, addr string) *exec.Cmd {
+// startBinary runs this test binary as the real `helix-org serve`; extra
+// flags come after the defaults, so they win.
+func startBinary(t *testing.T, db, envs, addr string, extra ...string) *exec.Cmd {
+	t.Helper()
+	return startBinaryIn(t, "", addr, append([]string{"--db", db, "--envs-dir", envs, "--shutdown-grace", "5s"}, extra...)...)
+}
+
+// startBinaryIn runs `helix-org serve --addr addr args…` in dir (the
+// test's own working directory when empty) and waits until it answers.
+func startBinaryIn(t *testing.T, dir, addr string, args ...string) *exec.Cmd {
 	t.Helper()
 	exe, _ := os.Executable()
-	cmd := exec.Command(exe, "serve", "--db", db, "--envs-dir", envs, "--addr", addr, "--shutdown-grace", "5s")
+	cmd := exec.Command(exe, append([]string{"serve", "--addr", addr}, args...)...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HELIX_ORG_TEST_MAIN=1")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -100,7 +109,7 @@ func TestDurabilityAcrossSIGKILL(t *testing.T) {
 	dir := t.TempDir()
 	db, envs, addr := filepath.Join(dir, "helix-org.db"), filepath.Join(dir, "envs"), freeAddr(t)
 	ctx := t.Context()
-	st, err := store.Open(ctx, db, store.Options{})
+	st, err := store.Open(ctx, db, store.Options{Transports: transports.Specs()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +155,7 @@ func TestDurabilityAcrossSIGKILL(t *testing.T) {
 	// Second life: recovery runs what was cut off, and the rest.
 	os.WriteFile(release, nil, 0o600)
 	srv = startBinary(t, db, envs, addr)
-	st, err = store.Open(ctx, db, store.Options{})
+	st, err = store.Open(ctx, db, store.Options{Transports: transports.Specs()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,14 @@ func agentCommand(t *testing.T, mode string) string {
 // waitForReply long-polls a stream until an event from `from` arrives.
 func waitForReply(t *testing.T, cs *mcp.ClientSession, stream, from string, since int64) domain.Event {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	return waitForReplyWithin(t, cs, stream, from, since, 30*time.Second)
+}
+
+// waitForReplyWithin is waitForReply for replies that take longer (a
+// first python skill build).
+func waitForReplyWithin(t *testing.T, cs *mcp.ClientSession, stream, from string, since int64, d time.Duration) domain.Event {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		out := servertest.Call[struct {
 			Events []domain.Event `json:"events"`
@@ -90,15 +97,18 @@ func waitForReply(t *testing.T, cs *mcp.ClientSession, stream, from string, sinc
 // connects to its MCP endpoint from mcp.json and follows role.md.
 func TestGettingStarted(t *testing.T) {
 	t.Setenv("HELIX_ORG_SERVER_CANARY", "canary-7f3a9")
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "helix-org.db"), store.Options{Synchronous: "NORMAL"})
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "helix-org.db"), store.Options{Transports: transports.Specs(), Synchronous: "NORMAL"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	ctx := t.Context()
 	st.SetSetting(ctx, agent.RuntimeSetting, agent.RuntimeCommand)
-	st.SetSetting(ctx, agent.CommandSetting, agentCommand(t, "echo"))
-	_, envs, owner := startServe(t, st, io.Discard)
+	// The echo agent reports its token in a file outside the envs
+	// directory, so the test can try it once the run is over.
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	st.SetSetting(ctx, agent.CommandSetting, "HELIX_ORG_TEST_TOKEN_FILE="+tokenFile+" "+agentCommand(t, "echo"))
+	base, envs, owner := startServe(t, st, io.Discard)
 
 	call := func(name string, args map[string]any) map[string]any {
 		return servertest.Call[map[string]any](t, owner, name, args)
@@ -153,8 +163,14 @@ func TestGettingStarted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url, tok, _ := domain.ReadMCPConfig(data)
-	if code := probe(url, tok); code != 401 {
+	tok, err := os.ReadFile(tokenFile)
+	if err != nil || !strings.HasPrefix(string(tok), store.ActivationTokenPrefix) {
+		t.Fatalf("the agent's token = %q, %v; want an hxa_ token", tok, err)
+	}
+	url, _, _ := domain.ReadMCPConfig(data, func(k string) string {
+		return map[string]string{domain.MCPURLEnv: domain.MCPURL(base, "w-echo")}[k]
+	})
+	if code := probe(url, string(tok)); code != 401 {
 		t.Errorf("activation token after its run: status %d, want 401", code)
 	}
 }

@@ -1,14 +1,18 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +21,7 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server/servertest"
+	"github.com/helixml/helix-org/server/ui/uitest"
 )
 
 // TestMain lets the test binary stand in for other programs, as go-sdk's
@@ -31,13 +36,20 @@ func TestMain(m *testing.M) {
 	}
 	switch os.Getenv("HELIX_ORG_TEST_AGENT") {
 	case "":
-		os.Exit(m.Run())
+		uitest.Main(m) // runs the tests, then closes the shared browser
+
 	case "echo":
 		os.Exit(echoAgent())
 	case "slow":
 		os.Exit(slowAgent())
 	case "claude":
 		os.Exit(fakeClaude())
+	case "relay":
+		os.Exit(relayAgent())
+	case "claude-relay":
+		os.Exit(relayClaude())
+	case "stubborn":
+		os.Exit(stubbornAgent())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown HELIX_ORG_TEST_AGENT")
 		os.Exit(2)
@@ -89,7 +101,7 @@ func connectFromEnv(ctx context.Context) (*mcp.ClientSession, string, string, er
 	if err != nil {
 		return nil, "", "", err
 	}
-	url, tok, err := domain.ReadMCPConfig(data)
+	url, tok, err := domain.ReadMCPConfig(data, os.Getenv)
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -130,6 +142,9 @@ func echoAgent() int {
 		return 1
 	}
 	defer cs.Close()
+	if f := os.Getenv("HELIX_ORG_TEST_TOKEN_FILE"); f != "" {
+		os.WriteFile(f, []byte(tok), 0o600)
+	}
 	fmt.Println("cross-worker probe:", probe(strings.Replace(url, "/workers/"+os.Getenv("HELIX_ORG_WORKER")+"/", "/workers/w-owner/", 1), tok))
 	for _, t := range parsePrompt(string(prompt)) {
 		reply := strings.NewReplacer("<body>", t.body).Replace(m[1])
@@ -193,7 +208,9 @@ func slowAgent() int {
 	return 1
 }
 
-// fakeClaude records its arguments, one line per run, in $FAKE_CLAUDE_LOG.
+// fakeClaude records its arguments, one line per run, in $FAKE_CLAUDE_LOG,
+// and says on stdout, as a stream-json assistant message, what it read on
+// stdin: its size, the event triggers in it, and a digest of their bodies.
 func fakeClaude() int {
 	f, err := os.OpenFile(os.Getenv("FAKE_CLAUDE_LOG"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -201,9 +218,149 @@ func fakeClaude() int {
 	}
 	defer f.Close()
 	wd, _ := os.Getwd()
-	fmt.Fprintf(f, "cwd=%s args=%s\n", wd, strings.Join(os.Args[1:], " "))
-	sc := bufio.NewScanner(os.Stdin)
-	for sc.Scan() {
-	}
+	fmt.Fprintf(f, "cwd=%s token=%s args=%s\n", wd, os.Getenv("HELIX_ORG_TOKEN"), strings.Join(os.Args[1:], " "))
+	stdin, _ := io.ReadAll(os.Stdin)
+	trigs := parsePrompt(string(stdin))
+	msg := map[string]any{"type": "assistant", "message": map[string]any{"content": []map[string]any{{"type": "text", "text": promptDigest(len(stdin), trigs)}}}}
+	json.NewEncoder(os.Stdout).Encode(msg)
 	return 0
+}
+
+// relayCall makes one model call as any Anthropic client would, from the
+// variables every run gets: ANTHROPIC_BASE_URL (the server's relay) and
+// ANTHROPIC_API_KEY (the run's token). It returns the reply's body.
+func relayCall(ctx context.Context, stream bool) (string, error) {
+	body := fmt.Sprintf(`{"model":"fake-model","max_tokens":64,"stream":%t,"messages":[{"role":"user","content":"hello"}]}`, stream)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, os.Getenv("ANTHROPIC_BASE_URL")+"/v1/messages", strings.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("anthropic-version", "2023-06-01")
+	req.Header.Set("x-api-key", os.Getenv("ANTHROPIC_API_KEY"))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	reply, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("relay: %d %s", resp.StatusCode, reply)
+	}
+	return string(reply), err
+}
+
+// relayAgent is a command-runtime agent that calls its model through the
+// relay once and prints the reply.
+func relayAgent() int {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	io.ReadAll(os.Stdin)
+	reply, err := relayCall(ctx, false)
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	fmt.Println("model said:", reply)
+	return 0
+}
+
+// relayClaude stands in for Claude Code: it reads mcp.json, expanding
+// ${HELIX_ORG_TOKEN} from its environment as Claude Code does, lists its
+// tools over MCP, streams one model call through the relay, and prints
+// stream-json whose result reports no usage, so any tokens on the
+// activation come from the relay's ledger.
+func relayClaude() int {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	io.ReadAll(os.Stdin)
+	say := func(typ, text string) {
+		b, _ := json.Marshal(map[string]any{"type": typ, "message": map[string]any{"content": []map[string]any{{"type": "text", "text": text}}}})
+		fmt.Println(string(b))
+	}
+	if !slices.Contains(os.Args, "--mcp-config") {
+		say("assistant", "no --mcp-config")
+		return 1
+	}
+	cs, _, _, err := connectFromEnv(ctx)
+	if err != nil {
+		say("assistant", "connect: "+err.Error())
+		return 1
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	cs.Close()
+	if err != nil {
+		say("assistant", "list tools: "+err.Error())
+		return 1
+	}
+	reply, err := relayCall(ctx, true)
+	if err != nil || !strings.Contains(reply, "event: message_stop") {
+		say("assistant", fmt.Sprintf("stream: %v %s", err, reply))
+		return 1
+	}
+	say("assistant", fmt.Sprintf("streamed through the relay with %d MCP tools", len(tools.Tools)))
+	fmt.Println(`{"type":"result","subtype":"success","is_error":false,"result":"done"}`)
+	return 0
+}
+
+// promptDigest is what fakeClaude reports about a prompt.
+func promptDigest(size int, trigs []trigger) string {
+	var bodies []string
+	for _, t := range trigs {
+		bodies = append(bodies, t.body)
+	}
+	return fmt.Sprintf("read %d bytes on stdin: %s", size, bodiesDigest(bodies))
+}
+
+// bodiesDigest names event bodies by count, total size and hash.
+func bodiesDigest(bodies []string) string {
+	h := sha256.New()
+	n := 0
+	for _, b := range bodies {
+		io.WriteString(h, b+"\x00")
+		n += len(b)
+	}
+	return fmt.Sprintf("%d event trigger(s), bodies %d bytes, sha256 %x", len(bodies), n, h.Sum(nil))
+}
+
+// stubbornAgent outlives its server: it notes which earlier agents (pid
+// files in ../pids) are still alive as it starts, records its own pid,
+// and runs until a release file appears in the envs dir.
+func stubbornAgent() int {
+	io.ReadAll(os.Stdin)
+	var alive []string
+	entries, _ := os.ReadDir("../pids")
+	for _, e := range entries {
+		data, _ := os.ReadFile(filepath.Join("../pids", e.Name()))
+		if pid, err := strconv.Atoi(string(data)); err == nil && processAlive(pid) {
+			alive = append(alive, string(data))
+		}
+	}
+	act := os.Getenv("HELIX_ORG_ACTIVATION")
+	f, err := os.OpenFile("../order.log", os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return 1
+	}
+	fmt.Fprintf(f, "start %s pid=%d alive=%s\n", act, os.Getpid(), strings.Join(alive, ","))
+	f.Close()
+	os.MkdirAll("../pids", 0o700)
+	if err := os.WriteFile(filepath.Join("../pids", act), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+		return 1
+	}
+	for {
+		if _, err := os.Stat("../release"); err == nil {
+			return 0
+		}
+		time.Sleep(20 * time.Millisecond) // polling a file another process creates
+	}
+}
+
+// processAlive reports whether pid runs; a zombie is dead.
+func processAlive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(data, ')')
+	return i >= 0 && i+2 < len(data) && data[i+2] != 'Z' && data[i+2] != 'X'
 }

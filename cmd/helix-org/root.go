@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -14,11 +17,9 @@ import (
 	"github.com/helixml/helix-org/agent/skill"
 	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/server/ui"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/tools"
-	"github.com/helixml/helix-org/transports/email"
-	"github.com/helixml/helix-org/transports/github"
-	"github.com/helixml/helix-org/transports/webhook"
 )
 
 // version is set at link time: -ldflags "-X main.version=…".
@@ -28,28 +29,36 @@ var version = "dev"
 type dbFlags struct {
 	DB      string
 	KeyFile string
+	// Init lets open create a database that is not there; only commands
+	// that bind --init can set it.
+	Init    bool
+	hasInit bool
 }
 
-func (f *dbFlags) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&f.DB, "db", envOr("HELIX_ORG_DB", "./helix-org.db"), "SQLite database file (env HELIX_ORG_DB)")
-	fs.StringVar(&f.KeyFile, "key-file", envOr("HELIX_ORG_KEY_FILE", ""), "file holding the key that encrypts secret settings; default <db>.key (env HELIX_ORG_KEY_FILE)")
+func (f *dbFlags) bind(flags *pflag.FlagSet) {
+	flags.StringVar(&f.DB, "db", envOr("HELIX_ORG_DB", "./helix-org.db"), "SQLite database file (env HELIX_ORG_DB)")
+	flags.StringVar(&f.KeyFile, "key-file", envOr("HELIX_ORG_KEY_FILE", ""), "file holding the key that encrypts secret settings; default <db>.key (env HELIX_ORG_KEY_FILE)")
 }
 
-// openExisting opens the database only if the file is there, so a mistyped
-// --db is an error rather than a new, empty organisation.
-func (f *dbFlags) openExisting(ctx context.Context) (*store.Store, error) {
-	if _, err := os.Stat(f.DB); err != nil {
-		return nil, fmt.Errorf("database %s does not exist: check --db (or HELIX_ORG_DB), or create it with `helix-org bootstrap --db %s`", f.DB, f.DB)
-	}
-	return f.open(ctx)
+// bindInit adds --init, for the commands that may start a new database.
+func (f *dbFlags) bindInit(flags *pflag.FlagSet) {
+	f.hasInit = true
+	flags.BoolVar(&f.Init, "init", false, "create the database if it does not exist")
 }
 
+// open opens the database. It creates one only when told to (--init), so
+// a mistyped --db or the wrong directory is an error naming the path
+// looked at, not a new, empty organisation.
 func (f *dbFlags) open(ctx context.Context) (*store.Store, error) {
-	st, err := store.Open(ctx, f.DB, store.Options{KeyFile: f.KeyFile})
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", f.DB, err)
+	if _, err := os.Stat(f.DB); errors.Is(err, fs.ErrNotExist) && !f.Init {
+		abs, _ := filepath.Abs(f.DB)
+		hint := "create one with `helix-org bootstrap --init`"
+		if f.hasInit {
+			hint = "pass --init to create a new one"
+		}
+		return nil, fmt.Errorf("no database at %s: run where it is, point --db (or HELIX_ORG_DB) at it, or %s", abs, hint)
 	}
-	return st, nil
+	return store.Open(ctx, f.DB, store.Options{KeyFile: f.KeyFile, Transports: transports.Specs()})
 }
 
 func envOr(key, def string) string {
@@ -61,7 +70,8 @@ func envOr(key, def string) string {
 
 // settings is the registry of every operational config key.
 func settings() domain.Settings {
-	return slices.Concat(tools.Settings, dispatch.Settings, agent.Settings, docker.Settings, skill.Settings, webhook.Settings, email.Settings, github.Settings)
+	return slices.Concat(tools.Settings, dispatch.Settings, agent.Settings, docker.Settings, skill.Settings, transports.Settings(), ui.Settings,
+		domain.Settings{domain.PricesSetting})
 }
 
 func newRootCmd() *cobra.Command {
@@ -71,7 +81,10 @@ func newRootCmd() *cobra.Command {
 		Short:         "An organisation of humans and AI agents, served over MCP",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version,
 	}
-	root.AddCommand(newServeCmd(), newChatCmd(), newBootstrapCmd(), newTokenCmd(), newConfigCmd(), newVersionCmd(), newAgentCmd(), newActivationsCmd())
+	root.SetVersionTemplate("helix-org {{.Version}}\n")
+	root.AddCommand(newServeCmd(), newChatCmd(), newBootstrapCmd(), newTokenCmd(), newConfigCmd(), newVersionCmd(), newAgentCmd(), newActivationsCmd(), newTriggersCmd(), newSpendCmd())
+	root.AddCommand(newCallCmd(), newToolsCmd(), newBackupCmd(), newExportCmd(), newImportCmd())
 	return root
 }

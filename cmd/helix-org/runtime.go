@@ -2,59 +2,45 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
+	"errors"
+	"log/slog"
+	"time"
 
 	"github.com/helixml/helix-org/agent"
-	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
 )
 
-// runtimeSelector picks the runtime named by agent.runtime for each
-// activation, so `config set agent.runtime …` applies without a restart.
-type runtimeSelector struct {
-	st     *store.Store
-	docker *dockerHost
+// runtimes wires the runtime table to this server: its settings, the
+// org chart (for roles) and Docker, when there is one.
+func runtimes(st *store.Store, dh *dockerHost) agent.Selector {
+	return agent.Selector{Env: agent.RuntimeEnv{Settings: st, Container: dh.container(),
+		RoleOf: func(ctx context.Context, worker string) (domain.Role, error) { return roleOf(ctx, st, worker) }}}
 }
 
-var _ dispatch.Spawner = runtimeSelector{}
+// reapOrphans is the dispatcher's Reap: it stops the host agents of runs
+// a crash cut off, then this instance's leftover activation containers.
+func reapOrphans(dh *dockerHost, log *slog.Logger) func(context.Context, []domain.Activation) error {
+	return func(ctx context.Context, orphans []domain.Activation) error {
+		kctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		n, err := agent.StopOrphans(kctx, orphans)
+		if n > 0 {
+			log.Info("stopped agents a crash left running", "count", n)
+		}
+		return errors.Join(err, dh.reapActivations(ctx))
+	}
+}
 
-func (r runtimeSelector) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
-	rt, err := r.runtime(ctx)
+// roleOf is the role a worker holds, through its position.
+func roleOf(ctx context.Context, st *store.Store, worker string) (domain.Role, error) {
+	w, err := st.GetWorker(ctx, worker)
 	if err != nil {
-		run.Log(domain.LogEntry{Kind: domain.LogError, Text: err.Error()})
-		return domain.RunResult{ExitStatus: -1}, err
+		return domain.Role{}, err
 	}
-	return rt.Run(ctx, run)
-}
-
-func (r runtimeSelector) runtime(ctx context.Context) (domain.Runtime, error) {
-	get := func(s domain.SettingSpec) string { v, _ := r.st.SettingOr(ctx, s); return v }
-	name := get(agent.RuntimeSetting)
-	if name == "" {
-		if _, err := exec.LookPath("claude"); err == nil {
-			name = agent.RuntimeClaude
-		} else if get(agent.CommandSetting) != "" {
-			name = agent.RuntimeCommand
-		} else {
-			name = agent.RuntimeBuiltin
-		}
+	p, err := st.GetPosition(ctx, w.PositionID)
+	if err != nil {
+		return domain.Role{}, err
 	}
-	switch name {
-	case agent.RuntimeCommand:
-		return &agent.Command{Line: get(agent.CommandSetting)}, nil
-	case agent.RuntimeClaude:
-		return &agent.Claude{Model: get(agent.ModelSetting), Effort: get(agent.EffortSetting)}, nil
-	case agent.RuntimeDocker:
-		return r.docker.runtime(ctx)
-	case agent.RuntimeBuiltin:
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("builtin runtime: find the helix-org executable: %w", err)
-		}
-		return &agent.Builtin{Exe: exe, LLM: builtinConfig(ctx, r.st)}, nil
-	}
-	return nil, fmt.Errorf("agent.runtime %q is not available in this build (valid: %q, %q, %q, %q)", name, agent.RuntimeCommand, agent.RuntimeClaude, agent.RuntimeBuiltin, agent.RuntimeDocker)
+	return st.GetRole(ctx, p.RoleID)
 }

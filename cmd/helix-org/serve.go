@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/transports/delivery"
+	"github.com/helixml/helix-org/transports/inbound"
 )
 
 type serveConfig struct {
@@ -24,6 +26,12 @@ type serveConfig struct {
 	EnvsDir string
 	// ShutdownGrace is how long running activations may go on after SIGTERM.
 	ShutdownGrace time.Duration
+	Edge          edgeConfig
+	// Bootstrap runs bootstrap once the port is bound, printing how to
+	// connect (make run), so nothing is minted for a server that cannot start.
+	Bootstrap     bool
+	URL           string
+	BootstrapOpts bootstrapOpts
 }
 
 func newServeCmd() *cobra.Command {
@@ -33,31 +41,48 @@ func newServeCmd() *cobra.Command {
 		Short: "Serve the org graph: per-worker MCP endpoints at /workers/{id}/mcp",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServe(cmd.Context(), cfg, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
+			return runServe(cmd.Context(), cfg, cmd.OutOrStdout(), slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
 		},
 	}
 	cfg.bind(cmd.Flags())
+	cfg.bindInit(cmd.Flags())
+	cmd.Flags().BoolVar(&cfg.Bootstrap, "bootstrap", false, "once listening, create or restore the owner and print how to connect, as `helix-org bootstrap` does")
+	cmd.Flags().StringVar(&cfg.URL, "url", os.Getenv("HELIX_ORG_URL"), "with --bootstrap: the base URL clients use; default the listen address (env HELIX_ORG_URL)")
+	cfg.BootstrapOpts.bind(cmd)
+	cfg.Edge.bind(cmd.Flags())
 	cmd.Flags().StringVar(&cfg.Addr, "addr", envOr("HELIX_ORG_ADDR", "127.0.0.1:8080"), "listen address; loopback unless you mean otherwise (env HELIX_ORG_ADDR)")
 	cmd.Flags().StringVar(&cfg.EnvsDir, "envs-dir", envOr("HELIX_ORG_ENVS_DIR", "./envs"), "directory of worker environments (env HELIX_ORG_ENVS_DIR)")
 	cmd.Flags().DurationVar(&cfg.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long running activations may finish after SIGTERM; the rest stay pending for the next start")
 	return cmd
 }
 
-func runServe(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
+// runServe binds the port first: a server that cannot listen creates,
+// mints and prints nothing.
+func runServe(ctx context.Context, cfg serveConfig, stdout io.Writer, log *slog.Logger) error {
+	ln, err := listen(cfg.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	st, err := cfg.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	if err := os.MkdirAll(cfg.EnvsDir, 0o700); err != nil {
 		return fmt.Errorf("create envs dir: %w", err)
 	}
 	if err := os.Chmod(cfg.EnvsDir, 0o700); err != nil {
 		return fmt.Errorf("chmod envs dir: %w", err)
 	}
-	st, err := cfg.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	if cfg.Bootstrap {
+		url := cfg.URL
+		if url == "" {
+			url = agentBaseURL(ln.Addr())
+		}
+		if err := runBootstrap(ctx, st, stdout, url, cfg.BootstrapOpts); err != nil {
+			return err
+		}
 	}
 	return serveOn(ctx, ln, st, cfg, log)
 }
@@ -68,12 +93,19 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	if err != nil {
 		log.Warn("no Docker client: the docker runtime and skills are unavailable", "err", err)
 	}
-	srv := server.New(st, server.Config{Logger: log, Routes: transportRoutes(st, log), Skills: dh.skillRunner()})
+	edge := cfg.Edge.withDefaults()
+	deps := transportDeps(st, log)
+	srv := server.New(st, server.Config{Logger: log, Routes: transportRoutes(deps, inbound.NewBudget(edge.InboundBudget)),
+		Skills: dh.skillRunner(), Upstream: relayUpstream(st), CallTimeout: edge.CallTimeout, Settings: settings()})
 	if dh != nil {
-		dh.mcp = onlyMCP(srv)
+		dh.agents, dh.edge = agentRoutes(srv), edge
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	d := dispatch.New(st, runtimeSelector{st: st, docker: dh}, dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()), Logger: log})
+	hs := edge.httpServer(srv)
+	dh.connect(ctx)
+	d := dispatch.New(st, runtimes(st, dh), dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()),
+		Logger: log, Reap: reapOrphans(dh, log)})
+	// Agents and containers a crash left running are gone before their
+	// triggers run again.
 	if err := d.Recover(ctx); err != nil {
 		return err
 	}
@@ -83,13 +115,13 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	if dh != nil {
-		dh.start(ctx) // reaps a predecessor's containers before any activation starts
-	}
+	dh.start(ctx)
 	go d.Run(ctx)
-	outbound := delivery.New(st, outboundSenders(st), delivery.Options{Logger: log})
+	outbound := delivery.New(st, transports.Senders(deps), delivery.Options{Logger: log})
 	outboundDone := make(chan error, 1)
 	go func() { outboundDone <- outbound.Run(ctx) }()
+	loopsDone := make(chan struct{})
+	go func() { transports.Run(ctx, deps); close(loopsDone) }()
 	select {
 	case err := <-errc:
 		return err
@@ -103,8 +135,9 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	if err := d.Shutdown(graceCtx); err != nil {
 		log.Warn("shutdown", "err", err)
 	}
-	dh.shutdown(graceCtx)
+	dh.shutdown()  // skills stop even when the grace is spent
 	<-outboundDone // attempts in flight are cut short and recorded for retry
+	<-loopsDone
 	httpCtx, cancelHTTP := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancelHTTP()
 	if err := hs.Shutdown(httpCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {

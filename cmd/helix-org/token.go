@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
 )
 
@@ -16,8 +17,8 @@ type tokenConfig struct {
 }
 
 func newTokenCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "token", Short: "Manage worker bearer tokens"}
-	cmd.AddCommand(newTokenCreateCmd())
+	cmd := &cobra.Command{Use: "token", Short: "Mint, list and revoke worker bearer tokens (operator only)"}
+	cmd.AddCommand(newTokenCreateCmd(), newTokenListCmd(), newTokenRevokeCmd())
 	return cmd
 }
 
@@ -28,7 +29,7 @@ func newTokenCreateCmd() *cobra.Command {
 		Short: "Mint a bearer token for a worker by opening the database directly (operator only)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := cfg.openExisting(cmd.Context())
+			st, err := cfg.open(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -40,15 +41,22 @@ func newTokenCreateCmd() *cobra.Command {
 			if !w.Active() {
 				return fmt.Errorf("worker %s has been dismissed", w.ID)
 			}
-			tok, err := st.CreateToken(cmd.Context(), store.TokenSpec{WorkerID: w.ID, Kind: store.TokenOperator, TTL: cfg.TTL})
+			tok, err := st.CreateToken(cmd.Context(), store.TokenSpec{WorkerID: w.ID, Kind: store.TokenOperator, TTL: cfg.TTL, Label: "token create"})
 			if err != nil {
 				return err
 			}
-			printConnect(cmd.OutOrStdout(), cfg.URL, w.ID, tok)
+			link := ""
+			if w.Kind == domain.WorkerHuman {
+				if link, err = signInLink(cmd.Context(), st, cfg.URL, tok); err != nil {
+					return err
+				}
+			}
+			printConnect(cmd.OutOrStdout(), cfg.URL, w.ID, tok, link)
 			return nil
 		},
 	}
 	cfg.bind(cmd.Flags())
+	cmd.ValidArgsFunction = cfg.completeFirst(workerNames)
 	cmd.Flags().StringVar(&cfg.URL, "url", envOr("HELIX_ORG_URL", "http://127.0.0.1:8080"), "the server's base URL as clients reach it (env HELIX_ORG_URL)")
 	cmd.Flags().DurationVar(&cfg.TTL, "ttl", 0, "token lifetime, e.g. 24h; 0 means no expiry")
 	return cmd

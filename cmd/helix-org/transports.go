@@ -3,37 +3,47 @@ package main
 import (
 	"context"
 	"log/slog"
-	"slices"
+	"time"
 
 	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/store"
-	"github.com/helixml/helix-org/transports/delivery"
 	"github.com/helixml/helix-org/transports/email"
 	"github.com/helixml/helix-org/transports/github"
+	"github.com/helixml/helix-org/transports/inbound"
 	"github.com/helixml/helix-org/transports/safedial"
+	"github.com/helixml/helix-org/transports/schedule"
+	"github.com/helixml/helix-org/transports/slack"
+	"github.com/helixml/helix-org/transports/telegram"
+	"github.com/helixml/helix-org/transports/transport"
 	"github.com/helixml/helix-org/transports/webhook"
 )
 
-// transportRoutes are every transport's inbound handlers, mounted by the
-// server without it importing the transports. Add a transport here.
-func transportRoutes(st *store.Store, log *slog.Logger) []server.Route {
-	return slices.Concat(
-		webhook.NewHandler(st, webhook.HandlerOptions{Logger: log}).Routes(),
-		[]server.Route{
-			{Pattern: email.InboundPattern, Handler: email.NewHandler(st, log)},
-			{Pattern: github.Pattern, Handler: github.NewHandler(st, log)},
-		},
-	)
+// transports are every transport this binary serves, in the order
+// create_stream offers them. Add a transport here: one line.
+var transports = transport.List{
+	webhook.Transport,
+	email.Transport,
+	github.Transport,
+	slack.Transport,
+	telegram.Transport,
+	schedule.Transport,
 }
 
-// outboundSenders are the delivery engine's Senders, one per transport
-// kind that sends. Outbound HTTP to user-given URLs goes through safedial.
-func outboundSenders(st *store.Store) []delivery.Sender {
+// transportDeps is what the transports are built with. Outbound HTTP to
+// user-given URLs goes through safedial.
+func transportDeps(st *store.Store, log *slog.Logger) transport.Deps {
 	client := safedial.NewClient(safedial.Options{AllowPrivate: func(ctx context.Context) bool {
 		return st.BoolSetting(ctx, safedial.AllowPrivateSetting)
 	}})
-	return []delivery.Sender{
-		webhook.NewSender(client, webhook.SenderOptions{UserAgent: "helix-org/" + version}),
-		email.NewSender(st, client, nil),
+	return transport.Deps{Store: st, Client: client, Now: time.Now, Logger: log, UserAgent: "helix-org/" + version}
+}
+
+// transportRoutes are every transport's inbound handlers, mounted by the
+// server without it importing the transports.
+func transportRoutes(d transport.Deps, budget *inbound.Budget) []server.Route {
+	var routes []server.Route
+	for _, r := range transports.Routes(d, budget) {
+		routes = append(routes, server.Route{Pattern: r.Pattern, Handler: r.Handler})
 	}
+	return routes
 }

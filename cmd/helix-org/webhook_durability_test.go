@@ -13,6 +13,7 @@ import (
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/tools"
 	"github.com/helixml/helix-org/transports/safedial"
+	"github.com/helixml/helix-org/transports/webhook"
 	"github.com/helixml/helix-org/transports/webhook/webhooktest"
 )
 
@@ -27,14 +28,14 @@ func TestWebhookRetryAcrossSIGKILL(t *testing.T) {
 	retry := webhooktest.Response{Status: 503, Header: map[string]string{"Retry-After": "1"}, Body: "try again"}
 	rcv := webhooktest.NewReceiver(t, hookSecret, retry, retry, webhooktest.Response{Status: 200})
 	ctx := t.Context()
-	st, err := store.Open(ctx, db, store.Options{})
+	st, err := store.Open(ctx, db, store.Options{Transports: transports.Specs()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st.Bootstrap(ctx, tools.Names())
 	st.SetSetting(ctx, safedial.AllowPrivateSetting, "true")
 	cfg := `{"secret":"` + hookSecret + `","outbound_url":"` + rcv.URL + `"}`
-	if _, err := st.CreateStream(ctx, "w-owner", domain.Stream{ID: "s-out", Name: "out", Transport: domain.Transport{Kind: domain.TransportWebhook, Config: []byte(cfg)}}); err != nil {
+	if _, err := st.CreateStream(ctx, "w-owner", domain.Stream{ID: "s-out", Name: "out", Transport: domain.Transport{Kind: webhook.Kind, Config: []byte(cfg)}}); err != nil {
 		t.Fatal(err)
 	}
 	tok := servertest.Token(t, st, "w-owner")
@@ -47,7 +48,7 @@ func TestWebhookRetryAcrossSIGKILL(t *testing.T) {
 	}
 	ev := servertest.Call[domain.Event](t, owner, "publish", map[string]any{"stream": "s-out", "body": "survive this"})
 	receive(t, rcv)
-	st, err = store.Open(ctx, db, store.Options{})
+	st, err = store.Open(ctx, db, store.Options{Transports: transports.Specs()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/transports/inbound"
 	"github.com/helixml/helix-org/transports/safedial"
 	"github.com/helixml/helix-org/transports/webhook"
 	"github.com/helixml/helix-org/transports/webhook/webhooktest"
@@ -24,7 +25,7 @@ const hookSecret = "whsec_aGVsaXgtb3JnLXdlYmhvb2stdGVzdC1zZWNyZXQ="
 // agent as the command runtime.
 func openTestStore(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "helix-org.db"), store.Options{Synchronous: "NORMAL"})
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "helix-org.db"), store.Options{Transports: transports.Specs(), Synchronous: "NORMAL"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,19 +110,22 @@ func TestWebhookBridge(t *testing.T) {
 	call("invite_workers", map[string]any{"stream": "s-hook", "workers": []string{"w-echo"}})
 
 	code, answer := postWebhook(t, base, "s-hook", hookSecret, "msg_bridge_1", "text/plain", "hello from outside", time.Now())
-	if code != http.StatusAccepted {
+	if code != http.StatusOK {
 		t.Fatalf("inbound webhook: %d %s", code, answer)
 	}
-	var acc webhook.Accepted
+	var acc inbound.Answer
 	json.Unmarshal([]byte(answer), &acc)
+	if len(acc.Events) != 1 {
+		t.Fatalf("inbound webhook answered %s, want one event", answer)
+	}
 
 	req, p := receive(t, rcv)
 	if req.Err != nil {
 		t.Errorf("outbound webhook fails the Standard Webhooks reference verification: %v", req.Err)
 	}
 	ev := p.Data
-	if ev.Message.Body != "echo: hello from outside" || ev.Source != "w-echo" || ev.Message.InReplyTo != acc.Event || ev.StreamID != "s-hook" {
-		t.Errorf("outbound event = %+v, want w-echo's reply to %s", ev, acc.Event)
+	if ev.Message.Body != "echo: hello from outside" || ev.Source != "w-echo" || ev.Message.InReplyTo != acc.Events[0].Event || ev.StreamID != "s-hook" {
+		t.Errorf("outbound event = %+v, want w-echo's reply to %s", ev, acc.Events[0].Event)
 	}
 	if req.Header.Get("webhook-id") != ev.ID || p.Type != "message.published" {
 		t.Errorf("webhook-id %q type %q, want the event id and message.published", req.Header.Get("webhook-id"), p.Type)

@@ -11,10 +11,15 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/store/storetest"
 	"github.com/helixml/helix-org/tools"
+	"github.com/helixml/helix-org/transports/email"
+	"github.com/helixml/helix-org/transports/github"
+	"github.com/helixml/helix-org/transports/transport"
+	"github.com/helixml/helix-org/transports/webhook"
 )
 
 // Harness is a running server with a bootstrapped owner.
@@ -24,10 +29,14 @@ type Harness struct {
 	OwnerToken string
 }
 
+// Transports are the transport kinds of a test server's store: the
+// binary's own, so tests see their real config checks and errors.
+var Transports = transport.List{webhook.Transport, email.Transport, github.Transport}.Specs()
+
 // Start boots a server on 127.0.0.1 with the owner created.
 func Start(t testing.TB, cfg server.Config) *Harness {
 	t.Helper()
-	st := storetest.New(t)
+	st := storetest.NewWith(t, store.Options{Transports: Transports})
 	return StartWith(t, st, cfg)
 }
 
@@ -54,7 +63,7 @@ func Token(t testing.TB, st *store.Store, worker string) string {
 }
 
 // URL is the MCP endpoint of a worker.
-func (h *Harness) URL(worker string) string { return h.Server.URL + "/workers/" + worker + "/mcp" }
+func (h *Harness) URL(worker string) string { return domain.MCPURL(h.Server.URL, worker) }
 
 // Owner connects as w-owner.
 func (h *Harness) Owner(t testing.TB) *mcp.ClientSession {

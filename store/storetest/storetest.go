@@ -19,7 +19,15 @@ func New(t testing.TB) *store.Store {
 // the real clock), so tests can move time past an expiry without waiting.
 func NewWithClock(t testing.TB, now func() time.Time) *store.Store {
 	t.Helper()
-	st, err := store.Open(t.Context(), t.TempDir()+"/helix-org.db", store.Options{Synchronous: "NORMAL", Now: now})
+	return NewWith(t, store.Options{Now: now})
+}
+
+// NewWith opens a fresh store with opts (its Transports, its clock); the
+// file and the synchronous pragma are the test's.
+func NewWith(t testing.TB, opts store.Options) *store.Store {
+	t.Helper()
+	opts.Synchronous = "NORMAL"
+	st, err := store.Open(t.Context(), t.TempDir()+"/helix-org.db", opts)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

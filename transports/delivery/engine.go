@@ -243,7 +243,8 @@ func (e *Engine) attempt(ctx context.Context, d domain.Delivery) error {
 		return err
 	}
 	sender := e.senders[d.Kind]
-	st, err := e.st.GetStream(ctx, d.StreamID)
+	// The sender signs with the stream's secret, so it gets it decrypted.
+	st, err := e.st.StreamWithSecrets(ctx, d.StreamID)
 	if err != nil {
 		return e.finish(ctx, d, now, 0, Outcome{Err: fmt.Errorf("load stream: %w", err), Permanent: errors.Is(err, domain.ErrNotFound)})
 	}

@@ -42,12 +42,25 @@ func newFake(outcomes ...delivery.Outcome) *fakeSender {
 	return &fakeSender{outcomes: outcomes, got: make(chan struct{}, 100)}
 }
 
-func (f *fakeSender) Kind() domain.TransportKind { return domain.TransportWebhook }
+func (f *fakeSender) Kind() domain.TransportKind { return kindHook }
 
 func (f *fakeSender) Wants(st domain.Stream) bool {
-	var c domain.WebhookConfig
+	var c hookConfig
 	return json.Unmarshal(st.Transport.Config, &c) == nil && c.OutboundURL != ""
 }
+
+// kindHook is a stand-in transport kind: the engine knows kinds only
+// through their senders.
+const kindHook domain.TransportKind = "webhook"
+
+type hookConfig struct {
+	OutboundURL string `json:"outbound_url"`
+}
+
+var hookTransports = domain.NewTransports(domain.TransportSpec{Kind: kindHook, Publish: true, Check: func(raw json.RawMessage) error {
+	var c hookConfig
+	return domain.DecodeConfig(raw, &c)
+}})
 
 func (f *fakeSender) Send(ctx context.Context, st domain.Stream, ev domain.Event, attempt int) delivery.Outcome {
 	f.mu.Lock()
@@ -83,7 +96,7 @@ type rig struct {
 func newRig(t *testing.T) rig {
 	t.Helper()
 	clock := storetest.NewClock(t0)
-	st := storetest.NewWithClock(t, clock.Now)
+	st := storetest.NewWith(t, store.Options{Now: clock.Now, Transports: hookTransports})
 	ctx := t.Context()
 	if _, err := st.Bootstrap(ctx, []string{"publish"}); err != nil {
 		t.Fatal(err)
@@ -92,9 +105,9 @@ func newRig(t *testing.T) rig {
 	must(t)(st.CreatePosition(ctx, "w-owner", domain.Position{ID: "p-a", RoleID: "r-a", Title: "A"}))
 	must(t)(st.HireWorker(ctx, "w-owner", domain.Worker{ID: "w-maya", Kind: domain.WorkerHuman, PositionID: "p-a", Name: "Maya"}, nil))
 	for _, s := range []domain.Stream{
-		{ID: "s-out", Name: "out", Transport: domain.Transport{Kind: domain.TransportWebhook, Config: json.RawMessage(`{"outbound_url":"https://example.com/hook"}`)}},
-		{ID: "s-out2", Name: "out2", Transport: domain.Transport{Kind: domain.TransportWebhook, Config: json.RawMessage(`{"outbound_url":"https://example.com/other"}`)}},
-		{ID: "s-in", Name: "in", Transport: domain.Transport{Kind: domain.TransportWebhook}},
+		{ID: "s-out", Name: "out", Transport: domain.Transport{Kind: kindHook, Config: json.RawMessage(`{"outbound_url":"https://example.com/hook"}`)}},
+		{ID: "s-out2", Name: "out2", Transport: domain.Transport{Kind: kindHook, Config: json.RawMessage(`{"outbound_url":"https://example.com/other"}`)}},
+		{ID: "s-in", Name: "in", Transport: domain.Transport{Kind: kindHook}},
 		{ID: "s-local", Name: "local", Transport: domain.Transport{Kind: domain.TransportLocal}},
 	} {
 		must(t)(st.CreateStream(ctx, "w-owner", s))
@@ -115,7 +128,7 @@ func must(t *testing.T) func(any, error) {
 // publish appends an event as source ("" is an inbound, system event).
 func (r rig) publish(t *testing.T, stream, source, body string) domain.Event {
 	t.Helper()
-	ev, _, err := r.st.Append(t.Context(), domain.Event{StreamID: stream, Source: source, Message: domain.Message{Body: body}}, store.AppendOptions{})
+	ev, err := r.st.Append(t.Context(), domain.Event{StreamID: stream, Source: source, Message: domain.Message{Body: body}}, store.AppendOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +256,7 @@ func TestEngineRetries(t *testing.T) {
 			t.Parallel()
 			r := newRig(t)
 			if tt.maxAttempts != "" {
-				if err := r.st.SetSetting(t.Context(), delivery.MaxAttemptsSetting(domain.TransportWebhook), tt.maxAttempts); err != nil {
+				if err := r.st.SetSetting(t.Context(), delivery.MaxAttemptsSetting(kindHook), tt.maxAttempts); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -327,7 +340,7 @@ func TestEngineCrashMidAttempt(t *testing.T) {
 	r := newRig(t)
 	ev := r.publish(t, "s-out", "w-maya", "hello")
 	ctx := t.Context()
-	if err := r.st.EnqueueDeliveries(ctx, "outbound", ev.Seq, []domain.Delivery{{EventID: ev.ID, EventSeq: ev.Seq, StreamID: "s-out", Kind: domain.TransportWebhook}}); err != nil {
+	if err := r.st.EnqueueDeliveries(ctx, "outbound", ev.Seq, []domain.Delivery{{EventID: ev.ID, EventSeq: ev.Seq, StreamID: "s-out", Kind: kindHook}}); err != nil {
 		t.Fatal(err)
 	}
 	d := deliveries(t, r.st)[0]

@@ -9,7 +9,52 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/delivery"
+	"github.com/helixml/helix-org/transports/inbound"
+	"github.com/helixml/helix-org/transports/transport"
 )
+
+// Kind is the email transport's kind.
+const Kind domain.TransportKind = "email"
+
+// Transport is the email transport (Postmark), for cmd's list.
+var Transport = transport.Descriptor{
+	TransportSpec: domain.TransportSpec{
+		Kind:    Kind,
+		About:   "email in and out through Postmark",
+		Config:  `{"alias":"sam"}: mail to <hash>+sam@<inbound domain> lands here; replies go out from transport.postmark's "from" with Reply-To the alias`,
+		Check:   func(raw json.RawMessage) error { _, err := ParseStreamConfig(raw); return err },
+		Publish: true,
+	},
+	Settings:  Settings,
+	Endpoints: func(d transport.Deps) []inbound.Endpoint { return []inbound.Endpoint{Endpoint(d.Store)} },
+	Sender:    func(d transport.Deps) delivery.Sender { return NewSender(d.Store, d.Client, d.Logger) },
+}
+
+// StreamConfig routes inbound mail for <hash>+<alias>@… to a stream.
+type StreamConfig struct {
+	Alias string `json:"alias"`
+}
+
+// ParseStreamConfig decodes and checks an email stream's config.
+func ParseStreamConfig(raw json.RawMessage) (StreamConfig, error) {
+	var c StreamConfig
+	if err := domain.DecodeConfig(raw, &c); err != nil {
+		return c, err
+	}
+	field := domain.ConfigField("alias")
+	if c.Alias == "" {
+		return c, domain.Required(field)
+	}
+	for _, r := range c.Alias {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return c, domain.Invalid(field, "%q may contain only lowercase letters, digits, '-' and '_'", c.Alias)
+		}
+	}
+	if len(c.Alias) > 64 {
+		return c, domain.Invalid(field, "is longer than 64 characters")
+	}
+	return c, nil
+}
 
 // DefaultAPIURL is Postmark's API.
 const DefaultAPIURL = "https://api.postmarkapp.com"
@@ -35,7 +80,7 @@ var MaxBodySetting = domain.SettingSpec{
 }
 
 // Settings lists the email transport's config keys.
-var Settings = domain.Settings{ConfigSetting, MaxBodySetting, delivery.MaxAttemptsSetting(domain.TransportEmail)}
+var Settings = domain.Settings{ConfigSetting, MaxBodySetting, delivery.MaxAttemptsSetting(Kind)}
 
 // Config is the decoded transport.postmark setting.
 type Config struct {

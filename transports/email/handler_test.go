@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +21,8 @@ import (
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/store/storetest"
 	"github.com/helixml/helix-org/transports/email"
+	"github.com/helixml/helix-org/transports/inbound"
+	"github.com/helixml/helix-org/transports/transport"
 )
 
 // Secrets a test checks never leak.
@@ -39,14 +42,21 @@ func config(apiURL string) string {
 // fixture: email streams s-support (alias sam, followed by AI worker
 // w-sam) and s-billing (alias billing), the inbound handler over HTTP.
 type fixture struct {
-	st   *store.Store
-	url  string
-	logs *servertest.Logs
+	st     *store.Store
+	url    string
+	logs   *servertest.Logs
+	budget *inbound.Budget
 }
 
-func newFixture(t *testing.T, wrap func(*store.Store) email.Store) fixture {
+// backend is what the email endpoint and the shared inbound handler read.
+type backend interface {
+	email.Store
+	inbound.Store
+}
+
+func newFixture(t *testing.T, wrap func(*store.Store) backend) fixture {
 	t.Helper()
-	st := storetest.New(t)
+	st := storetest.NewWith(t, store.Options{Transports: transport.List{email.Transport}.Specs()})
 	ctx := t.Context()
 	_, err := st.Bootstrap(ctx, nil)
 	mustDo(t, err)
@@ -59,19 +69,20 @@ func newFixture(t *testing.T, wrap func(*store.Store) email.Store) fixture {
 	mustDo(t, err)
 	for id, alias := range map[string]string{"s-support": "sam", "s-billing": "billing"} {
 		_, err := st.CreateStream(ctx, store.OwnerWorker, domain.Stream{ID: id, Name: id,
-			Transport: domain.Transport{Kind: domain.TransportEmail, Config: []byte(`{"alias":"` + alias + `"}`)}})
+			Transport: domain.Transport{Kind: email.Kind, Config: []byte(`{"alias":"` + alias + `"}`)}})
 		mustDo(t, err)
 	}
 	_, err = st.Subscribe(ctx, store.OwnerWorker, "s-support", "w-sam")
 	mustDo(t, err)
 	logs := &servertest.Logs{}
-	var backend email.Store = st
+	var be backend = st
 	if wrap != nil {
-		backend = wrap(st)
+		be = wrap(st)
 	}
-	srv := httptest.NewServer(email.NewHandler(backend, logs.Logger()))
+	budget := inbound.NewBudget(1 << 20)
+	srv := httptest.NewServer(inbound.Mux(be, budget, logs.Logger(), email.Endpoint(be)))
 	t.Cleanup(srv.Close)
-	return fixture{st: st, url: srv.URL, logs: logs}
+	return fixture{st: st, url: srv.URL, logs: logs, budget: budget}
 }
 
 func mustDo(t *testing.T, err error) {
@@ -161,7 +172,7 @@ func TestInbound(t *testing.T) {
 		wantNew    counts
 	}{
 		{name: "routed by alias, wakes the follower", posts: []post{ok(first)},
-			wantStatus: 200, wantBody: `"duplicate":false`, wantNew: counts{Support: 1, Triggers: 1}},
+			wantStatus: 200, wantBody: `"stream":"s-support","seq":`, wantNew: counts{Support: 1, Triggers: 1}},
 		{name: "a retried MessageID is stored once", posts: []post{ok(first), ok(first)},
 			wantStatus: 200, wantBody: `"duplicate":true`, wantNew: counts{Support: 1, Triggers: 1}},
 		{name: "another alias, another stream", posts: []post{ok(withRecipient(t, "inbound.json", "billing"))},
@@ -182,6 +193,21 @@ func TestInbound(t *testing.T) {
 		{name: "malformed JSON", posts: []post{ok([]byte(`{"From":"a@b.c",`))}, wantStatus: 400, wantBody: "not Postmark inbound JSON"},
 		{name: "bad attachment content", posts: []post{ok([]byte(`{"OriginalRecipient":"h+sam@x","Attachments":[{"Name":"a.pdf","Content":"!!"}]}`))},
 			wantStatus: 400, wantBody: "not base64"},
+		{name: "no text and no attachments: refused, nothing stored", posts: []post{ok(mail(t, map[string]any{"TextBody": " \n", "HtmlBody": "", "StrippedTextReply": "", "Attachments": nil}))},
+			wantStatus: 400, wantBody: "body: is required: the email has no text"},
+		{name: "attachments only: stored", posts: []post{ok(mail(t, map[string]any{"TextBody": "", "HtmlBody": "", "StrippedTextReply": ""}))},
+			wantStatus: 200, wantNew: counts{Support: 1, Triggers: 1}},
+		{name: "subject over the limit", posts: []post{ok(mail(t, map[string]any{"Subject": strings.Repeat("s", domain.MaxSubject+1)}))},
+			wantStatus: 400, wantBody: "subject: is 2049 bytes; the limit is 2048"},
+		{name: "too many recipients", posts: []post{ok(mail(t, map[string]any{"ToFull": addresses(domain.MaxRecipients + 1)}))},
+			wantStatus: 400, wantBody: "to: has 1001 entries; the limit is 1000"},
+		{name: "Message-ID over the limit", posts: []post{ok(mail(t, map[string]any{"Headers": []map[string]string{{"Name": "Message-ID", "Value": "<" + strings.Repeat("m", domain.MaxMessageRef) + ">"}}}))},
+			wantStatus: 400, wantBody: "messageId: is 1026 bytes; the limit is 1024"},
+		{name: "too many attachments", posts: []post{ok(mail(t, map[string]any{"Attachments": attachments(domain.MaxAttachments + 1)}))},
+			wantStatus: 400, wantBody: "attachments: has 101 entries; the limit is 100"},
+		{name: "inbound budget in use: 503 with Retry-After", posts: []post{ok(first)},
+			setup:      func(t *testing.T, f fixture) { holdBudget(t, f.budget, 1<<20) },
+			wantStatus: 503, wantBody: "too many request bodies in flight"},
 		{name: "oversize body", posts: []post{ok(first)},
 			setup:      func(t *testing.T, f fixture) { mustDo(t, f.st.SetSetting(t.Context(), email.MaxBodySetting, "512")) },
 			wantStatus: 413},
@@ -242,15 +268,57 @@ func TestInboundAttachmentKept(t *testing.T) {
 // failingStore commits nothing.
 type failingStore struct{ *store.Store }
 
-func (failingStore) AppendInbound(context.Context, domain.Event, string, [][]byte) (domain.Event, bool, error) {
-	return domain.Event{}, false, errors.New("database is locked")
+func (failingStore) AppendInbound(context.Context, []domain.Inbound, int) ([]domain.Receipt, error) {
+	return nil, errors.New("database is locked")
 }
 
 // TestInboundStoreFailure: Postmark must retry (5xx) what was not committed.
 func TestInboundStoreFailure(t *testing.T) {
-	f := newFixture(t, func(st *store.Store) email.Store { return failingStore{st} })
+	f := newFixture(t, func(st *store.Store) backend { return failingStore{st} })
 	code, body := f.post(t, inboundUser, inboundPassword, testdata(t, "inbound.json"))
 	if code != 500 || strings.Contains(body, "locked") {
 		t.Errorf("store failure: %d %s, want 500 without the detail", code, body)
 	}
+}
+
+// mail is testdata/inbound.json (to alias sam) with fields replaced.
+func mail(t *testing.T, fields map[string]any) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(testdata(t, "inbound.json"), &m); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range fields {
+		m[k] = v
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
+
+func addresses(n int) []map[string]string {
+	out := make([]map[string]string, n)
+	for i := range out {
+		out[i] = map[string]string{"Email": fmt.Sprintf("r%d@example.com", i)}
+	}
+	return out
+}
+
+func attachments(n int) []map[string]string {
+	out := make([]map[string]string, n)
+	for i := range out {
+		out[i] = map[string]string{"Name": fmt.Sprintf("a%d.txt", i), "Content": "eA==", "ContentType": "text/plain"}
+	}
+	return out
+}
+
+// holdBudget takes n bytes of the budget, as bodies in flight would,
+// until the test ends.
+func holdBudget(t *testing.T, b *inbound.Budget, n int) {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(strings.Repeat("x", n)))
+	body, err := b.Read(httptest.NewRecorder(), r, int64(n), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(body.Release)
 }

@@ -69,6 +69,10 @@ type Mail struct {
 	Contents [][]byte
 }
 
+// FullTextAttachment carries an email's whole text when body holds only
+// the stripped reply and the text is too large for extra.
+const FullTextAttachment = "full-text.txt"
+
 // extra is what the envelope keeps beyond its own fields.
 type extra struct {
 	PostmarkMessageID string   `json:"postmarkMessageId,omitempty"`
@@ -90,7 +94,11 @@ type extra struct {
 //     inReplyTo = In-Reply-To, threadId = the first (root) References id,
 //     else In-Reply-To, else the message's own id, so a conversation is one
 //     thread whichever client answered;
-//   - attachments = name, type and decoded size; contents returned apart.
+//   - attachments = name, type and decoded size; contents returned apart;
+//   - a message with attachments but no text gets the body
+//     "(no text; attachments: a.pdf, b.png)"; one with neither is refused;
+//   - the whole text, when body holds only the stripped reply and the text
+//     is too large for extra, is the attachment FullTextAttachment.
 func ParseInbound(body []byte) (Mail, error) {
 	var in Inbound
 	if err := json.Unmarshal(body, &in); err != nil {
@@ -108,10 +116,13 @@ func ParseInbound(body []byte) (Mail, error) {
 	switch {
 	case strings.TrimSpace(in.StrippedTextReply) != "":
 		m.Body, x.TextBody = in.StrippedTextReply, in.TextBody
-	case in.TextBody != "" || in.HtmlBody == "":
+	case strings.TrimSpace(in.TextBody) != "" || strings.TrimSpace(in.HtmlBody) == "":
 		m.Body = in.TextBody
 	default:
 		m.Body, m.BodyContentType = in.HtmlBody, "text/html"
+	}
+	if strings.TrimSpace(m.Body) == "" && len(in.Attachments) == 0 {
+		return Mail{}, domain.Invalid("body", "is required: the email has no text (TextBody, HtmlBody and StrippedTextReply are empty) and no attachments; nothing was stored")
 	}
 	m.MessageID = first(msgIDs(header(in.Headers, "Message-ID")), in.MessageID)
 	m.InReplyTo = first(msgIDs(header(in.Headers, "In-Reply-To")), "")
@@ -129,9 +140,24 @@ func ParseInbound(body []byte) (Mail, error) {
 		m.Attachments = append(m.Attachments, domain.Attachment{Name: name, ContentType: a.ContentType, Size: int64(len(c))})
 		contents = append(contents, c)
 	}
+	if strings.TrimSpace(m.Body) == "" {
+		names := make([]string, len(m.Attachments))
+		for i, a := range m.Attachments {
+			names[i] = a.Name
+		}
+		m.Body = "(no text; attachments: " + strings.Join(names, ", ") + ")"
+	}
 	var err error
 	if m.Extra, err = json.Marshal(x); err != nil {
 		return Mail{}, err
+	}
+	if len(m.Extra) > domain.MaxExtra && x.TextBody != "" {
+		m.Attachments = append(m.Attachments, domain.Attachment{Name: FullTextAttachment, ContentType: "text/plain; charset=utf-8", Size: int64(len(x.TextBody))})
+		contents = append(contents, []byte(x.TextBody))
+		x.TextBody = ""
+		if m.Extra, err = json.Marshal(x); err != nil {
+			return Mail{}, err
+		}
 	}
 	return Mail{Alias: alias(in), DedupKey: in.MessageID, Message: m, Contents: contents}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -80,6 +81,33 @@ func TestParseInbound(t *testing.T) {
 			want:      Mail{DedupKey: "pm-2", Message: domain.Message{From: "b@example.com", Body: "x", BodyContentType: "text/plain", MessageID: "pm-2", ThreadID: "pm-2"}},
 			wantExtra: extra{PostmarkMessageID: "pm-2", OriginalRecipient: "h@inbound.postmarkapp.com"},
 		},
+		{
+			name: "attachments only: the body names them",
+			body: []byte(`{"From":"b@example.com","MessageID":"pm-3","Attachments":[{"Name":"a.pdf","Content":"eA==","ContentType":"application/pdf"},{"Name":"b.png","Content":"eQ=="}]}`),
+			want: Mail{DedupKey: "pm-3", Contents: [][]byte{[]byte("x"), []byte("y")}, Message: domain.Message{From: "b@example.com",
+				Body: "(no text; attachments: a.pdf, b.png)", BodyContentType: "text/plain", MessageID: "pm-3", ThreadID: "pm-3",
+				Attachments: []domain.Attachment{{Name: "a.pdf", ContentType: "application/pdf", Size: 1}, {Name: "b.png", Size: 1}}}},
+			wantExtra: extra{PostmarkMessageID: "pm-3"},
+		},
+		{
+			name:      "blank text beside HTML: the HTML is the body",
+			body:      []byte(`{"From":"b@example.com","MessageID":"pm-4","TextBody":" \n","HtmlBody":"<p>hi</p>"}`),
+			want:      Mail{DedupKey: "pm-4", Message: domain.Message{From: "b@example.com", Body: "<p>hi</p>", BodyContentType: "text/html", MessageID: "pm-4", ThreadID: "pm-4"}},
+			wantExtra: extra{PostmarkMessageID: "pm-4"},
+		},
+		{
+			name: "a reply whose whole text is too large for extra: the text is an attachment",
+			body: modify(t, "reply.json", func(in *Inbound) { in.TextBody = strings.Repeat("t", domain.MaxExtra) }),
+			want: Mail{Alias: "sam", DedupKey: "0a129aee-e1cd-480d-b08d-4f48548ff48d", Contents: [][]byte{[]byte(strings.Repeat("t", domain.MaxExtra))},
+				Message: domain.Message{From: "ada@example.com", To: []string{"451d9b70cf9364d23ff6f9d51d870251569e+sam@inbound.postmarkapp.com"},
+					Subject: "Re: Invoice 1843 is wrong", Body: "Thanks, that fixed it.", BodyContentType: "text/plain",
+					MessageID: "<CAHxX=second@mail.example.com>", InReplyTo: "<reply-1@mtasv.net>", ThreadID: "<CAHxX=first@mail.example.com>",
+					Attachments: []domain.Attachment{{Name: FullTextAttachment, ContentType: "text/plain; charset=utf-8", Size: int64(domain.MaxExtra)}}}},
+			wantExtra: extra{PostmarkMessageID: "0a129aee-e1cd-480d-b08d-4f48548ff48d", FromName: "Ada Lovelace", ReplyTo: "ada@work.example.com",
+				OriginalRecipient: "451d9b70cf9364d23ff6f9d51d870251569e+sam@inbound.postmarkapp.com", Date: "Wed, 4 Mar 2026 10:00:00 +0000",
+				References: []string{"<CAHxX=first@mail.example.com>", "<reply-1@mtasv.net>"}},
+		},
+		{name: "no text and no attachments", body: []byte(`{"From":"b@example.com","MessageID":"pm-5","TextBody":"  ","HtmlBody":""}`), wantErr: true},
 		{name: "malformed JSON", body: []byte(`{"From":`), wantErr: true},
 		{name: "a JSON array", body: []byte(`[]`), wantErr: true},
 		{name: "ToFull of the wrong type", body: []byte(`{"ToFull":"x"}`), wantErr: true},

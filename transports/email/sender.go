@@ -53,10 +53,10 @@ func NewSender(st SenderStore, client *http.Client, log *slog.Logger) *Sender {
 }
 
 // Kind is email.
-func (s *Sender) Kind() domain.TransportKind { return domain.TransportEmail }
+func (s *Sender) Kind() domain.TransportKind { return Kind }
 
 // Wants every email stream: what a worker publishes there is mail out.
-func (s *Sender) Wants(st domain.Stream) bool { return st.Transport.Kind == domain.TransportEmail }
+func (s *Sender) Wants(st domain.Stream) bool { return st.Transport.Kind == Kind }
 
 // Send makes one attempt to send ev. Problems only the operator can fix
 // (config, token, Postmark's 5xx) are retried; a message Postmark rejects
@@ -69,8 +69,8 @@ func (s *Sender) Send(ctx context.Context, st domain.Stream, ev domain.Event, at
 	if cfg.ServerToken == "" || cfg.From == "" {
 		return delivery.Outcome{Err: fmt.Errorf("%s needs server_token and from to send mail", ConfigSetting.Key)}
 	}
-	var sc domain.EmailConfig
-	if err := json.Unmarshal(st.Transport.Config, &sc); err != nil || sc.Alias == "" {
+	sc, err := ParseStreamConfig(st.Transport.Config)
+	if err != nil {
 		return delivery.Outcome{Err: fmt.Errorf("stream %s has no email alias", st.ID), Permanent: true}
 	}
 	replyTo, err := cfg.AliasAddress(sc.Alias)

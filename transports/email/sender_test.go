@@ -40,16 +40,16 @@ func (f senderFixture) receive(t *testing.T, name string) domain.Event {
 	t.Helper()
 	m, err := email.ParseInbound(testdata(t, name))
 	mustDo(t, err)
-	ev, _, err := f.st.AppendInbound(t.Context(), domain.Event{StreamID: "s-support", Message: m.Message}, m.DedupKey, m.Contents)
+	rs, err := f.st.AppendInbound(t.Context(), []domain.Inbound{{StreamID: "s-support", Message: m.Message, Key: m.DedupKey, Contents: m.Contents}}, 0)
 	mustDo(t, err)
-	return ev
+	return rs[0].Event
 }
 
 // publish appends what w-sam publishes, as the publish tool would.
 func (f senderFixture) publish(t *testing.T, m domain.Message) domain.Event {
 	t.Helper()
 	m.From = "w-sam"
-	ev, _, err := f.st.Append(t.Context(), domain.Event{StreamID: "s-support", Source: "w-sam", Message: m}, store.AppendOptions{})
+	ev, err := f.st.Append(t.Context(), domain.Event{StreamID: "s-support", Source: "w-sam", Message: m}, store.AppendOptions{})
 	mustDo(t, err)
 	return ev
 }
@@ -228,10 +228,10 @@ func TestSendOutcomes(t *testing.T) {
 
 func TestSenderKind(t *testing.T) {
 	s := email.NewSender(nil, nil, nil)
-	if s.Kind() != domain.TransportEmail {
+	if s.Kind() != email.Kind {
 		t.Errorf("Kind = %s", s.Kind())
 	}
-	for kind, want := range map[domain.TransportKind]bool{domain.TransportEmail: true, domain.TransportLocal: false, domain.TransportWebhook: false} {
+	for kind, want := range map[domain.TransportKind]bool{email.Kind: true, domain.TransportLocal: false, "webhook": false} {
 		if got := s.Wants(domain.Stream{Transport: domain.Transport{Kind: kind}}); got != want {
 			t.Errorf("Wants(%s) = %v, want %v", kind, got, want)
 		}

@@ -2,10 +2,11 @@ package github
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
+	"hash"
 	"mime"
 	"net/http"
 	"net/url"
@@ -16,118 +17,90 @@ import (
 	"github.com/helixml/helix-org/transports/inbound"
 )
 
-// Pattern is the route the handler is mounted on.
+// Pattern is the route the endpoint is mounted on.
 const Pattern = "POST /github/webhook"
 
-// Store is what the handler needs from the org's store.
+// Store is what the endpoint needs from the org's store.
 type Store interface {
 	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
-	IntSetting(ctx context.Context, spec domain.SettingSpec) int64
 	ListStreams(ctx context.Context, kind domain.TransportKind) ([]domain.Stream, error)
-	AppendInbound(ctx context.Context, ev domain.Event, key string, contents [][]byte) (domain.Event, bool, error)
 }
 
-// Handler receives GitHub webhook deliveries.
-type Handler struct {
-	store Store
-	log   *slog.Logger
+// Endpoint receives GitHub webhook deliveries: 401 for a missing or bad
+// signature — a missing or malformed one before the body is read — 400
+// for a payload that is not a JSON object or carries nothing, 200 for
+// ping, 202 when no github stream selects the repository and event
+// (nothing is stored), 200 once every matching stream has committed the
+// event (all in one transaction), and 500 when they could not.
+func Endpoint(st Store) inbound.Endpoint {
+	return inbound.Endpoint{Pattern: Pattern, Kind: Kind, MaxBody: MaxBodySetting,
+		Check: func(r *http.Request) (inbound.Request, error) { return check(st, r) }}
 }
 
-// NewHandler returns the webhook handler. A nil logger discards.
-func NewHandler(st Store, log *slog.Logger) *Handler {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Handler{store: st, log: log.With("component", "github")}
-}
-
-// result is the body of a 2xx answer.
-type result struct {
-	Events     []string `json:"events"`
-	Duplicates int      `json:"duplicates,omitempty"`
-	Note       string   `json:"note,omitempty"`
-}
-
-// ServeHTTP answers 401 for a missing or bad signature, 413 for a body
-// over transport.github.max_body_bytes, 400 for a payload that is not a
-// JSON object, 200 for ping, 202 when no github stream selects the
-// repository and event (nothing is stored), 200 once every matching stream
-// has committed the event, and 500 when one could not.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	cfg, err := loadConfig(ctx, h.store)
+// check refuses a request without a configured secret, a well-formed
+// signature or an event name before reading anything; the body's HMAC is
+// computed while it is read.
+func check(st Store, r *http.Request) (inbound.Request, error) {
+	cfg, err := loadConfig(r.Context(), st)
 	if err != nil {
-		h.fail(w, http.StatusInternalServerError, err)
-		return
+		return inbound.Request{}, err
 	}
-	// Refused before reading: nothing to verify a body against.
 	if cfg.WebhookSecret == "" {
-		h.fail(w, http.StatusUnauthorized, errors.New("transport.github has no webhook_secret: deliveries are refused until it is set"))
-		return
+		return inbound.Request{}, inbound.Unauthorized("", "transport.github has no webhook_secret: deliveries are refused until it is set")
 	}
-	body, err := inbound.ReadBody(w, r, h.store.IntSetting(ctx, MaxBodySetting))
-	if err != nil {
-		h.fail(w, inbound.ReadStatus(err), err)
-		return
-	}
-	if !VerifySignature(cfg.WebhookSecret, body, r.Header.Get(SignatureHeader)) {
-		h.fail(w, http.StatusUnauthorized, errors.New("missing or invalid "+SignatureHeader))
-		return
+	want, ok := ParseSignature(r.Header.Get(SignatureHeader))
+	if !ok {
+		return inbound.Request{}, inbound.Unauthorized("", "missing or malformed %s: want sha256= and 64 hex digits; the body was not read", SignatureHeader)
 	}
 	event, delivery := r.Header.Get("X-GitHub-Event"), r.Header.Get("X-GitHub-Delivery")
-	if event == "ping" {
-		inbound.WriteJSON(w, http.StatusOK, result{Events: []string{}, Note: "pong"})
-		return
+	if !validEvent(event) {
+		return inbound.Request{}, domain.Invalid("X-GitHub-Event", "%q is not an event name", event)
 	}
-	d, err := Parse(event, delivery, formPayload(r.Header.Get("Content-Type"), body))
-	if err != nil {
-		h.fail(w, http.StatusBadRequest, err)
-		return
-	}
-	res, err := h.deliver(ctx, d, event, delivery)
-	if err != nil {
-		h.fail(w, http.StatusInternalServerError, err)
-		return
-	}
-	code := http.StatusOK
-	if len(res.Events) == 0 {
-		code = http.StatusAccepted
-	}
-	inbound.WriteJSON(w, code, res)
+	mac := hmac.New(sha256.New, []byte(cfg.WebhookSecret))
+	contentType := r.Header.Get("Content-Type")
+	return inbound.Request{Sum: mac, Verify: func() error { return verify(mac, want) },
+		Parse: func(body []byte) (inbound.Batch, error) {
+			return parse(r.Context(), st, event, delivery, formPayload(contentType, body))
+		}}, nil
 }
 
-// deliver appends the delivery to every github stream that selects its
-// repository (case-insensitively) and event. Each stream stores a delivery
-// id once, so GitHub's redelivery of a partly stored delivery completes it.
-func (h *Handler) deliver(ctx context.Context, d Delivery, event, delivery string) (result, error) {
-	streams, err := h.store.ListStreams(ctx, domain.TransportGitHub)
+func verify(mac hash.Hash, want []byte) error {
+	if !hmac.Equal(want, mac.Sum(nil)) {
+		return inbound.Unauthorized("", "%s does not match the body", SignatureHeader)
+	}
+	return nil
+}
+
+// parse turns a delivery into one message for every github stream that
+// selects its repository (case-insensitively) and event. Each stream
+// stores a delivery id once, so GitHub's redelivery is a duplicate.
+func parse(ctx context.Context, st Store, event, delivery string, body []byte) (inbound.Batch, error) {
+	if event == "ping" {
+		return inbound.Batch{Reply: inbound.Answer{Events: []inbound.Stored{}, Note: "pong"}}, nil
+	}
+	d, err := Parse(event, delivery, body)
 	if err != nil {
-		return result{}, err
+		return inbound.Batch{}, inbound.Malformed(err)
 	}
-	res := result{Events: []string{}}
-	for _, st := range streams {
-		if !selects(st, d.Repo, event) {
-			continue
-		}
-		ev, dup, err := h.store.AppendInbound(ctx, domain.Event{StreamID: st.ID, Message: d.Message}, delivery, nil)
-		if err != nil {
-			return result{}, err
-		}
-		res.Events = append(res.Events, ev.ID)
-		if dup {
-			res.Duplicates++
-		}
-		h.log.Info("github delivery stored", "delivery", delivery, "event", event, "repo", d.Repo, "stream", st.ID, "duplicate", dup)
+	streams, err := st.ListStreams(ctx, Kind)
+	if err != nil {
+		return inbound.Batch{}, err
 	}
-	if len(res.Events) == 0 {
-		res.Note = fmt.Sprintf("no github stream selects %q events of repository %q; nothing stored", event, d.Repo)
+	var b inbound.Batch
+	for _, s := range streams {
+		if selects(s, d.Repo, event) {
+			b.Messages = append(b.Messages, domain.Inbound{StreamID: s.ID, Message: d.Message, Key: delivery, Contents: d.Contents})
+		}
 	}
-	return res, nil
+	if len(b.Messages) == 0 {
+		b.Note = fmt.Sprintf("no github stream selects %q events of repository %q; nothing stored", event, d.Repo)
+	}
+	return b, nil
 }
 
 // selects reports whether a github stream wants this repository's event.
 func selects(st domain.Stream, repo, event string) bool {
-	var c domain.GitHubConfig
+	var c StreamConfig
 	if repo == "" || json.Unmarshal(st.Transport.Config, &c) != nil {
 		return false
 	}
@@ -147,8 +120,4 @@ func formPayload(contentType string, body []byte) []byte {
 		return body
 	}
 	return []byte(q.Get("payload"))
-}
-
-func (h *Handler) fail(w http.ResponseWriter, code int, err error) {
-	inbound.Fail(h.log, "github delivery", w, code, err)
 }

@@ -3,7 +3,9 @@ package github_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +22,8 @@ import (
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/store/storetest"
 	"github.com/helixml/helix-org/transports/github"
+	"github.com/helixml/helix-org/transports/inbound"
+	"github.com/helixml/helix-org/transports/transport"
 )
 
 const secret = "gh-webhook-secret-5f2c"
@@ -31,14 +35,21 @@ const secret = "gh-webhook-secret-5f2c"
 //	s-docs-prs  HelixML/docs   pull_request
 //	s-other     helixml/other  issues                                (w-other)
 type fixture struct {
-	st   *store.Store
-	url  string
-	logs *servertest.Logs
+	st     *store.Store
+	url    string
+	logs   *servertest.Logs
+	budget *inbound.Budget
 }
 
-func newFixture(t *testing.T, wrap func(*store.Store) github.Store) fixture {
+// backend is what the GitHub endpoint and the shared inbound handler read.
+type backend interface {
+	github.Store
+	inbound.Store
+}
+
+func newFixture(t *testing.T, wrap func(*store.Store) backend) fixture {
 	t.Helper()
-	st := storetest.New(t)
+	st := storetest.NewWith(t, store.Options{Transports: transport.List{github.Transport}.Specs()})
 	ctx := t.Context()
 	if _, err := st.Bootstrap(ctx, nil); err != nil {
 		t.Fatal(err)
@@ -54,7 +65,7 @@ func newFixture(t *testing.T, wrap func(*store.Store) github.Store) fixture {
 		{"s-other", "helixml/other", `"issues"`, "w-other"},
 	} {
 		_, err := st.CreateStream(ctx, store.OwnerWorker, domain.Stream{ID: s.id, Name: s.id,
-			Transport: domain.Transport{Kind: domain.TransportGitHub, Config: []byte(`{"repo":"` + s.repo + `","events":[` + s.events + `]}`)}})
+			Transport: domain.Transport{Kind: github.Kind, Config: []byte(`{"repo":"` + s.repo + `","events":[` + s.events + `]}`)}})
 		mustDo(t, err)
 		if s.worker != "" {
 			_, err = st.HireWorker(ctx, store.OwnerWorker, domain.Worker{ID: s.worker, Kind: domain.WorkerAI, PositionID: "p-docs", Name: s.worker}, nil)
@@ -64,13 +75,14 @@ func newFixture(t *testing.T, wrap func(*store.Store) github.Store) fixture {
 		}
 	}
 	logs := &servertest.Logs{}
-	var backend github.Store = st
+	var be backend = st
 	if wrap != nil {
-		backend = wrap(st)
+		be = wrap(st)
 	}
-	srv := httptest.NewServer(github.NewHandler(backend, logs.Logger()))
+	budget := inbound.NewBudget(4 << 20)
+	srv := httptest.NewServer(inbound.Mux(be, budget, logs.Logger(), github.Endpoint(be)))
 	t.Cleanup(srv.Close)
-	return fixture{st: st, url: srv.URL, logs: logs}
+	return fixture{st: st, url: srv.URL, logs: logs, budget: budget}
 }
 
 func mustDo(t *testing.T, err error) {
@@ -161,6 +173,7 @@ func TestWebhook(t *testing.T) {
 	form := []byte("payload=" + url.QueryEscape(string(issue)))
 	cases := []struct {
 		name       string
+		busy       bool // the inbound budget is held by other bodies
 		deliveries []delivery
 		wantStatus int
 		wantBody   string
@@ -170,9 +183,9 @@ func TestWebhook(t *testing.T) {
 		wantTriggers int64
 	}{
 		{name: "issue wakes the docs worker only", deliveries: []delivery{{event: "issues", id: "d-1", body: issue}},
-			wantStatus: 200, wantBody: `"events":["e-`, wantNew: map[string]int{"s-docs": 1}, wantTriggers: 1},
+			wantStatus: 200, wantBody: `"events":[{"event":"e-`, wantNew: map[string]int{"s-docs": 1}, wantTriggers: 1},
 		{name: "a redelivery is stored once", deliveries: []delivery{{event: "issues", id: "d-1", body: issue}, {event: "issues", id: "d-1", body: issue}},
-			wantStatus: 200, wantBody: `"duplicates":1`, wantNew: map[string]int{"s-docs": 1}, wantTriggers: 1},
+			wantStatus: 200, wantBody: `"duplicate":true`, wantNew: map[string]int{"s-docs": 1}, wantTriggers: 1},
 		{name: "two deliveries are two events", deliveries: []delivery{{event: "issues", id: "d-1", body: issue}, {event: "issues", id: "d-2", body: issue}},
 			wantStatus: 200, wantNew: map[string]int{"s-docs": 2}, wantTriggers: 2},
 		{name: "fanned out to every stream of the repo, case-insensitively", deliveries: []delivery{{event: "pull_request", id: "d-1", body: payload(t, "pull_request.json")}},
@@ -188,7 +201,7 @@ func TestWebhook(t *testing.T) {
 		{name: "event no stream selects", deliveries: []delivery{{event: "push", id: "d-1", body: []byte(`{"ref":"refs/heads/main","repository":{"full_name":"helixml/docs"}}`)}},
 			wantStatus: 202, wantBody: `no github stream selects \"push\" events`},
 		{name: "missing signature", deliveries: []delivery{{event: "issues", id: "d-1", body: issue, signature: "-"}},
-			wantStatus: 401, wantBody: "missing or invalid X-Hub-Signature-256"},
+			wantStatus: 401, wantBody: "missing or malformed X-Hub-Signature-256"},
 		{name: "signed with another secret", deliveries: []delivery{{event: "issues", id: "d-1", body: issue, signature: github.Sign("guess", issue)}},
 			wantStatus: 401},
 		{name: "signature of another body", deliveries: []delivery{{event: "issues", id: "d-1", body: issue, signature: github.Sign(secret, []byte("{}"))}},
@@ -197,6 +210,22 @@ func TestWebhook(t *testing.T) {
 			wantStatus: 401},
 		{name: "unsigned ping", deliveries: []delivery{{event: "ping", id: "d-1", body: payload(t, "ping.json"), signature: "-"}},
 			wantStatus: 401},
+		{name: "malformed signature", deliveries: []delivery{{event: "issues", id: "d-1", body: issue, signature: "sha256=zz"}},
+			wantStatus: 401, wantBody: "missing or malformed X-Hub-Signature-256"},
+		{name: "truncated signature", deliveries: []delivery{{event: "issues", id: "d-1", body: issue, signature: github.Sign(secret, issue)[:20]}},
+			wantStatus: 401, wantBody: "missing or malformed X-Hub-Signature-256"},
+		{name: "signature of another body says so", deliveries: []delivery{{event: "issues", id: "d-1", body: issue, signature: github.Sign(secret, []byte("{}"))}},
+			wantStatus: 401, wantBody: "X-Hub-Signature-256 does not match the body"},
+		{name: "empty payload: nothing to store", deliveries: []delivery{{event: "issues", id: "d-1", body: []byte(` {} `)}},
+			wantStatus: 400, wantBody: "payload: is an empty JSON object; there is nothing to store"},
+		{name: "title over the limit", deliveries: []delivery{{event: "issues", id: "d-1", body: []byte(`{"action":"opened","issue":{"number":1,"title":"` + strings.Repeat("t", domain.MaxSubject+1) + `"},"repository":{"full_name":"helixml/docs"}}`)}},
+			wantStatus: 400, wantBody: "subject: is 2049 bytes; the limit is 2048"},
+		{name: "delivery id over the limit", deliveries: []delivery{{event: "issues", id: strings.Repeat("d", domain.MaxMessageRef+1), body: issue}},
+			wantStatus: 400, wantBody: "messageId: is 1025 bytes; the limit is 1024"},
+		{name: "an event without text is stored with a summary", deliveries: []delivery{{event: "issues", id: "d-1", body: []byte(`{"action":"closed","issue":{"number":1,"title":"t","body":null},"repository":{"full_name":"helixml/docs"}}`)}},
+			wantStatus: 200, wantNew: map[string]int{"s-docs": 1}, wantTriggers: 1},
+		{name: "inbound budget in use: 503 with Retry-After", busy: true, deliveries: []delivery{{event: "issues", id: "d-1", body: issue}},
+			wantStatus: 503, wantBody: "too many request bodies in flight"},
 		{name: "malformed JSON", deliveries: []delivery{{event: "issues", id: "d-1", body: []byte(`{"action":"opened",`)}},
 			wantStatus: 400, wantBody: "not a JSON object"},
 		{name: "missing event header", deliveries: []delivery{{id: "d-1", body: issue}},
@@ -206,6 +235,9 @@ func TestWebhook(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, nil)
+			if tc.busy {
+				holdBudget(t, f.budget, 4<<20)
+			}
 			before := f.counts(t)
 			var code int
 			var body string
@@ -302,19 +334,63 @@ func TestOversizeBody(t *testing.T) {
 // failingStore commits nothing: every append fails.
 type failingStore struct{ *store.Store }
 
-func (failingStore) AppendInbound(context.Context, domain.Event, string, [][]byte) (domain.Event, bool, error) {
-	return domain.Event{}, false, errors.New("disk I/O error")
+func (failingStore) AppendInbound(context.Context, []domain.Inbound, int) ([]domain.Receipt, error) {
+	return nil, errors.New("disk I/O error")
 }
 
 // TestStoreFailureIsNot2xx: GitHub must never see success for a delivery
 // that was not committed.
 func TestStoreFailureIsNot2xx(t *testing.T) {
-	f := newFixture(t, func(st *store.Store) github.Store { return failingStore{st} })
+	f := newFixture(t, func(st *store.Store) backend { return failingStore{st} })
 	code, body := f.send(t, delivery{event: "issues", id: "d-1", body: payload(t, "issues.json")})
 	if code != 500 || strings.Contains(body, "disk") {
 		t.Errorf("store failure: %d %s, want 500 without the detail", code, body)
 	}
 	if !strings.Contains(f.logs.String(), "disk I/O error") {
 		t.Errorf("the 5xx was not logged:\n%s", f.logs.String())
+	}
+}
+
+// holdBudget takes n bytes of the budget, as bodies in flight would,
+// until the test ends.
+func holdBudget(t *testing.T, b *inbound.Budget, n int) {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(strings.Repeat("x", n)))
+	body, err := b.Read(httptest.NewRecorder(), r, int64(n), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(body.Release)
+}
+
+// TestLargePayloadIsAnAttachment: a payload too large for extra is stored
+// whole as payload.json; extra keeps what a role routes on.
+func TestLargePayloadIsAnAttachment(t *testing.T) {
+	f := newFixture(t, nil)
+	body := []byte(`{"action":"opened","issue":{"number":9,"title":"Big","body":"` + strings.Repeat("b", domain.MaxExtra) + `"},` +
+		`"repository":{"full_name":"helixml/docs"},"sender":{"login":"octocat"}}`)
+	if code, answer := f.send(t, delivery{event: "issues", id: "d-big", body: body}); code != 200 {
+		t.Fatalf("large payload: %d %s", code, answer)
+	}
+	evs, err := f.st.ReadEvents(t.Context(), store.EventQuery{StreamIDs: []string{"s-docs"}})
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("events: %v %v", evs, err)
+	}
+	m := evs[0].Message
+	var outline map[string]any
+	if err := json.Unmarshal(m.Extra, &outline); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"event": "issues", "action": "opened", "repository": map[string]any{"full_name": "helixml/docs"},
+		"sender": map[string]any{"login": "octocat"}, "payload": fmt.Sprintf("%d bytes, too large for extra: read the attachment payload.json", len(body))}
+	if diff := cmp.Diff(want, outline); diff != "" {
+		t.Errorf("extra (-want +got):\n%s", diff)
+	}
+	if len(m.Attachments) != 1 || m.Attachments[0].Name != github.PayloadAttachment {
+		t.Fatalf("attachments = %+v", m.Attachments)
+	}
+	file, err := f.st.Attachment(t.Context(), m.Attachments[0].Ref)
+	if err != nil || !bytes.Equal(file.Content, body) {
+		t.Errorf("payload.json holds %d bytes (%v), want the %d-byte payload", len(file.Content), err, len(body))
 	}
 }

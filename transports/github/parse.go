@@ -14,7 +14,14 @@ type Delivery struct {
 	// Repo is repository.full_name, "" for events about no repository.
 	Repo    string
 	Message domain.Message
+	// Contents holds the attachments' contents: the whole payload, when it
+	// is too large for extra (PayloadAttachment).
+	Contents [][]byte
 }
+
+// PayloadAttachment is the attachment that carries a payload larger than
+// domain.MaxExtra; extra then holds only its outline.
+const PayloadAttachment = "payload.json"
 
 // payload is the part of GitHub's event payloads the envelope is built
 // from; everything else travels untouched in Extra.
@@ -54,9 +61,14 @@ type text struct {
 
 // Parse maps a delivery's JSON payload to the envelope: subject = the
 // issue, pull request or discussion title, body = the comment or review
-// when there is one and otherwise the item's own body, threadId = "#<number>",
-// messageId = the delivery id, from = the sender's login, extra = the
-// payload plus "event".
+// when there is one and otherwise the item's own body — or, for an event
+// without text (a workflow run, an issue opened without a description), a
+// one-line summary such as "workflow_run completed by octocat in a/b" —
+// threadId = "#<number>", messageId = the delivery id, from = the sender's
+// login, extra = the payload plus "event". A payload over domain.MaxExtra
+// travels whole as the attachment payload.json, extra keeping event,
+// action, repository.full_name and sender.login. An empty payload ({})
+// is refused: it carries nothing.
 func Parse(event, delivery string, body []byte) (Delivery, error) {
 	if !validEvent(event) {
 		return Delivery{}, fmt.Errorf("X-GitHub-Event %q is not an event name", event)
@@ -73,12 +85,48 @@ func Parse(event, delivery string, body []byte) (Delivery, error) {
 	if p.Sender != nil {
 		m.From = p.Sender.Login
 	}
-	m.Subject, m.Body, m.ThreadID = describe(event, p)
 	d := Delivery{Message: m}
 	if p.Repository != nil {
 		d.Repo = p.Repository.FullName
 	}
+	m.Subject, m.Body, m.ThreadID = describe(event, p)
+	if strings.TrimSpace(m.Body) == "" {
+		m.Body = summary(event, p.Action, m.From, d.Repo)
+	}
+	if len(extra) > domain.MaxExtra {
+		m.Extra, _ = json.Marshal(outline{Event: event, Action: p.Action, Repository: p.Repository, Sender: p.Sender,
+			Payload: fmt.Sprintf("%d bytes, too large for extra: read the attachment %s", len(body), PayloadAttachment)})
+		m.Attachments = []domain.Attachment{{Name: PayloadAttachment, ContentType: "application/json"}}
+		d.Contents = [][]byte{body}
+	}
+	d.Message = m
 	return d, nil
+}
+
+// outline is extra for a payload kept as an attachment: the fields a role
+// routes on, at the same paths as in the payload.
+type outline struct {
+	Event      string `json:"event"`
+	Action     string `json:"action,omitempty"`
+	Repository *struct {
+		FullName string `json:"full_name"`
+	} `json:"repository,omitempty"`
+	Sender *struct {
+		Login string `json:"login"`
+	} `json:"sender,omitempty"`
+	Payload string `json:"payload"`
+}
+
+// summary is the body of an event that carries no text of its own.
+func summary(event, action, sender, repo string) string {
+	s := strings.TrimSpace(event + " " + action)
+	if sender != "" {
+		s += " by " + sender
+	}
+	if repo != "" {
+		s += " in " + repo
+	}
+	return s
 }
 
 // describe picks subject, body and thread for the kinds of events a
@@ -125,6 +173,9 @@ func withEvent(body []byte, event string) (json.RawMessage, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
 		return nil, errors.New("payload is not a JSON object")
+	}
+	if len(obj) == 0 {
+		return nil, domain.Invalid("payload", "is an empty JSON object; there is nothing to store")
 	}
 	ev, _ := json.Marshal(event)
 	obj["event"] = ev

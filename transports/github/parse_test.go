@@ -43,7 +43,8 @@ func TestParse(t *testing.T) {
 		},
 		{
 			name: "pull request with a null body", event: "pull_request", file: "pull_request.json", wantRepo: "HelixML/Docs",
-			want: domain.Message{From: "octocat", Subject: "Document the key file", ThreadID: "#7", MessageID: "d-1", BodyContentType: "text/markdown"},
+			want: domain.Message{From: "octocat", Subject: "Document the key file", Body: "pull_request opened by octocat in HelixML/Docs",
+				ThreadID: "#7", MessageID: "d-1", BodyContentType: "text/markdown"},
 		},
 		{
 			name: "push", event: "push", wantRepo: "a/b",
@@ -58,10 +59,11 @@ func TestParse(t *testing.T) {
 		{
 			name: "another event", event: "workflow_run", wantRepo: "a/b",
 			body: `{"action":"completed","workflow_run":{"name":"ci"},"repository":{"full_name":"a/b"}}`,
-			want: domain.Message{Subject: "workflow_run completed", MessageID: "d-1", BodyContentType: "text/markdown"},
+			want: domain.Message{Subject: "workflow_run completed", Body: "workflow_run completed in a/b", MessageID: "d-1", BodyContentType: "text/markdown"},
 		},
 		{name: "no repository", event: "issues", body: `{"action":"opened"}`,
-			want: domain.Message{Subject: "issues opened", MessageID: "d-1", BodyContentType: "text/markdown"}},
+			want: domain.Message{Subject: "issues opened", Body: "issues opened", MessageID: "d-1", BodyContentType: "text/markdown"}},
+		{name: "an empty payload carries nothing", event: "issues", body: `{}`, wantErr: true},
 		{name: "malformed JSON", event: "issues", body: `{"action":`, wantErr: true},
 		{name: "an array", event: "issues", body: `[1,2]`, wantErr: true},
 		{name: "null", event: "issues", body: `null`, wantErr: true},

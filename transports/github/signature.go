@@ -20,18 +20,22 @@ func Sign(secret string, body []byte) string {
 // VerifySignature reports whether header is the signature of body under
 // secret. The comparison is constant-time; an empty secret never verifies.
 func VerifySignature(secret string, body []byte, header string) bool {
-	if secret == "" {
-		return false
-	}
-	hexSig, ok := strings.CutPrefix(header, "sha256=")
-	if !ok {
-		return false
-	}
-	got, err := hex.DecodeString(hexSig)
-	if err != nil {
+	got, ok := ParseSignature(header)
+	if secret == "" || !ok {
 		return false
 	}
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write(body)
 	return hmac.Equal(got, mac.Sum(nil))
+}
+
+// ParseSignature decodes "sha256=<64 hex digits>", so a request without a
+// well-formed signature is refused before its body is read.
+func ParseSignature(header string) ([]byte, bool) {
+	hexSig, ok := strings.CutPrefix(header, "sha256=")
+	if !ok || len(hexSig) != 2*sha256.Size {
+		return nil, false
+	}
+	sig, err := hex.DecodeString(hexSig)
+	return sig, err == nil
 }

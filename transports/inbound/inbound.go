@@ -1,52 +1,60 @@
-// Package inbound is the HTTP plumbing every inbound transport handler
-// shares: a size-capped body read and JSON answers that keep the detail of
-// server faults out of the response (strangers send these requests).
+// Package inbound is the one shape of every transport's inbound side: an
+// Endpoint (check the headers, read the body under a byte budget while
+// verifying it, parse it into messages, store them in one call, answer),
+// the one mapping of errors to statuses that the server shares, and JSON
+// answers that keep the detail of server faults out of the response
+// (strangers send these requests).
 package inbound
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 )
 
-// ErrRead marks every ReadBody error, so a handler that maps other errors
-// to statuses can send these to ReadStatus.
+// ErrRead marks every read error, so a handler that maps other errors to
+// statuses can send these to ReadStatus.
 var ErrRead = errors.New("read body")
 
-// ReadBody reads at most limit bytes, refusing a declared larger body
-// before reading any of it.
-func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	if r.ContentLength > limit {
-		return nil, fmt.Errorf("%w: %w", ErrRead, &http.MaxBytesError{Limit: limit})
-	}
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrRead, err)
-	}
-	return b, nil
-}
+// ErrBusy is wrapped when the shared budget has no room for a body: the
+// request is answered 503 with Retry-After before its body is read.
+var ErrBusy = errors.New("too many request bodies in flight")
 
-// ReadStatus is the status for a ReadBody error: 413 for a body over the
-// limit, else 400 (the client broke off or sent garbage).
+// RetryAfter is the Retry-After, in seconds, sent with a busy 503.
+const RetryAfter = "10"
+
+// ReadStatus is the status for a read error: 413 for a body over the
+// limit, 503 when the budget is exhausted, else 400 (the client broke off
+// or sent garbage).
 func ReadStatus(err error) int {
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return http.StatusRequestEntityTooLarge
+	}
+	if errors.Is(err, ErrBusy) {
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusBadRequest
 }
 
 // Fail answers {"error": …} with code. A 5xx is logged once, as what
 // failed, and answered with only its status text; a refusal is logged at
-// warn level with its reason, which is also the answer.
+// warn level with its reason, which is also the answer. A busy refusal
+// (ErrBusy) is not a fault: it says so and when to retry.
 func Fail(log *slog.Logger, what string, w http.ResponseWriter, code int, err error) {
 	msg := err.Error()
-	if code >= 500 {
+	if ae, ok := errors.AsType[*AuthError](err); ok && ae.Challenge != "" {
+		w.Header().Set("WWW-Authenticate", ae.Challenge)
+	}
+	switch {
+	case errors.Is(err, ErrBusy):
+		w.Header().Set("Retry-After", RetryAfter)
+		log.Warn(what+" refused", "status", code, "reason", msg)
+	case code >= 500:
 		log.Error(what+" failed", "err", err)
 		msg = http.StatusText(code)
-	} else {
+	default:
 		log.Warn(what+" refused", "status", code, "reason", msg)
 	}
 	WriteJSON(w, code, map[string]string{"error": msg})
@@ -58,3 +66,5 @@ func WriteJSON(w http.ResponseWriter, code int, v any) {
 	w.WriteHeader(code)
 	json.NewEncoder(w).Encode(v)
 }
+
+func readErr(err error) error { return fmt.Errorf("%w: %w", ErrRead, err) }

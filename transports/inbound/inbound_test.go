@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,40 +15,102 @@ import (
 	"github.com/helixml/helix-org/transports/inbound"
 )
 
-func TestReadBody(t *testing.T) {
+// countingReader records how much of a body was read.
+type countingReader struct {
+	r    io.Reader
+	read int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.read += n
+	return n, err
+}
+
+func TestBudgetRead(t *testing.T) {
 	tests := []struct {
 		name       string
 		body       string
 		declared   int64 // Content-Length; -1 for chunked
+		budget     int64 // 0: no shared budget
+		inUse      int64 // held by other requests before this one
 		wantStatus int   // 0: read succeeds
+		wantRead   int   // -1: any
 	}{
-		{"under the limit", "hello", 5, 0},
-		{"at the limit", "0123456789", 10, 0},
-		{"declared over the limit", "01234567890", 11, http.StatusRequestEntityTooLarge},
-		{"chunked over the limit", "01234567890", -1, http.StatusRequestEntityTooLarge},
-		{"chunked under the limit", "012", -1, 0},
+		{"under the limit", "hello", 5, 0, 0, 0, 5},
+		{"at the limit", "0123456789", 10, 0, 0, 0, 10},
+		{"declared over the limit: nothing read", "01234567890", 11, 0, 0, http.StatusRequestEntityTooLarge, 0},
+		{"chunked over the limit", "01234567890", -1, 0, 0, http.StatusRequestEntityTooLarge, -1},
+		{"chunked under the limit", "012", -1, 0, 0, 0, 3},
+		{"fits the budget", "hello", 5, 8, 3, 0, 5},
+		{"budget in use: 503 before reading", "hello", 5, 8, 4, http.StatusServiceUnavailable, 0},
+		{"chunked, budget in use: 503", "hello", -1, 8, 4, http.StatusServiceUnavailable, -1},
+		{"larger than the whole budget: 413 before reading", "0123456789", 10, 8, 0, http.StatusRequestEntityTooLarge, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := httptest.NewRequest(http.MethodPost, "/", io.NopCloser(strings.NewReader(tt.body)))
-			r.ContentLength = tt.declared
-			got, err := inbound.ReadBody(httptest.NewRecorder(), r, 10)
-			if tt.wantStatus == 0 {
-				if err != nil || string(got) != tt.body {
-					t.Fatalf("ReadBody = %q, %v; want %q", got, err, tt.body)
+			var b *inbound.Budget
+			var other *inbound.Body
+			if tt.budget > 0 {
+				b = inbound.NewBudget(tt.budget)
+				if tt.inUse > 0 {
+					r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(strings.Repeat("o", int(tt.inUse))))
+					var err error
+					if other, err = b.Read(httptest.NewRecorder(), r, 100, nil); err != nil {
+						t.Fatalf("hold %d bytes: %v", tt.inUse, err)
+					}
 				}
-				return
 			}
-			if !errors.Is(err, inbound.ErrRead) {
-				t.Fatalf("ReadBody = %q, %v; want an ErrRead", got, err)
+			src := &countingReader{r: strings.NewReader(tt.body)}
+			r := httptest.NewRequest(http.MethodPost, "/", io.NopCloser(src))
+			r.ContentLength = tt.declared
+			var sum bytes.Buffer
+			got, err := b.Read(httptest.NewRecorder(), r, 10, &sum)
+			if tt.wantRead >= 0 && src.read != tt.wantRead {
+				t.Errorf("read %d bytes of the body, want %d", src.read, tt.wantRead)
 			}
-			if s := inbound.ReadStatus(err); s != tt.wantStatus {
-				t.Errorf("ReadStatus(%v) = %d, want %d", err, s, tt.wantStatus)
+			if tt.wantStatus == 0 {
+				if err != nil || string(got.Bytes) != tt.body || sum.String() != tt.body {
+					t.Fatalf("Read = %v, %v (sum %q); want %q", got, err, sum.String(), tt.body)
+				}
+				got.Release()
+			} else if s := inbound.ReadStatus(err); err == nil || s != tt.wantStatus {
+				t.Fatalf("Read = %v, %v (status %d); want status %d", got, err, s, tt.wantStatus)
+			}
+			other.Release()
+			if b != nil && b.InUse() != 0 {
+				t.Errorf("after every Release the budget holds %d bytes", b.InUse())
 			}
 		})
 	}
 	if s := inbound.ReadStatus(errors.New("connection reset")); s != http.StatusBadRequest {
 		t.Errorf("ReadStatus(other) = %d, want 400", s)
+	}
+}
+
+// TestBudgetHoldsUntilRelease: a body's bytes count until the handler is
+// done with it; a chunked body is charged for its buffer as it grows.
+func TestBudgetHoldsUntilRelease(t *testing.T) {
+	b := inbound.NewBudget(1 << 20)
+	known := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(strings.Repeat("k", 1000)))
+	body, err := b.Read(httptest.NewRecorder(), known, 1<<20, nil)
+	if err != nil || b.InUse() != 1000 {
+		t.Fatalf("after a 1000-byte read: %v, in use %d, want 1000", err, b.InUse())
+	}
+	chunked := httptest.NewRequest(http.MethodPost, "/", io.NopCloser(strings.NewReader(strings.Repeat("c", 100_000))))
+	chunked.ContentLength = -1
+	body2, err := b.Read(httptest.NewRecorder(), chunked, 1<<20, nil)
+	if err != nil || len(body2.Bytes) != 100_000 {
+		t.Fatalf("chunked read: %v", err)
+	}
+	if held := b.InUse() - 1000; held < 100_000 || held > 200_000 || held != int64(cap(body2.Bytes)) {
+		t.Errorf("chunked body of 100000 bytes holds %d (buffer %d), want its buffer's size", held, cap(body2.Bytes))
+	}
+	body.Release()
+	body.Release() // twice is harmless
+	body2.Release()
+	if b.InUse() != 0 {
+		t.Errorf("after Release the budget holds %d", b.InUse())
 	}
 }
 
@@ -61,6 +124,17 @@ func TestFailHidesServerFaults(t *testing.T) {
 		{http.StatusInternalServerError, "Internal Server Error", "level=ERROR msg=\"thing failed\" err=\"disk /var/secret full\""},
 		{http.StatusForbidden, "disk /var/secret full", "level=WARN msg=\"thing refused\" status=403"},
 	}
+	t.Run("busy", func(t *testing.T) {
+		var logs bytes.Buffer
+		w := httptest.NewRecorder()
+		inbound.Fail(slog.New(slog.NewTextHandler(&logs, nil)), "thing", w, 503, fmt.Errorf("%w: try later", inbound.ErrBusy))
+		if w.Code != 503 || w.Header().Get("Retry-After") != inbound.RetryAfter || !strings.Contains(w.Body.String(), "try later") {
+			t.Errorf("busy answered %d %v %s, want 503 with Retry-After and the reason", w.Code, w.Header(), w.Body)
+		}
+		if !strings.Contains(logs.String(), "level=WARN") {
+			t.Errorf("busy is not a fault, logged %q", logs.String())
+		}
+	})
 	for _, tt := range tests {
 		var logs bytes.Buffer
 		w := httptest.NewRecorder()

@@ -2,141 +2,76 @@ package webhook
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/helixml/helix-org/domain"
-	"github.com/helixml/helix-org/server"
-	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/transports/inbound"
 )
 
-// Store is what the inbound handler needs from the store.
-type Store interface {
-	GetStream(ctx context.Context, id string) (domain.Stream, error)
-	Append(ctx context.Context, ev domain.Event, opts store.AppendOptions) (domain.Event, bool, error)
-	IntSetting(ctx context.Context, spec domain.SettingSpec) int64
-}
-
-var _ Store = (*store.Store)(nil)
+// Pattern is the inbound route.
+const Pattern = "POST /webhooks/{streamId}"
 
 // MaxIDLength bounds webhook-id, which becomes a stored dedup key.
 const MaxIDLength = 256
 
-// HandlerOptions configure the inbound handler.
-type HandlerOptions struct {
-	// Now is the clock for timestamp checks; default time.Now.
-	Now    func() time.Time
-	Logger *slog.Logger
+// Store is what the receiver needs of the store.
+type Store interface {
+	// StreamWithSecrets gives the stream's secret decrypted, to verify
+	// signatures with.
+	StreamWithSecrets(ctx context.Context, id string) (domain.Stream, error)
 }
 
-// Handler turns POST /webhooks/{streamId} into events.
-type Handler struct {
-	st  Store
-	now func() time.Time
-	log *slog.Logger
+// Endpoint turns POST /webhooks/{streamId} into an event on the stream,
+// verified with its secret when it has one and stored once per
+// webhook-id. now is the clock of the timestamp check (nil: time.Now).
+func Endpoint(st Store, now func() time.Time) inbound.Endpoint {
+	now = realClock(now)
+	return inbound.Endpoint{Pattern: Pattern, Kind: Kind, MaxBody: MaxBodySetting,
+		Check: func(r *http.Request) (inbound.Request, error) { return check(st, now, r) }}
 }
 
-// NewHandler builds the inbound handler.
-func NewHandler(st Store, opts HandlerOptions) *Handler {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	return &Handler{st: st, now: opts.Now, log: opts.Logger.With("component", "webhook")}
-}
-
-// Routes are the handler's routes, for server.Config.Routes.
-func (h *Handler) Routes() []server.Route {
-	return []server.Route{{Pattern: "POST /webhooks/{streamId}", Handler: h}}
-}
-
-// Accepted is the answer to a stored (or already stored) webhook.
-type Accepted struct {
-	Event     string `json:"event"`
-	Seq       int64  `json:"seq"`
-	Duplicate bool   `json:"duplicate,omitempty"`
-}
-
-// ServeHTTP answers 202 only after the event has committed.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	st, err := h.st.GetStream(ctx, r.PathValue("streamId"))
+// check refuses on the headers alone — an unknown or non-webhook stream,
+// an overlong id, missing or stale signature headers — before any of the
+// body is read.
+func check(st Store, now func() time.Time, r *http.Request) (inbound.Request, error) {
+	s, err := st.StreamWithSecrets(r.Context(), r.PathValue("streamId"))
 	if err != nil {
-		h.fail(w, err)
-		return
+		return inbound.Request{}, err
 	}
-	ev, dedup, err := h.event(w, r, st)
-	if err != nil {
-		h.fail(w, err)
-		return
-	}
-	stored, dup, err := h.st.Append(ctx, ev, store.AppendOptions{DedupKey: dedup})
-	if err != nil {
-		h.fail(w, err)
-		return
-	}
-	inbound.WriteJSON(w, http.StatusAccepted, Accepted{Event: stored.ID, Seq: stored.Seq, Duplicate: dup})
-}
-
-// event reads, verifies and parses the request into the event to append
-// and its dedup key (the webhook-id).
-func (h *Handler) event(w http.ResponseWriter, r *http.Request, st domain.Stream) (domain.Event, string, error) {
-	if st.Transport.Kind != domain.TransportWebhook {
-		return domain.Event{}, "", fmt.Errorf("stream %s is a %s stream, not a webhook stream: %w", st.ID, st.Transport.Kind, domain.ErrConflict)
-	}
-	var cfg domain.WebhookConfig
-	if err := json.Unmarshal(st.Transport.Config, &cfg); err != nil {
-		return domain.Event{}, "", fmt.Errorf("stream %s config: %v", st.ID, err)
-	}
-	limit := h.st.IntSetting(r.Context(), MaxBodySetting)
-	body, err := inbound.ReadBody(w, r, limit)
-	if err != nil {
-		return domain.Event{}, "", err
+	if s.Transport.Kind != Kind {
+		return inbound.Request{}, fmt.Errorf("stream %s is a %s stream, not a webhook stream: %w", s.ID, s.Transport.Kind, domain.ErrConflict)
 	}
 	id := r.Header.Get(HeaderID)
 	if len(id) > MaxIDLength {
-		return domain.Event{}, "", domain.Invalid(HeaderID, "is longer than %d characters", MaxIDLength)
+		return inbound.Request{}, domain.Invalid(HeaderID, "is longer than %d characters", MaxIDLength)
 	}
-	if cfg.Secret != "" {
-		key, err := Key(cfg.Secret)
-		if err != nil {
-			return domain.Event{}, "", fmt.Errorf("stream %s: %w", st.ID, err)
-		}
-		if err := Verify(key, r.Header, body, h.now()); err != nil {
-			return domain.Event{}, "", err
-		}
-	}
-	msg, err := Parse(r.Header.Get("Content-Type"), body)
+	cfg, err := ParseConfig(s.Transport.Config)
 	if err != nil {
-		return domain.Event{}, "", err
+		// Stored before this version checked it: ours to fix, not the sender's.
+		return inbound.Request{}, fmt.Errorf("stream %s has a config this version cannot use: %s", s.ID, err)
 	}
-	msg.MessageID = id
-	if err := msg.Validate(int(limit)); err != nil {
-		return domain.Event{}, "", err
+	contentType := r.Header.Get("Content-Type")
+	req := inbound.Request{Parse: func(body []byte) (inbound.Batch, error) {
+		msg, err := Parse(contentType, body)
+		if err != nil {
+			return inbound.Batch{}, err
+		}
+		msg.MessageID = id
+		return inbound.Batch{Messages: []domain.Inbound{{StreamID: s.ID, Message: msg, Key: id}}}, nil
+	}}
+	if cfg.Secret == "" {
+		return req, nil // a stream without a secret takes unsigned requests
 	}
-	return domain.Event{StreamID: st.ID, Message: msg}, id, nil
-}
-
-// fail answers an error with its status, logging only server faults.
-func (h *Handler) fail(w http.ResponseWriter, err error) {
-	inbound.Fail(h.log, "inbound webhook", w, status(err), err)
-}
-
-func status(err error) int {
-	switch {
-	case errors.Is(err, inbound.ErrRead):
-		return inbound.ReadStatus(err) // 413 over the limit, else 400
-	case errors.Is(err, ErrSignature):
-		return http.StatusUnauthorized
-	case errors.Is(err, ErrUnsupportedBody):
-		return http.StatusUnsupportedMediaType
+	key, err := Key(cfg.Secret)
+	if err != nil {
+		return inbound.Request{}, fmt.Errorf("stream %s: %s", s.ID, err)
 	}
-	return server.Status(err)
+	v, err := Check(key, r.Header, now())
+	if err != nil {
+		return inbound.Request{}, err
+	}
+	req.Sum, req.Verify = v, v.Verify
+	return req, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,9 +16,10 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/helixml/helix-org/domain"
-	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/store/storetest"
+	"github.com/helixml/helix-org/transports/inbound"
+	"github.com/helixml/helix-org/transports/transport"
 	"github.com/helixml/helix-org/transports/webhook"
 	"github.com/helixml/helix-org/transports/webhook/webhooktest"
 )
@@ -28,13 +30,23 @@ const secret = "whsec_c2VjcmV0LWtleS1mb3ItdGVzdHMtMTIzNDU2Nzg="
 // (webhook, secret), s-open (webhook, no secret), s-local (local) — and an
 // AI worker w-bot subscribed to all of them.
 type inboundRig struct {
-	st  *store.Store
-	url string
+	st     *store.Store
+	url    string
+	budget *inbound.Budget
 }
 
-func newInboundRig(t *testing.T, wrap func(*store.Store) webhook.Store) inboundRig {
+// backend is what the webhook endpoint and the shared inbound handler read.
+type backend interface {
+	webhook.Store
+	inbound.Store
+}
+
+// transports is the registry a binary with only the webhook transport has.
+var transports = transport.List{webhook.Transport}.Specs()
+
+func newInboundRig(t *testing.T, wrap func(*store.Store) backend) inboundRig {
 	t.Helper()
-	st := storetest.New(t)
+	st := storetest.NewWith(t, store.Options{Transports: transports})
 	ctx := t.Context()
 	if _, err := st.Bootstrap(ctx, []string{"publish"}); err != nil {
 		t.Fatal(err)
@@ -43,22 +55,22 @@ func newInboundRig(t *testing.T, wrap func(*store.Store) webhook.Store) inboundR
 	must(t)(st.CreatePosition(ctx, "w-owner", domain.Position{ID: "p-bot", RoleID: "r-bot", Title: "Bot"}))
 	must(t)(st.HireWorker(ctx, "w-owner", domain.Worker{ID: "w-bot", Kind: domain.WorkerAI, PositionID: "p-bot", Name: "Bot"}, nil))
 	for _, s := range []domain.Stream{
-		{ID: "s-hook", Name: "hook", Transport: domain.Transport{Kind: domain.TransportWebhook, Config: json.RawMessage(`{"secret":"` + secret + `"}`)}},
-		{ID: "s-open", Name: "open", Transport: domain.Transport{Kind: domain.TransportWebhook}},
+		{ID: "s-hook", Name: "hook", Transport: domain.Transport{Kind: webhook.Kind, Config: json.RawMessage(`{"secret":"` + secret + `"}`)}},
+		{ID: "s-open", Name: "open", Transport: domain.Transport{Kind: webhook.Kind}},
 		{ID: "s-local", Name: "local", Transport: domain.Transport{Kind: domain.TransportLocal}},
 	} {
 		must(t)(st.CreateStream(ctx, "w-owner", s))
 		must(t)(st.Subscribe(ctx, "w-owner", s.ID, "w-bot"))
 	}
 	must(t)(nil, st.SetSetting(ctx, webhook.MaxBodySetting, "1024"))
-	var ws webhook.Store = st
+	var ws backend = st
 	if wrap != nil {
 		ws = wrap(st)
 	}
-	h := webhook.NewHandler(ws, webhook.HandlerOptions{})
-	srv := httptest.NewServer(server.New(st, server.Config{Routes: h.Routes()}))
+	budget := inbound.NewBudget(64 << 10)
+	srv := httptest.NewServer(inbound.Mux(ws, budget, nil, webhook.Endpoint(ws, nil)))
 	t.Cleanup(srv.Close)
-	return inboundRig{st: st, url: srv.URL}
+	return inboundRig{st: st, url: srv.URL, budget: budget}
 }
 
 func must(t *testing.T) func(any, error) {
@@ -130,14 +142,16 @@ func TestInbound(t *testing.T) {
 		wantIn     string
 		// wantMsg, when set, is the stored message.
 		wantMsg *domain.Message
+		// busy holds the whole inbound budget while the request is sent.
+		busy bool
 	}{
 		{name: "text on an open stream", path: "/webhooks/s-open", header: plain("text/plain"), body: "hello",
-			wantStatus: 202, wantMsg: &domain.Message{Body: "hello", BodyContentType: "text/plain"}},
+			wantStatus: 200, wantMsg: &domain.Message{Body: "hello", BodyContentType: "text/plain"}},
 		{name: "signed JSON", path: "/webhooks/s-hook", header: signed("msg_1", "application/json", `{"n": 1}`, now), body: `{"n": 1}`,
-			wantStatus: 202, wantMsg: &domain.Message{Body: `{"n": 1}`, BodyContentType: "application/json", Extra: []byte(`{"n":1}`), MessageID: "msg_1"}},
+			wantStatus: 200, wantMsg: &domain.Message{Body: `{"n": 1}`, BodyContentType: "application/json", Extra: []byte(`{"n":1}`), MessageID: "msg_1"}},
 		{name: "form", path: "/webhooks/s-open", header: plain("application/x-www-form-urlencoded"), body: "name=Ada&msg=hi+there",
-			wantStatus: 202, wantMsg: &domain.Message{Body: "name=Ada&msg=hi+there", BodyContentType: "application/x-www-form-urlencoded", Extra: []byte(`{"msg":"hi there","name":"Ada"}`)}},
-		{name: "body exactly at the limit", path: "/webhooks/s-open", header: plain("text/plain"), body: big[:1024], wantStatus: 202},
+			wantStatus: 200, wantMsg: &domain.Message{Body: "name=Ada&msg=hi+there", BodyContentType: "application/x-www-form-urlencoded", Extra: []byte(`{"msg":"hi there","name":"Ada"}`)}},
+		{name: "body exactly at the limit", path: "/webhooks/s-open", header: plain("text/plain"), body: big[:1024], wantStatus: 200},
 		{name: "bad signature", path: "/webhooks/s-hook", header: signed("msg_2", "application/json", `{"n": 2}`, now), body: `{"n": 3}`,
 			wantStatus: 401, wantIn: "no matching v1 signature"},
 		{name: "stale timestamp", path: "/webhooks/s-hook", header: signed("msg_3", "text/plain", "hi", now.Add(-6*time.Minute)), body: "hi",
@@ -154,6 +168,18 @@ func TestInbound(t *testing.T) {
 		{name: "empty body", path: "/webhooks/s-open", header: plain("text/plain"), body: "", wantStatus: 400, wantIn: "body: is required"},
 		{name: "not UTF-8", path: "/webhooks/s-open", header: plain("application/octet-stream"), body: "\xff\xfe", wantStatus: 415},
 		{name: "webhook-id too long", path: "/webhooks/s-open", header: http.Header{"Webhook-Id": {strings.Repeat("i", 257)}}, body: "hi", wantStatus: 400},
+		{name: "empty JSON object", path: "/webhooks/s-open", header: plain("application/json"), body: ` { } `, wantStatus: 400,
+			wantIn: "body: is an empty JSON value ({}); there is nothing to store"},
+		{name: "JSON null, validly signed", path: "/webhooks/s-hook", header: signed("msg_7", "application/json", "null", now), body: "null", wantStatus: 400,
+			wantIn: "body: is an empty JSON value (null)"},
+		{name: "form without fields", path: "/webhooks/s-open", header: plain("application/x-www-form-urlencoded"), body: "&&", wantStatus: 400,
+			wantIn: "body: is a form without fields"},
+		{name: "no v1 signature", path: "/webhooks/s-hook", body: "hi", wantStatus: 401, wantIn: "webhook-signature has no v1 signature",
+			header: http.Header{"Webhook-Id": {"msg_8"}, "Webhook-Timestamp": {fmt.Sprint(now.Unix())}, "Webhook-Signature": {"v2,abc"}}},
+		{name: "Content-Type over the limit", path: "/webhooks/s-open", header: plain("text/plain; x=" + strings.Repeat("y", 242)), body: "hi", wantStatus: 400,
+			wantIn: "bodyContentType: is 256 bytes; the limit is 255"},
+		{name: "inbound budget in use: 503, nothing read", path: "/webhooks/s-open", header: plain("text/plain"), body: "hi", busy: true, wantStatus: 503,
+			wantIn: "too many request bodies in flight"},
 		{name: "unknown stream", path: "/webhooks/s-nope", header: plain("text/plain"), body: "hi", wantStatus: 404, wantIn: `s-nope\": not found`},
 		{name: "wrong kind", path: "/webhooks/s-local", header: plain("text/plain"), body: "hi", wantStatus: 409, wantIn: "is a local stream, not a webhook stream"},
 	}
@@ -161,6 +187,9 @@ func TestInbound(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := newInboundRig(t, nil)
+			if tt.busy {
+				holdBudget(t, r.budget, 64<<10)
+			}
 			before := r.state(t)
 			code, answer := post(t, r.url+tt.path, tt.header, tt.body)
 			if code != tt.wantStatus || !strings.Contains(answer, tt.wantIn) {
@@ -173,11 +202,11 @@ func TestInbound(t *testing.T) {
 				}
 				return
 			}
-			var acc webhook.Accepted
-			if err := json.Unmarshal([]byte(answer), &acc); err != nil {
-				t.Fatal(err)
+			var acc inbound.Answer
+			if err := json.Unmarshal([]byte(answer), &acc); err != nil || len(acc.Events) != 1 {
+				t.Fatalf("answer %s: %v", answer, err)
 			}
-			ev, err := r.st.GetEvent(t.Context(), acc.Event)
+			ev, err := r.st.GetEvent(t.Context(), acc.Events[0].Event)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -210,15 +239,15 @@ func cmpJSON(want, got domain.Message) string {
 func TestInboundDedup(t *testing.T) {
 	r := newInboundRig(t, nil)
 	h := signed("msg_retry", "text/plain", "once", time.Now())
-	var got []webhook.Accepted
+	var got []inbound.Stored
 	for range 3 {
 		code, answer := post(t, r.url+"/webhooks/s-hook", h, "once")
-		if code != 202 {
+		if code != 200 {
 			t.Fatalf("got %d %s", code, answer)
 		}
-		var acc webhook.Accepted
+		var acc inbound.Answer
 		json.Unmarshal([]byte(answer), &acc)
-		got = append(got, acc)
+		got = append(got, acc.Events...)
 	}
 	if got[0].Duplicate || !got[1].Duplicate || !got[2].Duplicate || got[1].Event != got[0].Event {
 		t.Errorf("answers = %+v, want the first new and the rest duplicates of it", got)
@@ -228,23 +257,23 @@ func TestInboundDedup(t *testing.T) {
 		t.Errorf("stored %d events, want 1", len(evs))
 	}
 	// The same id on another stream is another delivery.
-	if code, _ := post(t, r.url+"/webhooks/s-open", http.Header{"Webhook-Id": {"msg_retry"}}, "other"); code != 202 {
+	if code, _ := post(t, r.url+"/webhooks/s-open", http.Header{"Webhook-Id": {"msg_retry"}}, "other"); code != 200 {
 		t.Errorf("same id on another stream: %d", code)
 	}
 }
 
-// failingAppend is the real store except that Append fails.
+// failingAppend is the real store except that appending fails.
 type failingAppend struct{ *store.Store }
 
-func (failingAppend) Append(context.Context, domain.Event, store.AppendOptions) (domain.Event, bool, error) {
-	return domain.Event{}, false, errors.New("disk I/O error")
+func (failingAppend) AppendInbound(context.Context, []domain.Inbound, int) ([]domain.Receipt, error) {
+	return nil, errors.New("disk I/O error")
 }
 
 // TestInboundNoAckWithoutCommit: when the event does not commit, the
 // sender gets a 5xx (so it retries), never a 2xx.
 func TestInboundNoAckWithoutCommit(t *testing.T) {
 	t.Run("append fails", func(t *testing.T) {
-		r := newInboundRig(t, func(st *store.Store) webhook.Store { return failingAppend{st} })
+		r := newInboundRig(t, func(st *store.Store) backend { return failingAppend{st} })
 		before := r.state(t)
 		if code, answer := post(t, r.url+"/webhooks/s-open", plain("text/plain"), "hi"); code != 500 || strings.Contains(answer, "disk") {
 			t.Errorf("got %d %s, want 500 without internals", code, answer)
@@ -271,7 +300,7 @@ func TestInboundNoAckWithoutCommit(t *testing.T) {
 		if err := db.Exec(`DROP TRIGGER fail_events`).Error; err != nil {
 			t.Fatal(err)
 		}
-		if code, answer := post(t, r.url+"/webhooks/s-hook", h, "hi"); code != 202 || strings.Contains(answer, "duplicate") {
+		if code, answer := post(t, r.url+"/webhooks/s-hook", h, "hi"); code != 200 || strings.Contains(answer, "duplicate") {
 			t.Errorf("retry after the failure: got %d %s, want a new event", code, answer)
 		}
 	})
@@ -297,4 +326,50 @@ func rawDB(t *testing.T, path string) *gorm.DB {
 		}
 	})
 	return db
+}
+
+// holdBudget takes n bytes of the budget, as bodies in flight would,
+// until the test ends.
+func holdBudget(t *testing.T, b *inbound.Budget, n int) {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(strings.Repeat("x", n)))
+	body, err := b.Read(httptest.NewRecorder(), r, int64(n), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(body.Release)
+}
+
+// TestInboundAfterSecretMigration: a webhook stream whose secret was
+// stored in plain text (before secrets were encrypted) still verifies
+// signatures once the store has sealed it on open.
+func TestInboundAfterSecretMigration(t *testing.T) {
+	path := t.TempDir() + "/org.db"
+	st, err := store.Open(t.Context(), path, store.Options{Synchronous: "NORMAL", Transports: transports})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if err := rawDB(t, path).Exec(`INSERT INTO streams (id, name, transport_kind, transport_config, created_at)
+		VALUES ('s-old', 'old', 'webhook', ?, CURRENT_TIMESTAMP)`, `{"secret":"`+secret+`"}`).Error; err != nil {
+		t.Fatal(err)
+	}
+	st, err = store.Open(t.Context(), path, store.Options{Synchronous: "NORMAL", Transports: transports})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	var raw string
+	rawDB(t, path).Raw(`SELECT transport_config FROM streams WHERE id = 's-old'`).Scan(&raw)
+	if strings.Contains(raw, secret) {
+		t.Fatalf("the plaintext secret was not sealed on open: %s", raw)
+	}
+	srv := httptest.NewServer(inbound.Mux(st, nil, nil, webhook.Endpoint(st, nil)))
+	t.Cleanup(srv.Close)
+	if code, answer := post(t, srv.URL+"/webhooks/s-old", signed("msg_old", "text/plain", "still verified", time.Now()), "still verified"); code != 200 {
+		t.Errorf("signed request after migration: %d %s, want 200", code, answer)
+	}
+	if code, _ := post(t, srv.URL+"/webhooks/s-old", signed("msg_old2", "text/plain", "other", time.Now()), "forged"); code != 401 {
+		t.Errorf("forged request after migration: %d, want 401", code)
+	}
 }

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/helixml/helix-org/domain"
-	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/transports/inbound"
 	"github.com/helixml/helix-org/transports/webhook"
 	"github.com/helixml/helix-org/transports/webhook/webhooktest"
 )
@@ -26,11 +26,10 @@ func loadServer(tb testing.TB, st *store.Store) string {
 		tb.Fatal(err)
 	}
 	if _, err := st.CreateStream(ctx, "w-owner", domain.Stream{ID: "s-load", Name: "load",
-		Transport: domain.Transport{Kind: domain.TransportWebhook, Config: []byte(`{"secret":"` + secret + `"}`)}}); err != nil {
+		Transport: domain.Transport{Kind: webhook.Kind, Config: []byte(`{"secret":"` + secret + `"}`)}}); err != nil {
 		tb.Fatal(err)
 	}
-	h := webhook.NewHandler(st, webhook.HandlerOptions{})
-	srv := httptest.NewServer(server.New(st, server.Config{Routes: h.Routes()}))
+	srv := httptest.NewServer(inbound.Mux(st, nil, nil, webhook.Endpoint(st, nil)))
 	tb.Cleanup(srv.Close)
 	return srv.URL + "/webhooks/s-load"
 }
@@ -68,7 +67,7 @@ func load(tb testing.TB, url string, senders, perSender, dupEvery int) ([]time.D
 						return
 					}
 					resp.Body.Close()
-					if resp.StatusCode != http.StatusAccepted {
+					if resp.StatusCode != http.StatusOK {
 						errs <- fmt.Errorf("%s: status %d", id, resp.StatusCode)
 						return
 					}
@@ -135,7 +134,7 @@ func TestInboundLoad(t *testing.T) {
 
 func openLoadStore(tb testing.TB, sync string) *store.Store {
 	tb.Helper()
-	st, err := store.Open(tb.Context(), tb.TempDir()+"/helix-org.db", store.Options{Synchronous: sync})
+	st, err := store.Open(tb.Context(), tb.TempDir()+"/helix-org.db", store.Options{Synchronous: sync, Transports: transports})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -61,26 +61,24 @@ func NewSender(client *http.Client, opts SenderOptions) *Sender {
 	if opts.UserAgent == "" {
 		opts.UserAgent = "helix-org"
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	opts.Now = realClock(opts.Now)
 	return &Sender{client: client, opts: opts}
 }
 
 // Kind is webhook.
-func (s *Sender) Kind() domain.TransportKind { return domain.TransportWebhook }
+func (s *Sender) Kind() domain.TransportKind { return Kind }
 
 // Wants reports whether the stream has an outbound_url.
 func (s *Sender) Wants(st domain.Stream) bool {
-	var cfg domain.WebhookConfig
+	var cfg Config
 	return json.Unmarshal(st.Transport.Config, &cfg) == nil && cfg.OutboundURL != ""
 }
 
 // Send makes one POST. The webhook-id is the event id, the same on every
 // attempt; the timestamp and signature are fresh each time.
 func (s *Sender) Send(ctx context.Context, st domain.Stream, ev domain.Event, attempt int) delivery.Outcome {
-	var cfg domain.WebhookConfig
-	if err := json.Unmarshal(st.Transport.Config, &cfg); err != nil || cfg.OutboundURL == "" {
+	cfg, err := ParseConfig(st.Transport.Config)
+	if err != nil || cfg.OutboundURL == "" {
 		return delivery.Outcome{Err: fmt.Errorf("stream %s has no usable outbound_url", st.ID), Permanent: true}
 	}
 	body, err := json.Marshal(Payload{Type: EventType, Timestamp: ev.CreatedAt, Data: ev})

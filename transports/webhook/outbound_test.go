@@ -22,8 +22,8 @@ import (
 )
 
 func hookStream(url, secret string) domain.Stream {
-	cfg, _ := json.Marshal(domain.WebhookConfig{OutboundURL: url, Secret: secret})
-	return domain.Stream{ID: "s-out", Name: "out", Transport: domain.Transport{Kind: domain.TransportWebhook, Config: cfg}}
+	cfg, _ := json.Marshal(webhook.Config{OutboundURL: url, Secret: secret})
+	return domain.Stream{ID: "s-out", Name: "out", Transport: domain.Transport{Kind: webhook.Kind, Config: cfg}}
 }
 
 var published = domain.Event{ID: "e-abc123", Seq: 7, StreamID: "s-out", Source: "w-maya", SourceKind: domain.SourceHuman,
@@ -210,7 +210,7 @@ func TestSenderWants(t *testing.T) {
 		{``, false},
 	}
 	for _, tt := range tests {
-		st := domain.Stream{ID: "s-x", Transport: domain.Transport{Kind: domain.TransportWebhook, Config: json.RawMessage(tt.cfg)}}
+		st := domain.Stream{ID: "s-x", Transport: domain.Transport{Kind: webhook.Kind, Config: json.RawMessage(tt.cfg)}}
 		if got := s.Wants(st); got != tt.want {
 			t.Errorf("Wants(%s) = %v, want %v", tt.cfg, got, tt.want)
 		}

@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -32,6 +33,10 @@ func TestParse(t *testing.T) {
 		{"empty body", "text/plain", "", domain.Message{}, domain.ErrInvalid},
 		{"blank body", "text/plain", " \n", domain.Message{}, domain.ErrInvalid},
 		{"not UTF-8", "application/octet-stream", "\xff\xfe\x00", domain.Message{}, webhook.ErrUnsupportedBody},
+		{"empty JSON array", "application/json", " [ ] ", domain.Message{}, domain.ErrInvalid},
+		{"empty JSON string", "application/json", `""`, domain.Message{}, domain.ErrInvalid},
+		{"JSON over the extra limit", "application/json", `"` + strings.Repeat("x", domain.MaxExtra) + `"`, domain.Message{}, domain.ErrInvalid},
+		{"form without fields", "application/x-www-form-urlencoded", "&", domain.Message{}, domain.ErrInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

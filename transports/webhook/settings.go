@@ -12,4 +12,4 @@ var MaxBodySetting = domain.SettingSpec{Key: "transport.webhook.max_body_bytes",
 
 // Settings lists the webhook transport's config keys, including the
 // engine's attempt limit for webhook deliveries and the SSRF guard's switch.
-var Settings = domain.Settings{MaxBodySetting, delivery.MaxAttemptsSetting(domain.TransportWebhook), safedial.AllowPrivateSetting}
+var Settings = domain.Settings{MaxBodySetting, delivery.MaxAttemptsSetting(Kind), safedial.AllowPrivateSetting}

@@ -6,10 +6,13 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"hash"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/helixml/helix-org/transports/inbound"
 )
 
 // Standard Webhooks headers.
@@ -23,7 +26,7 @@ const (
 const Tolerance = 5 * time.Minute
 
 // ErrSignature is wrapped by every verification failure (answered 401).
-var ErrSignature = errors.New("webhook signature verification failed")
+var ErrSignature error = &inbound.AuthError{Err: errors.New("webhook signature verification failed")}
 
 // Key decodes a "whsec_<base64>" secret into its HMAC key.
 func Key(secret string) ([]byte, error) {
@@ -56,20 +59,59 @@ func Sign(key []byte, id string, timestamp int64, body []byte) string {
 // three headers present, the timestamp within Tolerance of now, and one of
 // the space-separated v1 signatures matching, compared in constant time.
 func Verify(key []byte, h http.Header, body []byte, now time.Time) error {
+	v, err := Check(key, h, now)
+	if err != nil {
+		return err
+	}
+	v.Write(body)
+	return v.Verify()
+}
+
+// Verifier checks one request's signature over a body it is fed while the
+// body is read, so the body is never read twice and never read at all
+// when the headers alone fail.
+type Verifier struct {
+	mac  hash.Hash
+	sigs []string
+}
+
+// Check validates the headers alone — present, the timestamp within
+// Tolerance of now, at least one v1 signature — and returns the Verifier
+// to write the body to.
+func Check(key []byte, h http.Header, now time.Time) (*Verifier, error) {
 	id, ts, sigs := h.Get(HeaderID), h.Get(HeaderTimestamp), h.Get(HeaderSignature)
 	if id == "" || ts == "" || sigs == "" {
-		return fmt.Errorf("%w: missing %s, %s or %s header", ErrSignature, HeaderID, HeaderTimestamp, HeaderSignature)
+		return nil, fmt.Errorf("%w: missing %s, %s or %s header", ErrSignature, HeaderID, HeaderTimestamp, HeaderSignature)
 	}
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {
-		return fmt.Errorf("%w: %s %q is not a Unix time in seconds", ErrSignature, HeaderTimestamp, ts)
+		return nil, fmt.Errorf("%w: %s %q is not a Unix time in seconds", ErrSignature, HeaderTimestamp, ts)
 	}
 	if d := now.Sub(time.Unix(sec, 0)); d > Tolerance || d < -Tolerance {
-		return fmt.Errorf("%w: %s is %s away from now; the tolerance is %s", ErrSignature, HeaderTimestamp, d.Round(time.Second), Tolerance)
+		return nil, fmt.Errorf("%w: %s is %s away from now; the tolerance is %s", ErrSignature, HeaderTimestamp, d.Round(time.Second), Tolerance)
 	}
-	want := []byte(Sign(key, id, sec, body))
+	v := &Verifier{mac: hmac.New(sha256.New, key)}
 	for _, s := range strings.Split(sigs, " ") {
-		if strings.HasPrefix(s, "v1,") && hmac.Equal([]byte(s), want) {
+		if strings.HasPrefix(s, "v1,") {
+			v.sigs = append(v.sigs, s)
+		}
+	}
+	if len(v.sigs) == 0 {
+		return nil, fmt.Errorf("%w: %s has no v1 signature", ErrSignature, HeaderSignature)
+	}
+	fmt.Fprintf(v.mac, "%s.%d.", id, sec)
+	return v, nil
+}
+
+// Write feeds body bytes to the signature; it never fails.
+func (v *Verifier) Write(p []byte) (int, error) { return v.mac.Write(p) }
+
+// Verify reports whether one of the v1 signatures matches the body
+// written, compared in constant time.
+func (v *Verifier) Verify() error {
+	want := []byte("v1," + base64.StdEncoding.EncodeToString(v.mac.Sum(nil)))
+	for _, s := range v.sigs {
+		if hmac.Equal([]byte(s), want) {
 			return nil
 		}
 	}

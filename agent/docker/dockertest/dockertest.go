@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -90,7 +89,7 @@ func goTool() string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
+	return "/usr/local/go/bin/go" // where CI installs it (.ci/run)
 }
 
 func moduleRoot() (string, error) {
@@ -119,7 +118,10 @@ func BuildImage(eng *docker.Engine, files map[string]string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("these tests need Debian's busybox-static (apt-get install busybox-static): %w", err)
 	}
-	dockerfile := "FROM scratch\nCOPY busybox /bin/busybox\nRUN [\"/bin/busybox\", \"--install\", \"-s\", \"/bin\"]\n"
+	// The instance label first keeps this build's layers out of other test
+	// instances' build cache: their clean-up could otherwise delete a
+	// cached parent while this build stands on it.
+	dockerfile := fmt.Sprintf("FROM scratch\nLABEL helix-org.instance=%q\nCOPY busybox /bin/busybox\nRUN [\"/bin/busybox\", \"--install\", \"-s\", \"/bin\"]\n", eng.Instance())
 	ctxFiles := []docker.File{{Name: "busybox", Mode: 0o755, Data: bb}}
 	i := 0
 	for dst, src := range files {

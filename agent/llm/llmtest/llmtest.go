@@ -24,7 +24,7 @@ import (
 	"github.com/helixml/helix-org/agent/llm"
 )
 
-// APIKey is the key the fake accepts.
+// APIKey is the key the fake accepts unless told another (WantKey).
 const APIKey = "sk-llmtest-key"
 
 // Turn is one request as the fake decoded it.
@@ -34,7 +34,12 @@ type Turn struct {
 	Messages  []llm.Message
 	Tools     []llm.Tool
 	MaxTokens int
-	At        time.Time
+	// APIKey is the key the request carried (x-api-key or the bearer).
+	APIKey string
+	// Stream is "stream": true; IncludeUsage is OpenAI's
+	// stream_options.include_usage.
+	Stream, IncludeUsage bool
+	At                   time.Time
 }
 
 // Reply is what the script answers. By default it is a 200 with Text and
@@ -62,6 +67,7 @@ type Server struct {
 	script Script
 
 	mu    sync.Mutex
+	key   string
 	turns []Turn
 }
 
@@ -85,7 +91,7 @@ func New(t testing.TB, format string, script Script) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &Server{format: format, t: t, schema: resolved, script: script}
+	f := &Server{format: format, t: t, schema: resolved, script: script, key: APIKey}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -98,6 +104,14 @@ func (f *Server) BaseURL() string {
 		return f.srv.URL + "/v1"
 	}
 	return f.srv.URL
+}
+
+// WantKey makes the fake accept key instead of APIKey.
+func (f *Server) WantKey(key string) *Server {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.key = key
+	return f
 }
 
 // Turns returns every request received so far, in order.
@@ -137,6 +151,8 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, reply.Body)
 	case reply.Status != 0:
 		f.writeError(w, reply)
+	case turn.Stream:
+		f.writeStream(w, turn, reply)
 	case f.format == llm.Anthropic:
 		writeJSON(w, http.StatusOK, anthropicReply(turn.Model, reply))
 	default:
@@ -157,7 +173,8 @@ func (f *Server) decode(r *http.Request) (Turn, error) {
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		return Turn{}, fmt.Errorf("Content-Type %q, want application/json", ct)
 	}
-	if err := f.checkAuth(r.Header); err != nil {
+	key, err := f.checkAuth(r.Header)
+	if err != nil {
 		return Turn{}, err
 	}
 	body, err := io.ReadAll(r.Body)
@@ -180,24 +197,36 @@ func (f *Server) decode(r *http.Request) (Turn, error) {
 	if err != nil {
 		return Turn{}, fmt.Errorf("%v\n%s", err, body)
 	}
+	var stream struct {
+		Stream        bool `json:"stream"`
+		StreamOptions struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+	}
+	json.Unmarshal(body, &stream)
+	turn.Stream, turn.IncludeUsage, turn.APIKey = stream.Stream, stream.StreamOptions.IncludeUsage, key
 	turn.At = time.Now()
 	return turn, checkTools(turn.Tools)
 }
 
-func (f *Server) checkAuth(h http.Header) error {
+// checkAuth returns the key the request carried, if it is the one wanted.
+func (f *Server) checkAuth(h http.Header) (string, error) {
+	f.mu.Lock()
+	want := f.key
+	f.mu.Unlock()
 	if f.format == llm.Anthropic {
 		if h.Get("anthropic-version") == "" {
-			return fmt.Errorf("no anthropic-version header")
+			return "", fmt.Errorf("no anthropic-version header")
 		}
-		if got := h.Get("x-api-key"); got != APIKey {
-			return fmt.Errorf("x-api-key %q, want the test key", got)
+		if got := h.Get("x-api-key"); got != want {
+			return "", fmt.Errorf("x-api-key %q, want the test key", got)
 		}
-		return nil
+		return want, nil
 	}
-	if got := h.Get("Authorization"); got != "Bearer "+APIKey {
-		return fmt.Errorf("Authorization %q, want Bearer and the test key", got)
+	if got := h.Get("Authorization"); got != "Bearer "+want {
+		return "", fmt.Errorf("header Authorization %q, want Bearer and the test key", got)
 	}
-	return nil
+	return want, nil
 }
 
 // checkTools: names are unique and every schema is a JSON Schema object.

@@ -1,0 +1,203 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+// SettingReader reads operational config; *store.Store satisfies it.
+type SettingReader interface {
+	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
+	IntSetting(ctx context.Context, spec domain.SettingSpec) int64
+}
+
+// RuntimeEnv is what runtimes are built from, per run.
+type RuntimeEnv struct {
+	Settings SettingReader
+	// RoleOf is the role a worker holds, for agent.bash's roles and the
+	// docker runtime's overrides.
+	RoleOf func(ctx context.Context, worker string) (domain.Role, error)
+	// Container builds the docker runtime for a run of the built-in agent
+	// configured by llm; nil when the server has no Docker client.
+	Container func(ctx context.Context, llm *LLMConfig) (domain.Runtime, error)
+	// LookPath finds an executable; exec.LookPath when nil.
+	LookPath func(string) (string, error)
+}
+
+// RuntimeDef is one row of Runtimes.
+type RuntimeDef struct {
+	Name        string
+	Description string
+	// Default, when set, says when an empty agent.runtime picks this
+	// runtime; rows are asked in order, and the first whose Picked is
+	// true wins.
+	Default string
+	Picked  func(ctx context.Context, env RuntimeEnv) bool
+	// New builds the runtime for one run from the settings, read per run
+	// so `config set` applies without a restart. An error means the
+	// agent never started: the dispatcher retries, then parks.
+	New func(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error)
+}
+
+// Runtime names, as agent.runtime takes them.
+const (
+	RuntimeClaude  = "claude"
+	RuntimeCommand = "command"
+	RuntimeBuiltin = "builtin"
+	RuntimeDocker  = "docker"
+)
+
+// Runtimes is every runtime an activation can run on. agent.runtime's
+// valid values, its description and its errors derive from it: a new
+// runtime is one row here.
+var Runtimes = []RuntimeDef{
+	{Name: RuntimeClaude, Description: "Claude Code (`claude -p`) in the worker's directory, allowed only its helix-org MCP tools; agent.model and agent.effort",
+		Default: "when `claude` is on PATH",
+		Picked:  func(_ context.Context, env RuntimeEnv) bool { _, err := env.lookPath("claude"); return err == nil },
+		New: func(ctx context.Context, env RuntimeEnv, _ domain.Run) (domain.Runtime, error) {
+			return &Claude{Model: env.get(ctx, ModelSetting), Effort: env.get(ctx, EffortSetting)}, nil
+		}},
+	{Name: RuntimeCommand, Description: "agent.command, run with /bin/sh -c in the worker's directory",
+		Default: "else when agent.command is set",
+		Picked:  func(ctx context.Context, env RuntimeEnv) bool { return env.get(ctx, CommandSetting) != "" },
+		New: func(ctx context.Context, env RuntimeEnv, _ domain.Run) (domain.Runtime, error) {
+			return &Command{Line: env.get(ctx, CommandSetting)}, nil
+		}},
+	{Name: RuntimeBuiltin, Description: "the built-in agent (`helix-org agent run`), calling agent.model through the server's relay",
+		Default: "else", Picked: func(context.Context, RuntimeEnv) bool { return true }, New: newBuiltin},
+	{Name: RuntimeDocker, Description: "a one-shot container of agent.docker.image (agent.docker.*)", New: newContainer},
+}
+
+// runtimeSetting derives agent.runtime from the table.
+func runtimeSetting(table []RuntimeDef) domain.SettingSpec {
+	enum := []string{""}
+	var names, defaults []string
+	for _, r := range table {
+		enum = append(enum, r.Name)
+		names = append(names, r.Name)
+		if r.Picked != nil {
+			defaults = append(defaults, r.Name+" "+r.Default)
+		}
+	}
+	return domain.SettingSpec{Key: "agent.runtime", Type: domain.SettingString, Enum: enum,
+		Description: "How activations run: " + strings.Join(names, ", ") + ". Empty picks " + strings.Join(defaults, ", ") + "."}
+}
+
+// Selector runs each activation on the runtime agent.runtime names, read
+// per run, so `config set agent.runtime …` applies without a restart.
+type Selector struct {
+	Env   RuntimeEnv
+	Table []RuntimeDef // Runtimes when nil
+}
+
+var _ domain.Runtime = Selector{}
+
+// Run builds the runtime and runs the activation. A runtime that cannot
+// be built returns before the agent starts, so the dispatcher retries.
+func (s Selector) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
+	def, err := s.pick(ctx)
+	if err != nil {
+		return domain.RunResult{ExitStatus: -1}, err
+	}
+	rt, err := def.New(ctx, s.Env, run)
+	if err != nil {
+		return domain.RunResult{ExitStatus: -1}, err
+	}
+	return rt.Run(ctx, run)
+}
+
+func (s Selector) pick(ctx context.Context) (RuntimeDef, error) {
+	table := s.Table
+	if table == nil {
+		table = Runtimes
+	}
+	name := s.Env.get(ctx, RuntimeSetting)
+	for _, r := range table {
+		if r.Name == name || name == "" && r.Picked != nil && r.Picked(ctx, s.Env) {
+			return r, nil
+		}
+	}
+	setting := runtimeSetting(table)
+	return RuntimeDef{}, fmt.Errorf("agent.runtime %q is not available in this build (valid: %s)", name, strings.Join(setting.Enum[1:], ", "))
+}
+
+func (env RuntimeEnv) get(ctx context.Context, spec domain.SettingSpec) string {
+	v, _ := env.Settings.SettingOr(ctx, spec)
+	return v
+}
+
+func (env RuntimeEnv) lookPath(name string) (string, error) {
+	if env.LookPath != nil {
+		return env.LookPath(name)
+	}
+	return exec.LookPath(name)
+}
+
+func newBuiltin(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("builtin runtime: find the helix-org executable: %w", err)
+	}
+	// The relay would refuse every call; say what to set at once.
+	if err := LLMFromSettings(ctx, env.Settings).Check(); err != nil {
+		return nil, err
+	}
+	llm, err := env.runLLM(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	return &Builtin{Exe: exe, LLM: llm}, nil
+}
+
+func newContainer(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error) {
+	if env.Container == nil {
+		return nil, errors.New("the docker runtime is unavailable: no Docker client could be built from the environment (check DOCKER_HOST)")
+	}
+	llm, err := env.runLLM(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	return env.Container(ctx, &llm)
+}
+
+// LLMFromSettings is the built-in agent's config from agent.*.
+func LLMFromSettings(ctx context.Context, st SettingReader) LLMConfig {
+	str := func(spec domain.SettingSpec) string { v, _ := st.SettingOr(ctx, spec); return v }
+	return LLMConfig{
+		Provider:  str(ProviderSetting),
+		Model:     str(ModelSetting),
+		BaseURL:   str(BaseURLSetting),
+		APIKey:    str(APIKeySetting),
+		MaxTurns:  int(st.IntSetting(ctx, MaxTurnsSetting)),
+		MaxTokens: int(st.IntSetting(ctx, MaxTokensSetting)),
+	}
+}
+
+// runLLM is the built-in agent's config for one run: the model and
+// limits, and bash exactly where agent.bash allows it for the run's
+// worker and role. The provider's URL and key are left out: the agent
+// gets the relay and its token (LLMConfig.ForRun).
+func (env RuntimeEnv) runLLM(ctx context.Context, run domain.Run) (LLMConfig, error) {
+	cfg := LLMFromSettings(ctx, env.Settings)
+	cfg.BaseURL, cfg.APIKey = "", ""
+	scope, err := ParseBashScope(env.get(ctx, BashSetting))
+	if err != nil {
+		return cfg, err
+	}
+	role, err := env.RoleOf(ctx, run.WorkerID)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Bash = scope.Allows(run.WorkerID, role.ID)
+	if !cfg.Bash && RoleAsksForBash(role.Content) && run.Log != nil {
+		run.Log(domain.LogEntry{Kind: domain.LogNote, Text: fmt.Sprintf("role %s asks for `bash: true` in its front matter; ignored: "+
+			"role text cannot turn on host capabilities, only an operator can (helix-org config set %s)", role.ID, BashSetting.Key)})
+	}
+	return cfg, nil
+}

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+)
+
+type callConfig struct {
+	clientFlags
+	Output string
+}
+
+func newCallCmd() *cobra.Command {
+	var cfg callConfig
+	cmd := &cobra.Command{
+		Use:   "call <tool> [json | - | key=value...]",
+		Short: "Call an MCP tool as a worker, over the server's real endpoint, and print the result",
+		Long: `call calls one tool on a worker's MCP endpoint (--worker, default w-owner),
+exactly as an MCP client would: the worker's grants and place in the org
+chart apply. The arguments are a JSON object, - to read one from stdin, or
+key=value pairs (a value is taken as a string where the tool's schema says
+string, else as JSON: n=3, to='["w-maya"]').
+
+The token is --token or $HELIX_ORG_TOKEN; without either, call opens the
+database, mints a short-lived token for the worker and revokes it after.
+
+A list-shaped result prints as a table, anything else as YAML; -o json or
+-o yaml prints it whole. A tool error exits non-zero with the error's text.`,
+		Example: `  helix-org call list_roles
+  helix-org call publish stream=s-inbox subject=hi body='hello there'
+  helix-org call create_role '{"title":"Echo","content":"Reply echo."}'
+  helix-org call read_events -o json < args.json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCall(cmd, cfg, args[0], args[1:])
+		},
+	}
+	cfg.bind(cmd)
+	bindOutput(cmd, &cfg.Output, outJSON, outYAML, outTable)
+	cmd.ValidArgsFunction = cfg.completeCall
+	return cmd
+}
+
+func runCall(cmd *cobra.Command, cfg callConfig, tool string, args []string) error {
+	ctx := cmd.Context()
+	cs, closeSession, err := cfg.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeSession()
+	in, err := callArgs(cmd.InOrStdin(), args, func() map[string]string { return propertyTypes(ctx, cs, tool) })
+	if err != nil {
+		return err
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: in})
+	if err != nil {
+		return fmt.Errorf("call %s: %w", tool, err)
+	}
+	data, isJSON := resultData(res)
+	if res.IsError {
+		return fmt.Errorf("%s: %s", tool, strings.TrimSpace(string(data)))
+	}
+	out := cmd.OutOrStdout()
+	if !isJSON {
+		_, err := fmt.Fprintln(out, strings.TrimRight(string(data), "\n"))
+		return err
+	}
+	return printResult(out, data, cfg.Output)
+}
+
+// callArgs builds the arguments object from the command line. types is
+// asked for the tool's property types only when key=value pairs need them.
+func callArgs(stdin io.Reader, args []string, types func() map[string]string) (map[string]any, error) {
+	in := map[string]any{}
+	switch {
+	case len(args) == 0:
+		return in, nil
+	case len(args) == 1 && (args[0] == "-" || strings.HasPrefix(strings.TrimSpace(args[0]), "{")):
+		raw := []byte(args[0])
+		if args[0] == "-" {
+			var err error
+			if raw, err = io.ReadAll(stdin); err != nil {
+				return nil, fmt.Errorf("read arguments from stdin: %w", err)
+			}
+		}
+		if err := json.Unmarshal(raw, &in); err != nil || in == nil {
+			return nil, fmt.Errorf("arguments are not a JSON object: %s", firstLine(raw))
+		}
+		return in, nil
+	}
+	var props map[string]string
+	for _, a := range args {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("argument %q: want key=value, a JSON object, or - (stdin)", a)
+		}
+		if props == nil {
+			props = types()
+		}
+		in[k] = argValue(v, props[k])
+	}
+	return in, nil
+}
+
+// argValue reads a key=value value: a string where the schema says so (or
+// where it is not JSON), else JSON.
+func argValue(v, typ string) any {
+	if typ == "string" {
+		return v
+	}
+	var j any
+	if json.Unmarshal([]byte(v), &j) != nil {
+		return v
+	}
+	return j
+}
+
+// propertyTypes maps each of a tool's input properties to its JSON type,
+// from the schema tools/list gives; empty when the tool is not listed.
+func propertyTypes(ctx context.Context, cs *mcp.ClientSession, tool string) map[string]string {
+	out := map[string]string{}
+	ts, err := toolsOf(ctx, cs)
+	if err != nil {
+		return out
+	}
+	i := slices.IndexFunc(ts, func(t *mcp.Tool) bool { return t.Name == tool })
+	if i < 0 {
+		return out
+	}
+	for name, p := range schemaProperties(ts[i].InputSchema) {
+		if typ, ok := p["type"].(string); ok {
+			out[name] = typ
+		}
+	}
+	return out
+}
+
+// schemaProperties is the properties object of an input schema.
+func schemaProperties(schema any) map[string]map[string]any {
+	b, _ := json.Marshal(schema)
+	var s struct {
+		Properties map[string]map[string]any `json:"properties"`
+	}
+	json.Unmarshal(b, &s)
+	return s.Properties
+}
+
+// resultData is what a tool answered: its text, which our tools write as
+// JSON in their fields' order, else its structured content; and whether
+// that is JSON.
+func resultData(res *mcp.CallToolResult) ([]byte, bool) {
+	var text []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			text = append(text, t.Text)
+		}
+	}
+	data := []byte(strings.Join(text, "\n"))
+	if !json.Valid(data) && res.StructuredContent != nil && !res.IsError {
+		b, err := json.Marshal(res.StructuredContent)
+		return b, err == nil
+	}
+	return data, json.Valid(data)
+}
+
+// printResult prints JSON data in the chosen format; the default is a
+// table for a list-shaped result and YAML for anything else.
+func printResult(w io.Writer, data []byte, format string) error {
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	if format == outJSON {
+		return printJSON(w, v)
+	}
+	n, err := yamlNode(data)
+	if err != nil {
+		return err
+	}
+	if format != outYAML {
+		if name, rows, rest, ok := listShaped(n); ok {
+			return printTable(w, name, rows, rest)
+		}
+	}
+	return encodeYAML(w, n)
+}
+
+func firstLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "(empty)"
+	}
+	return oneLine(clip(s, 80))
+}

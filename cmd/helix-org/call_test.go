@@ -1,0 +1,230 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/server/servertest"
+	"github.com/helixml/helix-org/store"
+)
+
+// callOrg is a served org with a human w-maya in p-team holding no grants,
+// and the flags that point the CLI at it.
+type callOrg struct {
+	db, base string
+	st       *store.Store
+}
+
+func newCallOrg(t *testing.T) callOrg {
+	t.Helper()
+	db := newDB(t)
+	st := openStore(t, db)
+	base, _, _ := startServe(t, st, io.Discard)
+	if _, err := st.CreatePosition(t.Context(), store.OwnerWorker, domain.Position{ID: "p-team", RoleID: store.OwnerRole, Title: "Team"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.HireWorker(t.Context(), store.OwnerWorker, domain.Worker{ID: "w-maya", Kind: domain.WorkerHuman, PositionID: "p-team", Name: "Maya"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return callOrg{db: db, base: base, st: st}
+}
+
+// cli runs the CLI against the org's database and server.
+func (o callOrg) cli(t *testing.T, stdin string, args ...string) (string, error) {
+	t.Helper()
+	out, _, err := run(t, stdin, append(args, "--db", o.db, "--url", o.base)...)
+	return out, err
+}
+
+// TestCall: every way of passing arguments, every output format, tool
+// errors as failures with their text, and the minted token revoked after.
+func TestCall(t *testing.T) {
+	o := newCallOrg(t)
+	tests := []struct {
+		name  string
+		stdin string
+		args  []string
+		// want are lines (or parts of lines) stdout must hold; errIs is
+		// the whole error instead.
+		want  []string
+		errIs string
+	}{
+		{name: "key=value, YAML for an object", args: []string{"call", "create_role", "title=Echo", "content=Reply echo.\nAlways."},
+			want: []string{"id: r-echo\n", "title: Echo\n", "content: |-\n  Reply echo.\n  Always.\n"}},
+		{name: "a list prints as a table, id first", args: []string{"call", "list_roles"},
+			want: []string{"ID       CONTENT", "\nr-echo   Reply echo. … (2 lines)", "\nr-owner  # Owner … (3 lines)"}},
+		{name: "JSON arguments, -o json", args: []string{"call", "get_role", `{"id":"r-echo"}`, "-o", "json"},
+			want: []string{`  "id": "r-echo",`, `  "title": "Echo",`}},
+		{name: "arguments on stdin", stdin: `{"id": "r-owner"}`, args: []string{"call", "get_role", "-", "-o", "yaml"},
+			want: []string{"id: r-owner\n"}},
+		{name: "a JSON value in key=value", args: []string{"call", "read_events", `streams=["s-org"]`, "limit=1"},
+			want: []string{"\ncursor: 1\n", "ID  "}},
+		{name: "-o table of a list beside a cursor", args: []string{"call", "read_events", `{"streams":["s-org"],"since":1000}`, "-o", "table"},
+			want: []string{"No events.\ncursor: 1000\n"}},
+		{name: "a tool error fails with its text", args: []string{"call", "publish", "stream=s-nope", "body=x"},
+			errIs: `publish: stream "s-nope": not found`},
+		{name: "a tool the worker does not hold", args: []string{"call", "list_roles", "--worker", "w-maya"},
+			errIs: `list_roles: missing grant: worker w-maya does not hold grant "list_roles"; a worker with grant_tool can grant it`},
+		{name: "not an object", args: []string{"call", "list_roles", "[1]"},
+			errIs: "argument \"[1]\": want key=value, a JSON object, or - (stdin)"},
+		{name: "bad JSON", args: []string{"call", "list_roles", "{nope"},
+			errIs: "arguments are not a JSON object: {nope"},
+		{name: "an unknown worker", args: []string{"call", "list_roles", "--worker", "w-nobody"},
+			errIs: `worker "w-nobody": not found`},
+		{name: "an unknown output format", args: []string{"call", "list_roles", "-o", "xml"},
+			errIs: `invalid argument "xml" for "-o, --output" flag: valid: json, yaml, table`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := o.cli(t, tt.stdin, tt.args...)
+			if tt.errIs != "" {
+				if err == nil || err.Error() != tt.errIs {
+					t.Fatalf("error = %v\nwant    %s\nstdout:\n%s", err, tt.errIs, out)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
+				}
+			}
+		})
+	}
+	live, err := o.st.ListTokens(t.Context(), store.TokenQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range live {
+		if tok.Label == "call" {
+			t.Errorf("a token call minted is still live: %+v", tok)
+		}
+	}
+	all, _ := o.st.ListTokens(t.Context(), store.TokenQuery{All: true})
+	calls := 0
+	for _, tok := range all {
+		if tok.Label == "call" {
+			calls++
+		}
+	}
+	if calls == 0 {
+		t.Error("no token labelled call was ever minted")
+	}
+}
+
+// TestCallWithToken: a token given by flag or environment is used as is:
+// the right worker's works, another worker's is refused with why, and
+// nothing is minted.
+func TestCallWithToken(t *testing.T) {
+	o := newCallOrg(t)
+	maya := servertest.Token(t, o.st, "w-maya")
+	if _, err := o.st.GrantTool(t.Context(), store.OwnerWorker, domain.Grant{WorkerID: "w-maya", Tool: "get_worker"}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := o.st.ListTokens(t.Context(), store.TokenQuery{All: true})
+
+	out, err := o.cli(t, "", "call", "get_worker", "--worker", "w-maya", "--token", maya)
+	if err != nil || !strings.Contains(out, "id: w-maya\n") {
+		t.Errorf("call with --token: %v\n%s", err, out)
+	}
+	t.Setenv(domain.TokenEnv, maya)
+	if out, err := o.cli(t, "", "call", "get_worker", "--worker", "w-maya"); err != nil || !strings.Contains(out, "id: w-maya\n") {
+		t.Errorf("call with $%s: %v\n%s", domain.TokenEnv, err, out)
+	}
+	_, err = o.cli(t, "", "call", "get_worker")
+	want := o.base + "/workers/w-owner/mcp refused the token: it is not w-owner's (pass --worker), or w-owner has been dismissed"
+	if err == nil || err.Error() != want {
+		t.Errorf("another worker's token: %v\nwant %s", err, want)
+	}
+	_, err = o.cli(t, "", "call", "get_worker", "--worker", "w-maya", "--token", store.TokenPrefix+"nope")
+	want = o.base + "/workers/w-maya/mcp refused the token: unknown, expired or revoked (helix-org token list)"
+	if err == nil || err.Error() != want {
+		t.Errorf("an unknown token: %v\nwant %s", err, want)
+	}
+	after, _ := o.st.ListTokens(t.Context(), store.TokenQuery{All: true})
+	if len(after) != len(before) {
+		t.Errorf("call with a token minted %d more", len(after)-len(before))
+	}
+}
+
+// TestCallNoServer: with nothing listening, call says so and where.
+func TestCallNoServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ln.Close()
+	db := newDB(t)
+	mustRun(t, "bootstrap", "--db", db)
+	_, _, err = run(t, "", "call", "list_roles", "--db", db, "--url", url)
+	want := "nothing answers at " + url + ": is the server running (helix-org serve)? Point --url (or HELIX_ORG_URL) at it"
+	if err == nil || err.Error() != want {
+		t.Errorf("error = %v\nwant    %s", err, want)
+	}
+	toks, _ := openStore(t, db).ListTokens(t.Context(), store.TokenQuery{})
+	for _, tok := range toks {
+		if tok.Label == "call" {
+			t.Errorf("the token minted for a call that never connected is live: %+v", tok)
+		}
+	}
+}
+
+// TestTools: what the worker may call, with arguments; -o json has every
+// input schema; a worker with no grants is told so.
+func TestTools(t *testing.T) {
+	o := newCallOrg(t)
+	out, err := o.cli(t, "", "tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(out, "\n")
+	if !strings.HasPrefix(lines[0], "TOOL") || !strings.Contains(lines[0], "ARGUMENTS") {
+		t.Errorf("header = %q", lines[0])
+	}
+	var publish string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "publish ") {
+			publish = l
+		}
+	}
+	if !strings.Contains(publish, " body* stream* attachments ") {
+		t.Errorf("publish row = %q, want its arguments with stream required", publish)
+	}
+
+	out, err = o.cli(t, "", "tools", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Tools []struct {
+			Name        string
+			InputSchema struct {
+				Properties map[string]any
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("tools -o json: %v\n%s", err, out)
+	}
+	found := false
+	for _, tool := range got.Tools {
+		if tool.Name == "create_role" {
+			found = tool.InputSchema.Properties["title"] != nil
+		}
+	}
+	if !found {
+		t.Errorf("tools -o json has no create_role with a title property:\n%s", out)
+	}
+
+	out, err = o.cli(t, "", "tools", "--worker", "w-maya")
+	if err != nil || out != "No tools: this worker holds no grants (grant_tool gives some).\n" {
+		t.Errorf("tools of a worker without grants = %q, %v", out, err)
+	}
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/helixml/helix-org/server"
+	"github.com/helixml/helix-org/server/servertest"
+	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/tools"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// golden compares got with testdata/name, or rewrites it under -update,
+// so every change to what a model reads is a reviewed diff.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
+	}
+	if string(want) != string(got) {
+		t.Errorf("%s differs from what the code now produces; if the change is meant, run go test ./cmd/helix-org -run %s -update and review the diff.\ngot:\n%s", path, t.Name(), got)
+	}
+}
+
+// TestToolsListGolden: tools/list of a fully granted worker (the owner)
+// on this binary — names, descriptions and input schemas as models get
+// them, create_stream's transports included.
+func TestToolsListGolden(t *testing.T) {
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "helix-org.db"), store.Options{Synchronous: "NORMAL", Transports: transports.Specs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Bootstrap(t.Context(), tools.Names()); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(server.New(st, server.Config{}))
+	defer hs.Close()
+	cs, err := servertest.Dial(t, hs.URL+"/workers/w-owner/mcp", servertest.Token(t, st, store.OwnerWorker))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	var all []*mcp.Tool
+	for tool, err := range cs.Tools(t.Context(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, tool)
+	}
+	if len(all) != len(tools.Names()) {
+		t.Errorf("the owner sees %d tools, want every one of %d", len(all), len(tools.Names()))
+	}
+	b, err := json.MarshalIndent(all, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "tools_list.golden.json", append(b, '\n'))
+}

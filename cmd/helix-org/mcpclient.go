@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+)
+
+// clientFlags say how `call` and `tools` reach a worker's MCP endpoint.
+type clientFlags struct {
+	dbFlags
+	URL    string
+	Worker string
+	Token  string
+}
+
+// callTokenTTL bounds the token call mints when it is given none; it is
+// revoked as soon as the call returns, so this only matters if the CLI is
+// killed mid-call. Long enough for a skill build (serve --call-timeout).
+const callTokenTTL = 30 * time.Minute
+
+func (f *clientFlags) bind(cmd *cobra.Command) {
+	f.dbFlags.bind(cmd.Flags())
+	cmd.Flags().StringVar(&f.URL, "url", envOr("HELIX_ORG_URL", "http://127.0.0.1:8080"), "the server's base URL (env HELIX_ORG_URL)")
+	cmd.Flags().StringVar(&f.Worker, "worker", store.OwnerWorker, "act as this worker, through its endpoint and grants")
+	cmd.Flags().StringVar(&f.Token, "token", "", "the worker's bearer token (env "+domain.TokenEnv+"); without one, a short-lived token is minted from the database and revoked after")
+	cmd.RegisterFlagCompletionFunc("worker", f.complete(workerNames))
+}
+
+// connect opens an MCP session as the worker. close ends it and revokes
+// the token it minted, if it minted one.
+func (f *clientFlags) connect(ctx context.Context) (cs *mcp.ClientSession, close func(), err error) {
+	tok, revoke, err := f.token(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	url := domain.MCPURL(f.URL, f.Worker)
+	client := mcp.NewClient(&mcp.Implementation{Name: "helix-org-cli", Version: version}, nil)
+	cs, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true,
+		HTTPClient: &http.Client{Transport: bearer{token: tok}}}, nil)
+	if err != nil {
+		revoke()
+		return nil, nil, f.connectError(url, err)
+	}
+	return cs, func() { cs.Close(); revoke() }, nil
+}
+
+// token is the bearer to use: --token, $HELIX_ORG_TOKEN, or one minted now.
+func (f *clientFlags) token(ctx context.Context) (tok string, revoke func(), err error) {
+	if tok = f.Token; tok == "" {
+		tok = os.Getenv(domain.TokenEnv)
+	}
+	if tok != "" {
+		return tok, func() {}, nil
+	}
+	st, err := f.open(ctx)
+	if err != nil {
+		return "", nil, fmt.Errorf("no --token or %s given, and none can be minted: %w", domain.TokenEnv, err)
+	}
+	w, err := st.GetWorker(ctx, f.Worker)
+	if err == nil && !w.Active() {
+		err = fmt.Errorf("worker %s has been dismissed", w.ID)
+	}
+	if err == nil {
+		tok, err = st.CreateToken(ctx, store.TokenSpec{WorkerID: f.Worker, Kind: store.TokenOperator, TTL: callTokenTTL, Label: "call"})
+	}
+	if err != nil {
+		st.Close()
+		return "", nil, err
+	}
+	return tok, func() {
+		st.RevokeToken(context.WithoutCancel(ctx), tok)
+		st.Close()
+	}, nil
+}
+
+// connectError says what went wrong in the operator's terms.
+func (f *clientFlags) connectError(url string, err error) error {
+	msg := err.Error()
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("nothing answers at %s: is the server running (helix-org serve)? Point --url (or HELIX_ORG_URL) at it", f.URL)
+	case strings.Contains(msg, "401") || strings.Contains(msg, "Unauthorized"):
+		return fmt.Errorf("%s refused the token: unknown, expired or revoked (helix-org token list)", url)
+	case strings.Contains(msg, "403") || strings.Contains(msg, "Forbidden"):
+		return fmt.Errorf("%s refused the token: it is not %s's (pass --worker), or %s has been dismissed", url, f.Worker, f.Worker)
+	}
+	return fmt.Errorf("connect to %s: %w", url, err)
+}
+
+// bearer adds the token to every request.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// toolsOf lists the tools the session's worker may call.
+func toolsOf(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+	var out []*mcp.Tool
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("list tools: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/helixml/helix-org/store"
+)
+
+type tokenListConfig struct {
+	dbFlags
+	Worker string
+	All    bool
+	Output string
+}
+
+func newTokenListCmd() *cobra.Command {
+	var cfg tokenListConfig
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List live tokens: id, worker, kind, what minted it, created, expires, last used (never the secret)",
+		Long: `token list shows each token's public id (the first 8 hex digits of its
+hash; the secret itself is never stored), its worker and kind (operator, or
+activation: an agent run's, revoked when the run ends), what minted it, when,
+when it expires and when it was last used (recorded at most once a minute).
+Revoke one with helix-org token revoke <id>.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := cfg.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			toks, err := st.ListTokens(cmd.Context(), store.TokenQuery{Worker: cfg.Worker, All: cfg.All})
+			if err != nil {
+				return err
+			}
+			if cfg.Output == outJSON {
+				if toks == nil {
+					toks = []store.Token{}
+				}
+				return printJSON(cmd.OutOrStdout(), map[string]any{"tokens": toks})
+			}
+			return writeTokens(cmd.OutOrStdout(), toks)
+		},
+	}
+	cfg.bind(cmd.Flags())
+	cmd.Flags().StringVar(&cfg.Worker, "worker", "", "only this worker's tokens")
+	cmd.Flags().BoolVar(&cfg.All, "all", false, "include revoked and expired tokens")
+	cmd.RegisterFlagCompletionFunc("worker", cfg.complete(workerNames))
+	bindOutput(cmd, &cfg.Output, outJSON)
+	return cmd
+}
+
+func writeTokens(w io.Writer, toks []store.Token) error {
+	if len(toks) == 0 {
+		_, err := fmt.Fprintln(w, "No live tokens. Mint one with: helix-org token create <worker>")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tWORKER\tKIND\tLABEL\tCREATED\tEXPIRES\tLAST USED")
+	for _, t := range toks {
+		expires := "never"
+		if t.ExpiresAt != nil {
+			expires = when(*t.ExpiresAt)
+		}
+		if t.RevokedAt != nil {
+			expires = "revoked " + when(*t.RevokedAt)
+		}
+		used := "never"
+		if t.LastUsedAt != nil {
+			used = when(*t.LastUsedAt)
+		}
+		label := t.Label
+		if t.ActivationID != "" {
+			label = "run " + t.ActivationID
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.WorkerID, t.Kind, orDash(label), when(t.CreatedAt), expires, used)
+	}
+	return tw.Flush()
+}
+
+// when is a time as a table shows it: the date and minute, in UTC.
+func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04Z") }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

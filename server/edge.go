@@ -1,0 +1,72 @@
+package server
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"time"
+)
+
+// DefaultCallTimeout bounds an authenticated request: the longest MCP call
+// (a skill build, up to skill.build_timeout) with room to spare.
+const DefaultCallTimeout = 15 * time.Minute
+
+// extendDeadlines lets an authenticated request outlive the http.Server's
+// read and write timeouts, which are sized for strangers: a read_events
+// long-poll waits up to 60 s, a skill build minutes, and a stream (SSE)
+// as long as it is open. Strangers never get here; the timeouts still
+// bound their slow headers, slow bodies and slow reads of our answers.
+// Handlers that stream for longer than d extend again the same way.
+func extendDeadlines(w http.ResponseWriter, d time.Duration) {
+	rc := http.NewResponseController(w)
+	deadline := time.Now().Add(d)
+	// ErrNotSupported (a test recorder) leaves the server's own deadlines.
+	_ = rc.SetReadDeadline(deadline)
+	_ = rc.SetWriteDeadline(deadline)
+}
+
+// refuseBatches answers a JSON-RPC batch (a body whose first non-space
+// byte is '[') with a 400 JSON-RPC error before anything parses it. The
+// MCP revisions since 2025-06-18 have no batches, and the SDK refuses them
+// only when the client declares such a revision, after parsing the whole
+// batch: 2,000 publishes in one request took one HTTP call. limit bounds
+// the leading whitespace read.
+func refuseBatches(limit int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		br := bufio.NewReader(http.MaxBytesReader(w, r.Body, limit))
+		if first, err := firstNonSpace(br); err == nil && first == '[' {
+			writeJSONRPCError(w, http.StatusBadRequest, -32600, "JSON-RPC batches are not supported: send one request per POST")
+			return
+		}
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{br, r.Body}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// firstNonSpace skips JSON whitespace and returns the next byte unread.
+func firstNonSpace(br *bufio.Reader) (byte, error) {
+	for {
+		c, err := br.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return c, br.UnreadByte()
+	}
+}
+
+// writeJSONRPCError answers a JSON-RPC error with no id: the request was
+// refused before any of its ids were read.
+func writeJSONRPCError(w http.ResponseWriter, status, code int, msg string) {
+	writeJSON(w, status, map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+}

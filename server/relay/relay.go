@@ -1,0 +1,143 @@
+// Package relay is the server's model relay: agents call LLM providers
+// through it, authenticated by their activation's own token, and the
+// server adds the real provider key (agent.api_key) and base URL on the
+// way out, so no agent ever holds the key. It speaks the Anthropic
+// Messages and OpenAI Chat Completions wire formats, passes streaming
+// (server-sent events) through as it arrives, passes upstream errors back
+// as they came (status, Retry-After, body) so clients' retry logic works,
+// and records what each call cost through Store.RecordUsage — where spend
+// is counted and budgets enforced: a call over a reached budget is
+// refused, and the answer to a call that reaches one is replaced by a
+// "budget exceeded" error in the provider's format (budget.go).
+//
+// It must not import package server (server mounts it) and knows nothing
+// of config keys: cmd tells it the upstream on every call.
+package relay
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/helixml/helix-org/agent/llm"
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+)
+
+// Upstream is the real provider: where relayed calls go and the key they carry.
+type Upstream struct {
+	// Provider is domain.RelayAnthropic or domain.RelayOpenAI: the only
+	// wire format relayed; the other's path answers 400.
+	Provider string
+	// BaseURL is as agent.base_url takes it; empty means the provider's
+	// public API.
+	BaseURL string
+	// APIKey may be empty only with a BaseURL (a keyless local server).
+	APIKey string
+	// Prices price each call for budgets (llm.prices); a model not in it
+	// counts tokens but no money.
+	Prices domain.Prices
+}
+
+// Store is what the relay needs of the store.
+type Store interface {
+	VerifyToken(ctx context.Context, tok string) (store.TokenInfo, error)
+	GetWorker(ctx context.Context, id string) (domain.Worker, error)
+	// AdmitModelCall refuses, with a *domain.BudgetExceededError, a call
+	// of an activation whose worker, trigger streams or org have reached
+	// a hard budget.
+	AdmitModelCall(ctx context.Context, activationID string) error
+	// RecordUsage adds one model call of an activation to the ledger and
+	// charges the budgets over it, returning the one it took to its hard
+	// limit, if any.
+	RecordUsage(ctx context.Context, activationID string, u store.Usage) (*domain.BudgetExceededError, error)
+}
+
+var _ Store = (*store.Store)(nil)
+
+// DefaultMaxBodyBytes bounds a relayed request body; the Messages API's own
+// limit is 32 MB.
+const DefaultMaxBodyBytes = 32 << 20
+
+// Config configures a Relay.
+type Config struct {
+	Store Store
+	// Upstream is read on every call, so a `config set` applies at once.
+	// Nil means no provider is configured.
+	Upstream func(ctx context.Context) (Upstream, error)
+	// Client calls the provider; default: no overall timeout (a stream may
+	// run long; the agent's own request context bounds it) and no redirects.
+	Client       *http.Client
+	MaxBodyBytes int64
+	Logger       *slog.Logger
+}
+
+// Relay serves the relay's routes.
+type Relay struct {
+	cfg Config
+	log *slog.Logger
+}
+
+// New builds a Relay.
+func New(cfg Config) *Relay {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.Client == nil {
+		// A redirect would carry x-api-key, which Go does not strip, to
+		// wherever it points: pass 3xx back instead of following it.
+		cfg.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	return &Relay{cfg: cfg, log: cfg.Logger.With("component", "relay")}
+}
+
+// endpoint is one relayed API path.
+type endpoint struct {
+	provider string
+	// path is appended to the upstream base: for Anthropic the host, for
+	// OpenAI the /v1 base.
+	path string
+	// metered calls generate tokens and are recorded.
+	metered bool
+}
+
+var endpoints = []endpoint{
+	{domain.RelayAnthropic, "/v1/messages", true},
+	{domain.RelayAnthropic, "/v1/messages/count_tokens", false},
+	{domain.RelayOpenAI, "/chat/completions", true},
+}
+
+// Routes maps each relayed path, as a method pattern, to its handler.
+func (rl *Relay) Routes() map[string]http.Handler {
+	out := map[string]http.Handler{}
+	for _, e := range endpoints {
+		local := domain.RelayPath + "/" + e.provider + e.path
+		if e.provider == domain.RelayOpenAI {
+			local = domain.RelayPath + "/" + e.provider + "/v1" + e.path
+		}
+		out["POST "+local] = rl.handler(e)
+	}
+	return out
+}
+
+// upstreamURL is where e goes on u.
+func upstreamURL(u Upstream, e endpoint) string {
+	base := strings.TrimRight(u.BaseURL, "/")
+	switch e.provider {
+	case domain.RelayAnthropic:
+		if base == "" {
+			base = llm.AnthropicBaseURL
+		}
+		// agent.base_url may or may not end in /v1, as package llm allows.
+		base = strings.TrimSuffix(base, "/v1")
+	default:
+		if base == "" {
+			base = llm.OpenAIBaseURL
+		}
+	}
+	return base + e.path
+}

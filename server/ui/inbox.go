@@ -1,0 +1,144 @@
+package ui
+
+import (
+	"cmp"
+	"context"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+)
+
+type inboxPage struct {
+	Items []inboxItem
+	// Notes say which sources the viewer cannot see, and why.
+	Notes []string
+	Pager pager
+}
+
+// inboxItem is one thing waiting for the viewer.
+type inboxItem struct {
+	At time.Time
+	// Kind is a slug for styling; Label says it in words.
+	Kind  string
+	Label string
+	Title string
+	Text  string
+	Link  string
+}
+
+// inboxSource feeds the inbox: the viewer's items before a time, newest
+// first, at most limit of them.
+type inboxSource func(ctx context.Context, u *UI, v *viewer, before time.Time, limit int) ([]inboxItem, error)
+
+// inboxSources is everything that reaches a person's inbox. Governance
+// work adds approvals and budget or loop incidents here: a new source is
+// one more function in this list.
+var inboxSources = []inboxSource{addressedToMe, failedRunsBelowMe}
+
+// handleInbox merges every source by time, newest first, paged by time.
+func (u *UI) handleInbox(w http.ResponseWriter, r *http.Request, v *viewer) {
+	ctx := r.Context()
+	before, _ := time.Parse(time.RFC3339Nano, r.URL.Query().Get("before"))
+	limit := limitOf(r)
+	var p inboxPage
+	var items []inboxItem
+	for _, src := range inboxSources {
+		got, err := src(ctx, u, v, before, limit+1)
+		if err != nil {
+			if u.cfg.Status(err) >= 500 {
+				u.fail(w, r, v, err)
+				return
+			}
+			p.Notes = append(p.Notes, err.Error())
+		}
+		items = append(items, got...)
+	}
+	slices.SortStableFunc(items, func(a, b inboxItem) int { return b.At.Compare(a.At) })
+	next := ""
+	if len(items) > limit {
+		items = items[:limit]
+		next = items[limit-1].At.Format(time.RFC3339Nano)
+	}
+	p.Items, p.Pager = items, newPager(r, "before", next)
+	u.render(w, r, http.StatusOK, "inbox", pageData{Title: "Inbox", Nav: "inbox", V: v, Body: p})
+}
+
+// addressedToMe: messages on streams the viewer follows whose "to" names
+// them, direct messages included — what read_events would give them.
+func addressedToMe(ctx context.Context, u *UI, v *viewer, before time.Time, limit int) ([]inboxItem, error) {
+	if err := needs(v, "read_events"); err != nil {
+		return nil, err
+	}
+	streams, err := u.st.SubscribedStreams(ctx, v.Worker.ID)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := u.st.EventsBefore(ctx, store.PageQuery{StreamIDs: streams, Until: before, To: v.Worker.ID, Limit: limit})
+	var out []inboxItem
+	for _, ev := range evs {
+		link := "/ui/streams/" + ev.StreamID + "#ev-" + strconv.FormatInt(ev.Seq, 10)
+		if strings.HasPrefix(ev.StreamID, domain.DMStreamPrefix) && ev.Source != "" {
+			link = "/ui/chat/" + ev.Source
+		}
+		out = append(out, inboxItem{At: ev.CreatedAt, Kind: "message", Label: "message", Link: link,
+			Title: cmp.Or(ev.Message.From, ev.Source, "system") + " on " + ev.StreamID, Text: cmp.Or(ev.Message.Subject, ev.Message.Body)})
+	}
+	return out, err
+}
+
+// failedRunsBelowMe: failed runs of the AI workers the viewer manages —
+// those in positions below theirs on the chart (the owner manages all).
+func failedRunsBelowMe(ctx context.Context, u *UI, v *viewer, before time.Time, limit int) ([]inboxItem, error) {
+	if err := needs(v, "worker_log"); err != nil {
+		return nil, err
+	}
+	managed, err := u.managed(ctx, v)
+	if err != nil || len(managed) == 0 {
+		return nil, err
+	}
+	acts, err := u.st.ActivationsBefore(ctx, store.ActivationQuery{Workers: managed, Status: domain.ActivationFailed, Before: before, Limit: limit})
+	var out []inboxItem
+	for _, a := range acts {
+		out = append(out, inboxItem{At: a.StartedAt, Kind: "failed-run", Label: "failed run", Link: "/ui/workers/" + a.WorkerID,
+			Title: a.WorkerID + "'s run " + a.ID + " failed", Text: a.Error})
+	}
+	return out, err
+}
+
+// managed lists the AI workers in positions below the viewer's, read
+// through list_positions and list_workers.
+func (u *UI) managed(ctx context.Context, v *viewer) ([]string, error) {
+	positions, err := invoke[struct{ Positions []domain.Position }](ctx, v, "list_positions", nil)
+	if err != nil {
+		return nil, err
+	}
+	workers, err := invoke[struct{ Workers []domain.Worker }](ctx, v, "list_workers", map[string]any{"kind": domain.WorkerAI})
+	if err != nil {
+		return nil, err
+	}
+	nodes := map[string]*orgNode{}
+	for _, p := range positions.Positions {
+		nodes[p.ID] = &orgNode{Position: p}
+	}
+	parent := parents(positions.Positions, nodes)
+	below := func(pos string) bool {
+		for up := parent[pos]; up != ""; up = parent[up] {
+			if up == v.Worker.PositionID {
+				return true
+			}
+		}
+		return false
+	}
+	var out []string
+	for _, w := range workers.Workers {
+		if below(w.PositionID) || (v.IsOwner() && w.PositionID != v.Worker.PositionID) {
+			out = append(out, w.ID)
+		}
+	}
+	return out, nil
+}

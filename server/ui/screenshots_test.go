@@ -1,0 +1,57 @@
+package ui_test
+
+import (
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/helixml/helix-org/server/ui/uitest"
+)
+
+// uiPages are the pages every browser-wide check visits: name and path.
+var uiPages = []struct{ name, path string }{
+	{"org", "/ui/"},
+	{"role", "/ui/roles/r-support"},
+	{"worker-ai", "/ui/workers/w-echo"},
+	{"worker-human", "/ui/workers/w-maya"},
+	{"streams", "/ui/streams"},
+	{"stream", "/ui/streams/s-inbox"},
+	{"chats", "/ui/chat"},
+	{"chat", "/ui/chat/w-echo"},
+	{"fleet", "/ui/fleet"},
+	{"inbox", "/ui/inbox"},
+	{"audit", "/ui/audit"},
+	{"settings", "/ui/settings"},
+}
+
+// TestScreenshots saves every page at desktop (1280x800) and phone
+// (390x844) widths, and checks that no page is wider than the screen.
+func TestScreenshots(t *testing.T) {
+	o, _ := demoOrg(t)
+	tab := o.tab(t, "w-owner")
+	sizes := []struct {
+		name          string
+		width, height int64
+		mobile        bool
+	}{{"desktop", 1280, 800, false}, {"phone", 390, 844, true}}
+	for _, size := range sizes {
+		opts := []chromedp.EmulateViewportOption{}
+		if size.mobile {
+			opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateScale(2))
+		}
+		uitest.Do(t, tab, chromedp.EmulateViewport(size.width, size.height, opts...))
+		for _, p := range uiPages {
+			uitest.Do(t, tab, chromedp.Navigate(o.base+p.path), chromedp.WaitVisible(chromedp.CSS("main .page-head")))
+			overflow := uitest.Run(t, tab, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`))
+			if overflow > 0 {
+				t.Errorf("%s at %s: the page is %dpx wider than the screen", p.name, size.name, overflow)
+			}
+			path := uitest.Screenshot(t, tab, p.name+"-"+size.name)
+			t.Logf("%s", path)
+		}
+	}
+	// The sign-in page, signed out.
+	signedOut := uitest.Tab(t)
+	uitest.Do(t, signedOut, chromedp.Navigate(o.base+"/ui/signin"), chromedp.WaitVisible(chromedp.CSS(".signin")))
+	t.Logf("%s", uitest.Screenshot(t, signedOut, "signin-desktop"))
+}

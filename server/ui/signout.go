@@ -1,0 +1,13 @@
+package ui
+
+import "net/http"
+
+// handleSignOut ends the session in the database, not just in the browser.
+func (u *UI) handleSignOut(w http.ResponseWriter, r *http.Request, v *viewer) {
+	if err := u.st.EndSession(r.Context(), v.sessionID); err != nil {
+		u.fail(w, r, v, err)
+		return
+	}
+	u.clearSession(w, r)
+	http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)
+}

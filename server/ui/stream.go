@@ -1,0 +1,134 @@
+package ui
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+)
+
+type streamPage struct {
+	Stream  domain.Stream
+	Members []member
+	Threads []thread
+	EvErr   string
+	Pager   pager
+	// ReadOnly says why no one publishes here, when that is so.
+	ReadOnly string
+	// Others are the workers who could be subscribed.
+	Others []domain.Worker
+	IsDM   bool
+}
+
+type member struct {
+	Worker string            `json:"worker"`
+	Name   string            `json:"name"`
+	Kind   domain.WorkerKind `json:"kind"`
+}
+
+// thread is an event and, folded under it, the later events of its thread
+// on the same page.
+type thread struct {
+	ID      string
+	Root    domain.Event
+	Replies []domain.Event
+}
+
+// handleStream shows one stream: its events (newest page first, threads
+// folded, live on the newest page), its members, and a composer.
+func (u *UI) handleStream(w http.ResponseWriter, r *http.Request, v *viewer) {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	before, _ := strconv.ParseInt(r.URL.Query().Get("before"), 10, 64)
+	live := ""
+	if before == 0 {
+		live = u.liveURL(ctx, "view", "stream", "stream", id)
+	}
+	got, err := invoke[struct {
+		Stream  domain.Stream
+		Members []string
+	}](ctx, v, "get_stream", map[string]any{"id": id})
+	if err != nil {
+		u.fail(w, r, v, err)
+		return
+	}
+	p := streamPage{Stream: got.Stream, ReadOnly: readOnly(u.st.Transports(), got.Stream), IsDM: strings.HasPrefix(id, domain.DMStreamPrefix)}
+	p.Members = u.members(r, v, id, got.Members)
+	if err := probeStream(ctx, v, id); err != nil {
+		p.EvErr, live = err.Error(), ""
+	} else {
+		limit := limitOf(r)
+		evs, err := u.st.EventsBefore(ctx, store.PageQuery{StreamIDs: []string{id}, Before: before, Limit: limit})
+		if err != nil {
+			u.fail(w, r, v, err)
+			return
+		}
+		next := ""
+		if len(evs) == limit {
+			next = strconv.FormatInt(evs[len(evs)-1].Seq, 10)
+		}
+		slices.Reverse(evs)
+		p.Threads, p.Pager = threads(evs), newPager(r, "before", next)
+	}
+	if v.Can("subscribe") && !p.IsDM {
+		all, _ := invoke[struct{ Workers []domain.Worker }](ctx, v, "list_workers", nil)
+		p.Others = all.Workers
+	}
+	u.render(w, r, http.StatusOK, "stream", pageData{Title: got.Stream.Name, Nav: "streams", V: v, Live: live, Body: p})
+}
+
+// members names a stream's members through stream_members when the
+// viewer holds it, else lists the ids get_stream gave.
+func (u *UI) members(r *http.Request, v *viewer, id string, ids []string) []member {
+	if v.Can("stream_members") {
+		got, err := invoke[struct{ Members []member }](r.Context(), v, "stream_members", map[string]any{"stream": id})
+		if err == nil {
+			return got.Members
+		}
+	}
+	out := make([]member, len(ids))
+	for i, m := range ids {
+		out[i] = member{Worker: m, Name: m}
+	}
+	return out
+}
+
+// threads folds a page of events (oldest first) by thread id.
+func threads(evs []domain.Event) []thread {
+	var out []thread
+	at := map[string]int{}
+	for _, ev := range evs {
+		tid := ev.Message.ThreadID
+		if i, ok := at[tid]; ok && tid != "" {
+			out[i].Replies = append(out[i].Replies, ev)
+			continue
+		}
+		if tid != "" {
+			at[tid] = len(out)
+		}
+		out = append(out, thread{ID: tid, Root: ev})
+	}
+	return out
+}
+
+// readOnly says why a stream takes no messages from people, as publish
+// would refuse them.
+func readOnly(kinds *domain.Transports, st domain.Stream) string {
+	spec, err := kinds.Spec("stream", st.Transport.Kind)
+	switch {
+	case st.ID == domain.StreamOrg:
+		return "This is the org's audit trail: the system writes it as the org changes."
+	case strings.HasPrefix(st.ID, domain.ActivationStreamPrefix):
+		return "This is an activation log: only the agent runtime writes it."
+	case strings.HasPrefix(st.ID, domain.InboxStreamPrefix):
+		return "This is an inbox: only the system writes it (approval requests, incidents)."
+	case err != nil:
+		return err.Error()
+	case !spec.Publish:
+		return "This is a " + string(spec.Kind) + " stream, which takes no messages from people: " + spec.About + "."
+	}
+	return ""
+}

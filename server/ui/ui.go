@@ -1,0 +1,85 @@
+package ui
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/tools"
+)
+
+// Config is what the web UI needs from the server that mounts it.
+type Config struct {
+	// Settings is the registry of every operational config key, for the
+	// owner's settings page.
+	Settings domain.Settings
+	// Skills runs skills for the tools; nil when there is no Docker.
+	Skills tools.SkillRunner
+	// Status maps an error to its HTTP status: the server's one mapping.
+	Status func(error) int
+	// PingInterval is how often a live view gets a keep-alive comment and
+	// re-checks its session; 30 s unless a test wants it shorter.
+	PingInterval time.Duration
+	Logger       *slog.Logger
+}
+
+// UI serves the pages under /ui/.
+type UI struct {
+	st    *store.Store
+	cfg   Config
+	log   *slog.Logger
+	mux   *http.ServeMux
+	h     http.Handler
+	pages pages
+	hub   *hub
+}
+
+// New builds the UI's handler tree and parses every template once.
+func New(st *store.Store, cfg Config) *UI {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Status == nil {
+		cfg.Status = func(error) int { return http.StatusInternalServerError }
+	}
+	if cfg.PingInterval <= 0 {
+		cfg.PingInterval = 30 * time.Second
+	}
+	log := cfg.Logger.With("component", "ui")
+	u := &UI{st: st, cfg: cfg, log: log, mux: http.NewServeMux(), pages: parsePages(), hub: newHub(st, log)}
+	u.routes()
+	u.h = u.secure(u.mux)
+	return u
+}
+
+func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) { u.h.ServeHTTP(w, r) }
+
+// routes is the one table of the UI's routes. Pages need a session;
+// signed-out visitors reach only sign-in and the static assets.
+func (u *UI) routes() {
+	page := func(pattern string, h func(http.ResponseWriter, *http.Request, *viewer)) {
+		u.mux.Handle(pattern, u.signedIn(h))
+	}
+	u.mux.HandleFunc("GET /ui/assets/{file}", u.handleAsset)
+	u.mux.HandleFunc("GET /ui/signin", u.handleSignInForm)
+	u.mux.HandleFunc("POST /ui/signin", u.handleSignIn)
+	page("POST /ui/signout", u.handleSignOut)
+	page("GET /ui/{$}", u.handleOrg)
+	page("GET /ui/roles/{id}", u.handleRole)
+	page("GET /ui/workers/{id}", u.handleWorker)
+	page("GET /ui/streams", u.handleStreams)
+	page("GET /ui/streams/{id}", u.handleStream)
+	page("GET /ui/chat", u.handleChats)
+	page("GET /ui/chat/{worker}", u.handleChat)
+	page("GET /ui/fleet", u.handleFleet)
+	page("GET /ui/inbox", u.handleInbox)
+	page("GET /ui/audit", u.handleAudit)
+	page("GET /ui/settings", u.handleSettings)
+	page("POST /ui/settings", u.handleSetSetting)
+	page("POST /ui/act/{tool}", u.handleAct)
+	page("POST /ui/preview", u.handlePreview)
+	page("GET /ui/live", u.handleLive)
+	u.mux.HandleFunc("/ui/", u.handleNotFound)
+}

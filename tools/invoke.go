@@ -1,0 +1,82 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+// Invoke runs one built-in tool as env.Caller, the way a tools/call on the
+// caller's MCP endpoint does: a known tool the caller holds no grant for
+// is refused with the same error, arguments are checked against the
+// tool's input schema, and then the very handler MCP runs is called. It
+// is the one way the web UI changes the org, so a page can never do what
+// the same worker could not do over MCP. It runs built-in tools; skills
+// (skill_<name>) are served over MCP only.
+func Invoke(ctx context.Context, env *Env, granted []string, name string, args json.RawMessage) (any, error) {
+	if !slices.Contains(granted, name) && slices.Contains(env.Known, name) {
+		return nil, missingGrant{worker: env.Caller, tool: name}
+	}
+	t, ok := builtin(name)
+	if !ok {
+		return nil, domain.Invalid("tool", "unknown tool %q", name)
+	}
+	args, err := t.checkArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	return t.call(ctx, env, args)
+}
+
+// builtin finds a built-in tool by name.
+func builtin(name string) (Tool, bool) {
+	i := slices.IndexFunc(All(), func(t Tool) bool { return t.Name == name })
+	if i < 0 {
+		return Tool{}, false
+	}
+	return All()[i], true
+}
+
+// checkArgs validates arguments against the input schema and applies its
+// defaults, answering with the SDK's wording so a page and an MCP client
+// read the same error.
+func (t Tool) checkArgs(args json.RawMessage) (json.RawMessage, error) {
+	resolved, err := t.input()
+	if err != nil {
+		return nil, fmt.Errorf("input schema of %s: %w", t.Name, err)
+	}
+	v := map[string]any{}
+	if len(args) > 0 {
+		if err := json.Unmarshal(args, &v); err != nil {
+			return nil, fmt.Errorf("arguments of %s are not a JSON object: %v: %w", t.Name, err, domain.ErrInvalid)
+		}
+	}
+	var instance any = v
+	if err := resolved.ApplyDefaults(&instance); err != nil {
+		return nil, badArguments{err}
+	}
+	if err := resolved.Validate(&instance); err != nil {
+		return nil, badArguments{err}
+	}
+	return json.Marshal(instance)
+}
+
+// badArguments is a schema failure, worded as the SDK words it.
+type badArguments struct{ err error }
+
+func (e badArguments) Error() string { return fmt.Sprintf("validating \"arguments\": %v", e.err) }
+
+func (badArguments) Unwrap() error { return domain.ErrInvalid }
+
+// missingGrant is the refusal of a known tool the caller does not hold.
+// Over MCP it is the tool error's text; from Invoke it is also forbidden.
+type missingGrant struct{ worker, tool string }
+
+func (e missingGrant) Error() string {
+	return fmt.Sprintf("missing grant: worker %s does not hold grant %q; a worker with grant_tool can grant it", e.worker, e.tool)
+}
+
+func (missingGrant) Unwrap() error { return domain.ErrForbidden }

@@ -1,0 +1,87 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+type setBudgetIn struct {
+	Scope       string  `json:"scope" jsonschema:"what the budget limits: worker (that worker's model calls), stream (the calls of runs triggered by the stream's events) or org (every call)"`
+	Target      string  `json:"target,omitempty" jsonschema:"the worker id (scope worker) or the stream id (scope stream); omit for org"`
+	Window      string  `json:"window" jsonschema:"day or month (calendar periods in UTC) or total (all time)"`
+	Tokens      int64   `json:"tokens,omitempty" jsonschema:"hard limit in tokens, input plus output"`
+	USD         float64 `json:"usd,omitempty" jsonschema:"hard limit in US dollars, priced from llm.prices"`
+	SoftPercent int     `json:"softPercent,omitempty" jsonschema:"soft threshold as a percentage (1 to 99) of each hard limit; default 80"`
+	SoftTokens  int64   `json:"softTokens,omitempty" jsonschema:"soft threshold in tokens, below tokens (instead of softPercent)"`
+	SoftUSD     float64 `json:"softUsd,omitempty" jsonschema:"soft threshold in US dollars, below usd (instead of softPercent)"`
+	Remove      bool    `json:"remove,omitempty" jsonschema:"delete the budget of this scope, target and window instead"`
+}
+
+type setBudgetOut struct {
+	Budget  budgetOut `json:"budget"`
+	Removed bool      `json:"removed,omitempty"`
+	Message string    `json:"message"`
+}
+
+func setBudget() Tool {
+	return define("set_budget", "Set (or with remove, delete) a spending budget on model calls for a worker below you, a stream whose creator is below you, or (owner only) the org: a hard limit in tokens and/or US dollars per day, month or in total, and a soft threshold that warns first. At the hard limit the model relay refuses further calls and no new run starts for the scope; its triggers wait, and raising the limit releases them.",
+		func(ctx context.Context, env *Env, in setBudgetIn) (setBudgetOut, error) {
+			b := domain.Budget{Scope: domain.BudgetScope(in.Scope), Target: in.Target, Window: domain.BudgetWindow(in.Window)}
+			if in.Remove {
+				if err := b.ValidateKey(); err != nil {
+					return setBudgetOut{}, err
+				}
+				removed, err := env.Store.RemoveBudget(ctx, env.Caller, b)
+				if err != nil {
+					return setBudgetOut{}, err
+				}
+				return setBudgetOut{Budget: budgetOf(domain.BudgetStatus{Budget: removed, State: domain.BudgetOK}), Removed: true,
+					Message: fmt.Sprintf("Removed %s: nothing it held waits for it any more.", removed.Name())}, nil
+			}
+			b.Hard = domain.Limit{Tokens: in.Tokens, Money: domain.USD(in.USD)}
+			soft, err := softLimit(in, b.Hard)
+			if err != nil {
+				return setBudgetOut{}, err
+			}
+			b.Soft = soft
+			st, err := env.Store.SetBudget(ctx, env.Caller, b)
+			if err != nil {
+				return setBudgetOut{}, err
+			}
+			return setBudgetOut{Budget: budgetOf(st), Message: setMessage(st)}, nil
+		}, enum("scope", domain.BudgetScopes), enum("window", domain.BudgetWindows))
+}
+
+// softLimit is the soft threshold set_budget was given: absolute amounts,
+// or a percentage of each hard limit (80 by default).
+func softLimit(in setBudgetIn, hard domain.Limit) (domain.Limit, error) {
+	switch {
+	case in.SoftPercent != 0 && (in.SoftTokens != 0 || in.SoftUSD != 0):
+		return domain.Limit{}, domain.Invalid("softPercent", "give softPercent, or softTokens and/or softUsd, not both")
+	case in.SoftTokens != 0 || in.SoftUSD != 0:
+		return domain.Limit{Tokens: in.SoftTokens, Money: domain.USD(in.SoftUSD)}, nil
+	case in.SoftPercent < 0 || in.SoftPercent > 99:
+		return domain.Limit{}, domain.Invalid("softPercent", "must be between 1 and 99 (a percentage of each hard limit); got %d", in.SoftPercent)
+	}
+	pct := int64(in.SoftPercent)
+	if pct == 0 {
+		pct = domain.DefaultSoftPercent
+	}
+	return domain.Limit{Tokens: hard.Tokens * pct / 100, Money: hard.Money * domain.Money(pct) / 100}, nil
+}
+
+func setMessage(st domain.BudgetStatus) string {
+	spent := fmt.Sprintf("%s of %s spent %s", st.Spend.Summary(), st.Hard, st.Window.Adverb())
+	if st.State == domain.BudgetExceeded {
+		return fmt.Sprintf("Set %s, already exceeded (%s): model calls are refused and the scope's triggers wait until the window ends or the limit is raised above the spend.", st.Name(), spent)
+	}
+	soft := "There is no soft threshold"
+	if !st.Soft.IsZero() {
+		soft = fmt.Sprintf("A notice goes to %s when the soft threshold (%s) is crossed", strings.Join(st.Raisers, " and "), st.Soft)
+	}
+	return fmt.Sprintf("Set %s: %s. %s; at the hard limit model calls are refused and the scope's triggers wait (none is dropped) until it is raised. Runs this budget held, if any, start now.",
+		st.Name(), spent, soft)
+}

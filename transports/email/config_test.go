@@ -1,0 +1,35 @@
+package email_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/transports/email"
+)
+
+// TestStreamConfig: what create_stream accepts for an email stream, with
+// errors that name the field and the valid values.
+func TestStreamConfig(t *testing.T) {
+	for _, tt := range []struct{ name, config, want string }{
+		{"valid", `{"alias":"sam_support-1"}`, ""},
+		{"no alias", `{}`, "transport.config.alias: is required"},
+		{"bad characters", `{"alias":"Sam!"}`, `transport.config.alias: "Sam!" may contain only lowercase letters, digits, '-' and '_'`},
+		{"too long", `{"alias":"` + strings.Repeat("a", 65) + `"}`, "transport.config.alias: is longer than 64 characters"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := email.Transport.Check(json.RawMessage(tt.config))
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, domain.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want ErrInvalid containing %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,71 @@
+package schedule
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+	_ "time/tzdata" // zones work on a machine without tzdata installed
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/transports/transport"
+)
+
+// Kind is the schedule transport's kind.
+const Kind domain.TransportKind = "schedule"
+
+// Transport is the schedule transport, for cmd's list: no routes, no
+// sender, a clock.
+var Transport = transport.Descriptor{
+	TransportSpec: domain.TransportSpec{
+		Kind:  Kind,
+		About: "a clock: one tick event per occurrence of a cron expression; only the clock writes to it",
+		Config: `{"cron":"0 8 * * 1-5","timezone":"Europe/London"}: minute hour day-of-month month day-of-week, with ranges, lists, ` +
+			`steps and names; timezone an IANA zone, default UTC`,
+		Check: func(raw json.RawMessage) error { _, err := ParseStreamConfig(raw); return err },
+	},
+	Run: func(ctx context.Context, d transport.Deps) error {
+		return (&Ticker{Store: d.Store, Now: d.Now, Logger: d.Logger}).Run(ctx)
+	},
+}
+
+// StreamConfig is a schedule stream's config.
+type StreamConfig struct {
+	Cron     string `json:"cron"`
+	Timezone string `json:"timezone,omitempty"`
+}
+
+// Schedule is a parsed stream config.
+type Schedule struct {
+	StreamConfig
+	cron Cron
+	loc  *time.Location
+}
+
+// Next is the first occurrence strictly after t; zero for never.
+func (s Schedule) Next(t time.Time) time.Time { return s.cron.Next(t, s.loc) }
+
+// ParseStreamConfig decodes and checks a schedule stream's config,
+// refusing an expression that never fires.
+func ParseStreamConfig(raw json.RawMessage) (Schedule, error) {
+	var s Schedule
+	if err := domain.DecodeConfig(raw, &s.StreamConfig); err != nil {
+		return s, err
+	}
+	if s.Cron == "" {
+		return s, domain.Required(domain.ConfigField("cron"))
+	}
+	var err error
+	if s.cron, err = ParseCron(s.Cron); err != nil {
+		return s, domain.Invalid(domain.ConfigField("cron"), "%v", err)
+	}
+	if s.Timezone == "" {
+		s.Timezone = "UTC"
+	}
+	if s.loc, err = time.LoadLocation(s.Timezone); err != nil {
+		return s, domain.Invalid(domain.ConfigField("timezone"), "%q is not an IANA time zone such as \"Europe/London\"", s.Timezone)
+	}
+	if s.Next(time.Now()).IsZero() {
+		return s, domain.Invalid(domain.ConfigField("cron"), "%q never fires (no such day)", s.Cron)
+	}
+	return s, nil
+}

@@ -1,0 +1,185 @@
+// Package slacktest fakes Slack for tests, on loopback, speaking the
+// documented wire formats: the Web API's chat.postMessage (a bot token in
+// Authorization, JSON in, {"ok":…} out, errors such as channel_not_found
+// and 429 with Retry-After), and the Events API requests Slack sends an
+// app, signed as Slack signs them.
+package slacktest
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Post is one chat.postMessage call the fake received.
+type Post struct {
+	Token    string `json:"-"`
+	Channel  string `json:"channel"`
+	Text     string `json:"text"`
+	ThreadTS string `json:"thread_ts"`
+}
+
+// Reply is a scripted answer to the next call.
+type Reply struct {
+	Status     int
+	Error      string // {"ok":false,"error":…} when set
+	RetryAfter int
+}
+
+// Server is a fake Slack Web API.
+type Server struct {
+	URL   string
+	token string
+
+	mu      sync.Mutex
+	posts   []Post
+	replies []Reply
+	seq     int
+	got     chan Post
+}
+
+// New starts a fake that accepts the bot token token.
+func New(t testing.TB, token string) *Server {
+	s := &Server{token: token, got: make(chan Post, 100)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/chat.postMessage", s.postMessage)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL + "/api"
+	return s
+}
+
+// Script queues answers for the next calls; after them, calls succeed.
+func (s *Server) Script(replies ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replies = append(s.replies, replies...)
+}
+
+// Posts returns every call so far.
+func (s *Server) Posts() []Post {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Post(nil), s.posts...)
+}
+
+// Next waits for the next call.
+func (s *Server) Next(t testing.TB) Post {
+	t.Helper()
+	select {
+	case p := <-s.got:
+		return p
+	case <-time.After(30 * time.Second):
+		t.Fatal("no chat.postMessage call within 30s")
+		return Post{}
+	}
+}
+
+func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
+	var p Post
+	p.Token, _ = cutBearer(r.Header.Get("Authorization"))
+	if err := json.NewDecoder(r.Body).Decode(&p); err != nil {
+		answer(w, http.StatusOK, map[string]any{"ok": false, "error": "invalid_json"})
+		return
+	}
+	s.mu.Lock()
+	s.posts = append(s.posts, p)
+	var rep *Reply
+	if len(s.replies) > 0 {
+		rep, s.replies = &s.replies[0], s.replies[1:]
+	}
+	s.seq++
+	ts := fmt.Sprintf("1712345999.%06d", s.seq)
+	s.mu.Unlock()
+	s.got <- p
+	switch {
+	case p.Token != s.token:
+		answer(w, http.StatusOK, map[string]any{"ok": false, "error": "invalid_auth"})
+	case rep != nil && rep.Status == http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", strconv.Itoa(rep.RetryAfter))
+		answer(w, http.StatusTooManyRequests, map[string]any{"ok": false, "error": "ratelimited"})
+	case rep != nil:
+		answer(w, max(rep.Status, http.StatusOK), map[string]any{"ok": false, "error": rep.Error})
+	case p.Text == "":
+		answer(w, http.StatusOK, map[string]any{"ok": false, "error": "no_text"})
+	default:
+		answer(w, http.StatusOK, map[string]any{"ok": true, "channel": p.Channel, "ts": ts,
+			"message": map[string]any{"text": p.Text, "ts": ts, "thread_ts": p.ThreadTS, "bot_id": "B0BOT"}})
+	}
+}
+
+func cutBearer(h string) (string, bool) {
+	const p = "Bearer "
+	if len(h) < len(p) || h[:len(p)] != p {
+		return "", false
+	}
+	return h[len(p):], true
+}
+
+func answer(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+// Message is a message event to send an app.
+type Message struct {
+	EventID  string
+	Channel  string
+	User     string
+	Text     string
+	TS       string
+	ThreadTS string
+	BotID    string
+	Subtype  string
+	// BotUser is the installation's bot user, sent in authorizations.
+	BotUser string
+}
+
+// JSON is the event_callback envelope Slack POSTs for the message.
+func (m Message) JSON() []byte {
+	ev := map[string]any{"type": "message", "channel": m.Channel, "user": m.User, "text": m.Text, "ts": m.TS,
+		"channel_type": "channel", "event_ts": m.TS}
+	if m.ThreadTS != "" {
+		ev["thread_ts"] = m.ThreadTS
+	}
+	if m.BotID != "" {
+		ev["bot_id"] = m.BotID
+	}
+	if m.Subtype != "" {
+		ev["subtype"] = m.Subtype
+	}
+	env := map[string]any{"token": "legacy-verification-token", "team_id": "T0TEAM", "api_app_id": "A0APP",
+		"event": ev, "type": "event_callback", "event_id": m.EventID, "event_time": 1712345678}
+	if m.BotUser != "" {
+		env["authorizations"] = []map[string]any{{"team_id": "T0TEAM", "user_id": m.BotUser, "is_bot": true}}
+	}
+	b, _ := json.Marshal(env)
+	return b
+}
+
+// URLVerification is the body of Slack's URL check.
+func URLVerification(challenge string) []byte {
+	b, _ := json.Marshal(map[string]string{"token": "legacy-verification-token", "challenge": challenge, "type": "url_verification"})
+	return b
+}
+
+// Headers signs body as Slack does, at time at, with the signing secret.
+func Headers(secret string, at time.Time, body []byte) http.Header {
+	mac := hmac.New(sha256.New, []byte(secret))
+	fmt.Fprintf(mac, "v0:%d:", at.Unix())
+	mac.Write(body)
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Slack-Request-Timestamp", strconv.FormatInt(at.Unix(), 10))
+	h.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
+	return h
+}

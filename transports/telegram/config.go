@@ -1,0 +1,144 @@
+package telegram
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/transports/delivery"
+	"github.com/helixml/helix-org/transports/inbound"
+	"github.com/helixml/helix-org/transports/transport"
+)
+
+// Kind is the Telegram transport's kind.
+const Kind domain.TransportKind = "telegram"
+
+// DefaultAPIURL is Telegram's Bot API.
+const DefaultAPIURL = "https://api.telegram.org"
+
+// Transport is the Telegram transport, for cmd's list.
+var Transport = transport.Descriptor{
+	TransportSpec: domain.TransportSpec{
+		Kind:    Kind,
+		About:   "a Telegram chat through the bot: its messages in (webhook), replies out (sendMessage)",
+		Config:  `{"chat_id":"-1001234567890","message_thread_id":7}; message_thread_id is optional and narrows the stream to one forum topic`,
+		Check:   func(raw json.RawMessage) error { _, err := ParseStreamConfig(raw); return err },
+		Publish: true,
+	},
+	Settings:  Settings,
+	Endpoints: func(d transport.Deps) []inbound.Endpoint { return []inbound.Endpoint{Endpoint(d.Store)} },
+	Sender:    func(d transport.Deps) delivery.Sender { return NewSender(d.Store, d.Client) },
+}
+
+// ConfigSetting is transport.telegram, read on every request and send.
+var ConfigSetting = domain.SettingSpec{
+	Key: "transport.telegram", Type: domain.SettingJSON, Default: "{}",
+	Description: `Telegram bot: {"bot_token":"123456:ABC…","secret_token":"…","api_url":"` + DefaultAPIURL + `"}. ` +
+		`secret_token is the one given to setWebhook (1-256 of A-Z a-z 0-9 _ -); updates are refused (401) until it is set.`,
+	SecretFields: []string{"bot_token", "secret_token"},
+	Validate:     func(v string) error { _, err := parseSettings(v); return err },
+}
+
+// MaxBodySetting bounds an update's body; a larger one gets 413.
+var MaxBodySetting = domain.SettingSpec{
+	Key: "transport.telegram.max_body_bytes", Type: domain.SettingInt, Default: strconv.Itoa(1 << 20),
+	Description: "Largest Telegram update accepted, in bytes.",
+}
+
+// Settings lists the Telegram transport's config keys.
+var Settings = domain.Settings{ConfigSetting, MaxBodySetting, delivery.MaxAttemptsSetting(Kind)}
+
+// Config is the decoded transport.telegram setting.
+type Config struct {
+	BotToken    string `json:"bot_token"`
+	SecretToken string `json:"secret_token"`
+	APIURL      string `json:"api_url"`
+}
+
+var (
+	// secretToken is Telegram's own rule for setWebhook's secret_token.
+	secretToken = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
+	botTokenRe  = regexp.MustCompile(`^[0-9]{1,20}:[A-Za-z0-9_-]{20,}$`)
+	chatID      = regexp.MustCompile(`^-?[0-9]{1,20}$`)
+)
+
+// parseSettings decodes and checks transport.telegram; the receiver and
+// the sender read it through here too. Errors never quote a value.
+func parseSettings(raw string) (Config, error) {
+	var c Config
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return c, fmt.Errorf("not a transport.telegram object (%s): %w", decodeProblem(err), domain.ErrInvalid)
+	}
+	switch {
+	case c.SecretToken != "" && !secretToken.MatchString(c.SecretToken):
+		return c, domain.Invalid("secret_token", "must be 1 to 256 of A-Z, a-z, 0-9, '_' and '-', as setWebhook takes it")
+	case c.BotToken != "" && !botTokenRe.MatchString(c.BotToken):
+		return c, domain.Invalid("bot_token", `must be a token as @BotFather gives it: digits, ":", then letters, digits, '_' and '-'`)
+	case c.APIURL != "":
+		if err := domain.ValidateHTTPURL(c.APIURL); err != nil {
+			return c, domain.Invalid("api_url", "%v", err)
+		}
+	}
+	if c.APIURL == "" {
+		c.APIURL = DefaultAPIURL
+	}
+	return c, nil
+}
+
+func decodeProblem(err error) string {
+	if rest, ok := strings.CutPrefix(err.Error(), "json: unknown field"); ok {
+		return "unknown field" + rest
+	}
+	if _, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		return "a field of the wrong type"
+	}
+	return "invalid JSON"
+}
+
+type settingReader interface {
+	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
+}
+
+func loadConfig(ctx context.Context, st settingReader) (Config, error) {
+	raw, err := st.SettingOr(ctx, ConfigSetting)
+	if err != nil {
+		return Config{}, err
+	}
+	c, err := parseSettings(raw)
+	if err != nil {
+		return Config{}, errors.New("transport.telegram cannot be used: " + err.Error())
+	}
+	return c, nil
+}
+
+// StreamConfig is a telegram stream's config.
+type StreamConfig struct {
+	ChatID string `json:"chat_id"`
+	// MessageThreadID, when set, narrows the stream to one forum topic.
+	MessageThreadID int64 `json:"message_thread_id,omitempty"`
+}
+
+// ParseStreamConfig decodes and checks a telegram stream's config.
+func ParseStreamConfig(raw json.RawMessage) (StreamConfig, error) {
+	var c StreamConfig
+	if err := domain.DecodeConfig(raw, &c); err != nil {
+		return c, err
+	}
+	if c.ChatID == "" {
+		return c, domain.Required(domain.ConfigField("chat_id"))
+	}
+	if !chatID.MatchString(c.ChatID) {
+		return c, domain.Invalid(domain.ConfigField("chat_id"), "%q must be the chat's numeric id, such as \"-1001234567890\"", c.ChatID)
+	}
+	if c.MessageThreadID < 0 {
+		return c, domain.Invalid(domain.ConfigField("message_thread_id"), "must be a topic's positive id")
+	}
+	return c, nil
+}
