@@ -9,7 +9,7 @@ import (
 	"github.com/helixml/helix-org/store"
 )
 
-// TestWaitingOnBudget: a worker whose budget is spent and who has work
+// TestWaitingOnBudget: a run's cost is on its worker's page; a worker whose budget is spent and who has work
 // pending shows as waiting, with the budget it waits for, on the org
 // chart and the fleet; raising the budget makes it idle again.
 func TestWaitingOnBudget(t *testing.T) {
@@ -22,7 +22,7 @@ func TestWaitingOnBudget(t *testing.T) {
 	if _, _, _, err := o.h.Store.Claim(ctx, "w-bot", "act-1", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := o.h.Store.RecordUsage(ctx, "act-1", store.Usage{Model: "m", Input: 1000, Output: 200}); err != nil {
+	if _, err := o.h.Store.RecordUsage(ctx, "act-1", store.Usage{Model: "m", Input: 1000, Output: 200, Cost: 12_345_000, Priced: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := o.h.Store.FinishActivation(ctx, domain.Activation{ID: "act-1", Status: domain.ActivationSucceeded}, logEntry("w-bot", "act-1", domain.LogExit, "", "done")); err != nil {
@@ -44,6 +44,11 @@ func TestWaitingOnBudget(t *testing.T) {
 			line = line[:j]
 		}
 		return line
+	}
+
+	// The worker page shows the run's tokens and cost.
+	if code, body := c.get(t, "/ui/workers/w-bot"); code != 200 || !strings.Contains(body, "<td>1000 / 200</td>") || !strings.Contains(body, "<td>$0.012345</td>") {
+		t.Errorf("worker page = %d, want the run's tokens 1000 / 200 and cost $0.012345:\n%s", code, body)
 	}
 
 	o.call(t, "set_budget", map[string]any{"scope": "worker", "target": "w-bot", "window": "day", "tokens": 1000})
