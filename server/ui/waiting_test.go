@@ -9,7 +9,8 @@ import (
 	"github.com/helixml/helix-org/store"
 )
 
-// TestWaitingOnBudget: a run's cost is on its worker's page; a worker whose budget is spent and who has work
+// TestWaitingOnBudget: a run's cost is on its worker's page, a budget's
+// stop in the owner's inbox; a worker whose budget is spent and who has work
 // pending shows as waiting, with the budget it waits for, on the org
 // chart and the fleet; raising the budget makes it idle again.
 func TestWaitingOnBudget(t *testing.T) {
@@ -18,6 +19,7 @@ func TestWaitingOnBudget(t *testing.T) {
 	o.call(t, "create_role", map[string]any{"id": "r-bot", "title": "Bot", "content": "Answer."})
 	o.call(t, "create_position", map[string]any{"id": "p-bot", "role": "r-bot", "title": "Bot"})
 	o.call(t, "hire_worker", map[string]any{"id": "w-bot", "position": "p-bot", "kind": "ai", "name": "Bot"})
+	o.call(t, "set_budget", map[string]any{"scope": "worker", "target": "w-bot", "window": "day", "tokens": 1000})
 	// The hire run spends 1,200 tokens.
 	if _, _, _, err := o.h.Store.Claim(ctx, "w-bot", "act-1", time.Hour); err != nil {
 		t.Fatal(err)
@@ -51,7 +53,10 @@ func TestWaitingOnBudget(t *testing.T) {
 		t.Errorf("worker page = %d, want the run's tokens 1000 / 200 and cost $0.012345:\n%s", code, body)
 	}
 
-	o.call(t, "set_budget", map[string]any{"scope": "worker", "target": "w-bot", "window": "day", "tokens": 1000})
+	// The owner's inbox has the budget's stop.
+	if code, body := c.get(t, "/ui/inbox"); code != 200 || !strings.Contains(body, "Budget exceeded: worker w-bot&#39;s daily budget") || !strings.Contains(body, `<span class="pill">budget</span>`) {
+		t.Errorf("inbox = %d, want the budget notice:\n%s", code, body)
+	}
 	// Spent, but nothing pending: idle.
 	if s := status("/ui/"); !strings.Contains(s, "status-idle") {
 		t.Errorf("org chart, nothing pending: %s", s)
