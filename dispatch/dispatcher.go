@@ -44,6 +44,9 @@ type Dispatcher struct {
 	opts    Options
 	log     *slog.Logger
 
+	// looping is true while Run runs, for /readyz.
+	looping atomic.Bool
+
 	mu       sync.Mutex
 	running  map[string]bool
 	guarded  map[string]bool
@@ -93,6 +96,8 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 
 // Run steps whenever the store changes (or on each tick) until ctx ends.
 func (d *Dispatcher) Run(ctx context.Context) error {
+	d.looping.Store(true)
+	defer d.looping.Store(false)
 	t := time.NewTicker(d.opts.Tick)
 	defer t.Stop()
 	for {
@@ -107,6 +112,13 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// Running reports whether Run is running and not shutting down.
+func (d *Dispatcher) Running() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.looping.Load() && !d.stopping
 }
 
 // Step starts an activation for every worker with pending triggers that is

@@ -13,6 +13,7 @@ func (s *Server) routes() {
 		s.mux.Handle(pattern, cop.Handler(h))
 	}
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
+	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	if s.cfg.Metrics != nil {
 		s.mux.HandleFunc("GET /metrics", s.handleMetrics)
 	}

@@ -40,6 +40,9 @@ type Config struct {
 	// Metrics, if set, counts what the server does and is served at
 	// /metrics to the owner.
 	Metrics *metrics.Metrics
+	// Dispatching reports whether the dispatcher runs, for /readyz; nil
+	// leaves it out of the check.
+	Dispatching func() bool
 	// AccessLog logs every request, not only the refused ones.
 	AccessLog bool
 	Logger    *slog.Logger

@@ -19,7 +19,7 @@ import (
 	"github.com/helixml/helix-org/transports/webhook/webhooktest"
 )
 
-// TestMetricsAfterAWalkthrough: after a hire, a publish, a run of the
+// TestMetricsAfterAWalkthrough: serve is ready, and after a hire, a publish, a run of the
 // built-in agent against the fake provider and a webhook delivery, a
 // scrape shows every family counting. The main listener serves it to the
 // owner's token alone; --metrics-addr serves it without one.
@@ -54,6 +54,10 @@ func TestMetricsAfterAWalkthrough(t *testing.T) {
 	waitDelivery(t, st, out.ID)
 	waitIdle(t, st)
 	servertest.CallErr(t, owner, "get_role", map[string]any{"id": "r-nobody"})
+	// The dispatcher has run the hire: serve is ready.
+	if code, body := scrape(t, base+"/readyz", ""); code != http.StatusOK || !strings.Contains(body, `"dispatcher":"ok"`) {
+		t.Errorf("/readyz = %d %s, want 200 with the dispatcher running", code, body)
+	}
 
 	code, body := scrape(t, base+"/metrics", servertest.Token(t, st, store.OwnerWorker))
 	if code != http.StatusOK {

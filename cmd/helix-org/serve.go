@@ -120,7 +120,8 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	}
 	edge := cfg.Edge.withDefaults()
 	deps := transportDeps(st, log)
-	srv := server.New(st, server.Config{Logger: log, Routes: transportRoutes(deps, inbound.NewBudget(edge.InboundBudget)),
+	var d *dispatch.Dispatcher // set before the listener serves
+	srv := server.New(st, server.Config{Dispatching: func() bool { return d.Running() }, Logger: log, Routes: transportRoutes(deps, inbound.NewBudget(edge.InboundBudget)),
 		Skills: dh.skillRunner(), Upstream: relayUpstream(st), CallTimeout: edge.CallTimeout, Settings: settings(),
 		Metrics: m, AccessLog: cfg.Log.AccessLog})
 	if dh != nil {
@@ -128,7 +129,7 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	}
 	hs := edge.httpServer(srv)
 	dh.connect(ctx)
-	d := dispatch.New(st, runtimes(st, dh), dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()),
+	d = dispatch.New(st, runtimes(st, dh), dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()),
 		Logger: log, Reap: reapOrphans(dh, log), Observer: m})
 	// Agents and containers a crash left running are gone before their
 	// triggers run again.
