@@ -14,6 +14,7 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server"
+	"github.com/helixml/helix-org/server/metrics"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
 )
@@ -23,7 +24,8 @@ import (
 var benchClients = []int{1, 8}
 
 // startBench boots a real server over a store opened with the production
-// defaults (synchronous=FULL), so the numbers are what `helix-org serve` gives.
+// defaults (synchronous=FULL) and its metrics, so the numbers are what
+// `helix-org serve` gives.
 func startBench(b *testing.B) *servertest.Harness {
 	b.Helper()
 	st, err := store.Open(b.Context(), b.TempDir()+"/helix-org.db", store.Options{})
@@ -31,7 +33,11 @@ func startBench(b *testing.B) *servertest.Harness {
 		b.Fatalf("open store: %v", err)
 	}
 	b.Cleanup(func() { st.Close() })
-	return servertest.StartWith(b, st, server.Config{})
+	m, err := metrics.New(b.Context(), st) // as serve has them
+	if err != nil {
+		b.Fatal(err)
+	}
+	return servertest.StartWith(b, st, server.Config{Metrics: m})
 }
 
 // BenchmarkPublish measures publish over MCP: one HTTP round trip, one

@@ -9,10 +9,11 @@ import (
 // maxReason bounds what of a refusal's answer the log keeps as its reason.
 const maxReason = 200
 
-// ServeHTTP routes the request, counts it in the metrics and logs it: always when it was
-// refused (a 4xx other than 404 and 405, with the answer's first line as
-// the reason), and every request with Config.AccessLog. Neither the query
-// string nor any header is logged: tokens travel there.
+// ServeHTTP routes the request, counts it in the metrics and logs it:
+// always when it was refused (a 4xx other than 404 and 405, with the
+// answer's first line as the reason), and every request with
+// Config.AccessLog. Neither the query string nor any header is logged:
+// tokens travel there.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w}
