@@ -15,6 +15,7 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server"
+	"github.com/helixml/helix-org/server/metrics"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
 )
@@ -34,7 +35,8 @@ var commitModes = []struct {
 }
 
 // startBench boots a real server over a store opened with the production
-// defaults (synchronous=FULL), so the numbers are what `helix-org serve` gives.
+// defaults (synchronous=FULL) and its metrics, so the numbers are what
+// `helix-org serve` gives.
 func startBench(b *testing.B) *servertest.Harness {
 	return startBenchWith(b, store.Options{})
 }
@@ -46,7 +48,11 @@ func startBenchWith(b *testing.B, opts store.Options) *servertest.Harness {
 		b.Fatalf("open store: %v", err)
 	}
 	b.Cleanup(func() { st.Close() })
-	return servertest.StartWith(b, st, server.Config{})
+	m, err := metrics.New(b.Context(), st) // as serve has them
+	if err != nil {
+		b.Fatal(err)
+	}
+	return servertest.StartWith(b, st, server.Config{Metrics: m})
 }
 
 // BenchmarkPublish measures publish over MCP: one HTTP round trip, one

@@ -65,6 +65,9 @@ var migrations = []migration{
 	{14, "token labels and last use", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&tokenRow{})
 	}},
+	{15, "readiness probe row", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&probeRow{})
+	}},
 }
 
 type schemaMigration struct {
