@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // probeRow is the one row /readyz writes: proof the database takes
@@ -15,13 +17,13 @@ type probeRow struct {
 
 func (probeRow) TableName() string { return "readiness_probe" }
 
-// CheckWritable stamps the probe row in a committed write transaction. It
-// queues with the other writes but, changing nothing anyone reads, wakes
-// no one: a probe every few seconds costs one small commit.
+// CheckWritable stamps the probe row in a committed write, queued with the
+// others (so a probe shares their commit under load): a probe every few
+// seconds costs one small write.
 func (s *Store) CheckWritable(ctx context.Context) error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	if err := s.db.WithContext(ctx).Save(&probeRow{ID: 1, CheckedAt: s.Now()}).Error; err != nil {
+	if err := s.write(ctx, func(tx *gorm.DB) error {
+		return tx.Save(&probeRow{ID: 1, CheckedAt: s.Now()}).Error
+	}); err != nil {
 		return fmt.Errorf("write the readiness probe: %w", mapErr(err))
 	}
 	return nil
