@@ -24,7 +24,7 @@ func TestHealthAndReady(t *testing.T) {
 		{"all well", func() bool { return true }, false, 200, `{"checks":{"database":"ok","dispatcher":"ok"},"status":"ready"}`},
 		{"no dispatcher to check", nil, false, 200, `{"checks":{"database":"ok"},"status":"ready"}`},
 		{"dispatcher stopped", func() bool { return false }, false, 503, `{"checks":{"database":"ok","dispatcher":"not running"},"status":"not ready"}`},
-		{"database gone", func() bool { return true }, true, 503, `"database":"write the readiness probe: sql: database is closed"`},
+		{"database gone", func() bool { return true }, true, 503, `"database":"write the readiness probe: begin: sql: database is closed"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := servertest.Start(t, server.Config{Dispatching: tc.dispatching})
