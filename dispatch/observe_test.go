@@ -62,3 +62,33 @@ func TestLogsActivationStartAndEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestRunning: the dispatcher reports running (for /readyz) while its
+// loop runs, and not once it is shutting down or its loop has ended.
+func TestRunning(t *testing.T) {
+	f := newFixture(t)
+	if f.d.Running() {
+		t.Error("Running before Run")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- f.d.Run(ctx) }()
+	f.hire(t, "w-echo", domain.WorkerAI)
+	<-f.rec.started // only the loop starts runs: it is running
+	if !f.d.Running() {
+		t.Error("not Running while its loop runs")
+	}
+	if err := f.d.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if f.d.Running() {
+		t.Error("Running while shutting down")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if f.d.Running() {
+		t.Error("Running after Run returned")
+	}
+}

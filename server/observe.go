@@ -3,7 +3,11 @@ package server
 import (
 	"bytes"
 	"net/http"
+	"regexp"
+	"strings"
 	"time"
+
+	"github.com/helixml/helix-org/store"
 )
 
 // maxReason bounds what of a refusal's answer the log keeps as its reason.
@@ -26,7 +30,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case refused(status):
 		s.log.Warn("request refused", "method", r.Method, "route", route(r), "path", r.URL.Path, "status", status,
-			"reason", rec.reasonText(), "remote", r.RemoteAddr)
+			"reason", rec.reasonText(status), "remote", r.RemoteAddr)
 	case s.cfg.AccessLog:
 		s.log.Info("request", "method", r.Method, "route", route(r), "path", r.URL.Path, "status", status,
 			"duration", took.Round(time.Microsecond), "bytes", rec.bytes, "remote", r.RemoteAddr)
@@ -89,8 +93,17 @@ func (r *recorder) code() int {
 	return r.status
 }
 
-// reasonText is the first line of the answer.
-func (r *recorder) reasonText() string {
+// reasonText is the first line of the answer; of a web page (the UI's
+// refusals), whose first line is markup, the status's text.
+func (r *recorder) reasonText(status int) string {
+	if strings.HasPrefix(r.Header().Get("Content-Type"), "text/html") {
+		return http.StatusText(status) + " (a web page)"
+	}
 	line, _, _ := bytes.Cut(r.reason, []byte("\n"))
-	return string(bytes.TrimSpace(line))
+	return secretLike.ReplaceAllString(string(bytes.TrimSpace(line)), "<redacted>")
 }
+
+// secretLike is what a refusal's answer might echo of a credential: our
+// tokens, and the provider keys an upstream error relayed for an
+// activation might quote.
+var secretLike = regexp.MustCompile(`\b(` + store.TokenPrefix + `|` + store.ActivationTokenPrefix + `|sk-|xox[a-z]-)[A-Za-z0-9_*.-]+`)

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -21,8 +22,10 @@ func TestAccessLog(t *testing.T) {
 		{"on", true, []string{
 			`level=INFO msg=request component=server method=GET route="GET /healthz" path=/healthz status=200 duration=`,
 			`method=GET route=unmatched path=/nowhere status=404`,
+			// A refusal is a refusal line, with or without the access log.
+			`level=WARN msg="request refused" component=server method=POST route="POST /ui/signin" path=/ui/signin status=403 reason="Forbidden (a web page)"`,
 		}, nil},
-		{"off", false, nil, []string{"msg=request "}},
+		{"off", false, []string{`msg="request refused" component=server method=POST route="POST /ui/signin" path=/ui/signin status=403`}, []string{"msg=request "}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			logs := &servertest.Logs{}
@@ -34,13 +37,19 @@ func TestAccessLog(t *testing.T) {
 				}
 				resp.Body.Close()
 			}
+			// A sign-in without its form's cookie: refused, its token unlogged.
+			resp, err := http.PostForm(h.Server.URL+"/ui/signin", url.Values{"token": {h.OwnerToken}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
 			h.Server.Close() // waits for the handlers, which log once they answer
 			for _, want := range tc.want {
 				if !strings.Contains(logs.String(), want) {
 					t.Errorf("log lacks %s:\n%s", want, logs.String())
 				}
 			}
-			for _, not := range tc.wantNot {
+			for _, not := range append(tc.wantNot, h.OwnerToken) {
 				if strings.Contains(logs.String(), not) {
 					t.Errorf("log has %s:\n%s", not, logs.String())
 				}

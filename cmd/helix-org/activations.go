@@ -1,15 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
 )
 
 type activationsConfig struct {
@@ -44,6 +47,9 @@ then totals per worker — what each worker has cost.`,
 			if err != nil {
 				return err
 			}
+			if err := explainExits(cmd.Context(), st, acts); err != nil {
+				return err
+			}
 			if cfg.JSON || cfg.Output == outJSON {
 				return writeActivationsJSON(cmd.OutOrStdout(), acts)
 			}
@@ -57,6 +63,29 @@ then totals per worker — what each worker has cost.`,
 	bindOutput(cmd, &cfg.Output, outJSON)
 	cmd.RegisterFlagCompletionFunc("worker", cfg.complete(workerNames))
 	return cmd
+}
+
+// bareExit is how runs recorded before their agent's reason was kept
+// (and runs whose agent said nothing) ended.
+var bareExit = regexp.MustCompile(`^agent exited with status -?\d+$`)
+
+// explainExits adds to a run that failed with only an exit status the
+// last error its agent wrote on its activation log, where the real reason
+// sits.
+func explainExits(ctx context.Context, st *store.Store, acts []domain.Activation) error {
+	for i, a := range acts {
+		if a.Status != domain.ActivationFailed || !bareExit.MatchString(a.Error) {
+			continue
+		}
+		ev, ok, err := st.LatestLogEntry(ctx, a.WorkerID, a.ID, domain.LogError)
+		if err != nil {
+			return err
+		}
+		if ok {
+			acts[i].Error = ev.Message.Body + " (" + a.Error + ")"
+		}
+	}
+	return nil
 }
 
 // workerUsage is one worker's activations added up.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -130,7 +131,11 @@ func TestDemoSkills(t *testing.T) {
 	skillSetup(t, st)
 	st.SetSetting(t.Context(), agent.RuntimeSetting, agent.RuntimeBuiltin)
 	useFake(t, st, llm.Anthropic, fake)
-	_, _, owner := startServe(t, st, io.Discard)
+	mln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, owner := startServeWith(t, st, io.Discard, serveConfig{metricsLn: mln})
 	for _, c := range []struct {
 		tool string
 		args map[string]any
@@ -167,6 +172,13 @@ func TestDemoSkills(t *testing.T) {
 	sk, err := st.GetSkill(t.Context(), "csv_sum")
 	if err != nil || sk.Version != 2 || sk.Status != domain.SkillReady || sk.CreatedBy != "w-analyst" {
 		t.Fatalf("skill = %+v, %v; want version 2 (after the fix), ready, by w-analyst", sk, err)
+	}
+	// The failed build and the good one are in the metrics.
+	_, metrics := scrape(t, "http://"+mln.Addr().String()+"/metrics", "")
+	for _, series := range []string{`helix_org_skill_builds_total{outcome="failed"}`, `helix_org_skill_builds_total{outcome="ok"}`, "helix_org_skill_build_duration_seconds_count"} {
+		if v, ok := sample(metrics, series); !ok || v < 1 {
+			t.Errorf("%s = %v (present %v), want at least 1", series, v, ok)
+		}
 	}
 	if got := ask("a,b,c\n1,2,3\n4,5,6\n7,8,9"); got != `{"a":12,"b":15,"c":18}` {
 		t.Errorf("second answer = %q", got)
