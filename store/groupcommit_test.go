@@ -342,3 +342,33 @@ func follow(ctx context.Context, st *store.Store, stream string, n int) []int64 
 	}
 	return seen
 }
+
+// TestGroupCommitBoundsBatches: 65 writes queued at once commit in two
+// transactions, so the first of a burst never waits on all the others.
+func TestGroupCommitBoundsBatches(t *testing.T) {
+	const writes = 65
+	st := storetest.New(t)
+	seed(t, st)
+	ctx := t.Context()
+	release := st.HoldWrites()
+	errs := make(chan error, writes)
+	for i := range writes {
+		go func() {
+			_, err := st.Append(ctx, domain.Event{StreamID: "s-a", Message: domain.Message{Body: fmt.Sprint(i)}}, store.AppendOptions{})
+			errs <- err
+		}()
+	}
+	for st.QueuedWrites() < writes {
+		runtime.Gosched()
+	}
+	_, before := st.CommitStats()
+	release()
+	for range writes {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, after := st.CommitStats(); after-before != 2 {
+		t.Errorf("%d queued writes took %d commits, want 2 (64, then 1)", writes, after-before)
+	}
+}
