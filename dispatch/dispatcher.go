@@ -23,8 +23,8 @@ type Options struct {
 	// MCPBaseURL is how an agent reaches the server, e.g.
 	// http://127.0.0.1:8080: its MCP endpoint and the model relay.
 	MCPBaseURL string
-	// Tick is how often the loop re-checks without a new event (loop-guard
-	// windows expiring). Default 1s.
+	// Tick is how often the loop re-checks without a new event (retries
+	// coming due, changes made by another process). Default 1s.
 	Tick   time.Duration
 	Logger *slog.Logger
 	// Reap stops what a crashed predecessor left running: the agents of
@@ -44,7 +44,6 @@ type Dispatcher struct {
 
 	mu       sync.Mutex
 	running  map[string]bool
-	guarded  map[string]bool
 	stopping bool
 	wg       sync.WaitGroup
 
@@ -64,7 +63,7 @@ func New(st *store.Store, runtime domain.Runtime, opts Options) *Dispatcher {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Dispatcher{st: st, runtime: runtime, opts: opts, log: opts.Logger.With("component", "dispatch"),
-		running: map[string]bool{}, guarded: map[string]bool{}, runCtx: ctx, cancelRun: cancel}
+		running: map[string]bool{}, runCtx: ctx, cancelRun: cancel}
 }
 
 // Recover stops the agents a crash left running and hands the triggers
@@ -108,27 +107,18 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 }
 
 // Step starts an activation for every worker with pending triggers that is
-// not already running, within the concurrency cap and the loop guard. It
-// returns once the activations have started.
+// not already running, within the concurrency cap. It returns once the
+// activations have started.
 func (d *Dispatcher) Step(ctx context.Context) error {
 	workers, err := d.st.WorkersWithPending(ctx)
 	if err != nil || len(workers) == 0 {
 		return err // the common case: every store change wakes a step
 	}
 	max := int(d.st.IntSetting(ctx, MaxConcurrentSetting))
-	limit, window := d.st.IntSetting(ctx, LoopLimitSetting), d.st.DurationSetting(ctx, LoopWindowSetting)
 	for _, w := range workers {
-		if !d.reserve(w, max) {
-			continue
+		if d.reserve(w, max) {
+			go d.activate(w)
 		}
-		if ok, err := d.guard(ctx, w, limit, window); err != nil || !ok {
-			d.release(w)
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		go d.activate(w)
 	}
 	return nil
 }
@@ -150,31 +140,6 @@ func (d *Dispatcher) release(w string) {
 	delete(d.running, w)
 	d.mu.Unlock()
 	d.wg.Done()
-}
-
-// guard stops AI↔AI ping-pong: past loop_limit activations in loop_window a
-// worker's triggers wait (and coalesce) until the window frees up.
-func (d *Dispatcher) guard(ctx context.Context, w string, limit int64, window time.Duration) (bool, error) {
-	if limit <= 0 {
-		return true, nil
-	}
-	n, err := d.st.CountActivationsSince(ctx, w, d.st.Now().Add(-window))
-	if err != nil {
-		return false, err
-	}
-	d.mu.Lock()
-	already := d.guarded[w]
-	d.guarded[w] = n >= limit
-	d.mu.Unlock()
-	if n < limit {
-		return true, nil
-	}
-	if !already {
-		d.appendLog(ctx, w, "", domain.LogEntry{Kind: domain.LogGuard,
-			Text: fmt.Sprintf("loop guard: %d activations in the last %s (limit %d); new triggers wait and will be delivered together", n, window, limit)})
-		d.log.Warn("loop guard engaged", "worker", w, "activations", n, "window", window)
-	}
-	return false, nil
 }
 
 // Shutdown stops new activations and waits for running ones until ctx
@@ -202,6 +167,9 @@ func (d *Dispatcher) activate(w string) {
 	defer d.release(w)
 	ctx := d.runCtx
 	id := "a-" + domain.RandomSlug(12)
+	if d.parkTooDeep(ctx, w) {
+		return
+	}
 	timeout := d.st.DurationSetting(ctx, TimeoutSetting)
 	act, trigs, tok, err := d.st.Claim(ctx, w, id, timeout+time.Minute)
 	if errors.Is(err, domain.ErrNotFound) {

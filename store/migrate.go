@@ -65,6 +65,9 @@ var migrations = []migration{
 	{14, "token labels and last use", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&tokenRow{})
 	}},
+	{15, "causal depth of events and triggers", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&eventRow{}, &triggerRow{})
+	}},
 }
 
 type schemaMigration struct {

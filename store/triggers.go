@@ -36,6 +36,9 @@ type triggerRow struct {
 	LastError string
 	// Reason says why a trigger is parked or was dropped.
 	Reason string
+	// Depth is its event's causal depth, or 0 once an operator released
+	// it: a person chose to let the chain go on, so it counts afresh.
+	Depth int `gorm:"not null;default:0"`
 }
 
 func (triggerRow) TableName() string { return "triggers" }
@@ -90,15 +93,15 @@ func (s *Store) enqueueTriggers(tx *gorm.DB, ev domain.Event) error {
 		return fmt.Errorf("find subscribers of %s: %w", ev.StreamID, err)
 	}
 	for _, w := range workers {
-		if err := s.insertTrigger(tx, w, ev.Seq, domain.TriggerEvent); err != nil {
+		if err := s.insertTrigger(tx, w, ev, domain.TriggerEvent); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *Store) insertTrigger(tx *gorm.DB, worker string, seq int64, kind domain.TriggerKind) error {
-	return tx.Create(&triggerRow{WorkerID: worker, EventSeq: seq, Kind: string(kind), Status: triggerPending, CreatedAt: s.Now()}).Error
+func (s *Store) insertTrigger(tx *gorm.DB, worker string, ev domain.Event, kind domain.TriggerKind) error {
+	return tx.Create(&triggerRow{WorkerID: worker, EventSeq: ev.Seq, Kind: string(kind), Status: triggerPending, Depth: ev.Depth, CreatedAt: s.Now()}).Error
 }
 
 // WorkersWithPending lists workers that have triggers waiting and due: a
@@ -321,13 +324,6 @@ func (s *Store) ListActivations(ctx context.Context, worker string) ([]domain.Ac
 		return nil, err
 	}
 	return acts, nil
-}
-
-// CountActivationsSince counts a worker's activations started after t, for the loop guard.
-func (s *Store) CountActivationsSince(ctx context.Context, worker string, t time.Time) (int64, error) {
-	var n int64
-	err := s.read(ctx).Model(&activationRow{}).Where("worker_id = ? AND started_at > ?", worker, t.UTC()).Count(&n).Error
-	return n, err
 }
 
 // PendingTriggers counts triggers the dispatcher still has to deliver:
