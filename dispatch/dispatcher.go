@@ -32,6 +32,13 @@ type Options struct {
 	// process it started, if any) and any container of this instance.
 	// Recover calls it before those activations' triggers can run again.
 	Reap func(ctx context.Context, orphans []domain.Activation) error
+	// Alive tells whether an activation's agent process is still alive;
+	// while it is not, its lease is not renewed. Nil: alive while its run
+	// has not returned.
+	Alive func(activation string, p domain.AgentProcess) bool
+	// Kill stops the host process of an activation that no run here
+	// holds (its server died), before its triggers run again.
+	Kill func(ctx context.Context, a domain.Activation) error
 }
 
 // Dispatcher wakes AI workers for their pending triggers: at most one
@@ -45,7 +52,10 @@ type Dispatcher struct {
 	mu       sync.Mutex
 	running  map[string]bool
 	stopping bool
-	wg       sync.WaitGroup
+	// runs cancels the runs in flight by activation id, to stop one that
+	// was cancelled or reaped elsewhere (lease.go).
+	runs map[string]context.CancelFunc
+	wg   sync.WaitGroup
 
 	// runCtx outlives the loop's context so running activations can finish
 	// after SIGTERM; Shutdown cancels it at its deadline.
@@ -63,7 +73,7 @@ func New(st *store.Store, runtime domain.Runtime, opts Options) *Dispatcher {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Dispatcher{st: st, runtime: runtime, opts: opts, log: opts.Logger.With("component", "dispatch"),
-		running: map[string]bool{}, runCtx: ctx, cancelRun: cancel}
+		running: map[string]bool{}, runs: map[string]context.CancelFunc{}, runCtx: ctx, cancelRun: cancel}
 }
 
 // Recover stops the agents a crash left running and hands the triggers
@@ -94,6 +104,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		changed := d.st.Changed()
+		d.stopEnded(ctx)
 		if err := d.Step(ctx); err != nil && ctx.Err() == nil {
 			d.log.Error("dispatch step", "err", err)
 		}
@@ -102,6 +113,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			return nil
 		case <-changed:
 		case <-t.C:
+			if err := d.ReapLapsed(ctx); err != nil && ctx.Err() == nil {
+				d.log.Error("reap activations whose lease lapsed", "err", err)
+			}
 		}
 	}
 }
@@ -165,33 +179,58 @@ func (d *Dispatcher) Wait() { d.wg.Wait() }
 
 func (d *Dispatcher) activate(w string) {
 	defer d.release(w)
-	ctx := d.runCtx
-	id := "a-" + domain.RandomSlug(12)
-	if d.parkTooDeep(ctx, w) {
+	if d.parkTooDeep(d.runCtx, w) {
 		return
 	}
-	timeout := d.st.DurationSetting(ctx, TimeoutSetting)
-	act, trigs, tok, err := d.st.Claim(ctx, w, id, timeout+time.Minute)
-	if errors.Is(err, domain.ErrNotFound) {
-		return
-	}
+	act, trigs, tok, err := d.claim(w)
 	if err != nil {
-		d.log.Error("claim", "worker", w, "err", err)
 		return
 	}
-	var started atomic.Bool
-	res, runErr := d.run(ctx, act, trigs, tok, timeout, func(p domain.AgentProcess) {
-		if started.CompareAndSwap(false, true) {
+	ctx, stop := d.track(act.ID)
+	defer stop()
+	var proc atomic.Pointer[domain.AgentProcess]
+	res, runErr := d.run(ctx, act, trigs, tok, d.st.DurationSetting(ctx, TimeoutSetting), func(p domain.AgentProcess) {
+		if proc.CompareAndSwap(nil, &p) {
 			d.started(act, len(trigs), p)
 		}
 	})
 	// Record the end even while shutting down: use a fresh context.
 	endCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if !started.Load() && d.runCtx.Err() == nil {
-		d.requeue(endCtx, act, trigs, runErr)
+	switch {
+	case d.runCtx.Err() == nil && proc.Load() == nil:
+		d.requeue(endCtx, act, trigs, notStarted, runErr)
+		return
+	case d.runCtx.Err() == nil && ctx.Err() == nil && runErr == nil && res.ExitStatus < 0:
+		// Killed by a signal nobody here sent: the work may be half done,
+		// so the triggers run again, as after a failed start.
+		d.requeue(endCtx, act, trigs, agentDied, errors.New("killed by a signal"))
 		return
 	}
+	d.finish(endCtx, act, res, runErr)
+}
+
+// claim starts an activation of w over its pending triggers and takes
+// its lease. ErrNotFound (nothing to run) is not logged.
+func (d *Dispatcher) claim(w string) (domain.Activation, []domain.Trigger, string, error) {
+	ctx := d.runCtx
+	id := "a-" + domain.RandomSlug(12)
+	timeout := d.st.DurationSetting(ctx, TimeoutSetting)
+	act, trigs, tok, err := d.st.Claim(ctx, w, id, timeout+time.Minute)
+	if err != nil {
+		if !errors.Is(err, domain.ErrNotFound) {
+			d.log.Error("claim", "worker", w, "err", err)
+		}
+		return act, nil, "", err
+	}
+	if _, err := d.st.RenewLease(ctx, id, d.lease(ctx)); err != nil {
+		d.log.Error("take the lease of a new activation", "activation", id, "err", err)
+	}
+	return act, trigs, tok, nil
+}
+
+// finish records how a run that reached its agent ended.
+func (d *Dispatcher) finish(ctx context.Context, act domain.Activation, res domain.RunResult, runErr error) {
 	act.Status = domain.ActivationSucceeded
 	act.ExitStatus = &res.ExitStatus
 	act.InputTokens, act.OutputTokens = res.InputTokens, res.OutputTokens
@@ -205,10 +244,10 @@ func (d *Dispatcher) activate(w string) {
 	}
 	// A run the relay stopped for its budget failed for that reason,
 	// however its agent took the refusal.
-	if stop, err := d.st.BudgetStop(endCtx, act.ID); err == nil && stop != "" && act.Status != domain.ActivationInterrupted {
+	if stop, err := d.st.BudgetStop(ctx, act.ID); err == nil && stop != "" && act.Status != domain.ActivationInterrupted {
 		act.Status, act.Error = domain.ActivationFailed, stop
 	}
-	if err := d.st.FinishActivation(endCtx, act, logEvent(w, act.ID, domain.LogEntry{Kind: domain.LogExit, Text: exitText(act)})); err != nil {
+	if err := d.st.FinishActivation(ctx, act, logEvent(act.WorkerID, act.ID, domain.LogEntry{Kind: domain.LogExit, Text: exitText(act)})); err != nil {
 		d.log.Error("finish activation", "activation", act.ID, "err", err)
 	}
 }

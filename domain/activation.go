@@ -34,6 +34,8 @@ const (
 	ActivationSucceeded   ActivationStatus = "succeeded"
 	ActivationFailed      ActivationStatus = "failed"
 	ActivationInterrupted ActivationStatus = "interrupted"
+	// ActivationCancelled was stopped by an operator or a manager.
+	ActivationCancelled ActivationStatus = "cancelled"
 )
 
 // Activation is one one-shot agent run for a worker over a batch of triggers.
@@ -53,6 +55,9 @@ type Activation struct {
 	Cost Money `json:"costNanoUsd,omitempty"`
 	// Process is the host process the agent ran as, once it started.
 	Process *AgentProcess `json:"process,omitempty"`
+	// LeaseUntil is when a running activation counts as dead unless the
+	// server renews its lease, which it does while the agent lives.
+	LeaseUntil *time.Time `json:"leaseUntil,omitempty"`
 }
 
 // ModelCall is one model call an activation made through the server's

@@ -65,8 +65,8 @@ var migrations = []migration{
 	{14, "token labels and last use", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&tokenRow{})
 	}},
-	{15, "causal depth of events and triggers", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&eventRow{}, &triggerRow{})
+	{15, "causal depth of events and triggers, activation leases", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&eventRow{}, &triggerRow{}, &activationRow{})
 	}},
 }
 

@@ -29,14 +29,14 @@ type Requeue struct {
 // it ended (failed, with its error), revokes its token, appends its log
 // entries and hands its triggers back as rq says, in one transaction.
 // Nothing is closed as done: the triggers run again or wait, parked, for
-// an operator.
+// an operator. An activation already ended is left as it is.
 func (s *Store) RequeueActivation(ctx context.Context, a domain.Activation, rq Requeue, logs ...domain.Event) error {
 	lastErr := rq.Error
 	if len(lastErr) > maxTriggerError {
 		lastErr = lastErr[:maxTriggerError] + "…"
 	}
 	err := s.write(ctx, func(tx *gorm.DB) error {
-		if err := s.closeActivation(tx, a, logs...); err != nil {
+		if closed, err := s.closeActivation(tx, a, logs...); err != nil || !closed {
 			return err
 		}
 		claimed := func() *gorm.DB {
