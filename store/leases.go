@@ -56,10 +56,12 @@ func (s *Store) StoppedActivations(ctx context.Context, ids []string) ([]string,
 // Ending says how EndActivation ends a running activation from outside
 // its run: with which status and error, and whether its triggers are
 // dropped (with Error as their reason) rather than handed back to pending.
+// Actor, when set, must manage the activation's worker on the chart.
 type Ending struct {
 	Status domain.ActivationStatus
 	Error  string
 	Drop   bool
+	Actor  string
 }
 
 // EndActivation ends a running activation that its run will not finish
@@ -73,6 +75,9 @@ func (s *Store) EndActivation(ctx context.Context, id string, e Ending, logs ...
 		var row activationRow
 		if err := tx.Where("id = ?", id).Take(&row).Error; err != nil {
 			return notFoundOr(err, "activation", id)
+		}
+		if err := newAuthz(tx).manages(e.Actor, row.WorkerID); err != nil {
+			return err
 		}
 		a := row.toDomain()
 		a.Status, a.Error = e.Status, e.Error
@@ -98,6 +103,43 @@ func (s *Store) EndActivation(ctx context.Context, id string, e Ending, logs ...
 	})
 	if err != nil {
 		return domain.Activation{}, fmt.Errorf("end activation %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// RetryActivation hands the triggers an ended activation closed (done or
+// dropped) back to pending, attempts and backoff reset, and returns them.
+// Triggers a later run has taken since are that run's; a running
+// activation is a conflict.
+func (s *Store) RetryActivation(ctx context.Context, id string) ([]domain.QueuedTrigger, error) {
+	var out []domain.QueuedTrigger
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		var row activationRow
+		if err := tx.Where("id = ?", id).Take(&row).Error; err != nil {
+			return notFoundOr(err, "activation", id)
+		}
+		if row.Status == string(domain.ActivationRunning) {
+			return fmt.Errorf("activation %s is still running; cancel it first: %w", id, domain.ErrConflict)
+		}
+		var ids []int64
+		if err := tx.Model(&triggerRow{}).Where("activation_id = ? AND status IN ?", id, []string{triggerDone, triggerDropped}).Order("id").Pluck("id", &ids).Error; err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return fmt.Errorf("activation %s has no closed triggers to run again (a later run took them): %w", id, domain.ErrConflict)
+		}
+		if err := tx.Model(&triggerRow{}).Where("id IN ?", ids).Updates(map[string]any{"status": triggerPending, "attempts": 0, "not_before": nil, "last_error": "", "reason": ""}).Error; err != nil {
+			return err
+		}
+		var after []queuedRow
+		if err := queued(tx).Where("triggers.id IN ?", ids).Scan(&after).Error; err != nil {
+			return err
+		}
+		out = mapRows(after, queuedRow.toDomain)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("retry activation %s: %w", id, err)
 	}
 	return out, nil
 }
