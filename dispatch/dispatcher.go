@@ -186,9 +186,9 @@ func (d *Dispatcher) activate(w string) {
 	if err != nil {
 		return
 	}
-	ctx, stop := d.track(act.ID)
-	defer stop()
 	var proc atomic.Pointer[domain.AgentProcess]
+	ctx, stop := d.track(act.ID, &proc)
+	defer stop()
 	res, runErr := d.run(ctx, act, trigs, tok, d.st.DurationSetting(ctx, TimeoutSetting), func(p domain.AgentProcess) {
 		if proc.CompareAndSwap(nil, &p) {
 			d.started(act, len(trigs), p)
@@ -201,9 +201,10 @@ func (d *Dispatcher) activate(w string) {
 	case d.runCtx.Err() == nil && proc.Load() == nil:
 		d.requeue(endCtx, act, trigs, notStarted, runErr)
 		return
-	case d.runCtx.Err() == nil && ctx.Err() == nil && runErr == nil && res.ExitStatus < 0:
-		// Killed by a signal nobody here sent: the work may be half done,
-		// so the triggers run again, as after a failed start.
+	case d.runCtx.Err() == nil && ctx.Err() == nil && (res.Killed || runErr == nil && res.ExitStatus < 0):
+		// Killed by a signal nobody here sent (a process's exit status is
+		// then -1): the work may be half done, so the triggers run again,
+		// as after a failed start.
 		d.requeue(endCtx, act, trigs, agentDied, errors.New("killed by a signal"))
 		return
 	}

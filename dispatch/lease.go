@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/helixml/helix-org/domain"
@@ -15,16 +16,17 @@ func (d *Dispatcher) lease(ctx context.Context) time.Duration {
 	return max(d.st.DurationSetting(ctx, LeaseSetting), 10*time.Millisecond)
 }
 
-// track registers a run in flight and holds its lease while the agent
-// lives. The returned context ends when the run is cancelled or reaped
-// elsewhere; stop ends the tracking once the run has returned.
-func (d *Dispatcher) track(id string) (context.Context, func()) {
+// track registers a run in flight and holds its lease while its agent
+// (proc, once started) lives. The returned context ends when the run is
+// cancelled or reaped elsewhere; stop ends the tracking once the run has
+// returned.
+func (d *Dispatcher) track(id string, proc *atomic.Pointer[domain.AgentProcess]) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(d.runCtx)
 	d.mu.Lock()
 	d.runs[id] = cancel
 	d.mu.Unlock()
 	held := make(chan struct{})
-	go func() { defer close(held); d.holdLease(ctx, id, cancel) }()
+	go func() { defer close(held); d.holdLease(ctx, id, proc, cancel) }()
 	return ctx, func() {
 		d.mu.Lock()
 		delete(d.runs, id)
@@ -38,7 +40,7 @@ func (d *Dispatcher) track(id string) (context.Context, func()) {
 // agent process is alive (not while its model talks: a dead process whose
 // run hangs lets the lease lapse). A lease that can no longer be renewed
 // means the activation ended elsewhere, so the run is stopped.
-func (d *Dispatcher) holdLease(ctx context.Context, id string, stop context.CancelFunc) {
+func (d *Dispatcher) holdLease(ctx context.Context, id string, proc *atomic.Pointer[domain.AgentProcess], stop context.CancelFunc) {
 	lease := d.lease(ctx)
 	t := time.NewTicker(lease / 3)
 	defer t.Stop()
@@ -48,8 +50,8 @@ func (d *Dispatcher) holdLease(ctx context.Context, id string, stop context.Canc
 			return
 		case <-t.C:
 		}
-		if !d.agentAlive(ctx, id) {
-			continue
+		if p := proc.Load(); p != nil && p.PGID > 0 && d.opts.Alive != nil && !d.opts.Alive(id, *p) {
+			continue // let the lease lapse
 		}
 		running, err := d.st.RenewLease(context.WithoutCancel(ctx), id, lease)
 		switch {
@@ -61,18 +63,6 @@ func (d *Dispatcher) holdLease(ctx context.Context, id string, stop context.Canc
 			return
 		}
 	}
-}
-
-// agentAlive asks Options.Alive about the run's recorded process, if any.
-func (d *Dispatcher) agentAlive(ctx context.Context, id string) bool {
-	if d.opts.Alive == nil {
-		return true
-	}
-	a, err := d.st.GetActivation(ctx, id)
-	if err != nil || a.Process == nil {
-		return true
-	}
-	return d.opts.Alive(id, *a.Process)
 }
 
 // stopEnded stops the runs in flight whose activation ended elsewhere —

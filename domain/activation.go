@@ -126,7 +126,11 @@ type Run struct {
 
 // RunResult is how a run ended.
 type RunResult struct {
-	ExitStatus   int
+	ExitStatus int
+	// Killed says the agent was killed from outside the runtime (kill -9,
+	// the OOM killer, docker kill), not stopped by it: its triggers run
+	// again.
+	Killed       bool
 	InputTokens  int64
 	OutputTokens int64
 }
