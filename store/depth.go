@@ -66,6 +66,11 @@ func (s *Store) ParkTooDeep(ctx context.Context, worker string, p DeepPark) ([]d
 		if err != nil {
 			return err
 		}
+		// Without an owner yet the triggers are still parked: the loop
+		// stops either way.
+		if ok, err := exists(tx, &workerRow{}, OwnerWorker); err != nil || !ok {
+			return err
+		}
 		_, err = s.notifyTx(tx, OwnerWorker, p.Incident(out, chain), chain[0].ID)
 		return err
 	})
