@@ -16,9 +16,11 @@ import (
 // the owner gets one incident naming the chain. It reports whether it
 // parked anything (then there is no run to start).
 func (d *Dispatcher) parkTooDeep(ctx context.Context, w string) bool {
-	max := int(d.st.IntSetting(ctx, MaxDepthSetting))
-	reason := fmt.Sprintf("causal depth over dispatch.max_depth (%d): AI workers kept waking each other", max)
-	parked, err := d.st.ParkTooDeep(ctx, w, store.DeepPark{MaxDepth: max, Reason: reason, Incident: loopIncident})
+	// Never below 0: what people, inbound transports and the system say
+	// (depth 0) always runs.
+	limit := max(0, int(d.st.IntSetting(ctx, MaxDepthSetting)))
+	reason := fmt.Sprintf("causal depth over dispatch.max_depth (%d): AI workers kept waking each other", limit)
+	parked, err := d.st.ParkTooDeep(ctx, w, store.DeepPark{MaxDepth: limit, Reason: reason, Incident: loopIncident})
 	if err != nil {
 		d.log.Error("check causal depth", "worker", w, "err", err)
 		return false
@@ -33,7 +35,7 @@ func (d *Dispatcher) parkTooDeep(ctx context.Context, w string) bool {
 	d.appendLog(ctx, w, "", domain.LogEntry{Kind: domain.LogParked, Text: fmt.Sprintf(
 		"trigger(s) %s parked: %s. `helix-org triggers release %s` runs them (the chain counts again from 0), `helix-org triggers drop %[3]s` closes them",
 		idList(ids), reason, strings.ReplaceAll(idList(ids), ",", ""))})
-	d.log.Warn("loop stopped: triggers past max depth parked", "worker", w, "triggers", ids, "max_depth", max)
+	d.log.Warn("loop stopped: triggers past max depth parked", "worker", w, "triggers", ids, "max_depth", limit)
 	return true
 }
 

@@ -161,3 +161,22 @@ func TestReleaseAndDropActOnALoopsParkedTriggers(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxDepthBelowOneStillRunsPeople: at max_depth 0 (or below) no AI
+// run wakes another, but what people say always runs.
+func TestMaxDepthBelowOneStillRunsPeople(t *testing.T) {
+	for _, limit := range []string{"0", "-3"} {
+		t.Run(limit, func(t *testing.T) {
+			f := loopFixture(t)
+			f.st.SetSetting(t.Context(), dispatch.MaxDepthSetting, limit)
+			f.st.Append(t.Context(), domain.Event{StreamID: "s-start", Source: "w-owner", Message: domain.Message{Body: "go"}}, store.AppendOptions{})
+			f.settle(t)
+			if diff := cmp.Diff([]string{"w-a"}, f.rec.workers()); diff != "" {
+				t.Errorf("runs (-want +got):\n%s", diff)
+			}
+			if got := len(incidents(t, f.st)); got != 1 {
+				t.Errorf("%d incidents, want 1", got)
+			}
+		})
+	}
+}
