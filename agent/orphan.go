@@ -126,3 +126,17 @@ func procStat(pid int) (stat, bool) {
 	}
 	return stat{state: f[0][0], pgrp: pgrp, startTicks: start}, true
 }
+
+// Alive reports whether the agent of activation still runs as p: its
+// process group has a live member that is the agent's (see StopOrphans).
+// Elsewhere than Linux, or with no group recorded, it says yes.
+func Alive(activation string, p domain.AgentProcess) bool {
+	if p.PGID <= 1 {
+		return true
+	}
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		return true
+	}
+	members := groupMembers(p.PGID)
+	return len(members) > 0 && ownGroup(activation, p, members)
+}

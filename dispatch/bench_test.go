@@ -40,7 +40,6 @@ func BenchmarkPublishToActivation(b *testing.B) {
 			st.CreatePosition(ctx, "w-owner", domain.Position{ID: "p-b", RoleID: "r-b", Title: "B"})
 			st.CreateStream(ctx, "w-owner", domain.Stream{ID: "s-bench", Name: "bench", Transport: domain.Transport{Kind: domain.TransportLocal}})
 			st.SetSetting(ctx, dispatch.MaxConcurrentSetting, fmt.Sprint(n))
-			st.SetSetting(ctx, dispatch.LoopLimitSetting, "0")
 			sp := &timed{inner: &agent.Command{Line: "true"}, started: make(chan time.Time, n), done: make(chan time.Time, n)}
 			d := dispatch.New(st, sp, dispatch.Options{EnvsDir: b.TempDir(), MCPBaseURL: "http://127.0.0.1:1"})
 			runCtx, cancel := context.WithCancel(ctx)

@@ -23,8 +23,8 @@ type Options struct {
 	// MCPBaseURL is how an agent reaches the server, e.g.
 	// http://127.0.0.1:8080: its MCP endpoint and the model relay.
 	MCPBaseURL string
-	// Tick is how often the loop re-checks without a new event (loop-guard
-	// windows expiring). Default 1s.
+	// Tick is how often the loop re-checks without a new event (retries
+	// coming due, changes made by another process). Default 1s.
 	Tick   time.Duration
 	Logger *slog.Logger
 	// Reap stops what a crashed predecessor left running: the agents of
@@ -34,6 +34,13 @@ type Options struct {
 	Reap func(ctx context.Context, orphans []domain.Activation) error
 	// Observer, if set, hears of every start and end (the server's metrics).
 	Observer Observer
+	// Alive tells whether an activation's agent process is still alive;
+	// while it is not, its lease is not renewed. Nil: alive while its run
+	// has not returned.
+	Alive func(activation string, p domain.AgentProcess) bool
+	// Kill stops the host process of an activation that no run here
+	// holds (its server died), before its triggers run again.
+	Kill func(ctx context.Context, a domain.Activation) error
 }
 
 // Dispatcher wakes AI workers for their pending triggers: at most one
@@ -49,9 +56,11 @@ type Dispatcher struct {
 
 	mu       sync.Mutex
 	running  map[string]bool
-	guarded  map[string]bool
 	stopping bool
-	wg       sync.WaitGroup
+	// runs cancels the runs in flight by activation id, to stop one that
+	// was cancelled or reaped elsewhere (lease.go).
+	runs map[string]context.CancelFunc
+	wg   sync.WaitGroup
 
 	// runCtx outlives the loop's context so running activations can finish
 	// after SIGTERM; Shutdown cancels it at its deadline.
@@ -69,7 +78,7 @@ func New(st *store.Store, runtime domain.Runtime, opts Options) *Dispatcher {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Dispatcher{st: st, runtime: runtime, opts: opts, log: opts.Logger.With("component", "dispatch"),
-		running: map[string]bool{}, guarded: map[string]bool{}, runCtx: ctx, cancelRun: cancel}
+		running: map[string]bool{}, runs: map[string]context.CancelFunc{}, runCtx: ctx, cancelRun: cancel}
 }
 
 // Recover stops the agents a crash left running and hands the triggers
@@ -102,6 +111,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		changed := d.st.Changed()
+		d.stopEnded(ctx)
 		if err := d.Step(ctx); err != nil && ctx.Err() == nil {
 			d.log.Error("dispatch step", "err", err)
 		}
@@ -110,6 +120,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			return nil
 		case <-changed:
 		case <-t.C:
+			if err := d.ReapLapsed(ctx); err != nil && ctx.Err() == nil {
+				d.log.Error("reap activations whose lease lapsed", "err", err)
+			}
 		}
 	}
 }
@@ -122,27 +135,18 @@ func (d *Dispatcher) Running() bool {
 }
 
 // Step starts an activation for every worker with pending triggers that is
-// not already running, within the concurrency cap and the loop guard. It
-// returns once the activations have started.
+// not already running, within the concurrency cap. It returns once the
+// activations have started.
 func (d *Dispatcher) Step(ctx context.Context) error {
 	workers, err := d.st.WorkersWithPending(ctx)
 	if err != nil || len(workers) == 0 {
 		return err // the common case: every store change wakes a step
 	}
 	max := int(d.st.IntSetting(ctx, MaxConcurrentSetting))
-	limit, window := d.st.IntSetting(ctx, LoopLimitSetting), d.st.DurationSetting(ctx, LoopWindowSetting)
 	for _, w := range workers {
-		if !d.reserve(w, max) {
-			continue
+		if d.reserve(w, max) {
+			go d.activate(w)
 		}
-		if ok, err := d.guard(ctx, w, limit, window); err != nil || !ok {
-			d.release(w)
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		go d.activate(w)
 	}
 	return nil
 }
@@ -164,31 +168,6 @@ func (d *Dispatcher) release(w string) {
 	delete(d.running, w)
 	d.mu.Unlock()
 	d.wg.Done()
-}
-
-// guard stops AI↔AI ping-pong: past loop_limit activations in loop_window a
-// worker's triggers wait (and coalesce) until the window frees up.
-func (d *Dispatcher) guard(ctx context.Context, w string, limit int64, window time.Duration) (bool, error) {
-	if limit <= 0 {
-		return true, nil
-	}
-	n, err := d.st.CountActivationsSince(ctx, w, d.st.Now().Add(-window))
-	if err != nil {
-		return false, err
-	}
-	d.mu.Lock()
-	already := d.guarded[w]
-	d.guarded[w] = n >= limit
-	d.mu.Unlock()
-	if n < limit {
-		return true, nil
-	}
-	if !already {
-		d.appendLog(ctx, w, "", domain.LogEntry{Kind: domain.LogGuard,
-			Text: fmt.Sprintf("loop guard: %d activations in the last %s (limit %d); new triggers wait and will be delivered together", n, window, limit)})
-		d.log.Warn("loop guard engaged", "worker", w, "activations", n, "window", window)
-	}
-	return false, nil
 }
 
 // Shutdown stops new activations and waits for running ones until ctx
@@ -214,34 +193,68 @@ func (d *Dispatcher) Wait() { d.wg.Wait() }
 
 func (d *Dispatcher) activate(w string) {
 	defer d.release(w)
-	ctx := d.runCtx
-	id := "a-" + domain.RandomSlug(12)
-	timeout := d.st.DurationSetting(ctx, TimeoutSetting)
-	act, trigs, tok, err := d.st.Claim(ctx, w, id, timeout+time.Minute)
-	if errors.Is(err, domain.ErrNotFound) {
+	if d.parkTooDeep(d.runCtx, w) {
 		return
 	}
+	act, trigs, tok, err := d.claim(w)
 	if err != nil {
-		d.log.Error("claim", "worker", w, "err", err)
 		return
 	}
-	var started atomic.Bool
+	var proc atomic.Pointer[domain.AgentProcess]
+	ctx, stop := d.track(act.ID, &proc)
+	defer stop()
 	begin := time.Now()
 	hint := &failureHint{}
-	res, runErr := d.run(ctx, act, trigs, tok, timeout, hint, func(p domain.AgentProcess) {
-		if started.CompareAndSwap(false, true) {
+	res, runErr := d.run(ctx, act, trigs, tok, d.st.DurationSetting(ctx, TimeoutSetting), hint, func(p domain.AgentProcess) {
+		if proc.CompareAndSwap(nil, &p) {
 			d.started(act, len(trigs), p)
 		}
 	})
 	// Record the end even while shutting down: use a fresh context.
 	endCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if !started.Load() && d.runCtx.Err() == nil {
-		act, runErr = failedStart(act, runErr)
+	switch {
+	case d.runCtx.Err() == nil && proc.Load() == nil:
+		if runErr == nil {
+			runErr = errors.New("the runtime returned without starting the agent")
+		}
+		act.Status, act.Error = domain.ActivationFailed, notStarted.status+": "+runErr.Error()
 		d.ended(act, len(trigs), res.Runtime, false, time.Since(begin))
-		d.requeue(endCtx, act, trigs, runErr)
+		d.requeue(endCtx, act, trigs, notStarted, runErr)
+		return
+	case d.runCtx.Err() == nil && ctx.Err() == nil && (res.Killed || runErr == nil && res.ExitStatus < 0):
+		// Killed by a signal nobody here sent (a process's exit status is
+		// then -1): the work may be half done, so the triggers run again,
+		// as after a failed start.
+		act.Status, act.Error = domain.ActivationFailed, agentDied.status+": killed by a signal"
+		d.ended(act, len(trigs), res.Runtime, true, time.Since(begin))
+		d.requeue(endCtx, act, trigs, agentDied, errors.New("killed by a signal"))
 		return
 	}
+	d.finish(endCtx, act, len(trigs), res, runErr, hint, time.Since(begin))
+}
+
+// claim starts an activation of w over its pending triggers and takes
+// its lease. ErrNotFound (nothing to run) is not logged.
+func (d *Dispatcher) claim(w string) (domain.Activation, []domain.Trigger, string, error) {
+	ctx := d.runCtx
+	id := "a-" + domain.RandomSlug(12)
+	timeout := d.st.DurationSetting(ctx, TimeoutSetting)
+	act, trigs, tok, err := d.st.Claim(ctx, w, id, timeout+time.Minute)
+	if err != nil {
+		if !errors.Is(err, domain.ErrNotFound) {
+			d.log.Error("claim", "worker", w, "err", err)
+		}
+		return act, nil, "", err
+	}
+	if _, err := d.st.RenewLease(ctx, id, d.lease(ctx)); err != nil {
+		d.log.Error("take the lease of a new activation", "activation", id, "err", err)
+	}
+	return act, trigs, tok, nil
+}
+
+// finish records how a run that reached its agent ended.
+func (d *Dispatcher) finish(ctx context.Context, act domain.Activation, n int, res domain.RunResult, runErr error, hint *failureHint, took time.Duration) {
 	act.Status = domain.ActivationSucceeded
 	act.ExitStatus = &res.ExitStatus
 	act.InputTokens, act.OutputTokens = res.InputTokens, res.OutputTokens
@@ -255,13 +268,13 @@ func (d *Dispatcher) activate(w string) {
 	}
 	// A run the relay stopped for its budget failed for that reason,
 	// however its agent took the refusal.
-	if stop, err := d.st.BudgetStop(endCtx, act.ID); err == nil && stop != "" && act.Status != domain.ActivationInterrupted {
+	if stop, err := d.st.BudgetStop(ctx, act.ID); err == nil && stop != "" && act.Status != domain.ActivationInterrupted {
 		act.Status, act.Error = domain.ActivationFailed, stop
 	}
 	// Reported before it is recorded: whoever sees the run end in the
 	// store sees it in the metrics too.
-	d.ended(act, len(trigs), res.Runtime, started.Load(), time.Since(begin))
-	if err := d.st.FinishActivation(endCtx, act, logEvent(w, act.ID, domain.LogEntry{Kind: domain.LogExit, Text: exitText(act)})); err != nil {
+	d.ended(act, n, res.Runtime, true, took)
+	if err := d.st.FinishActivation(ctx, act, logEvent(act.WorkerID, act.ID, domain.LogEntry{Kind: domain.LogExit, Text: exitText(act)})); err != nil {
 		d.log.Error("finish activation", "activation", act.ID, "err", err)
 	}
 }

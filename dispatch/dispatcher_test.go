@@ -369,41 +369,6 @@ func activationLog(t *testing.T, st *store.Store, worker string) []string {
 	return out
 }
 
-func TestLoopGuardDefersButNeverDrops(t *testing.T) {
-	f := newFixture(t)
-	ctx := t.Context()
-	f.st.SetSetting(ctx, dispatch.LoopLimitSetting, "2")
-	f.st.SetSetting(ctx, dispatch.LoopWindowSetting, "1h")
-	f.hire(t, "w-echo", domain.WorkerAI) // activation 1 (hire)
-	f.settle(t)
-	f.publish(t, "w-owner", "one") // activation 2
-	f.settle(t)
-	f.publish(t, "w-owner", "two")
-	f.publish(t, "w-owner", "three")
-	if err := f.d.Step(ctx); err != nil {
-		t.Fatal(err)
-	}
-	f.d.Wait()
-	acts, _ := f.st.ListActivations(ctx, "w-echo")
-	if len(acts) != 2 {
-		t.Fatalf("activations = %d, want 2 (guard holds the third)", len(acts))
-	}
-	if n, _ := f.st.PendingTriggers(ctx); n != 2 {
-		t.Errorf("pending triggers = %d, want 2 kept, not dropped", n)
-	}
-	log := activationLog(t, f.st, "w-echo")
-	if !slices.ContainsFunc(log, func(s string) bool { return strings.HasPrefix(s, "guard: loop guard") }) {
-		t.Errorf("no guard entry on the activation stream: %q", log)
-	}
-	// Lifting the limit delivers both waiting triggers in one activation.
-	f.st.SetSetting(ctx, dispatch.LoopLimitSetting, "0")
-	f.settle(t)
-	acts, _ = f.st.ListActivations(ctx, "w-echo")
-	if len(acts) != 3 || len(acts[2].TriggerIDs) != 2 {
-		t.Errorf("after lifting the guard: %d activations, last with %v triggers; want 3 and 2", len(acts), acts[len(acts)-1].TriggerIDs)
-	}
-}
-
 func TestMaxConcurrentCapsRunningActivations(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()

@@ -16,8 +16,14 @@ import (
 // written: nothing reached an agent, so nothing is closed. They wait with
 // exponential backoff, and those that have failed to start
 // dispatch.max_start_attempts times are parked until an operator releases
-// or drops them. act comes marked failed by failedStart.
-func (d *Dispatcher) requeue(ctx context.Context, act domain.Activation, trigs []domain.Trigger, runErr error) {
+// or drops them.
+//
+// An agent killed by a signal nobody here sent is handed back the same
+// way (agentDied): its work may be half done.
+func (d *Dispatcher) requeue(ctx context.Context, act domain.Activation, trigs []domain.Trigger, what setback, runErr error) {
+	if runErr == nil {
+		runErr = errors.New("the runtime returned without starting the agent")
+	}
 	limit := max(1, int(d.st.IntSetting(ctx, MaxStartAttemptsSetting)))
 	var park, retry []int64
 	attempts := 0 // of the oldest trigger that retries: the worker's backoff
@@ -30,16 +36,17 @@ func (d *Dispatcher) requeue(ctx context.Context, act domain.Activation, trigs [
 		}
 	}
 	due := d.st.Now().Add(backoff(d.st.DurationSetting(ctx, StartBackoffSetting), d.st.DurationSetting(ctx, StartBackoffMaxSetting), attempts))
+	act.Status, act.Error = domain.ActivationFailed, what.status+": "+runErr.Error()
 	w := act.WorkerID
 	logs := []domain.Event{logEvent(w, act.ID, domain.LogEntry{Kind: domain.LogExit, Text: exitText(act)})}
 	if len(retry) > 0 {
 		logs = append(logs, logEvent(w, act.ID, domain.LogEntry{Kind: domain.LogRetry, Text: fmt.Sprintf(
-			"the agent did not start (attempt %d of %d); trigger(s) %s wait until %s, with what arrives meanwhile",
-			attempts, limit, idList(retry), due.Format(time.RFC3339))}))
+			"%s (attempt %d of %d); trigger(s) %s wait until %s, with what arrives meanwhile",
+			what.log, attempts, limit, idList(retry), due.Format(time.RFC3339))}))
 	}
 	reason := ""
 	if len(park) > 0 {
-		reason = fmt.Sprintf("the agent failed to start %d time(s): %s", limit, runErr)
+		reason = fmt.Sprintf("%s %d time(s): %s", what.park, limit, runErr)
 		logs = append(logs, logEvent(w, act.ID, domain.LogEntry{Kind: domain.LogParked, Text: fmt.Sprintf(
 			"trigger(s) %s parked: %s. Fix the runtime, then `helix-org triggers release --worker %s` runs them (or `helix-org triggers drop` closes them)",
 			idList(park), reason, w)}))
@@ -50,22 +57,21 @@ func (d *Dispatcher) requeue(ctx context.Context, act domain.Activation, trigs [
 		return
 	}
 	if len(park) > 0 {
-		d.log.Warn("parked triggers: the agent did not start", "worker", w, "activation", act.ID, "triggers", park, "attempts", limit, "err", runErr)
+		d.log.Warn("parked triggers: "+what.log, "worker", w, "activation", act.ID, "triggers", park, "attempts", limit, "err", runErr)
 	}
 	if len(retry) > 0 {
-		d.log.Warn("the agent did not start; its triggers will be retried", "worker", w, "activation", act.ID, "attempt", attempts, "retry_at", due, "err", runErr)
+		d.log.Warn(what.log+"; its triggers will be retried", "worker", w, "activation", act.ID, "attempt", attempts, "retry_at", due, "err", runErr)
 	}
 }
 
-// failedStart marks the activation of an agent that never started, and
-// returns the reason.
-func failedStart(act domain.Activation, runErr error) (domain.Activation, error) {
-	if runErr == nil {
-		runErr = errors.New("the runtime returned without starting the agent")
-	}
-	act.Status, act.Error = domain.ActivationFailed, "did not start: "+runErr.Error()
-	return act, runErr
-}
+// setback is a run that did not get through its triggers, as the
+// activation's error, the retry log and the parking reason say it.
+type setback struct{ status, log, park string }
+
+var (
+	notStarted = setback{"did not start", "the agent did not start", "the agent failed to start"}
+	agentDied  = setback{"agent process died", "the agent process died", "the agent process died"}
+)
 
 // backoff is the wait after the attempt-th failed start: base, doubling
 // with each attempt, never over ceiling.

@@ -8,10 +8,10 @@ var (
 		Description: "Most activations running at once across all workers."}
 	TimeoutSetting = domain.SettingSpec{Key: "dispatch.timeout", Type: domain.SettingDuration, Default: "10m",
 		Description: "Longest one activation may run before it is killed."}
-	LoopLimitSetting = domain.SettingSpec{Key: "dispatch.loop_limit", Type: domain.SettingInt, Default: "20",
-		Description: "Most activations per worker per loop window; the excess waits and is coalesced."}
-	LoopWindowSetting = domain.SettingSpec{Key: "dispatch.loop_window", Type: domain.SettingDuration, Default: "10m",
-		Description: "Window of the loop guard."}
+	MaxDepthSetting = domain.SettingSpec{Key: "dispatch.max_depth", Type: domain.SettingInt, Default: "8",
+		Description: "Deepest chain of AI runs waking each other: a run whose triggers are all deeper is parked and the owner told."}
+	LeaseSetting = domain.SettingSpec{Key: "dispatch.lease", Type: domain.SettingDuration, Default: "30s",
+		Description: "Lease of a running activation, renewed while its agent lives; one that lapses is failed and its triggers run again."}
 	MaxStartAttemptsSetting = domain.SettingSpec{Key: "dispatch.max_start_attempts", Type: domain.SettingInt, Default: "5",
 		Description: "Runs whose agent never starts (binary or image missing, runtime config missing) before their triggers are parked for an operator (`helix-org triggers`); below 1 counts as 1."}
 	StartBackoffSetting = domain.SettingSpec{Key: "dispatch.start_backoff", Type: domain.SettingDuration, Default: "10s",
@@ -25,5 +25,5 @@ var PolicySetting = domain.SettingSpec{Key: "agent.policy", Type: domain.Setting
 	Description: "Org-wide agent policy written to each worker's agent.md; empty uses the embedded default."}
 
 // Settings lists every dispatch config key.
-var Settings = domain.Settings{MaxConcurrentSetting, TimeoutSetting, LoopLimitSetting, LoopWindowSetting,
+var Settings = domain.Settings{MaxConcurrentSetting, TimeoutSetting, MaxDepthSetting, LeaseSetting,
 	MaxStartAttemptsSetting, StartBackoffSetting, StartBackoffMaxSetting, PolicySetting}

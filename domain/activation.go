@@ -34,6 +34,8 @@ const (
 	ActivationSucceeded   ActivationStatus = "succeeded"
 	ActivationFailed      ActivationStatus = "failed"
 	ActivationInterrupted ActivationStatus = "interrupted"
+	// ActivationCancelled was stopped by an operator or a manager.
+	ActivationCancelled ActivationStatus = "cancelled"
 )
 
 // Activation is one one-shot agent run for a worker over a batch of triggers.
@@ -53,6 +55,9 @@ type Activation struct {
 	Cost Money `json:"costNanoUsd,omitempty"`
 	// Process is the host process the agent ran as, once it started.
 	Process *AgentProcess `json:"process,omitempty"`
+	// LeaseUntil is when a running activation counts as dead unless the
+	// server renews its lease, which it does while the agent lives.
+	LeaseUntil *time.Time `json:"leaseUntil,omitempty"`
 }
 
 // ModelCall is one model call an activation made through the server's
@@ -124,8 +129,12 @@ type Run struct {
 // RunResult is how a run ended.
 type RunResult struct {
 	// Runtime names the runtime that ran it, or was chosen and could not start.
-	Runtime      string
-	ExitStatus   int
+	Runtime    string
+	ExitStatus int
+	// Killed says the agent was killed from outside the runtime (kill -9,
+	// the OOM killer, docker kill), not stopped by it: its triggers run
+	// again.
+	Killed       bool
 	InputTokens  int64
 	OutputTokens int64
 }

@@ -113,6 +113,9 @@ type Event struct {
 	Source     string     `json:"source,omitempty"`
 	SourceKind SourceKind `json:"sourceKind"`
 	CausedBy   string     `json:"causedBy,omitempty"`
-	CreatedAt  time.Time  `json:"createdAt"`
-	Message    Message    `json:"message"`
+	// Depth counts AI runs between this event and a human, inbound or
+	// system event (depth 0); the store sets it, so loops can be cut.
+	Depth     int       `json:"depth,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	Message   Message   `json:"message"`
 }

@@ -22,18 +22,20 @@ const (
 // QueuedTrigger is a trigger as an operator sees it in the queue: what it
 // is for, where it stands, and why it waits.
 type QueuedTrigger struct {
-	ID           int64         `json:"id"`
-	WorkerID     string        `json:"workerId"`
-	Kind         TriggerKind   `json:"kind"`
-	Status       TriggerStatus `json:"status"`
-	EventID      string        `json:"eventId"`
-	StreamID     string        `json:"streamId"`
-	Attempts     int           `json:"attempts"`
-	NotBefore    *time.Time    `json:"notBefore,omitempty"`
-	LastError    string        `json:"lastError,omitempty"`
-	Reason       string        `json:"reason,omitempty"`
-	ActivationID string        `json:"activationId,omitempty"`
-	CreatedAt    time.Time     `json:"createdAt"`
+	ID       int64         `json:"id"`
+	WorkerID string        `json:"workerId"`
+	Kind     TriggerKind   `json:"kind"`
+	Status   TriggerStatus `json:"status"`
+	EventID  string        `json:"eventId"`
+	StreamID string        `json:"streamId"`
+	Attempts int           `json:"attempts"`
+	// Depth is the causal depth the trigger runs at (see Event.Depth).
+	Depth        int        `json:"depth,omitempty"`
+	NotBefore    *time.Time `json:"notBefore,omitempty"`
+	LastError    string     `json:"lastError,omitempty"`
+	Reason       string     `json:"reason,omitempty"`
+	ActivationID string     `json:"activationId,omitempty"`
+	CreatedAt    time.Time  `json:"createdAt"`
 }
 
 // AgentProcess identifies an agent running on the host, so that a server

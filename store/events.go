@@ -23,6 +23,7 @@ type eventRow struct {
 	// DedupKey makes inbound deliveries idempotent: a provider's delivery id
 	// (webhook-id, MessageID, X-GitHub-Delivery) is stored at most once per stream.
 	DedupKey  *string `gorm:"uniqueIndex:idx_events_dedup"`
+	Depth     int     `gorm:"not null;default:0"`
 	CreatedAt time.Time
 	Body      string `gorm:"not null"`
 }
@@ -31,7 +32,7 @@ func (eventRow) TableName() string { return "events" }
 
 func (r eventRow) toDomain() (domain.Event, error) {
 	ev := domain.Event{ID: r.ID, Seq: r.Seq, StreamID: r.StreamID, Source: r.Source,
-		SourceKind: domain.SourceKind(r.SourceKind), CausedBy: r.CausedBy, CreatedAt: r.CreatedAt.UTC()}
+		SourceKind: domain.SourceKind(r.SourceKind), CausedBy: r.CausedBy, Depth: r.Depth, CreatedAt: r.CreatedAt.UTC()}
 	if err := json.Unmarshal([]byte(r.Body), &ev.Message); err != nil {
 		return ev, fmt.Errorf("decode event %s: %w", r.ID, err)
 	}
@@ -109,12 +110,15 @@ func (s *Store) appendTx(tx *gorm.DB, ev domain.Event, opts AppendOptions) (doma
 		}
 		ev.SourceKind = domain.SourceKind(w.Kind)
 	}
+	if ev.Depth, err = eventDepth(tx, ev); err != nil {
+		return ev, err
+	}
 	body, err := json.Marshal(ev.Message)
 	if err != nil {
 		return ev, fmt.Errorf("encode message: %w", err)
 	}
 	row := eventRow{ID: ev.ID, StreamID: ev.StreamID, Source: ev.Source, SourceKind: string(ev.SourceKind),
-		CausedBy: ev.CausedBy, CreatedAt: ev.CreatedAt, Body: string(body)}
+		CausedBy: ev.CausedBy, Depth: ev.Depth, CreatedAt: ev.CreatedAt, Body: string(body)}
 	if opts.dedupKey != "" {
 		row.DedupKey = dedupKey(ev.StreamID, opts.dedupKey)
 	}
@@ -126,6 +130,23 @@ func (s *Store) appendTx(tx *gorm.DB, ev domain.Event, opts AppendOptions) (doma
 		return ev, err
 	}
 	return ev, nil
+}
+
+// eventDepth is 0 for what humans, the outside world and the system say,
+// and one more than the deepest trigger of the run for what an AI worker
+// publishes during one (CausedBy names the activation): a chain of AI
+// runs waking each other grows deeper with each step, whatever streams it
+// crosses, and the dispatcher stops it at dispatch.max_depth.
+func eventDepth(tx *gorm.DB, ev domain.Event) (int, error) {
+	if ev.SourceKind != domain.SourceAI || ev.CausedBy == "" {
+		return 0, nil
+	}
+	var deepest *int
+	err := tx.Model(&triggerRow{}).Select("MAX(depth)").Where("activation_id = ? AND worker_id = ?", ev.CausedBy, ev.Source).Scan(&deepest).Error
+	if err != nil || deepest == nil {
+		return 0, err
+	}
+	return *deepest + 1, nil
 }
 
 // EventQuery selects events oldest first.

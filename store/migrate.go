@@ -68,6 +68,9 @@ var migrations = []migration{
 	{15, "readiness probe row", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&probeRow{})
 	}},
+	{16, "causal depth of events and triggers, activation leases", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&eventRow{}, &triggerRow{}, &activationRow{})
+	}},
 }
 
 type schemaMigration struct {

@@ -29,14 +29,14 @@ type Requeue struct {
 // it ended (failed, with its error), revokes its token, appends its log
 // entries and hands its triggers back as rq says, in one transaction.
 // Nothing is closed as done: the triggers run again or wait, parked, for
-// an operator.
+// an operator. An activation already ended is left as it is.
 func (s *Store) RequeueActivation(ctx context.Context, a domain.Activation, rq Requeue, logs ...domain.Event) error {
 	lastErr := rq.Error
 	if len(lastErr) > maxTriggerError {
 		lastErr = lastErr[:maxTriggerError] + "…"
 	}
 	err := s.write(ctx, func(tx *gorm.DB) error {
-		if err := s.closeActivation(tx, a, logs...); err != nil {
+		if closed, err := s.closeActivation(tx, a, logs...); err != nil || !closed {
 			return err
 		}
 		claimed := func() *gorm.DB {
@@ -76,13 +76,14 @@ type queuedRow struct {
 	NotBefore    *time.Time
 	LastError    string
 	Reason       string
+	Depth        int
 	EventID      string
 	StreamID     string
 }
 
 func (r queuedRow) toDomain() domain.QueuedTrigger {
 	q := domain.QueuedTrigger{ID: r.ID, WorkerID: r.WorkerID, Kind: domain.TriggerKind(r.Kind), Status: domain.TriggerStatus(r.Status),
-		EventID: r.EventID, StreamID: r.StreamID, Attempts: r.Attempts, LastError: r.LastError, Reason: r.Reason,
+		EventID: r.EventID, StreamID: r.StreamID, Attempts: r.Attempts, Depth: r.Depth, LastError: r.LastError, Reason: r.Reason,
 		ActivationID: r.ActivationID, CreatedAt: r.CreatedAt.UTC()}
 	if r.NotBefore != nil {
 		t := r.NotBefore.UTC()
@@ -94,7 +95,7 @@ func (r queuedRow) toDomain() domain.QueuedTrigger {
 func queued(tx *gorm.DB) *gorm.DB {
 	return tx.Table("triggers").Joins("JOIN events ON events.seq = triggers.event_seq").
 		Select("triggers.id, triggers.worker_id, triggers.kind, triggers.status, triggers.activation_id, triggers.created_at, " +
-			"triggers.attempts, triggers.not_before, triggers.last_error, triggers.reason, events.id AS event_id, events.stream_id AS stream_id").
+			"triggers.attempts, triggers.not_before, triggers.last_error, triggers.reason, triggers.depth, events.id AS event_id, events.stream_id AS stream_id").
 		Order("triggers.id")
 }
 
@@ -126,10 +127,11 @@ type TriggerSelection struct {
 var waiting = []string{triggerPending, triggerParked}
 
 // ReleaseTriggers hands waiting triggers back to pending with their
-// attempts, backoff and reason cleared, so the next step runs them. It
-// returns them as they now are.
+// attempts, backoff, reason and causal depth cleared, so the next step
+// runs them — past dispatch.max_depth too: the operator chose to let the
+// chain go on. It returns them as they now are.
 func (s *Store) ReleaseTriggers(ctx context.Context, sel TriggerSelection) ([]domain.QueuedTrigger, error) {
-	return s.settleTriggers(ctx, sel, "release", map[string]any{"status": triggerPending, "attempts": 0, "not_before": nil, "last_error": "", "reason": ""})
+	return s.settleTriggers(ctx, sel, "release", map[string]any{"status": triggerPending, "attempts": 0, "not_before": nil, "last_error": "", "reason": "", "depth": 0})
 }
 
 // DropTriggers closes waiting triggers without a run, keeping reason on

@@ -36,6 +36,9 @@ type triggerRow struct {
 	LastError string
 	// Reason says why a trigger is parked or was dropped.
 	Reason string
+	// Depth is its event's causal depth, or 0 once an operator released
+	// it: a person chose to let the chain go on, so it counts afresh.
+	Depth int `gorm:"not null;default:0"`
 }
 
 func (triggerRow) TableName() string { return "triggers" }
@@ -56,6 +59,9 @@ type activationRow struct {
 	// started, so a restart after a crash can stop it.
 	PGID       int    `gorm:"column:pgid"`
 	StartTicks uint64 `gorm:"column:start_ticks"`
+	// LeaseUntil is when a running activation counts as dead unless the
+	// server that runs it renews it first (leases.go); nil before then.
+	LeaseUntil *time.Time `gorm:"index"`
 }
 
 func (activationRow) TableName() string { return "activations" }
@@ -70,6 +76,10 @@ func (r activationRow) toDomain() domain.Activation {
 	}
 	if r.PGID > 0 {
 		a.Process = &domain.AgentProcess{PGID: r.PGID, StartTicks: r.StartTicks}
+	}
+	if r.LeaseUntil != nil && r.Status == string(domain.ActivationRunning) {
+		t := r.LeaseUntil.UTC()
+		a.LeaseUntil = &t
 	}
 	return a
 }
@@ -90,15 +100,15 @@ func (s *Store) enqueueTriggers(tx *gorm.DB, ev domain.Event) error {
 		return fmt.Errorf("find subscribers of %s: %w", ev.StreamID, err)
 	}
 	for _, w := range workers {
-		if err := s.insertTrigger(tx, w, ev.Seq, domain.TriggerEvent); err != nil {
+		if err := s.insertTrigger(tx, w, ev, domain.TriggerEvent); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *Store) insertTrigger(tx *gorm.DB, worker string, seq int64, kind domain.TriggerKind) error {
-	return tx.Create(&triggerRow{WorkerID: worker, EventSeq: seq, Kind: string(kind), Status: triggerPending, CreatedAt: s.Now()}).Error
+func (s *Store) insertTrigger(tx *gorm.DB, worker string, ev domain.Event, kind domain.TriggerKind) error {
+	return tx.Create(&triggerRow{WorkerID: worker, EventSeq: ev.Seq, Kind: string(kind), Status: triggerPending, Depth: ev.Depth, CreatedAt: s.Now()}).Error
 }
 
 // WorkersWithPending lists workers that have triggers waiting and due: a
@@ -212,10 +222,12 @@ func (s *Store) StartActivation(ctx context.Context, id string, p domain.AgentPr
 // FinishActivation records how an activation ended, revokes its token and
 // appends the exit entry to its log, in one transaction. A succeeded or
 // failed run closes its triggers; an interrupted one hands them back to
-// pending so the next start runs them again (at-least-once).
+// pending so the next start runs them again (at-least-once). It is
+// idempotent: an activation already ended (cancelled, reaped, finished)
+// keeps its first outcome and nothing is written.
 func (s *Store) FinishActivation(ctx context.Context, a domain.Activation, exitLog domain.Event) error {
 	err := s.write(ctx, func(tx *gorm.DB) error {
-		if err := s.closeActivation(tx, a, exitLog); err != nil {
+		if closed, err := s.closeActivation(tx, a, exitLog); err != nil || !closed {
 			return err
 		}
 		next := triggerDone
@@ -231,26 +243,30 @@ func (s *Store) FinishActivation(ctx context.Context, a domain.Activation, exitL
 	return nil
 }
 
-// closeActivation revokes an activation's token, appends its log entries
-// and records how it ended.
-func (s *Store) closeActivation(tx *gorm.DB, a domain.Activation, logs ...domain.Event) error {
+// closeActivation revokes a running activation's token, appends its log
+// entries and records how it ended. It reports false, and does nothing,
+// when the activation has already ended: the first outcome stands.
+func (s *Store) closeActivation(tx *gorm.DB, a domain.Activation, logs ...domain.Event) (bool, error) {
+	var row activationRow
+	if err := tx.Where("id = ?", a.ID).Take(&row).Error; err != nil {
+		return false, mapErr(err)
+	}
+	if row.Status != string(domain.ActivationRunning) {
+		return false, nil
+	}
 	now := s.Now()
 	if err := tx.Model(&tokenRow{}).Where("activation_id = ? AND revoked_at IS NULL", a.ID).Update("revoked_at", &now).Error; err != nil {
-		return err
+		return false, err
 	}
 	for _, ev := range logs {
 		if _, err := s.appendTx(tx, ev, AppendOptions{}); err != nil {
-			return err
+			return false, err
 		}
-	}
-	var row activationRow
-	if err := tx.Where("id = ?", a.ID).Take(&row).Error; err != nil {
-		return mapErr(err)
 	}
 	row.Status, row.FinishedAt, row.ExitStatus, row.Error = string(a.Status), &now, a.ExitStatus, a.Error
 	row.DurationNs = int64(now.Sub(row.StartedAt))
 	row.InputTokens, row.OutputTokens = a.InputTokens, a.OutputTokens
-	return tx.Save(&row).Error
+	return true, tx.Save(&row).Error
 }
 
 // RunningActivations lists the activations recorded as running. At
@@ -321,13 +337,6 @@ func (s *Store) ListActivations(ctx context.Context, worker string) ([]domain.Ac
 		return nil, err
 	}
 	return acts, nil
-}
-
-// CountActivationsSince counts a worker's activations started after t, for the loop guard.
-func (s *Store) CountActivationsSince(ctx context.Context, worker string, t time.Time) (int64, error) {
-	var n int64
-	err := s.read(ctx).Model(&activationRow{}).Where("worker_id = ? AND started_at > ?", worker, t.UTC()).Count(&n).Error
-	return n, err
 }
 
 // PendingTriggers counts triggers the dispatcher still has to deliver:

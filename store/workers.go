@@ -79,7 +79,7 @@ func (s *Store) HireWorker(ctx context.Context, actor string, w domain.Worker, g
 			return err
 		}
 		// A new AI hire is woken once so it can introduce itself or set up.
-		return s.insertTrigger(tx, id, ev.Seq, domain.TriggerHire)
+		return s.insertTrigger(tx, id, ev, domain.TriggerHire)
 	})
 	if err != nil {
 		return domain.Worker{}, fmt.Errorf("hire worker: %w", err)

@@ -21,7 +21,7 @@ var All = sync.OnceValue(func() []Tool {
 		createStream(), listStreams(), getStream(),
 		subscribe(), unsubscribe(), inviteWorkers(), streamMembers(),
 		publish(), readEvents(), dm(), getAttachment(),
-		workerLog(),
+		workerLog(), cancelActivation(),
 		listDeliveries(), enableEndpoint(),
 		createSkill(), listSkills(), getSkill(), callSkill(), rollbackSkill(), deleteSkill(),
 		setBudget(), listBudgets(),

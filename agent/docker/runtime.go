@@ -242,6 +242,8 @@ func (r *Runtime) attachAndWait(ctx context.Context, id string, run domain.Run) 
 	if waitErr != nil {
 		return res, fmt.Errorf("wait for container: %w", waitErr)
 	}
+	// 128+SIGKILL, and not from us (ctx is live): docker kill, the OOM killer.
+	res.Killed = code == 137
 	return res, nil
 }
 

@@ -62,6 +62,7 @@ then totals per worker — what each worker has cost.`,
 	cmd.Flags().MarkHidden("json") // -o json is the spelling every command shares
 	bindOutput(cmd, &cfg.Output, outJSON)
 	cmd.RegisterFlagCompletionFunc("worker", cfg.complete(workerNames))
+	cmd.AddCommand(newActivationsCancelCmd(), newActivationsRetryCmd())
 	return cmd
 }
 

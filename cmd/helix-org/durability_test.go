@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/helixml/helix-org/agent"
-	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
@@ -123,7 +122,6 @@ func TestDurabilityAcrossSIGKILL(t *testing.T) {
 	st.Subscribe(ctx, "w-owner", "s-burst", "w-slow")
 	st.SetSetting(ctx, agent.RuntimeSetting, agent.RuntimeCommand)
 	st.SetSetting(ctx, agent.CommandSetting, agentCommand(t, "slow"))
-	st.SetSetting(ctx, dispatch.LoopLimitSetting, "0")
 	tok := servertest.Token(t, st, "w-owner")
 	st.Close()
 	os.MkdirAll(envs, 0o700)

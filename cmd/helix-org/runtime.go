@@ -32,6 +32,15 @@ func reapOrphans(dh *dockerHost, log *slog.Logger) func(context.Context, []domai
 	}
 }
 
+// killAgent stops the host process of one activation whose server is
+// gone (its lease lapsed), waiting up to 10s for it to die.
+func killAgent(ctx context.Context, a domain.Activation) error {
+	kctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := agent.StopOrphans(kctx, []domain.Activation{a})
+	return err
+}
+
 // roleOf is the role a worker holds, through its position.
 func roleOf(ctx context.Context, st *store.Store, worker string) (domain.Role, error) {
 	w, err := st.GetWorker(ctx, worker)

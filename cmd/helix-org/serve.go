@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/server/metrics"
@@ -130,7 +131,7 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	hs := edge.httpServer(srv)
 	dh.connect(ctx)
 	d = dispatch.New(st, runtimes(st, dh), dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()),
-		Logger: log, Reap: reapOrphans(dh, log), Observer: m})
+		Logger: log, Reap: reapOrphans(dh, log), Observer: m, Alive: agent.Alive, Kill: killAgent})
 	// Agents and containers a crash left running are gone before their
 	// triggers run again.
 	if err := d.Recover(ctx); err != nil {

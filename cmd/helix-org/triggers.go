@@ -31,8 +31,10 @@ func newTriggersCmd() *cobra.Command {
 		Short: "List the triggers not yet delivered — pending, running, parked — with attempts and the last error",
 		Long: `triggers lists the dispatcher's queue: every trigger (a reason to wake an AI
 worker) that is pending, in a running activation, or parked. A trigger is
-parked when its agent failed to start dispatch.max_start_attempts times; it
-waits for you: fix the runtime, then release it (it runs again) or drop it.`,
+parked when its agent failed to start dispatch.max_start_attempts times, or
+when it is deeper than dispatch.max_depth (AI workers waking each other in a
+loop); it waits for you: release it (it runs again; a loop counts afresh) or
+drop it.`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
