@@ -49,6 +49,10 @@ type Activation struct {
 	Duration     time.Duration    `json:"durationNs,omitempty"`
 	InputTokens  int64            `json:"inputTokens,omitempty"`
 	OutputTokens int64            `json:"outputTokens,omitempty"`
+	// Tainted runs were triggered by untrusted input (TaintReason says
+	// which): high-risk tools wait for approval during them.
+	Tainted     bool   `json:"tainted,omitempty"`
+	TaintReason string `json:"taintReason,omitempty"`
 	// Process is the host process the agent ran as, once it started.
 	Process *AgentProcess `json:"process,omitempty"`
 }

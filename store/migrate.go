@@ -65,6 +65,9 @@ var migrations = []migration{
 	{14, "token labels and last use", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&tokenRow{})
 	}},
+	{15, "approval requests, grants that need approval, tainted runs", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&approvalRow{}, &grantRow{}, &activationRow{})
+	}},
 }
 
 type schemaMigration struct {

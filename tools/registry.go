@@ -38,7 +38,7 @@ func Names() []string {
 }
 
 // Settings are the operational config keys the tools read.
-var Settings = domain.Settings{MaxBodySetting}
+var Settings = domain.Settings{MaxBodySetting, ApprovalTTLSetting, HighRiskSetting}
 
 // MaxBodySetting bounds a published message body.
 var MaxBodySetting = domain.SettingSpec{
