@@ -160,3 +160,33 @@ func TestFinishApprovalRunsOnce(t *testing.T) {
 		t.Errorf("requester's inbox = %+v, want one outcome with the result", evs)
 	}
 }
+
+// TestConcurrentApprovalsDecideOnce: many approvers racing on one request
+// move it out of pending exactly once.
+func TestConcurrentApprovalsDecideOnce(t *testing.T) {
+	st, _ := approvalOrg(t)
+	a := request(t, st, "w-ai", `{"id":"w-peer"}`)
+	const n = 8
+	errs := make(chan error, n)
+	for i := range n {
+		actor := "w-lead"
+		if i%2 == 1 {
+			actor = "w-owner"
+		}
+		go func() {
+			_, err := st.DecideApproval(t.Context(), actor, a.ID, domain.DecisionApprove, "")
+			errs <- err
+		}()
+	}
+	won := 0
+	for range n {
+		if err := <-errs; err == nil {
+			won++
+		} else if !errors.Is(err, domain.ErrConflict) {
+			t.Errorf("a losing decision: %v, want conflict", err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d decisions won, want exactly 1", won)
+	}
+}
