@@ -102,14 +102,25 @@ func orConflict(err error, format string, args ...any) error {
 	return fmt.Errorf(format+": %w", append(args, domain.ErrConflict)...)
 }
 
-// mayDecide: the approver, anyone above it, the owner or the operator
-// (""); never the worker that asked, unless it is the owner.
+// mayDecide: the approver, a person above it, the owner or the operator
+// (""); never the worker that asked, unless it is the owner, and never an
+// AI worker: the gate is a human one.
 func mayDecide(tx *gorm.DB, actor string, r approvalRow) error {
 	switch {
-	case actor == "" || actor == domain.OwnerWorker || actor == r.Approver && actor != r.WorkerID:
+	case actor == "":
 		return nil
-	case actor == r.WorkerID:
+	case actor == r.WorkerID && actor != domain.OwnerWorker:
 		return domain.Forbidden("%s cannot decide its own approval request %s; %s decides it", actor, r.ID, r.Approver)
+	}
+	var w workerRow
+	if err := tx.Select("kind").Where("id = ?", actor).Take(&w).Error; err != nil {
+		return notFoundOr(err, "worker", actor)
+	}
+	switch {
+	case w.Kind != string(domain.WorkerHuman):
+		return domain.Forbidden("%s is an AI worker; only a person decides approval requests (%s, a person above it, or %s)", actor, r.Approver, domain.OwnerWorker)
+	case actor == domain.OwnerWorker || actor == r.Approver:
+		return nil
 	}
 	a := newAuthz(tx)
 	c, as, ap, err := a.both(actor, r.Approver)
@@ -121,7 +132,7 @@ func mayDecide(tx *gorm.DB, actor string, r approvalRow) error {
 		return err
 	}
 	if !below {
-		return domain.Forbidden("only %s (the approver), workers above it or %s may decide %s", r.Approver, domain.OwnerWorker, r.ID)
+		return domain.Forbidden("only %s (the approver), people above it or %s may decide %s", r.Approver, domain.OwnerWorker, r.ID)
 	}
 	return nil
 }
@@ -142,5 +153,6 @@ func outcomeNotice(a domain.Approval) domain.Message {
 	if a.State != domain.ApprovalDenied && a.Note != "" {
 		body += "\nNote: " + a.Note
 	}
-	return domain.Message{Subject: "approval " + a.ID + " " + string(a.State), Body: body, Extra: approvalExtra(a)}
+	return domain.Message{Subject: "approval " + a.ID + " " + string(a.State), Body: body, BodyContentType: "text/plain",
+		Extra: approvalExtra("approval_"+string(a.State), a)}
 }

@@ -109,14 +109,17 @@ func approvalNotice(a domain.Approval) domain.Message {
 	}
 	body += fmt.Sprintf("Decide with decide_approval {\"id\": %q, \"decision\": \"approve\" or \"deny\"} before %s.",
 		a.ID, a.ExpiresAt.Format(time.RFC3339))
-	return domain.Message{Subject: "approval " + a.ID + ": " + a.Tool, Body: body, Extra: approvalExtra(a)}
+	return domain.Message{Subject: "approval " + a.ID + ": " + a.Tool, Body: body, BodyContentType: "text/plain", Extra: approvalExtra("approval_request", a)}
 }
 
-func approvalExtra(a domain.Approval) json.RawMessage {
+// approvalExtra is a notice's machine-readable part: its kind
+// (approval_request, approval_executed, approval_denied), as budget
+// notices have, and the request.
+func approvalExtra(kind string, a domain.Approval) json.RawMessage {
 	if len(a.Result) > maxNoticeResult {
 		a.Result = nil
 	}
-	b, _ := json.Marshal(map[string]any{"approval": a})
+	b, _ := json.Marshal(map[string]any{"kind": kind, "approval": a})
 	return b
 }
 

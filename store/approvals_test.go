@@ -81,6 +81,7 @@ func TestDecideApproval(t *testing.T) {
 		{name: "approver approves", actor: "w-lead", decision: domain.DecisionApprove, want: domain.ApprovalApproved},
 		{name: "owner denies", actor: "w-owner", decision: domain.DecisionDeny, want: domain.ApprovalDenied},
 		{name: "requester cannot", actor: "w-ai", decision: domain.DecisionApprove, wantErr: "cannot decide its own", wantIs: domain.ErrForbidden},
+		{name: "an AI worker cannot", actor: "w-bot", decision: domain.DecisionApprove, wantErr: "only a person decides", wantIs: domain.ErrForbidden},
 		{name: "a peer cannot", actor: "w-peer", decision: domain.DecisionApprove, wantErr: "only w-lead (the approver)", wantIs: domain.ErrForbidden},
 		{name: "replayed", actor: "w-lead", decision: domain.DecisionApprove, wantErr: "already approved", wantIs: domain.ErrConflict,
 			before: func(t *testing.T, st *store.Store, _ *storetest.Clock, id string) {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 
 	"gorm.io/gorm"
@@ -35,4 +36,13 @@ func (s *Store) taintOf(tx *gorm.DB, trigs []domain.Trigger) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// TriggerStreams are the streams of the events that woke an activation.
+func (s *Store) TriggerStreams(ctx context.Context, activation string) ([]string, error) {
+	var act activationRow
+	if err := s.read(ctx).Where("id = ?", activation).Take(&act).Error; err != nil {
+		return nil, notFoundOr(err, "activation", activation)
+	}
+	return streamsOfActivation(s.read(ctx), act)
 }

@@ -13,7 +13,7 @@ var (
 	HighRiskSetting = domain.SettingSpec{Key: "approvals.high_risk", Type: domain.SettingString,
 		Default: "grant_tool,revoke_tool,hire_worker,dismiss_worker,update_role,create_skill,delete_skill,publish",
 		Description: "Comma-separated tools that wait for approval during a run triggered by outside input (a tainted run), " +
-			"whatever the grant says; publish counts only on streams whose transport sends outside.",
+			"whatever the grant says; publish counts only on streams whose transport sends outside, other than those that woke the run.",
 		Validate: func(v string) error {
 			for _, name := range splitList(v) {
 				if !isBuiltinName(name) {

@@ -67,27 +67,26 @@ func whyHeld(ctx context.Context, env *Env, tool string, args json.RawMessage) (
 	if env.ActivationID == "" {
 		return "", nil
 	}
-	risky, err := highRisk(ctx, env, tool, args)
-	if err != nil || !risky {
+	v, err := env.Store.SettingOr(ctx, HighRiskSetting)
+	if err != nil || !slices.Contains(splitList(v), tool) {
 		return "", err
 	}
 	act, err := env.Store.GetActivation(ctx, env.ActivationID)
 	if err != nil || !act.Tainted {
 		return "", err
 	}
+	if tool == "publish" {
+		if out, err := sendsElsewhere(ctx, env, args); err != nil || !out {
+			return "", err
+		}
+	}
 	return tool + " is high-risk and this run read outside input: " + act.TaintReason, nil
 }
 
-// highRisk: the tool is on approvals.high_risk; publish only to a stream
-// whose transport sends outside.
-func highRisk(ctx context.Context, env *Env, tool string, args json.RawMessage) (bool, error) {
-	v, err := env.Store.SettingOr(ctx, HighRiskSetting)
-	if err != nil || !slices.Contains(splitList(v), tool) {
-		return false, err
-	}
-	if tool != "publish" {
-		return true, nil
-	}
+// sendsElsewhere: a publish to a stream whose transport sends outside,
+// other than one whose events woke the run — answering where the input
+// came from is what such a stream is for; sending it on is not.
+func sendsElsewhere(ctx context.Context, env *Env, args json.RawMessage) (bool, error) {
 	var in struct {
 		Stream string `json:"stream"`
 	}
@@ -95,11 +94,12 @@ func highRisk(ctx context.Context, env *Env, tool string, args json.RawMessage) 
 		return false, nil
 	}
 	st, err := env.Store.GetStream(ctx, in.Stream)
-	if err != nil {
+	if err != nil || !env.Store.Transports().Outbound(st.Transport.Kind) {
 		// publish itself answers an unknown stream.
 		return false, nil
 	}
-	return env.Store.Transports().Outbound(st.Transport.Kind), nil
+	from, err := env.Store.TriggerStreams(ctx, env.ActivationID)
+	return !slices.Contains(from, in.Stream), err
 }
 
 // takeReason removes ReasonArg from a JSON object of arguments.

@@ -57,15 +57,17 @@ func TestGateArguments(t *testing.T) {
 }
 
 // TestTaintedRunHoldsHighRiskTools: a run woken by an inbound webhook
-// event is tainted; in it grant_tool and publishing outside wait for a
-// person though the grants do not say so; local publishing and a run
-// woken by a person do not.
+// event is tainted; in it grant_tool and publishing outside (but for a
+// reply on the stream the input came from) wait for a person though the
+// grants do not say so; local publishing and a run woken by a person do
+// not.
 func TestTaintedRunHoldsHighRiskTools(t *testing.T) {
 	f := newFixture(t)
 	withLead(t, f)
 	ctx := t.Context()
 	st := f.env.Store
 	must(t)(st.CreateStream(ctx, store.OwnerWorker, domain.Stream{ID: "s-hook", Name: "hook", Transport: domain.Transport{Kind: "webhook"}}))
+	must(t)(st.CreateStream(ctx, store.OwnerWorker, domain.Stream{ID: "s-out", Name: "out", Transport: domain.Transport{Kind: "webhook"}}))
 	must(t)(st.CreatePosition(ctx, store.OwnerWorker, domain.Position{ID: "p-sub", RoleID: "r-desk", Title: "Sub", ReportsTo: "p-desk"}))
 	must(t)(st.HireWorker(ctx, store.OwnerWorker, domain.Worker{ID: "w-sub", Kind: domain.WorkerHuman, PositionID: "p-sub", Name: "Sub"}, nil))
 	f.follow(t, "w-desk", "s-hook", "s-inbox")
@@ -102,7 +104,8 @@ func TestTaintedRunHoldsHighRiskTools(t *testing.T) {
 		{"grant_tool in a clean run", clean.ID, "grant_tool", `{"worker":"w-sub","tool":"publish"}`, false},
 		{"grant_tool in a tainted run", tainted.ID, "grant_tool", `{"worker":"w-sub","tool":"publish"}`, true},
 		{"local publish in a tainted run", tainted.ID, "publish", `{"stream":"s-inbox","body":"hi"}`, false},
-		{"outbound publish in a tainted run", tainted.ID, "publish", `{"stream":"s-hook","body":"hi"}`, true},
+		{"a reply where the input came from in a tainted run", tainted.ID, "publish", `{"stream":"s-hook","body":"hi"}`, false},
+		{"outbound publish elsewhere in a tainted run", tainted.ID, "publish", `{"stream":"s-out","body":"hi"}`, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := invokeAs(t, f, "w-desk", c.activation, c.tool, c.args)
