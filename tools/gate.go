@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -54,7 +55,7 @@ func gate(ctx context.Context, env *Env, t Tool, args json.RawMessage) (*pending
 		return nil, nil, err
 	}
 	note := fmt.Sprintf("Not run yet: %s waits for %s to approve it (%s) before %s. The outcome arrives in your inbox %s; do not call it again meanwhile.",
-		t.Name, a.Approver, a.ID, a.ExpiresAt.Format("2006-01-02T15:04:05Z07:00"), domain.InboxStream(env.Caller))
+		t.Name, a.Approver, a.ID, a.ExpiresAt.Format(time.RFC3339), domain.InboxStream(env.Caller))
 	return &pendingOut{Pending: true, Approval: a, Note: note}, nil, nil
 }
 
