@@ -27,6 +27,13 @@ type pendingOut struct {
 	Note     string          `json:"note"`
 }
 
+// Held reports whether a tool's answer is a held call's pending approval
+// rather than the tool's own result, and which.
+func Held(out any) (domain.Approval, bool) {
+	p, ok := out.(pendingOut)
+	return p.Approval, ok && p.Pending
+}
+
 // gate holds a call of t for a person when the caller's grant says so, or
 // when the caller's run is tainted and t is high-risk. It returns the
 // pending answer (nil when the call may go ahead) and the arguments

@@ -23,7 +23,7 @@ func TestApproveFromTheInbox(t *testing.T) {
 		{"create_position", map[string]any{"id": "p-desk", "role": "r-any", "title": "Desk", "reportsTo": "p-lead"}},
 		{"create_position", map[string]any{"id": "p-sub", "role": "r-any", "title": "Sub", "reportsTo": "p-desk"}},
 		{"hire_worker", map[string]any{"id": "w-lead", "position": "p-lead", "kind": "human", "name": "Lead", "grants": []string{"list_approvals", "decide_approval", "read_events"}}},
-		{"hire_worker", map[string]any{"id": "w-desk", "position": "p-desk", "kind": "human", "name": "Desk"}},
+		{"hire_worker", map[string]any{"id": "w-desk", "position": "p-desk", "kind": "human", "name": "Desk", "grants": []string{"list_approvals", "read_events"}}},
 		{"hire_worker", map[string]any{"id": "w-sub", "position": "p-sub", "kind": "human", "name": "Sub"}},
 		{"grant_tool", map[string]any{"worker": "w-desk", "tool": "dismiss_worker", "approval": "required"}},
 	} {
@@ -54,5 +54,35 @@ func TestApproveFromTheInbox(t *testing.T) {
 	}
 	if _, page = lead.get(t, "/ui/inbox"); strings.Contains(page, `action="/ui/act/decide_approval"`) {
 		t.Error("the decided request is still offered for a decision")
+	}
+}
+
+// TestHeldCallFromThePage: a person whose grant needs approval acts from
+// a page; nothing runs, and their inbox shows the call waiting.
+func TestHeldCallFromThePage(t *testing.T) {
+	o := newOrg(t)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"create_role", map[string]any{"id": "r-any", "title": "Any", "content": "Work."}},
+		{"create_position", map[string]any{"id": "p-lead", "role": "r-any", "title": "Lead"}},
+		{"create_position", map[string]any{"id": "p-desk", "role": "r-any", "title": "Desk", "reportsTo": "p-lead"}},
+		{"hire_worker", map[string]any{"id": "w-lead", "position": "p-lead", "kind": "human", "name": "Lead", "grants": []string{"list_approvals", "read_events", "list_roles"}}},
+		{"hire_worker", map[string]any{"id": "w-desk", "position": "p-desk", "kind": "human", "name": "Desk"}},
+		{"grant_tool", map[string]any{"worker": "w-lead", "tool": "create_role", "approval": "required"}},
+	} {
+		o.call(t, c.tool, c.args)
+	}
+	lead := o.client(t, "w-lead")
+	status, _ := lead.post(t, "/ui/act/create_role", url.Values{"csrf": {lead.csrf}, "next": {"/ui/roles/{id}"}, "id": {"r-new"}, "title": {"New"}, "content": {"x"}}, nil)
+	if status != http.StatusSeeOther || lead.location != "/ui/inbox" {
+		t.Fatalf("held create_role: %d to %q, want 303 to the inbox", status, lead.location)
+	}
+	if _, err := o.h.Store.GetRole(t.Context(), "r-new"); err == nil {
+		t.Fatal("the held call ran")
+	}
+	if _, page := lead.get(t, "/ui/inbox"); !strings.Contains(page, "Your call of create_role waits for w-owner") {
+		t.Errorf("w-lead's inbox does not show the waiting call:\n%s", page)
 	}
 }

@@ -145,7 +145,8 @@ func failedRunsBelowMe(ctx context.Context, u *UI, v *viewer, before time.Time, 
 }
 
 // approvalsToDecide: pending approval requests the viewer is the approver
-// of (the owner: all), with approve and deny on the page.
+// of (the owner: all), with approve and deny on the page, and the
+// viewer's own calls waiting for someone else.
 func approvalsToDecide(ctx context.Context, u *UI, v *viewer, before time.Time, limit int) ([]inboxItem, error) {
 	if err := needs(v, "list_approvals"); err != nil {
 		return nil, err
@@ -153,15 +154,22 @@ func approvalsToDecide(ctx context.Context, u *UI, v *viewer, before time.Time, 
 	got, err := invoke[struct{ Approvals []domain.Approval }](ctx, v, "list_approvals", nil)
 	var out []inboxItem
 	for _, a := range got.Approvals {
-		if (a.Approver != v.Worker.ID && !v.IsOwner()) || (!before.IsZero() && !a.CreatedAt.Before(before)) || len(out) == limit {
+		if (!before.IsZero() && !a.CreatedAt.Before(before)) || len(out) == limit {
 			continue
 		}
 		text := string(a.Arguments) + " — " + a.Why
 		if a.Reason != "" {
 			text += " — " + a.Reason
 		}
-		out = append(out, inboxItem{At: a.CreatedAt, Kind: "approval", Label: "approval", Link: "/ui/workers/" + a.WorkerID,
-			Title: a.WorkerID + " asks to call " + a.Tool, Text: text, Approval: a.ID})
+		item := inboxItem{At: a.CreatedAt, Kind: "approval", Label: "approval", Link: "/ui/workers/" + a.WorkerID,
+			Title: a.WorkerID + " asks to call " + a.Tool, Text: text, Approval: a.ID}
+		switch {
+		case a.WorkerID == v.Worker.ID && a.Approver != v.Worker.ID:
+			item.Label, item.Title, item.Approval = "waiting", "Your call of "+a.Tool+" waits for "+a.Approver, ""
+		case a.Approver != v.Worker.ID && !v.IsOwner():
+			continue
+		}
+		out = append(out, item)
 	}
 	return out, err
 }
