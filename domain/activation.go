@@ -53,6 +53,10 @@ type Activation struct {
 	OutputTokens int64            `json:"outputTokens,omitempty"`
 	// Cost is what the run's relayed model calls cost (llm.prices).
 	Cost Money `json:"costNanoUsd,omitempty"`
+	// Tainted runs were triggered by untrusted input (TaintReason says
+	// which): high-risk tools wait for approval during them.
+	Tainted     bool   `json:"tainted,omitempty"`
+	TaintReason string `json:"taintReason,omitempty"`
 	// Process is the host process the agent ran as, once it started.
 	Process *AgentProcess `json:"process,omitempty"`
 	// LeaseUntil is when a running activation counts as dead unless the

@@ -43,9 +43,13 @@ type TransportSpec struct {
 	// a kind that sends what is published); false refuses publish on a
 	// kind that only receives.
 	Publish bool
+	// Trusted says what arrives on the kind's streams comes from the
+	// server itself (the schedule's clock), not the outside world. Events
+	// from any other kind's inbound routes taint the runs they trigger.
+	Trusted bool
 }
 
-var localSpec = TransportSpec{Kind: TransportLocal, About: "a stream inside the organisation only", Config: "none", Publish: true}
+var localSpec = TransportSpec{Kind: TransportLocal, About: "a stream inside the organisation only", Config: "none", Publish: true, Trusted: true}
 
 // Transports is the registry of the transport kinds a binary serves, in
 // the order listed, local first. A nil *Transports knows only local.
@@ -102,6 +106,20 @@ func (r *Transports) Validate(t Transport) error {
 		return DecodeConfig(t.Config, &none)
 	}
 	return spec.Check(t.Config)
+}
+
+// Untrusted reports whether what arrives from outside on a stream of kind
+// is untrusted input: every kind but local and those marked Trusted, so a
+// kind added later is untrusted until it says otherwise.
+func (r *Transports) Untrusted(kind TransportKind) bool {
+	spec, err := r.Spec("", kind)
+	return err != nil || !spec.Trusted
+}
+
+// Outbound reports whether publishing on a stream of kind sends outside.
+func (r *Transports) Outbound(kind TransportKind) bool {
+	spec, err := r.Spec("", kind)
+	return err == nil && spec.Publish && kind != TransportLocal
 }
 
 // Secrets are the config keys of kind that hold secrets.

@@ -76,6 +76,8 @@ type Grant struct {
 	GrantedBy string     `json:"grantedBy,omitempty"`
 	CreatedAt time.Time  `json:"createdAt"`
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	// Approval "required" holds every call under the grant for a person.
+	Approval GrantApproval `json:"approval,omitempty"`
 }
 
 // Live reports whether the grant is in force at now.

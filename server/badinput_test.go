@@ -176,6 +176,11 @@ func TestBadInput(t *testing.T) {
 		{"unknown worker", "set_budget", map[string]any{"scope": "worker", "target": "w-nope", "window": "day", "tokens": 1}, []string{`worker "w-nope": not found`}},
 		{"unknown stream", "set_budget", map[string]any{"scope": "stream", "target": "s-nope", "window": "day", "tokens": 1}, []string{`stream "s-nope": not found`}},
 		{"bad scope lists the valid scopes", "list_budgets", map[string]any{"scope": "team"}, []string{"/properties/scope", "team does not equal any of: [worker stream org]"}},
+		{"bad state lists the valid states", "list_approvals", map[string]any{"state": "done"}, []string{"/properties/state", "done does not equal any of: [pending approved denied expired executed]"}},
+		{"bad decision lists the valid decisions", "decide_approval", map[string]any{"id": "ap-x", "decision": "ok"}, []string{"/properties/decision", "ok does not equal any of: [approve deny]"}},
+		{"missing id", "decide_approval", map[string]any{"decision": "deny"}, []string{`missing properties: ["id"]`}},
+		{"unknown approval", "decide_approval", map[string]any{"id": "ap-nope", "decision": "deny"}, []string{`approval "ap-nope": not found`}},
+		{"bad approval lists the valid values", "grant_tool", map[string]any{"worker": "w-owner", "tool": "publish", "approval": "yes"}, []string{"/properties/approval", "yes does not equal any of: [required none]"}},
 	}
 
 	covered := map[string]bool{}

@@ -19,12 +19,15 @@ type grantRow struct {
 	GrantedBy string
 	CreatedAt time.Time
 	ExpiresAt *time.Time
+	// Approval is "required" when calls under the grant wait for a person.
+	Approval string `gorm:"not null;default:''"`
 }
 
 func (grantRow) TableName() string { return "grants" }
 
 func (r grantRow) toDomain() domain.Grant {
-	g := domain.Grant{WorkerID: r.WorkerID, Tool: r.Tool, GrantedBy: r.GrantedBy, CreatedAt: r.CreatedAt.UTC()}
+	g := domain.Grant{WorkerID: r.WorkerID, Tool: r.Tool, GrantedBy: r.GrantedBy, CreatedAt: r.CreatedAt.UTC(),
+		Approval: domain.GrantApproval(r.Approval)}
 	if r.ExpiresAt != nil {
 		t := r.ExpiresAt.UTC()
 		g.ExpiresAt = &t
@@ -97,6 +100,9 @@ func (s *Store) grantTx(tx *gorm.DB, actor string, g domain.Grant) error {
 		g.ExpiresAt = &t
 	}
 	row := grantRow{WorkerID: g.WorkerID, Tool: g.Tool, GrantedBy: actor, CreatedAt: s.Now(), ExpiresAt: g.ExpiresAt}
+	if g.Approval == domain.ApprovalRequired {
+		row.Approval = string(domain.ApprovalRequired)
+	}
 	if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&row).Error; err != nil {
 		return err
 	}
@@ -149,6 +155,19 @@ func (s *Store) ListGrants(ctx context.Context, worker string) ([]domain.Grant, 
 		return nil, fmt.Errorf("list grants of %s: %w", worker, err)
 	}
 	return mapRows(rows, grantRow.toDomain), nil
+}
+
+// ApprovalRequired reports whether worker's live grant of tool holds its
+// calls for approval. No live grant answers false: the grant check refuses
+// the call first.
+func (s *Store) ApprovalRequired(ctx context.Context, worker, tool string) (bool, error) {
+	var n int64
+	err := s.read(ctx).Model(&grantRow{}).Where("worker_id = ? AND tool = ? AND approval = ? AND (expires_at IS NULL OR expires_at > ?)",
+		worker, tool, string(domain.ApprovalRequired), s.Now()).Count(&n).Error
+	if err != nil {
+		return false, fmt.Errorf("approval of %s's grant of %s: %w", worker, tool, err)
+	}
+	return n > 0, nil
 }
 
 // LiveTools returns the tools a worker may call right now. Expiry is

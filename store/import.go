@@ -127,7 +127,11 @@ func (im *Importer) Grant(g domain.Grant) error {
 	if g.WorkerID == "" || g.Tool == "" {
 		return fmt.Errorf("grant %s/%s: worker and tool are required: %w", g.WorkerID, g.Tool, domain.ErrInvalid)
 	}
-	return im.create("grants", &grantRow{WorkerID: g.WorkerID, Tool: g.Tool, GrantedBy: g.GrantedBy, CreatedAt: g.CreatedAt, ExpiresAt: g.ExpiresAt})
+	row := &grantRow{WorkerID: g.WorkerID, Tool: g.Tool, GrantedBy: g.GrantedBy, CreatedAt: g.CreatedAt, ExpiresAt: g.ExpiresAt}
+	if g.Approval == domain.ApprovalRequired {
+		row.Approval = string(g.Approval)
+	}
+	return im.create("grants", row)
 }
 
 // Stream writes a stream; its transport config's secrets, given in plain

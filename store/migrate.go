@@ -71,6 +71,9 @@ var migrations = []migration{
 	{16, "causal depth of events and triggers, activation leases", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&eventRow{}, &triggerRow{}, &activationRow{})
 	}},
+	{17, "approval requests, grants that need approval, tainted runs", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&approvalRow{}, &grantRow{}, &activationRow{})
+	}},
 }
 
 type schemaMigration struct {

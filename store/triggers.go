@@ -62,13 +62,17 @@ type activationRow struct {
 	// LeaseUntil is when a running activation counts as dead unless the
 	// server that runs it renews it first (leases.go); nil before then.
 	LeaseUntil *time.Time `gorm:"index"`
+	// Tainted runs were triggered by untrusted input (taint.go).
+	Tainted     bool `gorm:"not null;default:false"`
+	TaintReason string
 }
 
 func (activationRow) TableName() string { return "activations" }
 
 func (r activationRow) toDomain() domain.Activation {
 	a := domain.Activation{ID: r.ID, WorkerID: r.WorkerID, Status: domain.ActivationStatus(r.Status), StartedAt: r.StartedAt.UTC(),
-		ExitStatus: r.ExitStatus, Error: r.Error, Duration: time.Duration(r.DurationNs), InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
+		ExitStatus: r.ExitStatus, Error: r.Error, Duration: time.Duration(r.DurationNs), InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
+		Tainted: r.Tainted, TaintReason: r.TaintReason}
 	json.Unmarshal([]byte(r.TriggerIDs), &a.TriggerIDs)
 	if r.FinishedAt != nil {
 		t := r.FinishedAt.UTC()
@@ -188,6 +192,10 @@ func (s *Store) Claim(ctx context.Context, worker, activationID string, tokenTTL
 		}
 		idsJSON, _ := json.Marshal(ids)
 		act = activationRow{ID: activationID, WorkerID: worker, TriggerIDs: string(idsJSON), Status: string(domain.ActivationRunning), StartedAt: s.Now()}
+		if act.TaintReason, err = s.taintOf(tx, trigs); err != nil {
+			return err
+		}
+		act.Tainted = act.TaintReason != ""
 		if err := tx.Create(&act).Error; err != nil {
 			return err
 		}

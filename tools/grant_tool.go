@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/helixml/helix-org/domain"
@@ -12,6 +13,7 @@ type grantToolIn struct {
 	Tool      string `json:"tool" jsonschema:"the tool name, e.g. publish"`
 	ExpiresAt string `json:"expiresAt,omitempty" jsonschema:"optional RFC 3339 time after which the grant lapses"`
 	ExpiresIn string `json:"expiresIn,omitempty" jsonschema:"optional duration after which the grant lapses, e.g. 30m or 24h"`
+	Approval  string `json:"approval,omitempty" jsonschema:"required: each call waits for a person's decide_approval"`
 }
 
 func grantTool() Tool {
@@ -26,12 +28,21 @@ func grantTool() Tool {
 			if err := checkGrantable(ctx, env, "tool", in.Tool); err != nil {
 				return domain.Grant{}, err
 			}
+			approval := domain.GrantApproval(in.Approval)
+			if err := approval.Validate("approval"); err != nil {
+				return domain.Grant{}, err
+			}
+			if approval == domain.ApprovalRequired {
+				if strings.HasPrefix(in.Tool, domain.SkillToolPrefix) {
+					return domain.Grant{}, domain.Invalid("approval", "applies to built-in tools only, not %q", in.Tool)
+				}
+			}
 			exp, err := parseExpiry(env.Store.Now(), in.ExpiresAt, in.ExpiresIn)
 			if err != nil {
 				return domain.Grant{}, err
 			}
-			return env.Store.GrantTool(ctx, env.Caller, domain.Grant{WorkerID: in.Worker, Tool: in.Tool, ExpiresAt: exp})
-		})
+			return env.Store.GrantTool(ctx, env.Caller, domain.Grant{WorkerID: in.Worker, Tool: in.Tool, ExpiresAt: exp, Approval: approval})
+		}, enum("approval", domain.GrantApprovals))
 }
 
 func parseExpiry(now time.Time, at, in string) (*time.Time, error) {

@@ -27,6 +27,21 @@ func TestGrantTool(t *testing.T) {
 			},
 		},
 		{
+			name: "calls wait for approval",
+			args: map[string]any{"worker": "w-maya", "tool": "dismiss_worker", "approval": "required"},
+			want: domain.Grant{WorkerID: "w-maya", Tool: "dismiss_worker", GrantedBy: "w-owner", CreatedAt: t0, Approval: domain.ApprovalRequired},
+		},
+		{
+			name: "approval none is a plain grant",
+			args: map[string]any{"worker": "w-maya", "tool": "publish", "approval": "none"},
+			want: domain.Grant{WorkerID: "w-maya", Tool: "publish", GrantedBy: "w-owner", CreatedAt: t0},
+		},
+		{
+			name:    "unknown approval",
+			args:    map[string]any{"worker": "w-maya", "tool": "publish", "approval": "maybe"},
+			wantErr: []string{"approval", `"required"`, `"none"`},
+		},
+		{
 			name: "expiresIn is counted from now",
 			args: map[string]any{"worker": "w-maya", "tool": "publish", "expiresIn": "30m"},
 			want: domain.Grant{WorkerID: "w-maya", Tool: "publish", GrantedBy: "w-owner", CreatedAt: t0, ExpiresAt: &in30m},

@@ -16,14 +16,51 @@ import (
 // is the one way the web UI changes the org, so a page can never do what
 // the same worker could not do over MCP. It runs built-in tools; skills
 // (skill_<name>) are served over MCP only.
+// A call the approval gate holds answers its pending approval instead.
 func Invoke(ctx context.Context, env *Env, granted []string, name string, args json.RawMessage) (any, error) {
+	t, err := grantedTool(env, granted, name)
+	if err != nil {
+		return nil, err
+	}
+	pending, args, err := gate(ctx, env, t, args)
+	if err != nil {
+		return nil, err
+	}
+	if pending != nil {
+		return *pending, nil
+	}
+	return t.run(ctx, env, args)
+}
+
+// runApproved runs an approved call as Invoke does, past the gate: the
+// grant is checked again (it may have been revoked since), the gate not.
+func runApproved(ctx context.Context, env *Env, granted []string, name string, args json.RawMessage) (any, error) {
+	t, err := grantedTool(env, granted, name)
+	if err != nil {
+		return nil, err
+	}
+	return t.run(ctx, env, args)
+}
+
+func grantedTool(env *Env, granted []string, name string) (Tool, error) {
 	if !slices.Contains(granted, name) && slices.Contains(env.Known, name) {
-		return nil, missingGrant{worker: env.Caller, tool: name}
+		return Tool{}, missingGrant{worker: env.Caller, tool: name}
 	}
-	t, ok := builtin(name)
+	t, ok := findTool(name)
 	if !ok {
-		return nil, domain.Invalid("tool", "unknown tool %q", name)
+		return Tool{}, domain.Invalid("tool", "unknown tool %q", name)
 	}
+	return t, nil
+}
+
+// findTool is builtin behind a variable: decide_approval, itself in All,
+// runs tools of All, a loop Go's initialisation order refuses to follow.
+var findTool func(name string) (Tool, bool)
+
+func init() { findTool = builtin }
+
+// run checks arguments against the schema and calls the handler.
+func (t Tool) run(ctx context.Context, env *Env, args json.RawMessage) (any, error) {
 	args, err := t.checkArgs(args)
 	if err != nil {
 		return nil, err

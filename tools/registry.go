@@ -25,6 +25,7 @@ var All = sync.OnceValue(func() []Tool {
 		listDeliveries(), enableEndpoint(),
 		createSkill(), listSkills(), getSkill(), callSkill(), rollbackSkill(), deleteSkill(),
 		setBudget(), listBudgets(),
+		listApprovals(), decideApproval(),
 	}
 })
 
@@ -38,7 +39,7 @@ func Names() []string {
 }
 
 // Settings are the operational config keys the tools read.
-var Settings = domain.Settings{MaxBodySetting}
+var Settings = domain.Settings{MaxBodySetting, ApprovalTTLSetting, HighRiskSetting}
 
 // MaxBodySetting bounds a published message body.
 var MaxBodySetting = domain.SettingSpec{
@@ -54,7 +55,7 @@ var schemaCache = mcp.NewSchemaCache()
 func NewServer(env *Env, granted []string) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "helix-org", Version: Version},
 		&mcp.ServerOptions{SchemaCache: schemaCache, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
-			Instructions: "helix-org organisation graph. You are worker " + env.Caller + ". Use the help prompt to see what you can do."})
+			Instructions: "helix-org organisation graph. You are worker " + env.Caller + ". Use the help prompt to see what you can do. " + gateNote})
 	for _, t := range All() {
 		if slices.Contains(granted, t.Name) {
 			t.bind(srv, env, t.Def(env.Store.Transports()))
@@ -62,7 +63,7 @@ func NewServer(env *Env, granted []string) *mcp.Server {
 	}
 	addSkillTools(srv, env, granted)
 	addPrompts(srv, env, granted)
-	srv.AddReceivingMiddleware(requireGrant(env.Caller, granted, env.Known))
+	srv.AddReceivingMiddleware(requireGrant(env.Caller, granted, env.Known), holdForApproval(env, granted))
 	return srv
 }
 

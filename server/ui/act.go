@@ -34,6 +34,10 @@ func (u *UI) handleAct(w http.ResponseWriter, r *http.Request, v *viewer) {
 		u.showFailure(w, r, v, tool, localPath(back), err)
 		return
 	}
+	if _, held := tools.Held(out); held {
+		// Nothing was made yet: the inbox shows the call waiting.
+		next = "/ui/inbox"
+	}
 	http.Redirect(w, r, expandNext(next, out), http.StatusSeeOther)
 }
 

@@ -30,6 +30,8 @@ type inboxItem struct {
 	Title string
 	Text  string
 	Link  string
+	// Approval, when set, is a request the viewer may decide here.
+	Approval string
 }
 
 // inboxSource feeds the inbox: the viewer's items before a time, newest
@@ -39,7 +41,7 @@ type inboxSource func(ctx context.Context, u *UI, v *viewer, before time.Time, l
 // inboxSources is everything that reaches a person's inbox. Governance
 // work adds approvals and budget or loop incidents here: a new source is
 // one more function in this list.
-var inboxSources = []inboxSource{addressedToMe, failedRunsBelowMe, myNotices}
+var inboxSources = []inboxSource{addressedToMe, failedRunsBelowMe, myNotices, approvalsToDecide}
 
 // handleInbox merges every source by time, newest first, paged by time.
 func (u *UI) handleInbox(w http.ResponseWriter, r *http.Request, v *viewer) {
@@ -138,6 +140,36 @@ func failedRunsBelowMe(ctx context.Context, u *UI, v *viewer, before time.Time, 
 	for _, a := range acts {
 		out = append(out, inboxItem{At: a.StartedAt, Kind: "failed-run", Label: "failed run", Link: "/ui/workers/" + a.WorkerID,
 			Title: a.WorkerID + "'s run " + a.ID + " failed", Text: a.Error})
+	}
+	return out, err
+}
+
+// approvalsToDecide: pending approval requests the viewer is the approver
+// of (the owner: all), with approve and deny on the page, and the
+// viewer's own calls waiting for someone else.
+func approvalsToDecide(ctx context.Context, u *UI, v *viewer, before time.Time, limit int) ([]inboxItem, error) {
+	if err := needs(v, "list_approvals"); err != nil {
+		return nil, err
+	}
+	got, err := invoke[struct{ Approvals []domain.Approval }](ctx, v, "list_approvals", nil)
+	var out []inboxItem
+	for _, a := range got.Approvals {
+		if (!before.IsZero() && !a.CreatedAt.Before(before)) || len(out) == limit {
+			continue
+		}
+		text := string(a.Arguments) + " — " + a.Why
+		if a.Reason != "" {
+			text += " — " + a.Reason
+		}
+		item := inboxItem{At: a.CreatedAt, Kind: "approval", Label: "approval", Link: "/ui/workers/" + a.WorkerID,
+			Title: a.WorkerID + " asks to call " + a.Tool, Text: text, Approval: a.ID}
+		switch {
+		case a.WorkerID == v.Worker.ID && a.Approver != v.Worker.ID:
+			item.Label, item.Title, item.Approval = "waiting", "Your call of "+a.Tool+" waits for "+a.Approver, ""
+		case a.Approver != v.Worker.ID && !v.IsOwner():
+			continue
+		}
+		out = append(out, item)
 	}
 	return out, err
 }

@@ -15,6 +15,7 @@ type grantRecord struct {
 	GrantedBy string `yaml:"grantedBy,omitempty"`
 	CreatedAt string `yaml:"createdAt"`
 	ExpiresAt string `yaml:"expiresAt,omitempty"`
+	Approval  string `yaml:"approval,omitempty"`
 }
 
 func exportGrants(x *exporter) error {
@@ -29,7 +30,8 @@ func exportGrants(x *exporter) error {
 			return err
 		}
 		for _, g := range gs {
-			out = append(out, grantRecord{Worker: g.WorkerID, Tool: g.Tool, GrantedBy: g.GrantedBy, CreatedAt: stamp(g.CreatedAt), ExpiresAt: stampPtr(g.ExpiresAt)})
+			out = append(out, grantRecord{Worker: g.WorkerID, Tool: g.Tool, GrantedBy: g.GrantedBy, CreatedAt: stamp(g.CreatedAt), ExpiresAt: stampPtr(g.ExpiresAt),
+				Approval: string(g.Approval)})
 		}
 	}
 	return x.yaml("grants.yaml", out)
@@ -41,7 +43,10 @@ func loadGrants(in *importer) error {
 		return err
 	}
 	for _, r := range recs {
-		g := domain.Grant{WorkerID: r.Worker, Tool: r.Tool, GrantedBy: r.GrantedBy}
+		g := domain.Grant{WorkerID: r.Worker, Tool: r.Tool, GrantedBy: r.GrantedBy, Approval: domain.GrantApproval(r.Approval)}
+		if err := g.Approval.Validate("grant " + r.Worker + " " + r.Tool + ": approval"); err != nil {
+			return err
+		}
 		var err error
 		if g.CreatedAt, err = parseStamp("grant "+r.Worker+" "+r.Tool+": createdAt", r.CreatedAt); err != nil {
 			return err

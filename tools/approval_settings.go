@@ -1,0 +1,40 @@
+package tools
+
+import (
+	"strings"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+// Config keys of approval gates and taint.
+var (
+	ApprovalTTLSetting = domain.SettingSpec{Key: "approvals.ttl", Type: domain.SettingDuration, Default: "24h",
+		Description: "How long an approval request waits for a decision before it expires."}
+	HighRiskSetting = domain.SettingSpec{Key: "approvals.high_risk", Type: domain.SettingString,
+		Default: "grant_tool,revoke_tool,hire_worker,dismiss_worker,update_role,create_skill,delete_skill,publish",
+		Description: "Comma-separated tools that wait for approval during a run triggered by outside input (a tainted run), " +
+			"whatever the grant says; publish counts only on streams whose transport sends outside, other than those that woke the run.",
+		Validate: func(v string) error {
+			for _, name := range splitList(v) {
+				if !isBuiltinName(name) {
+					return domain.Invalid("approvals.high_risk", "unknown tool %q", name)
+				}
+			}
+			return nil
+		}}
+)
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func isBuiltinName(name string) bool {
+	_, ok := builtin(name)
+	return ok
+}

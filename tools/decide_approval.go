@@ -1,0 +1,63 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+type decideApprovalIn struct {
+	ID       string `json:"id"`
+	Decision string `json:"decision"`
+	Note     string `json:"note,omitempty" jsonschema:"told to the requester"`
+}
+
+func decideApproval() Tool {
+	return define("decide_approval", "Approve or deny a pending approval request you may decide; approving runs the call once, as its requester, exactly as asked.",
+		func(ctx context.Context, env *Env, in decideApprovalIn) (domain.Approval, error) {
+			if in.ID == "" {
+				return domain.Approval{}, domain.Required("id")
+			}
+			d := domain.ApprovalDecision(in.Decision)
+			if err := d.Validate("decision"); err != nil {
+				return domain.Approval{}, err
+			}
+			a, err := env.Store.DecideApproval(ctx, env.Caller, in.ID, d, in.Note)
+			if err != nil || a.State != domain.ApprovalApproved {
+				return a, err
+			}
+			result, runErr := runAsRequester(ctx, env, a)
+			var raw json.RawMessage
+			errText := ""
+			if runErr != nil {
+				errText = runErr.Error()
+			} else if raw, err = json.Marshal(result); err != nil {
+				errText = fmt.Sprintf("encode result: %v", err)
+			}
+			return env.Store.FinishApproval(ctx, a.ID, raw, errText)
+		}, enum("decision", domain.ApprovalDecisions))
+}
+
+// runAsRequester runs an approved call as the worker that asked, with the
+// stored arguments only if they still hash to what was approved, and only
+// while that worker is active and holds the grant.
+func runAsRequester(ctx context.Context, env *Env, a domain.Approval) (any, error) {
+	if domain.ArgsHash(a.Arguments) != a.ArgsHash {
+		return nil, fmt.Errorf("the stored arguments do not match the approved hash; not run: %w", domain.ErrConflict)
+	}
+	w, err := env.Store.GetWorker(ctx, a.WorkerID)
+	if err != nil {
+		return nil, err
+	}
+	if !w.Active() {
+		return nil, fmt.Errorf("worker %s has been dismissed; not run: %w", a.WorkerID, domain.ErrConflict)
+	}
+	granted, err := env.Store.LiveTools(ctx, a.WorkerID)
+	if err != nil {
+		return nil, err
+	}
+	as := &Env{Store: env.Store, Caller: a.WorkerID, Known: env.Known, ActivationID: a.ActivationID, Skills: env.Skills, SkillDefs: env.SkillDefs}
+	return runApproved(ctx, as, granted, a.Tool, a.Arguments)
+}
