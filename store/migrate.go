@@ -65,6 +65,9 @@ var migrations = []migration{
 	{14, "token labels and last use", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&tokenRow{})
 	}},
+	{15, "spec tasks", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&specTaskRow{}, &taskItemRow{})
+	}},
 }
 
 type schemaMigration struct {
