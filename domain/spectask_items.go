@@ -238,29 +238,31 @@ func ApplyChecklist(items []TaskItem, lines []ChecklistLine) []TaskItem {
 	return changed
 }
 
-// FleetEntry is what one builder is doing on a task right now.
+// FleetEntry is what one builder is doing on a task right now: its item,
+// the numbers of the items just before and after it in the checklist (0
+// for none) and how long it has been at it.
 type FleetEntry struct {
-	Worker  string    `json:"worker"`
-	Item    TaskItem  `json:"item"`
-	Before  *TaskItem `json:"before,omitempty"`
-	After   *TaskItem `json:"after,omitempty"`
-	Elapsed string    `json:"elapsed"`
+	Worker  string `json:"worker"`
+	Item    int    `json:"item"`
+	Title   string `json:"title"`
+	Before  int    `json:"before,omitempty"`
+	After   int    `json:"after,omitempty"`
+	Elapsed string `json:"elapsed"`
 }
 
-// Fleet lists each item in progress with the items just before and after
-// it in the checklist and how long it has been worked, as of now.
+// Fleet lists each item in progress, as of now.
 func Fleet(items []TaskItem, now time.Time) []FleetEntry {
 	var out []FleetEntry
 	for i, it := range items {
 		if it.State != ItemInProgress {
 			continue
 		}
-		e := FleetEntry{Worker: it.Worker, Item: it}
+		e := FleetEntry{Worker: it.Worker, Item: it.Seq, Title: it.Title}
 		if i > 0 {
-			e.Before = &items[i-1]
+			e.Before = items[i-1].Seq
 		}
 		if i+1 < len(items) {
-			e.After = &items[i+1]
+			e.After = items[i+1].Seq
 		}
 		if it.StartedAt != nil {
 			e.Elapsed = now.Sub(*it.StartedAt).Round(time.Second).String()

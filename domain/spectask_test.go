@@ -242,9 +242,9 @@ func TestApplyChecklist(t *testing.T) {
 func TestFleet(t *testing.T) {
 	start := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
 	items := []domain.TaskItem{item(1, domain.ItemDone), item(2, domain.ItemInProgress), item(3, domain.ItemPending)}
-	items[1].Worker, items[1].StartedAt = "w-b1", &start
+	items[1].Worker, items[1].StartedAt, items[1].Title = "w-b1", &start, "Handler"
 	got := domain.Fleet(items, start.Add(90*time.Second))
-	want := []domain.FleetEntry{{Worker: "w-b1", Item: items[1], Before: &items[0], After: &items[2], Elapsed: "1m30s"}}
+	want := []domain.FleetEntry{{Worker: "w-b1", Item: 2, Title: "Handler", Before: 1, After: 3, Elapsed: "1m30s"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("fleet (-want +got):\n%s", diff)
 	}

@@ -173,6 +173,14 @@ func TestBadInput(t *testing.T) {
 		{"unknown worker", "set_budget", map[string]any{"scope": "worker", "target": "w-nope", "window": "day", "tokens": 1}, []string{`worker "w-nope": not found`}},
 		{"unknown stream", "set_budget", map[string]any{"scope": "stream", "target": "s-nope", "window": "day", "tokens": 1}, []string{`stream "s-nope": not found`}},
 		{"bad scope lists the valid scopes", "list_budgets", map[string]any{"scope": "team"}, []string{"/properties/scope", "team does not equal any of: [worker stream org]"}},
+		{"repository path does not exist", "create_spec_task", map[string]any{"title": "T", "prompt": "p", "planner": "w-echo", "builders": []string{"w-echo"}, "repo": "/nonexistent/repo"}, []string{`repo: "/nonexistent/repo" does not exist`}},
+		{"unexpected argument", "list_spec_tasks", map[string]any{"state": "done"}, []string{`unexpected additional properties ["state"]`}},
+		{"unknown task", "get_spec_task", map[string]any{"task": "t-nope"}, []string{`spec task "t-nope": not found`}},
+		{"unknown task", "submit_spec", map[string]any{"task": "t-nope", "design": "d", "items": []any{}}, []string{`spec task "t-nope": not found`}},
+		{"missing approve", "review_spec", map[string]any{"task": "t-nope"}, []string{`missing properties: ["approve"]`}},
+		{"unknown task", "claim_item", map[string]any{"task": "t-nope", "item": 1}, []string{`spec task "t-nope": not found`}},
+		{"bad outcome lists the valid outcomes", "report_item", map[string]any{"task": "t-nope", "item": 1, "outcome": "done", "summary": "s"}, []string{"/properties/outcome", "done does not equal any of: [delivered partial blocked]"}},
+		{"unknown task", "cancel_spec_task", map[string]any{"task": "t-nope"}, []string{`spec task "t-nope": not found`}},
 	}
 
 	covered := map[string]bool{}

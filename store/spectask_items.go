@@ -97,9 +97,9 @@ func (s *Store) SubmitSpec(ctx context.Context, actor, id, design string, items 
 		if err := tx.Where("task_id = ?", id).Delete(&taskItemRow{}).Error; err != nil {
 			return err
 		}
-		for _, it := range items {
-			it.State, it.Worker, it.Summary, it.Handouts, it.Replans = domain.ItemPending, "", "", 0, 0
-			if err := tx.Create(new(itemRow(id, it))).Error; err != nil {
+		for i := range items {
+			items[i].State, items[i].Worker, items[i].Summary, items[i].Handouts, items[i].Replans = domain.ItemPending, "", "", 0, 0
+			if err := tx.Create(new(itemRow(id, items[i]))).Error; err != nil {
 				return err
 			}
 		}
@@ -140,6 +140,10 @@ func (s *Store) replanTx(tx *gorm.DB, row specTaskRow, actor string, items []dom
 	if err != nil {
 		return err
 	}
+	next := 1 // numbers are never reused, not even a replaced item's
+	for _, it := range all {
+		next = max(next, it.Seq+1)
+	}
 	var old domain.TaskItem
 	if replace > 0 {
 		i := slices.IndexFunc(all, func(it domain.TaskItem) bool { return it.Seq == replace })
@@ -150,10 +154,6 @@ func (s *Store) replanTx(tx *gorm.DB, row specTaskRow, actor string, items []dom
 			return fmt.Errorf("%w: item %d of %s is %s; only a blocked item is re-planned", domain.ErrConflict, replace, row.ID, old.State)
 		}
 		all = slices.Delete(all, i, i+1)
-	}
-	next := 1
-	for _, it := range all {
-		next = max(next, it.Seq+1)
 	}
 	renum := map[int]int{}
 	for i, it := range items {

@@ -104,7 +104,7 @@ func (s *Store) SyncChecklist(ctx context.Context, actor, id, progress string) (
 		changed = domain.ApplyChecklist(items, lines)
 		now := s.Now()
 		for _, it := range changed {
-			it.Summary, it.FinishedAt = "marked "+string(it.State)+" in progress.md by "+actor, &now
+			it.Summary, it.FinishedAt = "marked "+string(it.State)+" in a commit of progress.md", &now
 			if err := saveItemTx(tx, id, it); err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -108,6 +109,9 @@ func (s *Store) CreateSpecTask(ctx context.Context, actor string, t domain.SpecT
 func checkTaskPeople(tx *gorm.DB, actor string, t domain.SpecTask) error {
 	a := newAuthz(tx)
 	for _, w := range append([]string{t.Planner}, t.Builders...) {
+		if ok, err := exists(tx.Where("dismissed_at IS NULL"), &workerRow{}, w); err != nil || !ok {
+			return orNotFound(err, "worker", w)
+		}
 		if err := a.manages(actor, w); err != nil {
 			return err
 		}
@@ -231,9 +235,12 @@ func (s *Store) getSpecTask(db *gorm.DB, id string) (domain.SpecTask, error) {
 
 // SpecTaskSummary is one line of list_spec_tasks: a task and its progress.
 type SpecTaskSummary struct {
-	domain.SpecTask
-	Done  int `json:"done"`
-	Items int `json:"items"`
+	ID       string           `json:"id"`
+	Title    string           `json:"title"`
+	State    domain.TaskState `json:"state"`
+	Priority int              `json:"priority"`
+	Done     int              `json:"done"`
+	Items    int              `json:"items"`
 }
 
 // ListSpecTasks returns every task, highest priority first, then newest.
@@ -249,7 +256,7 @@ func (s *Store) ListSpecTasks(ctx context.Context) ([]SpecTaskSummary, error) {
 			return nil, fmt.Errorf("items of %s: %w", r.ID, err)
 		}
 		done, total := domain.Progress(items)
-		out = append(out, SpecTaskSummary{SpecTask: r.toDomain(), Done: done, Items: total})
+		out = append(out, SpecTaskSummary{ID: r.ID, Title: r.Title, State: domain.TaskState(r.State), Priority: r.Priority, Done: done, Items: total})
 	}
 	return out, nil
 }
@@ -267,8 +274,12 @@ func (s *Store) CancelSpecTask(ctx context.Context, actor, id, reason string) (d
 				return err
 			}
 		}
-		_, err = s.moveTx(tx, &row, actor, domain.ActCancel, "Cancelled: "+reason)
-		return err
+		if _, err = s.moveTx(tx, &row, actor, domain.ActCancel, strings.TrimSpace("Cancelled. "+reason)); err != nil {
+			return err
+		}
+		// Its builders are free for other tasks' items.
+		return tx.Model(&taskItemRow{}).Where("task_id = ? AND state = ?", id, string(domain.ItemInProgress)).
+			Updates(map[string]any{"state": string(domain.ItemPending), "worker": ""}).Error
 	})
 	if err != nil {
 		return domain.SpecTask{}, fmt.Errorf("cancel spec task %s: %w", id, err)

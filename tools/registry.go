@@ -25,6 +25,7 @@ var All = sync.OnceValue(func() []Tool {
 		listDeliveries(), enableEndpoint(),
 		createSkill(), listSkills(), getSkill(), callSkill(), rollbackSkill(), deleteSkill(),
 		setBudget(), listBudgets(),
+		createSpecTask(), listSpecTasks(), getSpecTask(), submitSpec(), reviewSpec(), claimItem(), reportItem(), cancelSpecTask(),
 	}
 })
 

@@ -1,0 +1,70 @@
+package tools
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+func TestSubmitSpec(t *testing.T) {
+	repo := gitRepo(t)
+	spec := func(items []map[string]any) map[string]any {
+		return map[string]any{"task": "t-login", "design": "# Design\nA users table and a session cookie.\n", "items": items}
+	}
+	runTable(t, "submit_spec", []toolCase[taskOut]{
+		{
+			name:   "the planner's spec goes to the reviewer with the design",
+			setup:  withSpecTask,
+			caller: "w-echo",
+			args:   spec(loginItems),
+			want:   taskOut{ID: "t-login", State: "spec_review"},
+			check: func(t *testing.T, f fixture, _ taskOut) {
+				evs, _ := f.env.Store.ReadEvents(t.Context(), storeQuery(domain.InboxStream("w-owner")))
+				last := evs[len(evs)-1].Message
+				if last.Subject != "Spec task t-login: review the spec" || !strings.Contains(last.Body, "A users table and a session cookie.") ||
+					!strings.Contains(last.Body, "- [ ] 4. Wire up (after 2, 3)") {
+					t.Errorf("reviewer notice = %q\n%s", last.Subject, last.Body)
+				}
+			},
+		},
+		{
+			name: "with a repository design.md and progress.md are committed as the planner",
+			setup: func(t *testing.T, f fixture) {
+				withBuilders(t, f)
+				mustCall[any](t, f.env, "create_spec_task", taskArgs(repo))
+			},
+			caller: "w-echo",
+			args:   spec(loginItems),
+			want:   taskOut{ID: "t-login", State: "spec_review"},
+			check: func(t *testing.T, f fixture, _ taskOut) {
+				if got := gitShow(t, repo, "t-login/design.md"); !strings.Contains(got, "session cookie") {
+					t.Errorf("design.md = %q", got)
+				}
+				want := "# Progress: Login\n\n- [ ] 1. Users table\n- [ ] 2. Login page\n- [ ] 3. Session handler (after 1)\n- [ ] 4. Wire up (after 2, 3)\n"
+				if diff := cmp.Diff(want, gitShow(t, repo, "t-login/progress.md")); diff != "" {
+					t.Errorf("progress.md (-want +got):\n%s", diff)
+				}
+			},
+		},
+		{name: "a cycle is refused, named", setup: withSpecTask, caller: "w-echo",
+			args: spec([]map[string]any{{"seq": 1, "title": "a", "blockedBy": []int{3}}, {"seq": 2, "title": "b", "blockedBy": []int{1}},
+				{"seq": 3, "title": "c", "blockedBy": []int{2}}}),
+			wantErr: []string{"items form a cycle: 1 → 3 → 2 → 1"}, wantIs: domain.ErrInvalid},
+		{name: "unknown blocker", setup: withSpecTask, caller: "w-echo", args: spec([]map[string]any{{"seq": 1, "title": "a", "blockedBy": []int{7}}}),
+			wantErr: []string{"item 1 is blocked by item 7, which does not exist"}, wantIs: domain.ErrInvalid},
+		{name: "no items", setup: withSpecTask, caller: "w-echo", args: spec([]map[string]any{}), wantErr: []string{"items: is required"}, wantIs: domain.ErrInvalid},
+		{name: "only the planner", setup: withSpecTask, caller: "w-b1", args: spec(loginItems),
+			wantErr: []string{"only the planner w-echo submits the spec of t-login"}, wantIs: domain.ErrForbidden},
+		{name: "not while under review", setup: withSubmitted, caller: "w-echo", args: spec(loginItems),
+			wantErr: []string{`a task in state "spec_review" does not allow "submit_spec" (allowed: "approve", "request_changes", "block", "cancel")`},
+			wantIs:  domain.ErrConflict},
+		{name: "unknown task", setup: withSpecTask, caller: "w-echo", args: map[string]any{"task": "t-nope", "items": loginItems},
+			wantErr: []string{`spec task "t-nope": not found`}, wantIs: domain.ErrNotFound},
+		{name: "re-plan needs a blocked item", setup: withApproved, caller: "w-echo",
+			args:    map[string]any{"task": "t-login", "replace": 1, "items": []map[string]any{{"seq": 1, "title": "x"}}},
+			wantErr: []string{"item 1 of t-login is in_progress; only a blocked item is re-planned"}, wantIs: domain.ErrConflict},
+	})
+}
