@@ -14,31 +14,39 @@ import (
 // the progress.md an agent may have edited and committed.
 
 // pushDocs writes the task's documents as they are in the store, plus
-// extra files (a session note), and commits them as the caller.
+// extra files (a session note), and commits them as the caller. The store
+// is read under the worktree's lock so renderings commit in order.
 func pushDocs(ctx context.Context, env *Env, task, message string, extra map[string]string) error {
-	view, err := env.Store.GetSpecTask(ctx, task)
-	if err != nil || view.Task.Repo == "" {
+	t, err := env.Store.GetSpecTask(ctx, task)
+	if err != nil || t.Task.Repo == "" {
 		return err
 	}
-	book, err := designdocs.Open(ctx, view.Task.Repo)
+	book, err := designdocs.Open(ctx, t.Task.Repo)
 	if err != nil {
 		return fmt.Errorf("design docs of %s: %w", task, err)
-	}
-	files := map[string]string{"requirements.md": view.Docs.Requirements}
-	if view.Docs.Design != "" {
-		files["design.md"] = view.Docs.Design
-	}
-	if view.Docs.Progress != "" {
-		files["progress.md"] = view.Docs.Progress
-	}
-	for k, v := range extra {
-		files[k] = v
 	}
 	author := designdocs.Author{ID: env.Caller}
 	if w, err := env.Store.GetWorker(ctx, env.Caller); err == nil {
 		author.Name = w.Name
 	}
-	if _, err := book.Write(ctx, author, task, message, files); err != nil {
+	_, err = book.WriteFrom(ctx, author, task, message, func() (map[string]string, error) {
+		view, err := env.Store.GetSpecTask(ctx, task)
+		if err != nil {
+			return nil, err
+		}
+		files := map[string]string{"requirements.md": view.Docs.Requirements}
+		if view.Docs.Design != "" {
+			files["design.md"] = view.Docs.Design
+		}
+		if view.Docs.Progress != "" {
+			files["progress.md"] = view.Docs.Progress
+		}
+		for k, v := range extra {
+			files[k] = v
+		}
+		return files, nil
+	})
+	if err != nil {
 		return fmt.Errorf("commit design docs of %s: %w", task, err)
 	}
 	return nil

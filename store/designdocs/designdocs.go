@@ -124,7 +124,18 @@ func exclude(ctx context.Context, top string) error {
 // folder and commits them as author. Nothing changed, nothing committed;
 // it returns the branch's head either way.
 func (b *Book) Write(ctx context.Context, author Author, task, message string, files map[string]string) (string, error) {
+	return b.WriteFrom(ctx, author, task, message, func() (map[string]string, error) { return files, nil })
+}
+
+// WriteFrom is Write with the files made under the worktree's lock, so
+// two writers rendering the same document commit them in the order they
+// read the state, never an older rendering over a newer one.
+func (b *Book) WriteFrom(ctx context.Context, author Author, task, message string, render func() (map[string]string, error)) (string, error) {
 	defer lock(b.Dir)()
+	files, err := render()
+	if err != nil {
+		return "", err
+	}
 	for name, content := range files {
 		path := filepath.Join(b.Dir, task, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
