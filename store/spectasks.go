@@ -295,3 +295,23 @@ func lockTask(tx *gorm.DB, id string) (specTaskRow, error) {
 	}
 	return row, nil
 }
+
+// WorkerItem is the spec task item a worker is on, if any, with the
+// task's view (its fleet entry for that worker among them).
+func (s *Store) WorkerItem(ctx context.Context, worker string) (SpecTaskView, domain.FleetEntry, bool, error) {
+	var row taskItemRow
+	err := s.read(ctx).Where("worker = ? AND state = ?", worker, string(domain.ItemInProgress)).Order("started_at").Limit(1).Find(&row).Error
+	if err != nil || row.TaskID == "" {
+		return SpecTaskView{}, domain.FleetEntry{}, false, err
+	}
+	view, err := s.GetSpecTask(ctx, row.TaskID)
+	if err != nil {
+		return view, domain.FleetEntry{}, false, err
+	}
+	for _, f := range view.Fleet {
+		if f.Worker == worker {
+			return view, f, true, nil
+		}
+	}
+	return view, domain.FleetEntry{}, false, nil
+}

@@ -63,9 +63,9 @@ func pullProgress(ctx context.Context, env *Env, task string) error {
 	if err != nil {
 		return fmt.Errorf("design docs of %s: %w", task, err)
 	}
-	md, err := book.Read(ctx, task, "progress.md")
-	if err != nil || md == view.Docs.Progress {
-		return nil // not committed yet, or unchanged
+	md, edited, err := book.Edited(ctx, task, "progress.md")
+	if err != nil || !edited || md == view.Docs.Progress {
+		return err
 	}
 	_, err = env.Store.SyncChecklist(ctx, env.Caller, task, md)
 	return err

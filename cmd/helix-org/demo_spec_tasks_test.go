@@ -51,7 +51,10 @@ var (
 // and the builders: a real shell edits and commits the item on the
 // feature branch, then report_item. Items 1 and 2 meet before they
 // commit, which only two runs at once can do.
-func specTaskScript(repo string) llmtest.Script {
+//
+// With gate set, those two then also wait for the file gate to exist,
+// so a test can kill the server while both are in the middle.
+func specTaskScript(repo, gate string) llmtest.Script {
 	return func(t llmtest.Turn) llmtest.Reply {
 		p := t.Prompt()
 		switch {
@@ -79,13 +82,14 @@ func specTaskScript(repo string) llmtest.Script {
 			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("report_item", map[string]any{"task": m[2], "item": item, "outcome": outcome, "summary": summary})}}
 		}
 		worker := strings.TrimPrefix(llmtest.Triggers(p)[0].Stream, "s-inbox-")
-		return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("bash", map[string]any{"command": builderCommand(repo, m[2], worker, item)})}}
+		return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("bash", map[string]any{"command": builderCommand(repo, m[2], worker, item, gate)})}}
 	}
 }
 
 // builderCommand is what a builder runs for an item: the shared feature
-// worktree (made once, under a lock), the edit, a commit as the builder.
-func builderCommand(repo, task, worker string, item int) string {
+// worktree (made once, under a lock), the edit, a commit as the builder
+// unless a cut-off run of the same item already made it.
+func builderCommand(repo, task, worker string, item int, gate string) string {
 	file := greeterFiles[item]
 	wt := repo + "/.git-worktrees/feature-" + task
 	meet := ""
@@ -93,6 +97,9 @@ func builderCommand(repo, task, worker string, item int) string {
 		other := 3 - item
 		meet = fmt.Sprintf("touch %[1]s/.git/demo-started-%[2]d\nfor i in $(seq 600); do [ -e %[1]s/.git/demo-started-%[3]d ] && break; sleep 0.05; done\n"+
 			"[ -e %[1]s/.git/demo-started-%[3]d ] || { echo item %[3]d never ran beside me; exit 1; }\n", repo, item, other)
+		if gate != "" {
+			meet += fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done\n", gate)
+		}
 	}
 	verify := ""
 	if item == 4 {
@@ -107,7 +114,7 @@ flock -u 9
 cat > %[2]s/%[5]s <<'EOF'
 %[6]sEOF
 %[7]sgit -C %[2]s add -A
-git -C %[2]s -c user.name=%[8]s -c user.email=%[8]s@demo commit -qm "item %[9]d"
+git -C %[2]s diff --cached --quiet || git -C %[2]s -c user.name=%[8]s -c user.email=%[8]s@demo commit -qm "item %[9]d"
 echo committed
 `, repo, wt, task, meet, file[0], file[1], verify, worker, item)
 }
@@ -120,7 +127,7 @@ echo committed
 // switch in the main checkout leaves their worktree alone.
 func TestDemoSpecTasks(t *testing.T) {
 	repo := greeterRepo(t)
-	fake := llmtest.New(t, llm.Anthropic, specTaskScript(repo))
+	fake := llmtest.New(t, llm.Anthropic, specTaskScript(repo, ""))
 	st := openTestStore(t)
 	ctx := t.Context()
 	st.SetSetting(ctx, agent.RuntimeSetting, agent.RuntimeBuiltin)

@@ -32,6 +32,10 @@ type Book struct {
 	Top, Dir string
 }
 
+// committer is the server's name on every commit it makes, which tells
+// its commits from the ones agents make in the worktree themselves.
+const committer = "helix-org"
+
 // Author is who a commit is made for.
 type Author struct{ ID, Name string }
 
@@ -79,7 +83,7 @@ func Open(ctx context.Context, repo string) (*Book, error) {
 		if err != nil {
 			return nil, err
 		}
-		root, err := git(ctx, top, "-c", "user.name=helix-org", "-c", "user.email=helix-org@localhost", "commit-tree", tree, "-m", "helix design docs")
+		root, err := git(ctx, top, "-c", "user.name="+committer, "-c", "user.email=helix-org@localhost", "commit-tree", tree, "-m", "helix design docs")
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +157,7 @@ func (b *Book) WriteFrom(ctx context.Context, author Author, task, message strin
 		if name == "" {
 			name = author.ID
 		}
-		if _, err := git(ctx, b.Dir, "-c", "user.name=helix-org", "-c", "user.email=helix-org@localhost", "commit", "--quiet",
+		if _, err := git(ctx, b.Dir, "-c", "user.name="+committer, "-c", "user.email=helix-org@localhost", "commit", "--quiet",
 			"--author", fmt.Sprintf("%s <%s@helix-org.local>", name, author.ID), "-m", message); err != nil {
 			return "", err
 		}
@@ -169,6 +173,19 @@ func (b *Book) Read(ctx context.Context, task, name string) (string, error) {
 		return "", fmt.Errorf("read %s/%s: %w", task, name, err)
 	}
 	return out, nil
+}
+
+// Edited returns a task's file as committed on the branch when the last
+// commit to touch it was not the server's (an agent committed an edit),
+// and false otherwise: the server's own renderings are never read back,
+// so an old one cannot undo what happened since.
+func (b *Book) Edited(ctx context.Context, task, name string) (string, bool, error) {
+	by, err := git(ctx, b.Dir, "log", "-1", "--format=%cn", Branch, "--", task+"/"+name)
+	if err != nil || by == "" || by == committer {
+		return "", false, err
+	}
+	out, err := b.Read(ctx, task, name)
+	return out, err == nil, err
 }
 
 // git runs one git command in dir and returns its trimmed output.

@@ -78,10 +78,18 @@ func TestWriteCommitsForwardAsTheWorker(t *testing.T) {
 	if got := run(t, repo, "log", "-1", "--format=%an <%ae>", designdocs.Branch); got != "Builder <w-b1@helix-org.local>" {
 		t.Errorf("author = %q", got)
 	}
+	if _, edited, err := book.Edited(t.Context(), "t-login", "progress.md"); err != nil || edited {
+		t.Errorf("Edited after the server's own commit = %v, %v; want false", edited, err)
+	}
+	os.WriteFile(filepath.Join(book.Dir, "t-login", "progress.md"), []byte("- [x] 1. a\n"), 0o644)
+	run(t, book.Dir, "-c", "user.name=agent", "-c", "user.email=a@a", "commit", "-qam", "tick")
+	if md, edited, err := book.Edited(t.Context(), "t-login", "progress.md"); err != nil || !edited || md != "- [x] 1. a\n" {
+		t.Errorf("Edited after an agent's commit = %q, %v, %v", md, edited, err)
+	}
 	// The main checkout switches branches; the worktree stays as it is.
 	run(t, repo, "checkout", "-q", "other")
 	got, err := book.Read(t.Context(), "t-login", "progress.md")
-	if err != nil || got != "- [ ] 1. a\n" {
+	if err != nil || got != "- [x] 1. a\n" {
 		t.Errorf("read = %q, %v", got, err)
 	}
 	if data, err := os.ReadFile(filepath.Join(book.Dir, "t-login", "requirements.md")); err != nil || string(data) != "# Login\n" {
