@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
 )
 
 func TestSubmitSpec(t *testing.T) {
@@ -63,6 +64,37 @@ func TestSubmitSpec(t *testing.T) {
 			wantIs:  domain.ErrConflict},
 		{name: "unknown task", setup: withSpecTask, caller: "w-echo", args: map[string]any{"task": "t-nope", "items": loginItems},
 			wantErr: []string{`spec task "t-nope": not found`}, wantIs: domain.ErrNotFound},
+		{
+			name: "re-plan: the replacements keep the blocked item's predecessors and its dependents wait for them",
+			setup: func(t *testing.T, f fixture) {
+				withApproved(t, f)
+				report(t, f, "w-b1", 1, "delivered", "table")
+				report(t, f, "w-b1", 3, "blocked", "sessions need a store") // item 3 (after 1) went to w-b1
+			},
+			caller: "w-echo",
+			args: map[string]any{"task": "t-login", "replace": 3, "items": []map[string]any{
+				{"seq": 1, "title": "Session store"}, {"seq": 2, "title": "Session handler", "blockedBy": []int{1}}}},
+			want: taskOut{ID: "t-login", State: "implementation"},
+			check: func(t *testing.T, f fixture, _ taskOut) {
+				view := mustCall[store.SpecTaskView](t, f.env, "get_spec_task", map[string]any{"task": "t-login"})
+				type row struct {
+					Seq       int
+					Title     string
+					BlockedBy []int
+					State     domain.ItemState
+				}
+				var got []row
+				for _, it := range view.Items {
+					got = append(got, row{it.Seq, it.Title, it.BlockedBy, it.State})
+				}
+				want := []row{{1, "Users table", nil, domain.ItemDone}, {2, "Login page", nil, domain.ItemInProgress},
+					{4, "Wire up", []int{2, 5, 6}, domain.ItemPending}, {5, "Session store", []int{1}, domain.ItemInProgress},
+					{6, "Session handler", []int{5}, domain.ItemPending}}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("items (-want +got):\n%s", diff)
+				}
+			},
+		},
 		{name: "re-plan needs a blocked item", setup: withApproved, caller: "w-echo",
 			args:    map[string]any{"task": "t-login", "replace": 1, "items": []map[string]any{{"seq": 1, "title": "x"}}},
 			wantErr: []string{"item 1 of t-login is in_progress; only a blocked item is re-planned"}, wantIs: domain.ErrConflict},
