@@ -144,6 +144,14 @@ func (s *Store) replanTx(tx *gorm.DB, row specTaskRow, actor string, items []dom
 	for _, it := range all {
 		next = max(next, it.Seq+1)
 	}
+	if replace == 0 && !row.AddItems {
+		return fmt.Errorf("%w: %s is in implementation; name the blocked item to re-plan with replace (new items are added only when the reviewer asks for changes)", domain.ErrConflict, row.ID)
+	}
+	if replace == 0 {
+		if err := tx.Model(&specTaskRow{}).Where("id = ?", row.ID).Update("add_items", false).Error; err != nil {
+			return err
+		}
+	}
 	var old domain.TaskItem
 	if replace > 0 {
 		i := slices.IndexFunc(all, func(it domain.TaskItem) bool { return it.Seq == replace })
@@ -236,7 +244,8 @@ func (s *Store) requestChangesTx(tx *gorm.DB, row specTaskRow, actor, comments s
 	if err != nil {
 		return err
 	}
-	if err := tx.Model(&specTaskRow{}).Where("id = ?", row.ID).Updates(map[string]any{"revisions": row.Revisions + 1, "comments": comments}).Error; err != nil {
+	if err := tx.Model(&specTaskRow{}).Where("id = ?", row.ID).Updates(map[string]any{"revisions": row.Revisions + 1, "comments": comments,
+		"add_items": row.State == string(domain.TaskImplementation)}).Error; err != nil {
 		return err
 	}
 	how := "Revise the spec and send it again with submit_spec."

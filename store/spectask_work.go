@@ -37,31 +37,57 @@ func (s *Store) advanceTx(tx *gorm.DB, row specTaskRow, actor, causedBy string) 
 			"Every item of %s, %q, is done. Approve the work or request changes with review_spec.\n\n%s",
 			row.ID, row.Title, domain.RenderChecklist(row.Title, items)))
 	}
-	busy, err := busyBuilders(tx)
+	working, waiting, err := s.handOutTx(tx, row, items, causedBy)
 	if err != nil {
 		return err
 	}
+	if working == 0 && waiting == 0 {
+		return s.stallTx(tx, row, actor, items)
+	}
+	return s.handOutElsewhereTx(tx, row.ID, causedBy)
+}
+
+// handOutTx gives ready items to free builders within the task's cap. It
+// returns how many items are in progress and how many ready ones wait
+// for a builder.
+func (s *Store) handOutTx(tx *gorm.DB, row specTaskRow, items []domain.TaskItem, causedBy string) (working, waiting int, err error) {
+	busy, err := busyBuilders(tx)
+	if err != nil {
+		return 0, 0, err
+	}
 	var builders []string
 	json.Unmarshal([]byte(row.Builders), &builders)
-	working := 0
-	for _, it := range items {
-		if it.State == domain.ItemInProgress && it.Worker != "" {
-			working++
-		}
-	}
-	for _, it := range domain.ReadyItems(items) {
+	working = countState(items, domain.ItemInProgress)
+	ready := domain.ReadyItems(items)
+	for i, it := range ready {
 		free := slices.IndexFunc(builders, func(b string) bool { return !busy[b] })
 		if working >= row.Parallel || free < 0 {
-			break
+			return working, len(ready) - i, nil
 		}
 		if err := s.handoutTx(tx, row, items, it, builders[free], causedBy); err != nil {
-			return err
+			return 0, 0, err
 		}
 		busy[builders[free]] = true
 		working++
 	}
-	if working == 0 {
-		return s.stallTx(tx, row, actor, items)
+	return working, 0, nil
+}
+
+// handOutElsewhereTx lets builders this task just freed take ready items
+// of other tasks in implementation; it never stalls or finishes those.
+func (s *Store) handOutElsewhereTx(tx *gorm.DB, except, causedBy string) error {
+	var rows []specTaskRow
+	if err := tx.Where("state = ? AND id <> ?", string(domain.TaskImplementation), except).Order("priority DESC, created_at").Find(&rows).Error; err != nil {
+		return err
+	}
+	for _, row := range rows {
+		items, err := taskItems(tx, row.ID)
+		if err != nil {
+			return err
+		}
+		if _, _, err := s.handOutTx(tx, row, items, causedBy); err != nil {
+			return err
+		}
 	}
 	return nil
 }

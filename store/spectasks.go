@@ -19,18 +19,21 @@ import (
 // what keeps an item from being handed to two workers at once.
 
 type specTaskRow struct {
-	ID           string `gorm:"primaryKey"`
-	Title        string `gorm:"not null"`
-	Prompt       string `gorm:"not null"`
-	Priority     int
-	State        string `gorm:"not null;index"`
-	Repo         string
-	Planner      string `gorm:"not null"`
-	Reviewer     string `gorm:"not null"`
-	Builders     string `gorm:"not null"`
-	Parallel     int    `gorm:"not null"`
-	Revisions    int
-	Comments     string
+	ID        string `gorm:"primaryKey"`
+	Title     string `gorm:"not null"`
+	Prompt    string `gorm:"not null"`
+	Priority  int
+	State     string `gorm:"not null;index"`
+	Repo      string
+	Planner   string `gorm:"not null"`
+	Reviewer  string `gorm:"not null"`
+	Builders  string `gorm:"not null"`
+	Parallel  int    `gorm:"not null"`
+	Revisions int
+	Comments  string
+	// AddItems is set while the reviewer's changes to the built work wait
+	// for the planner's new items, so a replayed submit adds none twice.
+	AddItems     bool
 	Requirements string
 	Design       string
 	CreatedBy    string

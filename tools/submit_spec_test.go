@@ -95,6 +95,34 @@ func TestSubmitSpec(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "after changes to the built work, the planner's new items are added once and handed out",
+			setup: func(t *testing.T, f fixture) {
+				withApproved(t, f)
+				for _, r := range []struct {
+					w    string
+					item int
+				}{{"w-b1", 1}, {"w-b2", 2}, {"w-b1", 3}, {"w-b1", 4}} {
+					report(t, f, r.w, r.item, "delivered", "done")
+				}
+				mustCall[any](t, f.env, "review_spec", map[string]any{"task": "t-login", "comments": "Add a logout link."})
+			},
+			caller: "w-echo",
+			args:   map[string]any{"task": "t-login", "items": []map[string]any{{"seq": 1, "title": "Logout link"}}},
+			want:   taskOut{ID: "t-login", State: "implementation"},
+			check: func(t *testing.T, f fixture, _ taskOut) {
+				if got := items(t, f, "t-login"); got[4] != (itemOut{5, "in_progress", "w-b1"}) {
+					t.Errorf("items = %+v, want 5 in progress with w-b1", got)
+				}
+				_, err := call[any](t, f.as("w-echo"), "submit_spec", map[string]any{"task": "t-login", "items": []map[string]any{{"seq": 1, "title": "Logout link"}}})
+				if err == nil || !strings.Contains(err.Error(), "name the blocked item to re-plan") {
+					t.Errorf("a replayed submit = %v, want refused", err)
+				}
+			},
+		},
+		{name: "in implementation new items need the reviewer's request", setup: withApproved, caller: "w-echo",
+			args:    map[string]any{"task": "t-login", "items": []map[string]any{{"seq": 1, "title": "x"}}},
+			wantErr: []string{"t-login is in implementation; name the blocked item to re-plan with replace"}, wantIs: domain.ErrConflict},
 		{name: "re-plan needs a blocked item", setup: withApproved, caller: "w-echo",
 			args:    map[string]any{"task": "t-login", "replace": 1, "items": []map[string]any{{"seq": 1, "title": "x"}}},
 			wantErr: []string{"item 1 of t-login is in_progress; only a blocked item is re-planned"}, wantIs: domain.ErrConflict},

@@ -66,9 +66,10 @@ func TestSpecTaskSurvivesSIGKILL(t *testing.T) {
 	until(t, 60*time.Second, "the spec", func() bool { return state() == domain.TaskSpecReview })
 	reviews := readmeCalls(t, "../../demos/spec-tasks/README.md", "## 4. Review")
 	callJSON(t, owner, reviews[0].tool, reviews[0].args)
-	until(t, 60*time.Second, "the revised spec", func() bool {
+	until(t, 60*time.Second, "the revised spec, and the planner's run over", func() bool {
 		view, err := st.GetSpecTask(ctx, "t-greeter")
-		return err == nil && view.Task.State == domain.TaskSpecReview && len(view.Items) == 4
+		running, err2 := st.RunningActivations(ctx)
+		return err == nil && err2 == nil && view.Task.State == domain.TaskSpecReview && len(view.Items) == 4 && len(running) == 0
 	})
 	callJSON(t, owner, reviews[1].tool, reviews[1].args)
 	t.Cleanup(func() { // what the runs and items were, when it failed
