@@ -33,16 +33,21 @@ func (s *Store) advanceTx(tx *gorm.DB, row specTaskRow, actor, causedBy string) 
 		if err != nil {
 			return err
 		}
-		return s.notifyTaskTx(tx, row.Reviewer, row, ev.ID, "review the implementation", fmt.Sprintf(
+		if err := s.notifyTaskTx(tx, row.Reviewer, row, ev.ID, "review the implementation", fmt.Sprintf(
 			"Every item of %s, %q, is done. Approve the work or request changes with review_spec.\n\n%s",
-			row.ID, row.Title, domain.RenderChecklist(row.Title, items)))
+			row.ID, row.Title, domain.RenderChecklist(row.Title, items))); err != nil {
+			return err
+		}
+		return s.handOutElsewhereTx(tx, row.ID, causedBy)
 	}
 	working, waiting, err := s.handOutTx(tx, row, items, causedBy)
 	if err != nil {
 		return err
 	}
 	if working == 0 && waiting == 0 {
-		return s.stallTx(tx, row, actor, items)
+		if err := s.stallTx(tx, row, actor, items); err != nil {
+			return err
+		}
 	}
 	return s.handOutElsewhereTx(tx, row.ID, causedBy)
 }

@@ -111,6 +111,18 @@ func TestReportItem(t *testing.T) {
 				}
 			},
 		},
+		{
+			name:  "a builder freed on one task takes another's ready item",
+			setup: withBusyB2, caller: "w-b2",
+			args: map[string]any{"task": "t-other", "item": 1, "outcome": "delivered", "summary": "x done"},
+			want: itemOut{Seq: 1, State: "done", Worker: "w-b2"},
+			check: func(t *testing.T, f fixture, _ itemOut) {
+				want := []itemOut{{1, "in_progress", "w-b1"}, {2, "in_progress", "w-b2"}, {3, "pending", ""}, {4, "pending", ""}}
+				if diff := cmp.Diff(want, items(t, f, "t-login")); diff != "" {
+					t.Errorf("t-login items (-want +got):\n%s", diff)
+				}
+			},
+		},
 		{name: "not your item", setup: withApproved, caller: "w-b2", args: args(1, "delivered", "x"),
 			wantErr: []string{`item t-login/1 is in_progress with "w-b1", not in progress with w-b2`}, wantIs: domain.ErrConflict},
 		{name: "unknown item", setup: withApproved, caller: "w-b1", args: args(9, "delivered", "x"),
