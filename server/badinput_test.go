@@ -181,6 +181,14 @@ func TestBadInput(t *testing.T) {
 		{"missing id", "decide_approval", map[string]any{"decision": "deny"}, []string{`missing properties: ["id"]`}},
 		{"unknown approval", "decide_approval", map[string]any{"id": "ap-nope", "decision": "deny"}, []string{`approval "ap-nope": not found`}},
 		{"bad approval lists the valid values", "grant_tool", map[string]any{"worker": "w-owner", "tool": "publish", "approval": "yes"}, []string{"/properties/approval", "yes does not equal any of: [required none]"}},
+		{"repository path does not exist", "create_spec_task", map[string]any{"title": "T", "prompt": "p", "planner": "w-echo", "builders": []string{"w-echo"}, "repo": "/nonexistent/repo"}, []string{`repo: "/nonexistent/repo" does not exist`}},
+		{"unexpected argument", "list_spec_tasks", map[string]any{"state": "done"}, []string{`unexpected additional properties ["state"]`}},
+		{"unknown task", "get_spec_task", map[string]any{"task": "t-nope"}, []string{`spec task "t-nope": not found`}},
+		{"unknown task", "submit_spec", map[string]any{"task": "t-nope", "design": "d", "items": []any{}}, []string{`spec task "t-nope": not found`}},
+		{"missing approve", "review_spec", map[string]any{"task": "t-nope"}, []string{`missing properties: ["approve"]`}},
+		{"unknown task", "claim_item", map[string]any{"task": "t-nope", "item": 1}, []string{`spec task "t-nope": not found`}},
+		{"bad outcome lists the valid outcomes", "report_item", map[string]any{"task": "t-nope", "item": 1, "outcome": "done", "summary": "s"}, []string{"/properties/outcome", "done does not equal any of: [delivered partial blocked]"}},
+		{"unknown task", "cancel_spec_task", map[string]any{"task": "t-nope"}, []string{`spec task "t-nope": not found`}},
 	}
 
 	covered := map[string]bool{}

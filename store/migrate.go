@@ -74,6 +74,9 @@ var migrations = []migration{
 	{17, "approval requests, grants that need approval, tainted runs", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&approvalRow{}, &grantRow{}, &activationRow{})
 	}},
+	{18, "spec tasks", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&specTaskRow{}, &taskItemRow{})
+	}},
 }
 
 type schemaMigration struct {

@@ -238,6 +238,9 @@ func (s *Store) FinishActivation(ctx context.Context, a domain.Activation, exitL
 		if closed, err := s.closeActivation(tx, a, exitLog); err != nil || !closed {
 			return err
 		}
+		if err := s.endedRunTx(tx, a); err != nil {
+			return err
+		}
 		next := triggerDone
 		if a.Status == domain.ActivationInterrupted {
 			next = triggerPending

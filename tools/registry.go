@@ -26,6 +26,7 @@ var All = sync.OnceValue(func() []Tool {
 		createSkill(), listSkills(), getSkill(), callSkill(), rollbackSkill(), deleteSkill(),
 		setBudget(), listBudgets(),
 		listApprovals(), decideApproval(),
+		createSpecTask(), listSpecTasks(), getSpecTask(), submitSpec(), reviewSpec(), claimItem(), reportItem(), cancelSpecTask(),
 	}
 })
 

@@ -84,7 +84,7 @@ func newRootCmd() *cobra.Command {
 		Version:       version,
 	}
 	root.SetVersionTemplate("helix-org {{.Version}}\n")
-	root.AddCommand(newServeCmd(), newChatCmd(), newBootstrapCmd(), newTokenCmd(), newConfigCmd(), newVersionCmd(), newAgentCmd(), newActivationsCmd(), newTriggersCmd(), newSpendCmd())
+	root.AddCommand(newServeCmd(), newChatCmd(), newBootstrapCmd(), newTokenCmd(), newConfigCmd(), newVersionCmd(), newAgentCmd(), newActivationsCmd(), newTriggersCmd(), newSpendCmd(), newTasksCmd())
 	root.AddCommand(newCallCmd(), newToolsCmd(), newBackupCmd(), newExportCmd(), newImportCmd())
 	return root
 }

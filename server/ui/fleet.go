@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -38,17 +39,39 @@ type fleetCard struct {
 	LogErr string
 }
 
-// taskView is the extension point for spec tasks: the current item and
-// its neighbours, so the fleet shows where in its list a run is.
+// taskView is the spec task item a run is on and its neighbours, so the
+// fleet shows where in its list a run is.
 type taskView struct {
+	Task    string
 	Before  []string
 	Current string
 	After   []string
 }
 
-// taskOf returns the spec task an activation works on. Spec tasks do not
-// exist yet; when they do, this reads them and the fleet card shows them.
-func taskOf(context.Context, domain.Activation) *taskView { return nil }
+// taskOf returns the spec task item the activation's worker is on: a
+// builder works one item at a time, so the worker names it.
+func (u *UI) taskOf(ctx context.Context, act domain.Activation) (*taskView, error) {
+	view, f, ok, err := u.st.WorkerItem(ctx, act.WorkerID)
+	if err != nil || !ok {
+		return nil, err
+	}
+	title := func(seq int) string {
+		for _, it := range view.Items {
+			if it.Seq == seq {
+				return fmt.Sprintf("%d. %s", it.Seq, it.Title)
+			}
+		}
+		return ""
+	}
+	tv := &taskView{Task: view.Task.ID, Current: fmt.Sprintf("%s (%s)", title(f.Item), f.Elapsed)}
+	if f.Before > 0 {
+		tv.Before = []string{title(f.Before)}
+	}
+	if f.After > 0 {
+		tv.After = []string{title(f.After)}
+	}
+	return tv, nil
+}
 
 // handleFleet shows every AI worker the viewer may watch, running ones
 // first with what woke them, how long they have run and the tool they are
@@ -113,7 +136,11 @@ func (u *UI) fleetCard(ctx context.Context, v *viewer, wk domain.Worker, runs ma
 		c.LogErr, c.Status = err.Error(), ""
 		return c, nil
 	}
-	c.Status, c.Activation, c.Task = statusRunning, &act, taskOf(ctx, act)
+	task, err := u.taskOf(ctx, act)
+	if err != nil {
+		return c, err
+	}
+	c.Status, c.Activation, c.Task = statusRunning, &act, task
 	c.Elapsed = "running " + u.st.Now().Sub(act.StartedAt).Round(time.Second).String()
 	trigs, err := u.st.ActivationTriggers(ctx, act.ID)
 	if err != nil {

@@ -1,0 +1,18 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/helixml/helix-org/store"
+)
+
+type taskIn struct {
+	Task string `json:"task"`
+}
+
+func getSpecTask() Tool {
+	return define("get_spec_task", "Get a spec task: state, documents, items and who works on what.",
+		func(ctx context.Context, env *Env, in taskIn) (store.SpecTaskView, error) {
+			return env.Store.GetSpecTask(ctx, in.Task)
+		})
+}
