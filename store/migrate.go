@@ -65,6 +65,7 @@ var migrations = []migration{
 	{14, "token labels and last use", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&tokenRow{})
 	}},
+	{15, "insight memory", migrateInsights},
 }
 
 type schemaMigration struct {
