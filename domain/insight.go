@@ -52,14 +52,22 @@ const (
 // InsightScopes lists the valid scopes.
 var InsightScopes = []InsightScope{ScopeOrg, ScopeRole, ScopePosition, ScopeWorker}
 
+// Validate rejects unknown scopes, naming the valid ones.
+func (sc InsightScope) Validate(field string) error {
+	if !slices.Contains(InsightScopes, sc) {
+		return EnumError(field, "insight scope", sc, InsightScopes)
+	}
+	return nil
+}
+
 // scopePrefix is the id prefix of each scope's target.
 var scopePrefix = map[InsightScope]string{ScopeRole: PrefixRole, ScopePosition: PrefixPosition, ScopeWorker: PrefixWorker}
 
 // ValidateTarget checks scope and its target together: org has none, the
 // others name a role, position or worker id.
 func (sc InsightScope) ValidateTarget(target string) error {
-	if !slices.Contains(InsightScopes, sc) {
-		return EnumError("scope", "insight scope", sc, InsightScopes)
+	if err := sc.Validate("scope"); err != nil {
+		return err
 	}
 	prefix := scopePrefix[sc]
 	switch {

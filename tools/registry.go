@@ -25,6 +25,7 @@ var All = sync.OnceValue(func() []Tool {
 		listDeliveries(), enableEndpoint(),
 		createSkill(), listSkills(), getSkill(), callSkill(), rollbackSkill(), deleteSkill(),
 		setBudget(), listBudgets(),
+		storeInsight(), recall(), insightFeedback(), correctInsight(), listInsights(), linkInsights(), consolidateInsights(),
 	}
 })
 
@@ -38,7 +39,7 @@ func Names() []string {
 }
 
 // Settings are the operational config keys the tools read.
-var Settings = domain.Settings{MaxBodySetting}
+var Settings = domain.Settings{MaxBodySetting, LinkSimilarSetting}
 
 // MaxBodySetting bounds a published message body.
 var MaxBodySetting = domain.SettingSpec{

@@ -1,0 +1,46 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/helixml/helix-org/store"
+)
+
+type recallIn struct {
+	Query  string `json:"query"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"default 5, at most 50"`
+	Follow bool   `json:"follow,omitempty" jsonschema:"also return insights linked to the results"`
+}
+
+// recalledOut is one result: the score and its three parts, how to read
+// it, and the link that brought it in when followed.
+type recalledOut struct {
+	Insight       insightOut `json:"insight"`
+	Score         float64    `json:"score"`
+	Relevance     float64    `json:"relevance"`
+	Effectiveness float64    `json:"effectiveness"`
+	Recency       float64    `json:"recency"`
+	Use           string     `json:"use"`
+	Via           string     `json:"via,omitempty"`
+	ViaKind       string     `json:"viaKind,omitempty"`
+}
+
+type recallOut struct {
+	Results []recalledOut `json:"results"`
+}
+
+func recall() Tool {
+	return define("recall", "Recall insights for a situation, scored 0.5·relevance + 0.3·effectiveness + 0.2·recency.",
+		func(ctx context.Context, env *Env, in recallIn) (recallOut, error) {
+			res, err := env.Store.Recall(ctx, env.Caller, store.RecallQuery{Query: in.Query, Limit: in.Limit, Follow: in.Follow, Activation: env.ActivationID})
+			if err != nil {
+				return recallOut{}, err
+			}
+			out := recallOut{Results: []recalledOut{}}
+			for _, r := range res {
+				out.Results = append(out.Results, recalledOut{Insight: insightOf(r.Insight), Score: round3(r.Score), Relevance: round3(r.Relevance),
+					Effectiveness: round3(r.Effectiveness), Recency: round3(r.Recency), Use: string(r.Use()), Via: r.Via, ViaKind: string(r.ViaKind)})
+			}
+			return out, nil
+		})
+}
