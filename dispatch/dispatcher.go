@@ -243,6 +243,7 @@ func (d *Dispatcher) activate(w string) {
 	if err := d.st.FinishActivation(endCtx, act, logEvent(w, act.ID, domain.LogEntry{Kind: domain.LogExit, Text: exitText(act)})); err != nil {
 		d.log.Error("finish activation", "activation", act.ID, "err", err)
 	}
+	d.creditRun(endCtx, act)
 }
 
 func exitText(a domain.Activation) string {
@@ -277,7 +278,7 @@ func (d *Dispatcher) run(ctx context.Context, act domain.Activation, trigs []dom
 		return domain.RunResult{}, err
 	}
 	run := domain.Run{ActivationID: act.ID, WorkerID: w.ID, EnvDir: dir, BaseURL: d.opts.MCPBaseURL, MCPURL: domain.MCPURL(d.opts.MCPBaseURL, w.ID), Token: tok,
-		Prompt: RenderPrompt(w, act, trigs), Timeout: timeout,
+		Prompt: RenderPrompt(w, act, trigs, d.recallFor(ctx, w, act, trigs)), Timeout: timeout,
 		Log: func(e domain.LogEntry) { d.appendLog(context.Background(), w.ID, act.ID, e) }, OnStart: onStart}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -10,12 +10,12 @@ import (
 	"github.com/helixml/helix-org/domain"
 )
 
-// markShown records results as shown to a run, counting each insight
-// injected once per run.
-func (s *Store) markShown(ctx context.Context, activation string, res []Recalled) error {
+// ShowInsights records insights as shown to a run (put in its prompt or
+// returned by its recall), counting each injected once per run.
+func (s *Store) ShowInsights(ctx context.Context, activation string, ids []string) error {
 	return s.write(ctx, func(tx *gorm.DB) error {
-		for _, r := range res {
-			if _, err := s.use(tx, activation, r.Insight.ID); err != nil {
+		for _, id := range ids {
+			if _, err := s.use(tx, activation, id); err != nil {
 				return err
 			}
 		}

@@ -70,7 +70,11 @@ func (s *Store) Recall(ctx context.Context, reader string, q RecallQuery) ([]Rec
 		}
 	}
 	if q.Activation != "" && len(out) > 0 {
-		if err := s.markShown(ctx, q.Activation, out); err != nil {
+		ids := make([]string, len(out))
+		for i, r := range out {
+			ids[i] = r.Insight.ID
+		}
+		if err := s.ShowInsights(ctx, q.Activation, ids); err != nil {
 			return nil, err
 		}
 	}
@@ -91,7 +95,9 @@ func (s *Store) search(tx *gorm.DB, text string, seat *domain.InsightSeat) ([]do
 		return nil, nil
 	}
 	match := `"` + strings.Join(terms, `" OR "`) + `"`
-	sql := `SELECT insights.*, matchinfo(insight_fts, 'pcnalx') AS mi FROM insight_fts JOIN insights ON insights.doc = insight_fts.docid
+	// CROSS JOIN keeps the full-text table outermost: the other order runs
+	// the whole MATCH once per insight row.
+	sql := `SELECT insights.*, matchinfo(insight_fts, 'pcnalx') AS mi FROM insight_fts CROSS JOIN insights ON insights.doc = insight_fts.docid
 		WHERE insight_fts MATCH ? AND insights.superseded_by = '' AND NOT insights.retired`
 	args := []any{match}
 	if seat != nil {
