@@ -2,10 +2,10 @@ package store
 
 import (
 	"context"
-	"encoding/binary"
+	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"gorm.io/gorm"
 
@@ -56,12 +56,12 @@ func (s *Store) Recall(ctx context.Context, reader string, q RecallQuery) ([]Rec
 	if err != nil {
 		return nil, err
 	}
-	cands, err := s.search(tx, q.Query, &seat)
+	ranked, err := s.rank(tx, q.Query, &seat, q.Mode, q.Limit)
 	if err != nil {
 		return nil, err
 	}
 	var out []Recalled
-	for _, r := range domain.Rank(q.Mode, cands, s.Now(), q.Limit) {
+	for _, r := range ranked {
 		out = append(out, Recalled{Ranked: r})
 	}
 	if q.Follow {
@@ -79,74 +79,6 @@ func (s *Store) Recall(ctx context.Context, reader string, q RecallQuery) ([]Rec
 		}
 	}
 	return out, nil
-}
-
-// searchRow is a matching insight with FTS4's matchinfo('pcnalx') blob.
-type searchRow struct {
-	Row insightRow `gorm:"embedded"`
-	MI  []byte     `gorm:"column:mi"`
-}
-
-// search returns the current insights matching any of text's terms that
-// seat sees (all, when nil), with their BM25.
-func (s *Store) search(tx *gorm.DB, text string, seat *domain.InsightSeat) ([]domain.Candidate, error) {
-	terms := domain.Terms(text)
-	if len(terms) == 0 {
-		return nil, nil
-	}
-	match := `"` + strings.Join(terms, `" OR "`) + `"`
-	// CROSS JOIN keeps the full-text table outermost: the other order runs
-	// the whole MATCH once per insight row.
-	sql := `SELECT insights.*, matchinfo(insight_fts, 'pcnalx') AS mi FROM insight_fts CROSS JOIN insights ON insights.doc = insight_fts.docid
-		WHERE insight_fts MATCH ? AND insights.superseded_by = '' AND NOT insights.retired`
-	args := []any{match}
-	if seat != nil {
-		sql += ` AND (insights.scope = 'org' OR (insights.scope = 'role' AND insights.target = ?) OR (insights.scope = 'position' AND insights.target = ?) OR (insights.scope = 'worker' AND insights.target = ?))`
-		args = append(args, seat.Role, seat.Position, seat.Worker)
-	}
-	var rows []searchRow
-	if err := tx.Raw(sql, args...).Scan(&rows).Error; err != nil {
-		return nil, fmt.Errorf("search insights: %w", err)
-	}
-	out := make([]domain.Candidate, 0, len(rows))
-	for _, r := range rows {
-		c, hits, err := matchInfo(r.MI)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, domain.Candidate{Insight: r.Row.toDomain(), BM25: domain.BM25(c, hits)})
-	}
-	return out, nil
-}
-
-// matchInfo decodes matchinfo 'pcnalx': phrases, columns, rows, average
-// and this row's column lengths, then per phrase and column three counts
-// (hits here, hits everywhere, rows with a hit).
-func matchInfo(b []byte) (domain.CorpusStats, domain.FieldHits, error) {
-	v := make([]int, len(b)/4)
-	for i := range v {
-		v[i] = int(binary.NativeEndian.Uint32(b[4*i:]))
-	}
-	if len(v) < 3 {
-		return domain.CorpusStats{}, domain.FieldHits{}, fmt.Errorf("matchinfo: %d values", len(v))
-	}
-	p, c := v[0], v[1]
-	if len(v) != 3+2*c+3*p*c {
-		return domain.CorpusStats{}, domain.FieldHits{}, fmt.Errorf("matchinfo: %d values for %d phrases, %d columns", len(v), p, c)
-	}
-	cs := domain.CorpusStats{Docs: v[2], AvgLen: make([]float64, c), DF: make([][]int, p)}
-	fh := domain.FieldHits{Len: v[3+c : 3+2*c], TF: make([][]int, p)}
-	for f := range c {
-		cs.AvgLen[f] = float64(v[3+f])
-	}
-	x := v[3+2*c:]
-	for t := range p {
-		cs.DF[t], fh.TF[t] = make([]int, c), make([]int, c)
-		for f := range c {
-			fh.TF[t][f], cs.DF[t][f] = x[3*(t*c+f)], x[3*(t*c+f)+2]
-		}
-	}
-	return cs, fh, nil
 }
 
 // follow adds, after the results, the current insights linked to them
@@ -185,13 +117,14 @@ func (s *Store) follow(tx *gorm.DB, seat domain.InsightSeat, mode domain.RankMod
 
 // insightSeat is the scopes a worker belongs to.
 func insightSeat(tx *gorm.DB, worker string) (domain.InsightSeat, error) {
-	var w workerRow
-	if err := tx.Preload("Position").Where("id = ?", worker).Take(&w).Error; err != nil {
-		return domain.InsightSeat{}, notFoundOr(err, "worker", worker)
+	var st domain.InsightSeat
+	err := tx.Raw("SELECT w.id AS worker, w.position_id AS position, p.role_id AS role FROM workers w JOIN positions p ON p.id = w.position_id WHERE w.id = ?", worker).
+		Row().Scan(&st.Worker, &st.Position, &st.Role)
+	if errors.Is(err, sql.ErrNoRows) {
+		return st, domain.NotFound("worker", worker)
 	}
-	st := domain.InsightSeat{Worker: w.ID, Position: w.PositionID}
-	if w.Position != nil {
-		st.Role = w.Position.RoleID
+	if err != nil {
+		return st, fmt.Errorf("seat of %s: %w", worker, err)
 	}
 	return st, nil
 }

@@ -148,11 +148,11 @@ func (s *Store) linkNew(tx *gorm.DB, actor string, in domain.Insight, threshold 
 	if threshold <= 0 {
 		return nil
 	}
-	cands, err := s.search(tx, in.Text(), nil)
+	ranked, err := s.rank(tx, in.Text(), nil, domain.RankBaseline, 10)
 	if err != nil {
 		return err
 	}
-	for _, r := range domain.Rank(domain.RankBaseline, cands, s.Now(), 10) {
+	for _, r := range ranked {
 		if r.Insight.ID == in.ID {
 			continue
 		}

@@ -3,10 +3,13 @@ package store_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
@@ -204,19 +207,38 @@ func BenchmarkMemoryRecall100k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var lat []time.Duration
+	// Wall time on a shared machine measures the neighbours too, so the
+	// thread's CPU time (the recall runs on this goroutine's thread, the
+	// SQLite part included) is reported beside it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var wall, cpu []time.Duration
 	for b.Loop() {
 		topic := rng.IntN(topics)
 		q := fmt.Sprintf("%s %s %s %s %s %s", topicWord(topic, 0), topicWord(topic, 1), topicWord(topic, 2), topicWord(topic, 3), vocab(), vocab())
-		start := time.Now()
+		start, startCPU := time.Now(), threadCPU(b)
 		if _, err := st.Recall(ctx, "w-b", store.RecallQuery{Query: q, Limit: 5}); err != nil {
 			b.Fatal(err)
 		}
-		lat = append(lat, time.Since(start))
+		wall, cpu = append(wall, time.Since(start)), append(cpu, threadCPU(b)-startCPU)
 	}
-	slices.Sort(lat)
-	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))]) / 1e6 }
-	b.ReportMetric(pct(0.5), "p50_ms")
-	b.ReportMetric(pct(0.95), "p95_ms")
-	b.ReportMetric(pct(0.99), "p99_ms")
+	for _, m := range []struct {
+		name string
+		d    []time.Duration
+	}{{"", wall}, {"cpu_", cpu}} {
+		slices.Sort(m.d)
+		pct := func(p float64) float64 { return float64(m.d[int(p*float64(len(m.d)-1))]) / 1e6 }
+		b.ReportMetric(pct(0.5), m.name+"p50_ms")
+		b.ReportMetric(pct(0.95), m.name+"p95_ms")
+		b.ReportMetric(pct(0.99), m.name+"p99_ms")
+	}
+}
+
+// threadCPU is the CPU time the calling thread has used.
+func threadCPU(tb testing.TB) time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
