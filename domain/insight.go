@@ -224,3 +224,31 @@ type InsightLink struct {
 	// Similarity is the text overlap (0..1) of a similar link.
 	Similarity float64
 }
+
+// TagUserProvided marks an insight a reviewer gave in answer to a learn
+// question. UserProvidedPrior is the credit it starts with, as if it had
+// helped that often: a reviewer's answer starts as a constraint and must
+// keep earning it.
+const (
+	TagUserProvided   = "user-provided"
+	UserProvidedPrior = 2.0
+)
+
+// LearnQuestion is what the learn step asks a reviewer about one failed
+// run: what should the worker do next time? The answer becomes an insight.
+type LearnQuestion struct {
+	ID         string
+	Activation string
+	Worker     string
+	Reviewer   string
+	// Situation is what the run was about, quoted from its triggers; it
+	// becomes the trigger of the answer's insight.
+	Situation string
+	Error     string
+	// Used are the insights the run cited.
+	Used []string
+	// Notice is the inbox event that asked; Insight the answer, once given.
+	Notice  string
+	Insight string
+	AskedAt time.Time
+}

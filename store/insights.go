@@ -90,7 +90,7 @@ func (insightUseRow) TableName() string { return "insight_uses" }
 // build tag, FTS4 always; matchinfo gives the counts BM25 needs, which
 // domain.BM25 computes.
 func migrateInsights(tx *gorm.DB) error {
-	if err := tx.AutoMigrate(&insightRow{}, &insightLinkRow{}, &insightUseRow{}); err != nil {
+	if err := tx.AutoMigrate(&insightRow{}, &insightLinkRow{}, &insightUseRow{}, &learnQuestionRow{}); err != nil {
 		return err
 	}
 	return tx.Exec("CREATE VIRTUAL TABLE IF NOT EXISTS insight_fts USING fts4(trigger, resolution, tags, tokenize=porter)").Error

@@ -25,7 +25,7 @@ var All = sync.OnceValue(func() []Tool {
 		listDeliveries(), enableEndpoint(),
 		createSkill(), listSkills(), getSkill(), callSkill(), rollbackSkill(), deleteSkill(),
 		setBudget(), listBudgets(),
-		storeInsight(), recall(), insightFeedback(), correctInsight(), listInsights(), linkInsights(), consolidateInsights(),
+		storeInsight(), recall(), insightFeedback(), correctInsight(), listInsights(), linkInsights(), consolidateInsights(), learn(),
 	}
 })
 

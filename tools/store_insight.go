@@ -7,12 +7,13 @@ import (
 )
 
 type storeInsightIn struct {
-	Trigger    string   `json:"trigger" jsonschema:"the situation"`
+	Trigger    string   `json:"trigger,omitempty" jsonschema:"the situation"`
 	Resolution string   `json:"resolution" jsonschema:"what to do"`
 	Type       string   `json:"type"`
 	Tags       []string `json:"tags,omitempty"`
 	Scope      string   `json:"scope,omitempty" jsonschema:"default worker (yourself)"`
 	Target     string   `json:"target,omitempty" jsonschema:"role, position or worker id"`
+	Question   string   `json:"question,omitempty" jsonschema:"a learn question (q-…) this answers"`
 }
 
 type storeInsightOut struct {
@@ -24,10 +25,16 @@ func storeInsight() Tool {
 		func(ctx context.Context, env *Env, in storeInsightIn) (storeInsightOut, error) {
 			ins := domain.Insight{Trigger: in.Trigger, Resolution: in.Resolution, Type: domain.InsightType(in.Type), Tags: in.Tags,
 				Scope: domain.InsightScope(in.Scope), Target: in.Target, Activation: env.ActivationID}
-			if ins.Scope == "" && ins.Target == "" {
-				ins.Scope, ins.Target = domain.ScopeWorker, env.Caller
+			var got domain.Insight
+			var err error
+			if in.Question != "" {
+				got, err = env.Store.AnswerQuestion(ctx, env.Caller, in.Question, ins, similarThreshold(ctx, env.Store))
+			} else {
+				if ins.Scope == "" && ins.Target == "" {
+					ins.Scope, ins.Target = domain.ScopeWorker, env.Caller
+				}
+				got, err = env.Store.StoreInsight(ctx, env.Caller, ins, similarThreshold(ctx, env.Store))
 			}
-			got, err := env.Store.StoreInsight(ctx, env.Caller, ins, similarThreshold(ctx, env.Store))
 			if err != nil {
 				return storeInsightOut{}, err
 			}
