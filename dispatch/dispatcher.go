@@ -243,7 +243,6 @@ func (d *Dispatcher) activate(w string) {
 	if err := d.st.FinishActivation(endCtx, act, logEvent(w, act.ID, domain.LogEntry{Kind: domain.LogExit, Text: exitText(act)})); err != nil {
 		d.log.Error("finish activation", "activation", act.ID, "err", err)
 	}
-	d.creditRun(endCtx, act)
 }
 
 func exitText(a domain.Activation) string {

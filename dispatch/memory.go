@@ -104,19 +104,3 @@ func writeInsights(b *strings.Builder, mem []domain.Ranked) {
 		}
 	}
 }
-
-// creditRun passes a finished run's result to the insights it cited:
-// succeeded helped, failed failed; an interrupted run says nothing.
-func (d *Dispatcher) creditRun(ctx context.Context, act domain.Activation) {
-	o := domain.OutcomeHelped
-	switch act.Status {
-	case domain.ActivationSucceeded:
-	case domain.ActivationFailed:
-		o = domain.OutcomeFailed
-	default:
-		return
-	}
-	if _, err := d.st.FinishInsightRun(ctx, act.ID, o); err != nil {
-		d.log.Error("credit the insights a run used", "activation", act.ID, "err", err)
-	}
-}

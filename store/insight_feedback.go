@@ -96,31 +96,32 @@ func (s *Store) feedback(tx *gorm.DB, activation, id string, o domain.InsightOut
 	return credit(tx, id, o)
 }
 
-// FinishInsightRun credits the run's outcome (helped or failed) to the
-// insights it cited as utilized and were not credited yet; insights it was
-// only shown get nothing. It returns how many were credited.
-func (s *Store) FinishInsightRun(ctx context.Context, activation string, o domain.InsightOutcome) (int, error) {
-	if o != domain.OutcomeHelped && o != domain.OutcomeFailed {
-		return 0, domain.Invalid("outcome", "a run ends helped or failed; got %q", o)
+// creditRunTx credits a finished run's result to the insights it cited as
+// utilized and were not credited yet: succeeded helped, failed failed; an
+// interrupted run says nothing, and insights it was only shown get
+// nothing. It returns how many were credited.
+func creditRunTx(tx *gorm.DB, a domain.Activation) (int, error) {
+	o := domain.OutcomeHelped
+	switch a.Status {
+	case domain.ActivationSucceeded:
+	case domain.ActivationFailed:
+		o = domain.OutcomeFailed
+	default:
+		return 0, nil
 	}
-	n := 0
-	err := s.write(ctx, func(tx *gorm.DB) error {
-		var uses []insightUseRow
-		if err := tx.Where("activation_id = ? AND utilized AND credited = ''", activation).Find(&uses).Error; err != nil {
-			return err
+	var uses []insightUseRow
+	if err := tx.Where("activation_id = ? AND utilized AND credited = ''", a.ID).Find(&uses).Error; err != nil {
+		return 0, fmt.Errorf("insights used by %s: %w", a.ID, err)
+	}
+	for _, u := range uses {
+		if err := tx.Model(&u).Where("activation_id = ? AND insight_id = ?", a.ID, u.InsightID).Update("credited", string(o)).Error; err != nil {
+			return 0, err
 		}
-		for _, u := range uses {
-			if err := tx.Model(&u).Where("activation_id = ? AND insight_id = ?", activation, u.InsightID).Update("credited", string(o)).Error; err != nil {
-				return err
-			}
-			if err := credit(tx, u.InsightID, o); err != nil {
-				return err
-			}
+		if err := credit(tx, u.InsightID, o); err != nil {
+			return 0, err
 		}
-		n = len(uses)
-		return nil
-	})
-	return n, err
+	}
+	return len(uses), nil
 }
 
 // credit applies an outcome of id to it and its led_to ancestors.

@@ -206,11 +206,13 @@ func TestLedToCredit(t *testing.T) {
 	if err := st.InsightFeedback(ctx, "w-bot", "a-last", []string{chain[3].ID}, domain.OutcomeUtilized); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := st.FinishInsightRun(ctx, "a-last", domain.OutcomeFailed); err != nil || n != 1 {
-		t.Fatalf("finish run: %d, %v", n, err)
+	act, _, _, err := st.Claim(ctx, "w-bot", "a-last", time.Hour)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n, _ := st.FinishInsightRun(ctx, "a-last", domain.OutcomeFailed); n != 0 {
-		t.Errorf("a second finish credited %d again", n)
+	act.Status, act.Error = domain.ActivationFailed, "boom"
+	if err := st.FinishActivation(ctx, act, domain.Event{StreamID: domain.ActivationStreamPrefix + "w-bot", Message: domain.Message{Body: "exit"}}); err != nil {
+		t.Fatal(err)
 	}
 	got := map[string]float64{}
 	for _, in := range append(chain, echo) {

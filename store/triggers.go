@@ -212,10 +212,14 @@ func (s *Store) StartActivation(ctx context.Context, id string, p domain.AgentPr
 // FinishActivation records how an activation ended, revokes its token and
 // appends the exit entry to its log, in one transaction. A succeeded or
 // failed run closes its triggers; an interrupted one hands them back to
-// pending so the next start runs them again (at-least-once).
+// pending so the next start runs them again (at-least-once). The run's
+// result credits the insights it cited as utilized (creditRunTx).
 func (s *Store) FinishActivation(ctx context.Context, a domain.Activation, exitLog domain.Event) error {
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		if err := s.closeActivation(tx, a, exitLog); err != nil {
+			return err
+		}
+		if _, err := creditRunTx(tx, a); err != nil {
 			return err
 		}
 		next := triggerDone
