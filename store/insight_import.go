@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/helixml/helix-org/domain"
@@ -39,4 +40,22 @@ func (im *Importer) InsightLink(l domain.InsightLink, createdBy string) error {
 		return fmt.Errorf("insight link %s→%s: %w", l.From, l.To, err)
 	}
 	return im.create("insight links", &insightLinkRow{FromID: l.From, ToID: l.To, Kind: string(l.Kind), Similarity: l.Similarity, CreatedBy: createdBy, CreatedAt: im.s.Now()})
+}
+
+// ExportInsights returns every version of every insight, oldest first,
+// and every link, for an export.
+func (s *Store) ExportInsights(ctx context.Context) ([]domain.Insight, []domain.InsightLink, error) {
+	var rows []insightRow
+	if err := s.read(ctx).Order("doc").Find(&rows).Error; err != nil {
+		return nil, nil, fmt.Errorf("export insights: %w", err)
+	}
+	var links []insightLinkRow
+	if err := s.read(ctx).Order("created_at, from_id, to_id, kind").Find(&links).Error; err != nil {
+		return nil, nil, fmt.Errorf("export insight links: %w", err)
+	}
+	out := make([]domain.InsightLink, len(links))
+	for i, l := range links {
+		out[i] = domain.InsightLink{From: l.FromID, To: l.ToID, Kind: domain.InsightLinkKind(l.Kind), Similarity: l.Similarity}
+	}
+	return mapRows(rows, insightRow.toDomain), out, nil
 }
