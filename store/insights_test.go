@@ -271,3 +271,23 @@ func TestRecallBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowKeepsScope: following a link never brings in an insight the
+// reader may not recall.
+func TestFollowKeepsScope(t *testing.T) {
+	st, _ := insightOrg(t)
+	open := storeInsight(t, st, "w-owner", domain.Insight{Trigger: "rotate the api keys", Resolution: "monthly"})
+	hidden := storeInsight(t, st, "w-other", domain.Insight{Trigger: "other's secret routine", Resolution: "x", Scope: domain.ScopeWorker, Target: "w-other"})
+	if err := st.LinkInsights(t.Context(), "w-owner", domain.InsightLink{From: open.ID, To: hidden.ID, Kind: domain.LinkLedTo}); err != nil {
+		t.Fatal(err)
+	}
+	if got := recallIDs(t, st, "w-bot", store.RecallQuery{Query: "rotate api keys", Follow: true}); len(got) != 1 || got[0] != open.ID {
+		t.Errorf("w-bot recalls %v, want only %s", got, open.ID)
+	}
+	if got := recallIDs(t, st, "w-other", store.RecallQuery{Query: "rotate api keys", Follow: true}); len(got) != 2 {
+		t.Errorf("w-other recalls %v, want both", got)
+	}
+	if err := st.LinkInsights(t.Context(), "w-bot", domain.InsightLink{From: open.ID, To: hidden.ID, Kind: domain.LinkSimilar}); !errors.Is(err, domain.ErrForbidden) {
+		t.Errorf("w-bot links to an insight it cannot recall: %v", err)
+	}
+}
