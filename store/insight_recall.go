@@ -42,11 +42,11 @@ func (s *Store) Recall(ctx context.Context, reader string, q RecallQuery) ([]Rec
 	if len(domain.Terms(q.Query)) == 0 {
 		return nil, domain.Invalid("query", "has no words to search for (one-letter words and words like \"the\" are skipped); got %q", q.Query)
 	}
-	if q.Limit <= 0 {
+	if q.Limit == 0 {
 		q.Limit = 5
 	}
-	if q.Limit > MaxRecall {
-		return nil, domain.Invalid("limit", "at most %d; got %d", MaxRecall, q.Limit)
+	if q.Limit < 0 || q.Limit > MaxRecall {
+		return nil, domain.Invalid("limit", "from 1 to %d (default 5); got %d", MaxRecall, q.Limit)
 	}
 	if q.Mode == "" {
 		q.Mode = domain.RankLearned

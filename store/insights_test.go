@@ -264,7 +264,7 @@ func TestRecallBadInput(t *testing.T) {
 		want string
 	}{
 		{store.RecallQuery{Query: "the a"}, `query: has no words to search for`},
-		{store.RecallQuery{Query: "deploy", Limit: 51}, "limit: at most 50; got 51"},
+		{store.RecallQuery{Query: "deploy", Limit: 51}, "limit: from 1 to 50 (default 5); got 51"},
 	} {
 		if _, err := st.Recall(t.Context(), "w-bot", tc.q); err == nil || !errors.Is(err, domain.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("recall %+v: %v, want %q", tc.q, err, tc.want)

@@ -22,7 +22,8 @@ func TestRecall(t *testing.T) {
 				Score: 0.85, Relevance: 1, Effectiveness: 0.5, Recency: 1, Use: "context"}}},
 		},
 		{name: "no words", args: map[string]any{"query": "the"}, wantErr: []string{`query: has no words to search for`}, wantIs: domain.ErrInvalid},
-		{name: "limit too high", args: map[string]any{"query": "deploy", "limit": 500}, wantErr: []string{"limit: at most 50; got 500"}},
+		{name: "negative limit", args: map[string]any{"query": "deploy", "limit": -1}, wantErr: []string{"limit: from 1 to 50 (default 5); got -1"}},
+		{name: "limit too high", args: map[string]any{"query": "deploy", "limit": 500}, wantErr: []string{"limit: from 1 to 50 (default 5); got 500"}},
 	}, ignoreInsightIDs)
 }
 
