@@ -22,7 +22,7 @@ func TestCorrectInsight(t *testing.T) {
 				if len(hist) != 2 || hist[0].ID != got.Insight.Supersedes || hist[0].SupersededBy != got.Insight.ID {
 					t.Errorf("history = %+v", hist)
 				}
-				if res := mustCall[recallOut](t, f.as("w-echo"), "recall", map[string]any{"query": "refund check date"}).Results; len(res) != 1 || res[0].Insight.ID != got.Insight.ID {
+				if res := mustCall[recallOut](t, f.as("w-echo"), "recall", map[string]any{"query": "refund check date"}).Results; len(res) != 1 || res[0].ID != got.Insight.ID {
 					t.Errorf("recall after correction = %+v", res)
 				}
 			}},

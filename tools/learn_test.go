@@ -75,7 +75,7 @@ func TestAnswerBecomesInsight(t *testing.T) {
 		t.Errorf("answer = %+v", got)
 	}
 	res := mustCall[recallOut](t, f.as("w-echo"), "recall", map[string]any{"query": "payments tests"}).Results
-	if len(res) != 1 || res[0].Insight.ID != got.ID || res[0].Use != "constraint" {
+	if len(res) != 1 || res[0].ID != got.ID || res[0].Use != "constraint" {
 		t.Errorf("w-echo recalls %+v", res)
 	}
 	if _, err := call[storeInsightOut](t, f.env, "store_insight", map[string]any{"question": q.ID, "resolution": "x", "type": "pattern"}); err == nil || !strings.Contains(err.Error(), "was answered with "+got.ID) {

@@ -12,17 +12,22 @@ type recallIn struct {
 	Follow bool   `json:"follow,omitempty" jsonschema:"also return insights linked to the results"`
 }
 
-// recalledOut is one result: the score and its three parts, how to read
+// recalledOut is one result, kept to what an agent acts on (list_insights
+// has the rest): the advice, the score and its three parts, how to read
 // it, and the link that brought it in when followed.
 type recalledOut struct {
-	Insight       insightOut `json:"insight"`
-	Score         float64    `json:"score"`
-	Relevance     float64    `json:"relevance"`
-	Effectiveness float64    `json:"effectiveness"`
-	Recency       float64    `json:"recency"`
-	Use           string     `json:"use"`
-	Via           string     `json:"via,omitempty"`
-	ViaKind       string     `json:"viaKind,omitempty"`
+	ID            string   `json:"id"`
+	Trigger       string   `json:"trigger"`
+	Resolution    string   `json:"resolution"`
+	Type          string   `json:"type"`
+	Tags          []string `json:"tags,omitempty"`
+	Score         float64  `json:"score"`
+	Relevance     float64  `json:"relevance"`
+	Effectiveness float64  `json:"effectiveness"`
+	Recency       float64  `json:"recency"`
+	Use           string   `json:"use"`
+	Via           string   `json:"via,omitempty"`
+	ViaKind       string   `json:"viaKind,omitempty"`
 }
 
 type recallOut struct {
@@ -38,7 +43,8 @@ func recall() Tool {
 			}
 			out := recallOut{Results: []recalledOut{}}
 			for _, r := range res {
-				out.Results = append(out.Results, recalledOut{Insight: insightOf(r.Insight), Score: round3(r.Score), Relevance: round3(r.Relevance),
+				in := r.Insight
+				out.Results = append(out.Results, recalledOut{ID: in.ID, Trigger: in.Trigger, Resolution: in.Resolution, Type: string(in.Type), Tags: in.Tags, Score: round3(r.Score), Relevance: round3(r.Relevance),
 					Effectiveness: round3(r.Effectiveness), Recency: round3(r.Recency), Use: string(r.Use()), Via: r.Via, ViaKind: string(r.ViaKind)})
 			}
 			return out, nil
