@@ -38,9 +38,13 @@ bench-memory:
 	$(GO) test -run '^$$' -bench '^BenchmarkMemoryOutcome$$' -benchtime 1x -count 1 -v ./store/
 	$(GO) test -run '^$$' -bench '^BenchmarkMemoryRecall100k$$' -benchtime 500x -count 1 ./store/
 
+# The load tool prints publish with group commit and with a commit per
+# write, and the disk's fsync rate; the benchmark does the same for
+# inbound webhooks from 16 senders.
 load:
 	$(GO) run ./cmd/helix-org-load -clients $(LOAD_CLIENTS) -calls $(LOAD_CALLS)
 	$(GO) test -count=1 -run '^TestInboundLoad$$' -v ./transports/webhook/
+	$(GO) test -count=1 -run '^$$' -bench '^BenchmarkInboundWebhook$$/sync=FULL' -benchtime 8000x ./transports/webhook/
 
 # Short fuzz runs of every inbound parser and verifier (go test runs only
 # their seeds). -fuzz takes one target per run, hence one line each. The

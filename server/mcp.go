@@ -26,6 +26,9 @@ func (s *Server) workerServer(r *http.Request) *mcp.Server {
 	env := &tools.Env{Store: s.store, Caller: c.worker, Known: tools.KnownTools(skills), ActivationID: c.activation,
 		Skills: s.cfg.Skills, SkillDefs: skills}
 	srv := tools.NewServer(env, c.granted)
+	if s.cfg.Metrics != nil {
+		srv.AddReceivingMiddleware(countToolCalls(s.cfg.Metrics, env.Known))
+	}
 	s.servers[c.worker] = cachedServer{key: key, srv: srv}
 	return srv
 }

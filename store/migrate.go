@@ -65,7 +65,10 @@ var migrations = []migration{
 	{14, "token labels and last use", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&tokenRow{})
 	}},
-	{15, "insight memory", migrateInsights},
+	{15, "readiness probe row", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&probeRow{})
+	}},
+	{16, "insight memory", migrateInsights},
 }
 
 type schemaMigration struct {

@@ -60,7 +60,7 @@ func TestMemoryLearnsFromAFailure(t *testing.T) {
 	if n := len(inbox); n == 0 || inbox[n-1].ID != asked[0].Notice {
 		t.Fatalf("the question is not the newest in the owner's inbox: %+v", inbox)
 	}
-	wantAll(t, "question", inbox[len(inbox)-1].Message.Body, "w-echo's run", "failed: agent exited with status 1",
+	wantAll(t, "question", inbox[len(inbox)-1].Message.Body, "w-echo's run", "failed: ", "payments_test.go:42: PAYMENTS_SANDBOX_KEY is not set",
 		"It was working on: Build the payments refund endpoint", `store_insight {"question": "`+asked[0].ID+`"`)
 
 	answer := servertest.Call[struct{ Insight struct{ ID string } }](t, o.owner, "store_insight", map[string]any{"question": asked[0].ID,
