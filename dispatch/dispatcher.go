@@ -315,7 +315,7 @@ func (d *Dispatcher) run(ctx context.Context, act domain.Activation, trigs []dom
 		return domain.RunResult{}, err
 	}
 	run := domain.Run{ActivationID: act.ID, WorkerID: w.ID, EnvDir: dir, BaseURL: d.opts.MCPBaseURL, MCPURL: domain.MCPURL(d.opts.MCPBaseURL, w.ID), Token: tok,
-		Prompt: RenderPrompt(w, act, trigs), Timeout: timeout,
+		Prompt: RenderPrompt(w, act, trigs, d.recallFor(ctx, w, act, trigs)), Timeout: timeout,
 		Log: func(e domain.LogEntry) { hint.note(e); d.appendLog(context.Background(), w.ID, act.ID, e) }, OnStart: onStart}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -32,7 +32,7 @@ func TestRenderPromptGolden(t *testing.T) {
 		{Kind: domain.TriggerEvent, Event: domain.Event{ID: "e-reply", StreamID: "s-support", Seq: 9, Source: "w-maya", SourceKind: domain.SourceHuman, CausedBy: "a-0000", CreatedAt: at,
 			Message: domain.Message{From: "w-maya", Body: "I'll take this one", InReplyTo: "e-mail"}}},
 	}
-	got := dispatch.RenderPrompt(w, act, trigs)
+	got := dispatch.RenderPrompt(w, act, trigs, nil)
 	path := filepath.Join("testdata", "prompt.golden.txt")
 	if *update {
 		os.MkdirAll("testdata", 0o755)

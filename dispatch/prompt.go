@@ -8,8 +8,9 @@ import (
 )
 
 // RenderPrompt is the activation's prompt: which files to read, then every
-// populated envelope field of every trigger, numbered.
-func RenderPrompt(w domain.Worker, act domain.Activation, trigs []domain.Trigger) string {
+// populated envelope field of every trigger, numbered, then the insights
+// recalled for them.
+func RenderPrompt(w domain.Worker, act domain.Activation, trigs []domain.Trigger, mem []domain.Ranked) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are %s (%s), a worker in a helix-org organisation. This is activation %s.\n\n", w.Name, w.ID, act.ID)
 	b.WriteString("Read these files in your working directory first:\n" +
@@ -22,6 +23,7 @@ func RenderPrompt(w domain.Worker, act domain.Activation, trigs []domain.Trigger
 		fmt.Fprintf(&b, "\n[%d/%d] ", i+1, len(trigs))
 		writeTrigger(&b, t)
 	}
+	writeInsights(&b, mem)
 	return b.String()
 }
 

@@ -189,6 +189,18 @@ func TestBadInput(t *testing.T) {
 		{"unknown task", "claim_item", map[string]any{"task": "t-nope", "item": 1}, []string{`spec task "t-nope": not found`}},
 		{"bad outcome lists the valid outcomes", "report_item", map[string]any{"task": "t-nope", "item": 1, "outcome": "done", "summary": "s"}, []string{"/properties/outcome", "done does not equal any of: [delivered partial blocked]"}},
 		{"unknown task", "cancel_spec_task", map[string]any{"task": "t-nope"}, []string{`spec task "t-nope": not found`}},
+		{"bad type lists the valid types", "store_insight", map[string]any{"trigger": "x", "resolution": "y", "type": "tip"}, []string{"/properties/type", "tip does not equal any of: [pattern failure preference fact]"}},
+		{"blank trigger", "store_insight", map[string]any{"trigger": " ", "resolution": "y", "type": "fact", "scope": "org"}, []string{"trigger: is required"}},
+		{"no words to search", "recall", map[string]any{"query": "the"}, []string{"query: has no words to search for"}},
+		{"bad outcome lists the valid ones", "insight_feedback", map[string]any{"ids": []string{"i-x"}, "outcome": "great"}, []string{"/properties/outcome", "great does not equal any of: [utilized helped failed]"}},
+		{"unknown insight", "insight_feedback", map[string]any{"ids": []string{"i-nope"}, "outcome": "helped"}, []string{`insight "i-nope": not found`}},
+		{"no reason", "correct_insight", map[string]any{"id": "i-nope", "resolution": "x"}, []string{`missing properties: ["reason"]`}},
+		{"unknown insight", "correct_insight", map[string]any{"id": "i-nope", "resolution": "x", "reason": "r"}, []string{`insight "i-nope": not found`}},
+		{"bad scope lists the valid scopes", "list_insights", map[string]any{"scope": "team"}, []string{"/properties/scope", "team does not equal any of: [org role position worker]"}},
+		{"bad kind lists the valid kinds", "link_insights", map[string]any{"from": "i-a", "to": "i-b", "kind": "causes"}, []string{"/properties/kind", "causes does not equal any of: [similar led_to]"}},
+		{"unexpected argument", "consolidate_insights", map[string]any{"threshold": 0.5}, []string{`unexpected additional properties ["threshold"]`}},
+		{"unknown worker", "learn", map[string]any{"worker": "w-nope"}, []string{`worker "w-nope": not found`}},
+		{"unknown question", "store_insight", map[string]any{"question": "q-nope", "resolution": "y", "type": "fact"}, []string{`question "q-nope": not found`}},
 	}
 
 	covered := map[string]bool{}

@@ -23,6 +23,9 @@ type Importer struct {
 	// changes go on s-org once every record is in: a change's actor
 	// must exist when it is appended.
 	changes []Change
+	// docs numbers imported insights in the full-text index (an import
+	// starts from an empty one).
+	docs int64
 }
 
 // Import runs fn in one transaction on a database holding no org yet (a
@@ -63,7 +66,7 @@ func refuseNonEmpty(tx *gorm.DB) error {
 		what  string
 		where string
 	}{{&roleRow{}, "roles", ""}, {&positionRow{}, "positions", ""}, {&workerRow{}, "workers", ""},
-		{&streamRow{}, "streams", "id <> '" + domain.StreamOrg + "'"}, {&skillRow{}, "skills", ""}} {
+		{&streamRow{}, "streams", "id <> '" + domain.StreamOrg + "'"}, {&skillRow{}, "skills", ""}, {&insightRow{}, "insights", ""}} {
 		q := tx.Model(t.model)
 		if t.where != "" {
 			q = q.Where(t.where)

@@ -77,6 +77,7 @@ var migrations = []migration{
 	{18, "spec tasks", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&specTaskRow{}, &taskItemRow{})
 	}},
+	{19, "insight memory", migrateInsights},
 }
 
 type schemaMigration struct {

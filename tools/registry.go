@@ -27,6 +27,7 @@ var All = sync.OnceValue(func() []Tool {
 		setBudget(), listBudgets(),
 		listApprovals(), decideApproval(),
 		createSpecTask(), listSpecTasks(), getSpecTask(), submitSpec(), reviewSpec(), claimItem(), reportItem(), cancelSpecTask(),
+		storeInsight(), recall(), insightFeedback(), correctInsight(), listInsights(), linkInsights(), consolidateInsights(), learn(),
 	}
 })
 
@@ -40,7 +41,7 @@ func Names() []string {
 }
 
 // Settings are the operational config keys the tools read.
-var Settings = domain.Settings{MaxBodySetting, ApprovalTTLSetting, HighRiskSetting}
+var Settings = domain.Settings{MaxBodySetting, ApprovalTTLSetting, HighRiskSetting, LinkSimilarSetting}
 
 // MaxBodySetting bounds a published message body.
 var MaxBodySetting = domain.SettingSpec{

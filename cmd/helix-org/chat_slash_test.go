@@ -75,7 +75,7 @@ func TestChatSlashCommands(t *testing.T) {
 		`[prompt role title="Support Engineer" notes="refunds under $50 go to a human": `,
 		"Saving it.\n  [create_role {\"content\":", `  [create_role → {"content":"# Support Engineer\n\n## Tools`,
 		"Saved as r-support-engineer. Shall I hire someone into it?",
-		"/hire <role> [name=…] [kind=…]", fmt.Sprintf("Tools you can use (%d): call_skill, cancel_activation, cancel_spec_task, claim_item, create_position,", len(tools.Names())), "You can draft roles and hire.")
+		"/hire <role> [name=…] [kind=…]", fmt.Sprintf("Tools you can use (%d): call_skill, cancel_activation, cancel_spec_task, claim_item, consolidate_insights,", len(tools.Names())), "You can draft roles and hire.")
 	for _, never := range []string{"## Purpose", "Draft a Role for", "Prompts you can use"} {
 		if strings.Contains(out, never) {
 			t.Errorf("the terminal shows the expanded template (%q):\n%s", never, out)

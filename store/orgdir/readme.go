@@ -27,6 +27,8 @@ back by "helix-org import" into a new database:
                        examples. Images are not exported: an imported skill
                        is built again from its source.
   config.yaml          the operational config set in the database
+  insights.yaml        the org's memory: every version of every insight,
+                       with its counters, and the links between them
 
 Not exported: events (the streams' history and the s-org audit trail),
 agent runs, triggers, deliveries, tokens and web sessions.

@@ -1,0 +1,106 @@
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+)
+
+// MemoryTokensSetting bounds the insights put in an activation's prompt.
+var MemoryTokensSetting = domain.SettingSpec{Key: "memory.prompt_tokens", Type: domain.SettingInt, Default: "1500",
+	Description: "Token budget of the insights recalled into an activation's prompt; 0 puts none."}
+
+// maxQueryTerms bounds the recall query built from a run's triggers.
+const maxQueryTerms = 32
+
+// recallFor recalls the insights for a run's triggers that fit the token
+// budget and records them shown to the run, so its outcome can credit the
+// ones it cites. Memory is advice: when recall fails the run goes ahead
+// without it, and the failure is logged once here.
+func (d *Dispatcher) recallFor(ctx context.Context, w domain.Worker, act domain.Activation, trigs []domain.Trigger) []domain.Ranked {
+	budget := int(d.st.IntSetting(ctx, MemoryTokensSetting))
+	query := triggerQuery(trigs)
+	if budget <= 0 || query == "" {
+		return nil
+	}
+	res, err := d.st.Recall(ctx, w.ID, store.RecallQuery{Query: query, Limit: 10})
+	if err != nil {
+		d.log.Warn("recall insights for a run; it starts without them", "activation", act.ID, "err", err)
+		return nil
+	}
+	var picked []domain.Ranked
+	var ids []string
+	for _, r := range res {
+		if cost := domain.EstimateTokens(insightLine(r)); cost <= budget {
+			budget -= cost
+			picked = append(picked, r.Ranked)
+			ids = append(ids, r.Insight.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := d.st.ShowInsights(ctx, act.ID, ids); err != nil {
+		d.log.Warn("record insights shown to a run; it starts without them", "activation", act.ID, "err", err)
+		return nil
+	}
+	return picked
+}
+
+// triggerQuery is what a run is about: the subjects and bodies of its
+// triggers, as search terms.
+func triggerQuery(trigs []domain.Trigger) string {
+	var text strings.Builder
+	for _, t := range trigs {
+		if t.Kind == domain.TriggerHire {
+			continue
+		}
+		text.WriteString(t.Event.Message.Subject + " " + t.Event.Message.Body + " ")
+	}
+	terms := domain.Terms(text.String())
+	if len(terms) > maxQueryTerms {
+		terms = terms[:maxQueryTerms]
+	}
+	return strings.Join(terms, " ")
+}
+
+func insightLine(r store.Recalled) string { return formatInsight(r.Ranked) }
+
+func formatInsight(r domain.Ranked) string {
+	return fmt.Sprintf("- %s (effectiveness %.2f): when %s → %s\n", r.Insight.ID, r.Effectiveness, oneLine(r.Insight.Trigger), oneLine(r.Insight.Resolution))
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// writeInsights renders the recalled insights as constraints, risks and
+// context, with how to cite them.
+func writeInsights(b *strings.Builder, mem []domain.Ranked) {
+	if len(mem) == 0 {
+		return
+	}
+	b.WriteString("\nInsights from the org's memory for these triggers. Cite the ones you actually use: " +
+		"insight_feedback {\"ids\": [...], \"outcome\": \"utilized\"}; this run's result then credits them.\n")
+	for _, sec := range []struct {
+		use   domain.InsightUse
+		title string
+	}{
+		{domain.UseConstraint, "Constraints (advice that has worked here; follow it):"},
+		{domain.UseRisk, "Risks (advice that failed, or known failures; avoid them):"},
+		{domain.UseContext, "Context:"},
+	} {
+		first := true
+		for _, r := range mem {
+			if r.Use() != sec.use {
+				continue
+			}
+			if first {
+				b.WriteString(sec.title + "\n")
+				first = false
+			}
+			b.WriteString(formatInsight(r))
+		}
+	}
+}

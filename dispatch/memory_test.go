@@ -1,0 +1,135 @@
+package dispatch_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/helixml/helix-org/dispatch"
+	"github.com/helixml/helix-org/domain"
+)
+
+// withInsights stores, as the owner, an org-wide constraint (three helped
+// outcomes), a failure and a plain one about invoices, and one unrelated.
+func withInsights(t *testing.T, f *fixture) map[string]string {
+	t.Helper()
+	ctx := t.Context()
+	ids := map[string]string{}
+	for _, in := range []domain.Insight{
+		{Trigger: "customer invoice missing", Resolution: "check the billing export first", Type: domain.InsightPattern},
+		{Trigger: "invoice resend loops", Resolution: "resending twice duplicates the invoice", Type: domain.InsightFailure},
+		{Trigger: "invoice pdf attachments", Resolution: "customers read the pdf, not the body", Type: domain.InsightFact},
+		{Trigger: "deploy on friday", Resolution: "don't", Type: domain.InsightPreference},
+	} {
+		in.Scope = domain.ScopeOrg
+		got, err := f.st.StoreInsight(ctx, "w-owner", in, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[in.Trigger] = got.ID
+	}
+	for range 3 {
+		if err := f.st.InsightFeedback(ctx, "w-owner", "", []string{ids["customer invoice missing"]}, domain.OutcomeHelped); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ids
+}
+
+// TestRunPromptCarriesInsights: a run's prompt holds the insights recalled
+// for its trigger as constraints, risks and context; the run's success
+// credits only the one it cited.
+func TestRunPromptCarriesInsights(t *testing.T) {
+	f := newFixture(t)
+	f.hire(t, "w-echo", domain.WorkerAI)
+	f.settle(t)
+	f.rec.reset()
+	ids := withInsights(t, f)
+	cite := ids["customer invoice missing"]
+	f.rec.during = func(run domain.Run) {
+		if err := f.st.InsightFeedback(t.Context(), run.WorkerID, run.ActivationID, []string{cite}, domain.OutcomeUtilized); err != nil {
+			t.Error(err)
+		}
+	}
+	f.publish(t, "w-owner", "A customer says their invoice is missing. Resend it?")
+	f.settle(t)
+	p := f.rec.runs[0].Prompt
+	for _, want := range []string{
+		"Constraints (advice that has worked here; follow it):\n- " + cite + " (effectiveness 0.80): when customer invoice missing → check the billing export first\n",
+		"Risks (advice that failed, or known failures; avoid them):\n- " + ids["invoice resend loops"] + " (effectiveness 0.50)",
+		"Context:\n- " + ids["invoice pdf attachments"] + " (effectiveness 0.50)",
+		`insight_feedback {"ids": [...], "outcome": "utilized"}`,
+	} {
+		if !strings.Contains(p, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, p)
+		}
+	}
+	if strings.Contains(p, ids["deploy on friday"]) {
+		t.Errorf("prompt holds an unrelated insight:\n%s", p)
+	}
+	stats := func(id string) domain.InsightStats {
+		in, err := f.st.GetInsight(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in.Stats
+	}
+	if s := stats(cite); s.Helped != 4 || s.Utilized != 1 || s.Injected != 1 {
+		t.Errorf("cited insight after a successful run: %+v", s)
+	}
+	if s := stats(ids["invoice resend loops"]); s.Injected != 1 || s.Helped+s.Failed != 0 {
+		t.Errorf("shown but unused insight: %+v", s)
+	}
+}
+
+// TestInsightTokenBudget: memory.prompt_tokens bounds what goes in; 0
+// puts nothing.
+func TestInsightTokenBudget(t *testing.T) {
+	for _, tc := range []struct {
+		budget string
+		want   int
+	}{{"0", 0}, {"40", 1}, {"1500", 3}} {
+		f := newFixture(t)
+		f.hire(t, "w-echo", domain.WorkerAI)
+		f.settle(t)
+		f.rec.reset()
+		withInsights(t, f)
+		if err := f.st.SetSetting(t.Context(), dispatch.MemoryTokensSetting, tc.budget); err != nil {
+			t.Fatal(err)
+		}
+		f.publish(t, "w-owner", "invoice missing, resend the pdf?")
+		f.settle(t)
+		if got := strings.Count(f.rec.runs[0].Prompt, "(effectiveness "); got != tc.want {
+			t.Errorf("budget %s: %d insights in the prompt, want %d:\n%s", tc.budget, got, tc.want, f.rec.runs[0].Prompt)
+		}
+	}
+}
+
+// TestRenderPromptInsightsGolden: how injected insights read to an agent.
+func TestRenderPromptInsightsGolden(t *testing.T) {
+	at := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
+	trig := domain.Trigger{Kind: domain.TriggerEvent, Event: domain.Event{ID: "e-1", StreamID: "s-support", Seq: 1, Source: "w-maya", SourceKind: domain.SourceHuman, CreatedAt: at,
+		Message: domain.Message{From: "w-maya", Body: "The payments tests fail again."}}}
+	mem := []domain.Ranked{
+		{Insight: domain.Insight{ID: "i-mock", Trigger: "payments tests fail", Resolution: "start the payments mock (make mock) before the tests", Type: domain.InsightPattern}, Effectiveness: 0.83},
+		{Insight: domain.Insight{ID: "i-retry", Trigger: "payments tests flaky", Resolution: "rerun them until green", Type: domain.InsightPattern}, Effectiveness: 0.21},
+		{Insight: domain.Insight{ID: "i-owner", Trigger: "payments module", Resolution: "Ana owns it;\nask her", Type: domain.InsightFact}, Effectiveness: 0.5},
+	}
+	got := dispatch.RenderPrompt(domain.Worker{ID: "w-echo", Name: "Echo"}, domain.Activation{ID: "a-0002"}, []domain.Trigger{trig}, mem)
+	path := filepath.Join("testdata", "prompt_insights.golden.txt")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./dispatch -run Golden -update)", err)
+	}
+	if string(want) != got {
+		t.Errorf("the prompt's insights changed; if meant, run go test ./dispatch -run Golden -update and review the diff.\ngot:\n%s", got)
+	}
+}

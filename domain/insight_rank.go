@@ -1,0 +1,268 @@
+package domain
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Ranking of insights. It is pure arithmetic over counts a store hands
+// in (term hits, outcome counters, times), so any store can serve recall:
+//
+//	score = 0.5·relevance + 0.3·effectiveness + 0.2·recency
+//
+// relevance is BM25 over trigger, resolution and tags divided by the best
+// candidate's, recency is 2^(−days since last use / 7), and effectiveness
+// depends on the mode: the baseline reads helped / (helped + failed) (0.5
+// with no feedback); the learned mode reads the credit-weighted outcomes
+// with one pseudo-outcome of each kind, (h+1)/(h+f+2), and sinks an
+// insight that keeps failing below every other, however well it reads.
+const (
+	WeightRelevance     = 0.5
+	WeightEffectiveness = 0.3
+	WeightRecency       = 0.2
+	// RecencyHalfLife is how long recency takes to halve.
+	RecencyHalfLife = 7 * 24 * time.Hour
+	// CreditDecay is what an outcome passes to each led_to ancestor, per
+	// level; MaxCreditDepth is the deepest ancestor it reaches.
+	CreditDecay    = 0.5
+	MaxCreditDepth = 3
+	// SinkBelow and SinkEvidence: in the learned mode an insight whose
+	// effectiveness is under SinkBelow after at least SinkEvidence
+	// weighted outcomes ranks after all others.
+	SinkBelow    = 0.40
+	SinkEvidence = 3
+	// ConstraintFrom and RiskBelow sort injected insights into
+	// constraints, risks and context.
+	ConstraintFrom = 0.70
+	RiskBelow      = 0.40
+	// bm25 parameters, the usual ones.
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// RankMode chooses how effectiveness is estimated.
+type RankMode string
+
+const (
+	RankBaseline RankMode = "baseline"
+	RankLearned  RankMode = "learned"
+)
+
+// BaselineEffectiveness is helped / (helped + failed), 0.5 with none.
+func (s InsightStats) BaselineEffectiveness() float64 {
+	if s.Helped+s.Failed == 0 {
+		return 0.5
+	}
+	return float64(s.Helped) / float64(s.Helped+s.Failed)
+}
+
+// LearnedEffectiveness is the credit-weighted success rate with one
+// pseudo-outcome each way, so one early failure does not bury good advice.
+func (s InsightStats) LearnedEffectiveness() float64 {
+	return (s.CreditHelped + 1) / (s.CreditHelped + s.CreditFailed + 2)
+}
+
+// Effectiveness in the given mode.
+func (s InsightStats) Effectiveness(mode RankMode) float64 {
+	if mode == RankBaseline {
+		return s.BaselineEffectiveness()
+	}
+	return s.LearnedEffectiveness()
+}
+
+// sinks says whether the learned mode ranks it after all others.
+func (s InsightStats) sinks() bool {
+	return s.CreditHelped+s.CreditFailed >= SinkEvidence && s.LearnedEffectiveness() < SinkBelow
+}
+
+// Credit records an outcome with weight w (1 for the insight itself,
+// CreditDecay^depth for an ancestor). Only the insight itself moves the
+// direct counters the baseline reads.
+func (s *InsightStats) Credit(o InsightOutcome, depth int) {
+	w := math.Pow(CreditDecay, float64(depth))
+	switch o {
+	case OutcomeHelped:
+		s.CreditHelped += w
+		if depth == 0 {
+			s.Helped++
+		}
+	case OutcomeFailed:
+		s.CreditFailed += w
+		if depth == 0 {
+			s.Failed++
+		}
+	}
+}
+
+// Recency is 2^(−age/half-life) of the last use, or of creation when
+// never used.
+func Recency(last, created, now time.Time) float64 {
+	if last.IsZero() {
+		last = created
+	}
+	age := now.Sub(last)
+	if age < 0 {
+		age = 0
+	}
+	return math.Exp2(-float64(age) / float64(RecencyHalfLife))
+}
+
+// Candidate is an insight that matched a query, with its raw BM25.
+type Candidate struct {
+	Insight Insight
+	BM25    float64
+}
+
+// Ranked is a recalled insight with its score and the three parts.
+type Ranked struct {
+	Insight       Insight
+	Score         float64
+	Relevance     float64
+	Effectiveness float64
+	Recency       float64
+	// Sunk: the learned mode put it last because it keeps failing.
+	Sunk bool
+}
+
+// Rank scores candidates and returns the best limit, best first; ties go
+// to the newer insight so the order is stable.
+func Rank(mode RankMode, cands []Candidate, now time.Time, limit int) []Ranked {
+	best := 0.0
+	for _, c := range cands {
+		best = max(best, c.BM25)
+	}
+	out := make([]Ranked, 0, len(cands))
+	for _, c := range cands {
+		r := Ranked{Insight: c.Insight, Effectiveness: c.Insight.Stats.Effectiveness(mode),
+			Recency: Recency(c.Insight.Stats.LastUsed, c.Insight.CreatedAt, now)}
+		if best > 0 {
+			r.Relevance = c.BM25 / best
+		}
+		r.Score = WeightRelevance*r.Relevance + WeightEffectiveness*r.Effectiveness + WeightRecency*r.Recency
+		r.Sunk = mode == RankLearned && c.Insight.Stats.sinks()
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b Ranked) int {
+		if a.Sunk != b.Sunk {
+			if a.Sunk {
+				return 1
+			}
+			return -1
+		}
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.Insight.ID, a.Insight.ID)
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// FieldHits are one document's term counts as a full-text index reports
+// them, per query term and per field (trigger, resolution, tags).
+type FieldHits struct {
+	// Len is the document's length in tokens, per field.
+	Len []int
+	// TF[t][f] is how often term t occurs in field f.
+	TF [][]int
+}
+
+// CorpusStats are the index-wide counts BM25 needs.
+type CorpusStats struct {
+	Docs int
+	// AvgLen is the mean length of each field.
+	AvgLen []float64
+	// DF[t][f] is how many documents hold term t in field f.
+	DF [][]int
+}
+
+// BM25 sums each field's Okapi BM25 for the query's terms.
+func BM25(c CorpusStats, d FieldHits) float64 {
+	score := 0.0
+	for t := range d.TF {
+		for f := range d.TF[t] {
+			tf := float64(d.TF[t][f])
+			if tf == 0 || c.AvgLen[f] == 0 {
+				continue
+			}
+			df := float64(c.DF[t][f])
+			idf := math.Log(1 + (float64(c.Docs)-df+0.5)/(df+0.5))
+			norm := 1 - bm25B + bm25B*float64(d.Len[f])/c.AvgLen[f]
+			score += idf * tf * (bm25K1 + 1) / (tf + bm25K1*norm)
+		}
+	}
+	return score
+}
+
+// stopwords carry no meaning for recall; dropping them keeps queries to
+// the words that do.
+var stopwords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields("a an and are as at be but by do for from has have if in into is it its of on or that the their then there these they this to was were what when where which while who will with you your not no can should must") {
+		m[w] = true
+	}
+	return m
+}()
+
+// Terms splits text into lowercase words of letters and digits, without
+// stopwords or repeats, in order of first appearance.
+func Terms(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		if len(w) < 2 || stopwords[w] || seen[w] {
+			continue
+		}
+		seen[w] = true
+		out = append(out, w)
+	}
+	return out
+}
+
+// Similarity is the Jaccard overlap of two texts' terms, 0..1.
+func Similarity(a, b string) float64 {
+	ta, tb := Terms(a), Terms(b)
+	if len(ta) == 0 || len(tb) == 0 {
+		return 0
+	}
+	common := 0
+	for _, t := range ta {
+		if slices.Contains(tb, t) {
+			common++
+		}
+	}
+	return float64(common) / float64(len(ta)+len(tb)-common)
+}
+
+// InsightUse says how an injected insight reads to an agent.
+type InsightUse string
+
+const (
+	UseConstraint InsightUse = "constraint"
+	UseRisk       InsightUse = "risk"
+	UseContext    InsightUse = "context"
+)
+
+// Use sorts a ranked insight: proven advice is a constraint, advice that
+// fails (or describes a failure) a risk, the rest context.
+func (r Ranked) Use() InsightUse {
+	switch {
+	case r.Insight.Type == InsightFailure || r.Effectiveness < RiskBelow:
+		return UseRisk
+	case r.Effectiveness >= ConstraintFrom:
+		return UseConstraint
+	}
+	return UseContext
+}
+
+// EstimateTokens is a rough token count (four bytes a token), enough to
+// keep injected insights within a prompt budget.
+func EstimateTokens(s string) int { return (len(s) + 3) / 4 }

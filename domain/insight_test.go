@@ -1,0 +1,180 @@
+package domain_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+// TestCreditAlongLedTo pins the documented decay: in the chain
+// i-a led_to i-b led_to i-c led_to i-d, an outcome of i-d moves i-d by 1,
+// i-c by 0.5, i-b by 0.25 and i-a by 0.125; an insight beside the chain
+// does not move.
+func TestCreditAlongLedTo(t *testing.T) {
+	ledTo := map[string][]string{"i-d": {"i-c"}, "i-c": {"i-b"}, "i-b": {"i-a"}, "i-a": {"i-d"}}
+	parents := func(id string) ([]string, error) { return ledTo[id], nil }
+	for _, tc := range []struct {
+		outcome       domain.InsightOutcome
+		wantH, wantF  map[string]float64
+		wantDirectOfD [2]int
+	}{
+		{domain.OutcomeHelped, map[string]float64{"i-d": 1, "i-c": 0.5, "i-b": 0.25, "i-a": 0.125, "i-x": 0}, map[string]float64{"i-d": 0, "i-c": 0, "i-b": 0, "i-a": 0, "i-x": 0}, [2]int{1, 0}},
+		{domain.OutcomeFailed, map[string]float64{"i-d": 0, "i-c": 0, "i-b": 0, "i-a": 0, "i-x": 0}, map[string]float64{"i-d": 1, "i-c": 0.5, "i-b": 0.25, "i-a": 0.125, "i-x": 0}, [2]int{0, 1}},
+	} {
+		t.Run(string(tc.outcome), func(t *testing.T) {
+			stats := map[string]*domain.InsightStats{"i-a": {}, "i-b": {}, "i-c": {}, "i-d": {}, "i-x": {}}
+			depths, err := domain.CreditDepths("i-d", parents)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(map[string]int{"i-d": 0, "i-c": 1, "i-b": 2, "i-a": 3}, depths); diff != "" {
+				t.Errorf("depths (-want +got):\n%s", diff)
+			}
+			for id, d := range depths {
+				stats[id].Credit(tc.outcome, d)
+			}
+			gotH, gotF := map[string]float64{}, map[string]float64{}
+			for id, s := range stats {
+				gotH[id], gotF[id] = s.CreditHelped, s.CreditFailed
+			}
+			if diff := cmp.Diff(tc.wantH, gotH); diff != "" {
+				t.Errorf("credit helped (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantF, gotF); diff != "" {
+				t.Errorf("credit failed (-want +got):\n%s", diff)
+			}
+			if got := [2]int{stats["i-d"].Helped, stats["i-d"].Failed}; got != tc.wantDirectOfD {
+				t.Errorf("direct counters of i-d = %v, want %v", got, tc.wantDirectOfD)
+			}
+			if stats["i-c"].Helped+stats["i-c"].Failed != 0 {
+				t.Errorf("an ancestor's direct counters moved: %+v", stats["i-c"])
+			}
+		})
+	}
+}
+
+func TestEffectiveness(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		s                 domain.InsightStats
+		baseline, learned float64
+	}{
+		{"no feedback", domain.InsightStats{}, 0.5, 0.5},
+		{"one failure buries it in the baseline only", domain.InsightStats{Failed: 1, CreditFailed: 1}, 0, 1.0 / 3},
+		{"3 of 4 helped", domain.InsightStats{Helped: 3, Failed: 1, CreditHelped: 3, CreditFailed: 1}, 0.75, 4.0 / 6},
+		{"credit from descendants counts in learned only", domain.InsightStats{CreditHelped: 0.5}, 0.5, 1.5 / 2.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.s.BaselineEffectiveness(); got != tc.baseline {
+				t.Errorf("baseline = %v, want %v", got, tc.baseline)
+			}
+			if got := tc.s.LearnedEffectiveness(); math.Abs(got-tc.learned) > 1e-12 {
+				t.Errorf("learned = %v, want %v", got, tc.learned)
+			}
+		})
+	}
+}
+
+func TestRecency(t *testing.T) {
+	now := time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name          string
+		last, created time.Time
+		want          float64
+	}{
+		{"used now", now, now.AddDate(0, 0, -30), 1},
+		{"used a week ago", now.AddDate(0, 0, -7), time.Time{}, 0.5},
+		{"never used, created two weeks ago", time.Time{}, now.AddDate(0, 0, -14), 0.25},
+		{"clock skew counts as now", now.Add(time.Hour), time.Time{}, 1},
+	} {
+		if got := domain.Recency(tc.last, tc.created, now); got != tc.want {
+			t.Errorf("%s: recency = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestRank(t *testing.T) {
+	now := time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC)
+	ins := func(id string, s domain.InsightStats) domain.Insight {
+		return domain.Insight{ID: id, Type: domain.InsightPattern, CreatedAt: now, Stats: s}
+	}
+	// Baseline: 0.5·1 + 0.3·0.25 + 0.2·1 = 0.775 beats 0.5·0.5 + 0.3·1 + 0.2·1 = 0.75.
+	failing := domain.InsightStats{Helped: 1, Failed: 3, CreditHelped: 1, CreditFailed: 3}
+	cands := []domain.Candidate{
+		{Insight: ins("i-reads-well", failing), BM25: 4},
+		{Insight: ins("i-helps", domain.InsightStats{Helped: 3, CreditHelped: 3}), BM25: 2},
+		{Insight: ins("i-new", domain.InsightStats{}), BM25: 2},
+	}
+	ids := func(rs []domain.Ranked) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.Insight.ID)
+		}
+		return out
+	}
+	base := domain.Rank(domain.RankBaseline, cands, now, 0)
+	if diff := cmp.Diff([]string{"i-reads-well", "i-helps", "i-new"}, ids(base)); diff != "" {
+		t.Errorf("baseline order (-want +got):\n%s", diff)
+	}
+	if r := base[0]; math.Abs(r.Score-0.775) > 1e-12 || r.Relevance != 1 || r.Effectiveness != 0.25 || r.Recency != 1 {
+		t.Errorf("baseline parts of i-reads-well = %+v", r)
+	}
+	learned := domain.Rank(domain.RankLearned, cands, now, 2)
+	if diff := cmp.Diff([]string{"i-helps", "i-new"}, ids(learned)); diff != "" {
+		t.Errorf("learned order (-want +got):\n%s", diff)
+	}
+	if r := domain.Rank(domain.RankLearned, cands, now, 0)[2]; !r.Sunk || r.Insight.ID != "i-reads-well" {
+		t.Errorf("last learned = %+v, want i-reads-well sunk", r)
+	}
+}
+
+func TestBM25(t *testing.T) {
+	c := domain.CorpusStats{Docs: 10, AvgLen: []float64{4, 8, 1}, DF: [][]int{{2, 0, 0}}}
+	one := domain.BM25(c, domain.FieldHits{Len: []int{4, 8, 1}, TF: [][]int{{1, 0, 0}}})
+	two := domain.BM25(c, domain.FieldHits{Len: []int{4, 8, 1}, TF: [][]int{{2, 0, 0}}})
+	long := domain.BM25(c, domain.FieldHits{Len: []int{16, 8, 1}, TF: [][]int{{1, 0, 0}}})
+	want := math.Log(1+8.5/2.5) * 2.2 / (1 + 1.2)
+	if math.Abs(one-want) > 1e-12 {
+		t.Errorf("bm25 one hit = %v, want %v", one, want)
+	}
+	if !(two > one && long < one) {
+		t.Errorf("bm25: two hits %v, one %v, one in a long field %v", two, one, long)
+	}
+}
+
+func TestTermsAndSimilarity(t *testing.T) {
+	if diff := cmp.Diff([]string{"payments", "tests", "need", "mock"}, domain.Terms("The payments tests need a MOCK; the mock.")); diff != "" {
+		t.Errorf("terms (-want +got):\n%s", diff)
+	}
+	if got := domain.Similarity("auth tests need a mock", "the auth tests need mocks"); got != 0.6 {
+		t.Errorf("similarity = %v, want 0.6", got)
+	}
+}
+
+func TestInsightValidate(t *testing.T) {
+	ok := domain.Insight{Trigger: "t", Resolution: "r", Type: domain.InsightFact, Scope: domain.ScopeOrg}
+	for _, tc := range []struct {
+		name string
+		mod  func(*domain.Insight)
+		want string
+	}{
+		{"valid", func(*domain.Insight) {}, ""},
+		{"no trigger", func(in *domain.Insight) { in.Trigger = " " }, "trigger: is required"},
+		{"bad type", func(in *domain.Insight) { in.Type = "tip" }, `type: unknown insight type "tip" (valid: "pattern", "failure", "preference", "fact")`},
+		{"bad scope", func(in *domain.Insight) { in.Scope = "team" }, `scope: unknown insight scope "team" (valid: "org", "role", "position", "worker")`},
+		{"org with target", func(in *domain.Insight) { in.Target = "w-x" }, `target: an org insight has no target; omit it (got "w-x")`},
+		{"role without role", func(in *domain.Insight) { in.Scope, in.Target = domain.ScopeRole, "p-x" }, `target: a role insight needs the role's id (r-…) as target; got "p-x"`},
+		{"tag with space", func(in *domain.Insight) { in.Tags = []string{"a b"} }, `tags[0]: a tag is one word without spaces; got "a b"`},
+	} {
+		in := ok
+		tc.mod(&in)
+		err := in.Validate()
+		if (err == nil) != (tc.want == "") || (err != nil && err.Error() != tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,46 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+type insightFeedbackIn struct {
+	IDs     []string `json:"ids"`
+	Outcome string   `json:"outcome" jsonschema:"utilized: this run used them; its result credits them"`
+}
+
+// countsOut is an insight's counters after feedback.
+type countsOut struct {
+	ID            string  `json:"id"`
+	Injected      int     `json:"injected"`
+	Utilized      int     `json:"utilized"`
+	Helped        int     `json:"helped"`
+	Failed        int     `json:"failed"`
+	Effectiveness float64 `json:"effectiveness"`
+}
+
+type insightFeedbackOut struct {
+	Insights []countsOut `json:"insights"`
+}
+
+func insightFeedback() Tool {
+	return define("insight_feedback", "Report insights your run utilized, or that helped or failed.",
+		func(ctx context.Context, env *Env, in insightFeedbackIn) (insightFeedbackOut, error) {
+			if err := env.Store.InsightFeedback(ctx, env.Caller, env.ActivationID, in.IDs, domain.InsightOutcome(in.Outcome)); err != nil {
+				return insightFeedbackOut{}, err
+			}
+			out := insightFeedbackOut{Insights: []countsOut{}}
+			for _, id := range in.IDs {
+				got, err := env.Store.GetInsight(ctx, id)
+				if err != nil {
+					return insightFeedbackOut{}, err
+				}
+				st := got.Stats
+				out.Insights = append(out.Insights, countsOut{ID: got.ID, Injected: st.Injected, Utilized: st.Utilized, Helped: st.Helped, Failed: st.Failed,
+					Effectiveness: round3(st.LearnedEffectiveness())})
+			}
+			return out, nil
+		}, enum("outcome", domain.InsightOutcomes))
+}

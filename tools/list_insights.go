@@ -1,0 +1,47 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+)
+
+type listInsightsIn struct {
+	Scope             string `json:"scope,omitempty"`
+	Target            string `json:"target,omitempty"`
+	Type              string `json:"type,omitempty"`
+	Tag               string `json:"tag,omitempty"`
+	History           string `json:"history,omitempty" jsonschema:"an insight id: list all its versions"`
+	IncludeSuperseded bool   `json:"includeSuperseded,omitempty"`
+}
+
+type listInsightsOut struct {
+	Insights []insightOut `json:"insights"`
+}
+
+func listInsights() Tool {
+	return define("list_insights", "List insights you may recall, newest first, or one insight's version history.",
+		func(ctx context.Context, env *Env, in listInsightsIn) (listInsightsOut, error) {
+			if in.Scope != "" {
+				if err := domain.InsightScope(in.Scope).Validate("scope"); err != nil {
+					return listInsightsOut{}, err
+				}
+			}
+			if in.Type != "" {
+				if err := domain.InsightType(in.Type).Validate("type"); err != nil {
+					return listInsightsOut{}, err
+				}
+			}
+			ins, err := env.Store.ListInsights(ctx, env.Caller, store.InsightFilter{Scope: domain.InsightScope(in.Scope), Target: in.Target,
+				Type: domain.InsightType(in.Type), Tag: in.Tag, History: in.History, IncludeSuperseded: in.IncludeSuperseded})
+			if err != nil {
+				return listInsightsOut{}, err
+			}
+			out := listInsightsOut{Insights: []insightOut{}}
+			for _, x := range ins {
+				out.Insights = append(out.Insights, insightOf(x))
+			}
+			return out, nil
+		}, enum("scope", domain.InsightScopes), enum("type", domain.InsightTypes))
+}

@@ -1,0 +1,52 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/helixml/helix-org/store"
+)
+
+type recallIn struct {
+	Query  string `json:"query"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"default 5, at most 50"`
+	Follow bool   `json:"follow,omitempty" jsonschema:"also return insights linked to the results"`
+}
+
+// recalledOut is one result, kept to what an agent acts on (list_insights
+// has the rest): the advice, the score and its three parts, how to read
+// it, and the link that brought it in when followed.
+type recalledOut struct {
+	ID            string   `json:"id"`
+	Trigger       string   `json:"trigger"`
+	Resolution    string   `json:"resolution"`
+	Type          string   `json:"type"`
+	Tags          []string `json:"tags,omitempty"`
+	Score         float64  `json:"score"`
+	Relevance     float64  `json:"relevance"`
+	Effectiveness float64  `json:"effectiveness"`
+	Recency       float64  `json:"recency"`
+	Use           string   `json:"use"`
+	Via           string   `json:"via,omitempty"`
+	ViaKind       string   `json:"viaKind,omitempty"`
+}
+
+type recallOut struct {
+	Results []recalledOut `json:"results"`
+}
+
+func recall() Tool {
+	return define("recall", "Recall insights for a situation, scored 0.5·relevance + 0.3·effectiveness + 0.2·recency.",
+		func(ctx context.Context, env *Env, in recallIn) (recallOut, error) {
+			res, err := env.Store.Recall(ctx, env.Caller, store.RecallQuery{Query: in.Query, Limit: in.Limit, Follow: in.Follow, Activation: env.ActivationID})
+			if err != nil {
+				return recallOut{}, err
+			}
+			out := recallOut{Results: []recalledOut{}}
+			for _, r := range res {
+				in := r.Insight
+				out.Results = append(out.Results, recalledOut{ID: in.ID, Trigger: in.Trigger, Resolution: in.Resolution, Type: string(in.Type), Tags: in.Tags, Score: round3(r.Score), Relevance: round3(r.Relevance),
+					Effectiveness: round3(r.Effectiveness), Recency: round3(r.Recency), Use: string(r.Use()), Via: r.Via, ViaKind: string(r.ViaKind)})
+			}
+			return out, nil
+		})
+}
