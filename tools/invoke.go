@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/helixml/helix-org/domain"
 )
 
@@ -24,7 +26,7 @@ func Invoke(ctx context.Context, env *Env, granted []string, name string, args j
 	if !ok {
 		return nil, domain.Invalid("tool", "unknown tool %q", name)
 	}
-	args, err := t.checkArgs(args)
+	args, err := checkArgs(t.Name, t.input, args)
 	if err != nil {
 		return nil, err
 	}
@@ -43,15 +45,15 @@ func builtin(name string) (Tool, bool) {
 // checkArgs validates arguments against the input schema and applies its
 // defaults, answering with the SDK's wording so a page and an MCP client
 // read the same error.
-func (t Tool) checkArgs(args json.RawMessage) (json.RawMessage, error) {
-	resolved, err := t.input()
+func checkArgs(name string, input func() (*jsonschema.Resolved, error), args json.RawMessage) (json.RawMessage, error) {
+	resolved, err := input()
 	if err != nil {
-		return nil, fmt.Errorf("input schema of %s: %w", t.Name, err)
+		return nil, fmt.Errorf("input schema of %s: %w", name, err)
 	}
 	v := map[string]any{}
 	if len(args) > 0 {
 		if err := json.Unmarshal(args, &v); err != nil {
-			return nil, fmt.Errorf("arguments of %s are not a JSON object: %v: %w", t.Name, err, domain.ErrInvalid)
+			return nil, fmt.Errorf("arguments of %s are not a JSON object: %v: %w", name, err, domain.ErrInvalid)
 		}
 	}
 	var instance any = v
