@@ -65,6 +65,9 @@ var migrations = []migration{
 	{14, "token labels and last use", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&tokenRow{})
 	}},
+	{15, "tool results kept to be read", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&resultRow{})
+	}},
 }
 
 type schemaMigration struct {

@@ -53,7 +53,7 @@ var schemaCache = mcp.NewSchemaCache()
 // names the missing grant, instead of the SDK's bare "unknown tool".
 func NewServer(env *Env, granted []string) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "helix-org", Version: Version},
-		&mcp.ServerOptions{SchemaCache: schemaCache, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		&mcp.ServerOptions{SchemaCache: schemaCache, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}},
 			Instructions: "helix-org organisation graph. You are worker " + env.Caller + ". Use the help prompt to see what you can do."})
 	for _, t := range All() {
 		if slices.Contains(granted, t.Name) {
@@ -62,6 +62,7 @@ func NewServer(env *Env, granted []string) *mcp.Server {
 	}
 	addSkillTools(srv, env, granted)
 	addPrompts(srv, env, granted)
+	addResults(srv, env)
 	srv.AddReceivingMiddleware(requireGrant(env.Caller, granted, env.Known))
 	return srv
 }

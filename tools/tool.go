@@ -145,6 +145,9 @@ func callResult(ctx context.Context, env *Env, req *mcp.CallToolRequest, name st
 	}
 	res.StructuredContent = json.RawMessage(b)
 	res.Content = []mcp.Content{&mcp.TextContent{Text: string(b)}}
+	if err := linkLarge(ctx, env, name, res, b); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 
