@@ -2,6 +2,10 @@ package server
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -69,4 +73,32 @@ func firstNonSpace(br *bufio.Reader) (byte, error) {
 // refused before any of its ids were read.
 func writeJSONRPCError(w http.ResponseWriter, status, code int, msg string) {
 	writeJSON(w, status, map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+}
+
+// refuseMalformed answers a POST body that is not JSON with JSON-RPC's
+// parse error (-32700), as the protocol asks, instead of the SDK's plain
+// text; a body over limit gets a JSON-RPC error too. The body is read
+// whole here, as the SDK would read it anyway.
+func refuseMalformed(limit int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			writeJSONRPCError(w, http.StatusRequestEntityTooLarge, -32600, fmt.Sprintf("request body over %d bytes", limit))
+			return
+		case err != nil:
+			writeJSONRPCError(w, http.StatusBadRequest, -32700, "reading the request: "+err.Error())
+			return
+		case !json.Valid(body):
+			writeJSONRPCError(w, http.StatusBadRequest, -32700, "parse error: the body is not JSON")
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
 }

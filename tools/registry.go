@@ -54,7 +54,8 @@ var schemaCache = mcp.NewSchemaCache()
 func NewServer(env *Env, granted []string) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "helix-org", Version: Version},
 		&mcp.ServerOptions{SchemaCache: schemaCache, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}},
-			Instructions: "helix-org organisation graph. You are worker " + env.Caller + ". Use the help prompt to see what you can do."})
+			Instructions: "helix-org organisation graph. You are worker " + env.Caller + ". Use the help prompt to see what you can do.",
+			SetCacheable: private})
 	for _, t := range All() {
 		if slices.Contains(granted, t.Name) {
 			t.bind(srv, env, t.Def(env.Store.Transports()))
@@ -65,6 +66,13 @@ func NewServer(env *Env, granted []string) *mcp.Server {
 	addResults(srv, env)
 	srv.AddReceivingMiddleware(requireGrant(env.Caller, granted, env.Known))
 	return srv
+}
+
+// private marks every cacheable result (2026-07-28) as the caller's alone
+// and stale at once: what a worker sees follows its grants, which change
+// or lapse at any moment, and names it.
+func private(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+	c.CacheScope, c.TTLMs = "private", 0
 }
 
 // Version is the binary's version, set by cmd at link time.
