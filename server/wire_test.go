@@ -41,6 +41,12 @@ func sh(fields, required string) shape {
 	return s
 }
 
+// taskFields are a 2025-11-25 Task's.
+const (
+	taskFields   = "taskId status statusMessage createdAt lastUpdatedAt ttl pollInterval"
+	taskRequired = "taskId status createdAt lastUpdatedAt ttl"
+)
+
 // cacheable are the fields 2026-07-28 adds to results a client may cache.
 const cacheable = " cacheScope:CacheScope ttlMs:TTL resultType:ResultType"
 
@@ -55,6 +61,10 @@ var shapes = map[string]map[string]shape{
 		"ReadResourceResult":  sh("_meta contents:[]TextResourceContents", "contents"),
 		"ListPromptsResult":   sh("_meta nextCursor prompts:[]Prompt", "prompts"),
 		"ListTemplatesResult": sh("_meta nextCursor resourceTemplates:[]ResourceTemplate", "resourceTemplates"),
+		"CreateTaskResult":    sh("_meta task:Task", "task"),
+		"Task":                sh(taskFields, taskRequired),
+		"GetTaskResult":       sh("_meta "+taskFields, taskRequired),
+		"ListTasksResult":     sh("_meta nextCursor tasks:[]Task", "tasks"),
 	},
 	v20260728: {
 		"Tool":                sh("_meta name title description inputSchema outputSchema annotations:ToolAnnotations icons", "name inputSchema"),
@@ -89,7 +99,8 @@ var common = map[string]shape{
 // missing here is not one the suite expects an answer to.
 var resultShapes = map[string]map[string]string{
 	v20251125: {"initialize": "InitializeResult", "ping": "EmptyResult", "tools/list": "ListToolsResult", "tools/call": "CallToolResult",
-		"resources/read": "ReadResourceResult", "prompts/list": "ListPromptsResult", "resources/templates/list": "ListTemplatesResult"},
+		"resources/read": "ReadResourceResult", "prompts/list": "ListPromptsResult", "resources/templates/list": "ListTemplatesResult",
+		"tasks/get": "GetTaskResult", "tasks/cancel": "GetTaskResult", "tasks/list": "ListTasksResult", "tasks/result": "CallToolResult"},
 	v20260728: {"server/discover": "DiscoverResult", "tools/list": "ListToolsResult", "tools/call": "CallToolResult",
 		"resources/read": "ReadResourceResult", "prompts/list": "ListPromptsResult", "resources/templates/list": "ListTemplatesResult"},
 }
@@ -307,6 +318,9 @@ func checkAnswer(version string, req message, x exchange) error {
 			continue
 		}
 		typ, ok := resultShapes[version][req.Method]
+		if req.Method == "tools/call" && bytes.Contains(req.Params, []byte(`"task":`)) {
+			typ = "CreateTaskResult" // a task-augmented call
+		}
 		if !ok {
 			return fmt.Errorf("a result to %s, which %s has no result for", req.Method, version)
 		}

@@ -68,6 +68,9 @@ var migrations = []migration{
 	{15, "tool results kept to be read", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&resultRow{})
 	}},
+	{16, "tasks (task-augmented tool calls)", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&taskRow{})
+	}},
 }
 
 type schemaMigration struct {

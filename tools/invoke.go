@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/helixml/helix-org/domain"
 )
@@ -82,3 +83,23 @@ func (e missingGrant) Error() string {
 }
 
 func (missingGrant) Unwrap() error { return domain.ErrForbidden }
+
+// InvokeResult runs a built-in tool as Invoke does and answers as a
+// tools/call on the caller's endpoint would: structured content and its
+// text, a link for a large result, a failure as a tool error. It serves
+// calls the go-sdk cannot run, such as a task's, whose context it honours
+// to the end.
+func InvokeResult(ctx context.Context, env *Env, granted []string, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	if !slices.Contains(granted, name) && slices.Contains(env.Known, name) {
+		res := &mcp.CallToolResult{}
+		res.SetError(missingGrant{worker: env.Caller, tool: name})
+		return res, nil
+	}
+	t, ok := builtin(name)
+	if !ok {
+		res := &mcp.CallToolResult{}
+		res.SetError(domain.Invalid("name", "unknown tool %q", name))
+		return res, nil
+	}
+	return callResult(ctx, env, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: args}}, name, t.input, t.call)
+}

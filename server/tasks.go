@@ -1,0 +1,267 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/tools"
+)
+
+// MCP tasks (2025-11-25): a client that declares it may ask for any
+// tools/call as a task — it gets a task id at once and polls tasks/get,
+// fetches the answer with tasks/result, or stops it with tasks/cancel. The
+// go-sdk has no tasks, so they are served here, in front of it: the call
+// runs as tools.InvokeResult, with the caller's grants and the answer a
+// tools/call would give, on a context tasks/cancel ends. Task state is in the store, so it outlives a restart; a call
+// a restart interrupted is failed, visibly. Clients that do not ask for a
+// task keep today's synchronous calls.
+
+const (
+	// taskTTL is how long a task and its answer are kept by default, and
+	// maxTaskTTL the longest a client may ask for.
+	taskTTL, maxTaskTTL = time.Hour, 24 * time.Hour
+	// taskPoll is the interval suggested to pollers, in milliseconds.
+	taskPoll = 1000
+	// relatedTask is the _meta key tying a result to its task.
+	relatedTask = "io.modelcontextprotocol/related-task"
+)
+
+// rpcRequest is the part of a JSON-RPC request the task methods read.
+type rpcRequest struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// serveTasks answers the task methods and task-augmented tools/call of
+// clients before 2026-07-28, and passes everything else to next.
+func (s *Server) serveTasks(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("MCP-Protocol-Version") >= statelessVersion {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var req rpcRequest
+		if err != nil || json.Unmarshal(body, &req) != nil || callerFrom(r.Context()) == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		var p struct {
+			Task *struct {
+				TTL int64 `json:"ttl"`
+			} `json:"task"`
+		}
+		_ = json.Unmarshal(req.Params, &p)
+		switch {
+		case req.Method == "tools/call" && p.Task != nil:
+			s.startTask(w, r, req, time.Duration(p.Task.TTL)*time.Millisecond)
+		case req.Method == "tasks/get", req.Method == "tasks/result", req.Method == "tasks/cancel", req.Method == "tasks/list":
+			s.taskMethod(w, r, req)
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// startTask records the task, answers with it, and runs the call in the
+// background, on a context of its own that tasks/cancel cancels.
+func (s *Server) startTask(w http.ResponseWriter, r *http.Request, req rpcRequest, ttl time.Duration) {
+	c := callerFrom(r.Context())
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	_ = json.Unmarshal(req.Params, &p)
+	if ttl <= 0 || ttl > maxTaskTTL {
+		ttl = taskTTL
+	}
+	task, err := s.store.CreateTask(r.Context(), c.worker, p.Name, ttl)
+	if err != nil {
+		writeRPCError(w, req.ID, rpcError{Code: -32603, Message: err.Error()})
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), s.cfg.CallTimeout)
+	rt := runningTask{cancel: cancel, done: make(chan struct{})}
+	s.mu.Lock()
+	s.running[task.ID] = rt
+	s.mu.Unlock()
+	go s.runTask(ctx, c, task.ID, p.Name, p.Arguments, rt)
+	writeRPC(w, req.ID, map[string]any{"task": taskJSON(task)})
+}
+
+// runTask makes the call and keeps its answer as the task's end.
+func (s *Server) runTask(ctx context.Context, c *caller, id, tool string, args json.RawMessage, rt runningTask) {
+	defer func() {
+		rt.cancel()
+		s.mu.Lock()
+		delete(s.running, id)
+		s.mu.Unlock()
+		close(rt.done)
+	}()
+	res, err := tools.InvokeResult(ctx, s.env(c), c.granted, tool, args)
+	var kept taskAnswer
+	status, message := store.TaskCompleted, ""
+	switch {
+	case err != nil:
+		status, message = store.TaskFailed, err.Error()
+		kept.Error = &rpcError{Code: -32603, Message: message}
+	case ctx.Err() != nil:
+		status, message = store.TaskFailed, "the call ran out of time"
+		kept.Result, _ = json.Marshal(res)
+	default:
+		kept.Result, _ = json.Marshal(res)
+	}
+	answer, _ := json.Marshal(kept)
+	// The end is recorded even though the call's own context is done.
+	if _, err := s.store.EndTask(context.WithoutCancel(ctx), id, status, message, answer); err != nil {
+		s.log.Error("end task", "task", id, "err", err)
+	}
+}
+
+// taskAnswer is what a task keeps of its call: the result, or an error.
+type taskAnswer struct {
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *rpcError       `json:"error,omitempty"`
+}
+
+// taskMethod answers tasks/get, tasks/result, tasks/cancel and tasks/list
+// for the caller's own tasks.
+func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, req rpcRequest) {
+	worker := callerFrom(r.Context()).worker
+	if req.Method == "tasks/list" {
+		tasks, err := s.store.ListTasks(r.Context(), worker)
+		if err != nil {
+			writeRPCError(w, req.ID, rpcError{Code: -32603, Message: err.Error()})
+			return
+		}
+		list := make([]map[string]any, len(tasks))
+		for i, t := range tasks {
+			list[i] = taskJSON(t)
+		}
+		writeRPC(w, req.ID, map[string]any{"tasks": list})
+		return
+	}
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	_ = json.Unmarshal(req.Params, &p)
+	task, err := s.store.GetTask(r.Context(), worker, p.TaskID)
+	if errors.Is(err, domain.ErrNotFound) {
+		writeRPCError(w, req.ID, rpcError{Code: -32602, Message: fmt.Sprintf("no task %q of %s", p.TaskID, worker)})
+		return
+	}
+	if err != nil {
+		writeRPCError(w, req.ID, rpcError{Code: -32603, Message: err.Error()})
+		return
+	}
+	switch req.Method {
+	case "tasks/get":
+		writeRPC(w, req.ID, taskJSON(task))
+	case "tasks/cancel":
+		s.cancelTask(w, r, req, task)
+	case "tasks/result":
+		s.taskResult(w, r, req, task)
+	}
+}
+
+func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request, req rpcRequest, task store.Task) {
+	if task.Status != store.TaskWorking {
+		writeRPCError(w, req.ID, rpcError{Code: -32602, Message: fmt.Sprintf("task %s already ended: %s", task.ID, task.Status)})
+		return
+	}
+	ended, err := s.store.EndTask(r.Context(), task.ID, store.TaskCancelled, "cancelled by "+task.Worker, nil)
+	if err != nil {
+		writeRPCError(w, req.ID, rpcError{Code: -32603, Message: err.Error()})
+		return
+	}
+	s.mu.Lock()
+	if rt, ok := s.running[task.ID]; ok {
+		rt.cancel()
+	}
+	s.mu.Unlock()
+	writeRPC(w, req.ID, taskJSON(ended))
+}
+
+// taskResult waits for a working task to end, then answers as the call
+// would have, with the task named in _meta.
+func (s *Server) taskResult(w http.ResponseWriter, r *http.Request, req rpcRequest, task store.Task) {
+	s.mu.Lock()
+	rt, running := s.running[task.ID]
+	s.mu.Unlock()
+	if running {
+		select {
+		case <-rt.done:
+		case <-r.Context().Done():
+			return
+		}
+		var err error
+		if task, err = s.store.GetTask(r.Context(), task.Worker, task.ID); err != nil {
+			writeRPCError(w, req.ID, rpcError{Code: -32603, Message: err.Error()})
+			return
+		}
+	}
+	var kept struct {
+		Result map[string]any `json:"result"`
+		Error  *rpcError      `json:"error"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(task.Result))
+	dec.UseNumber() // numbers pass through exactly
+	_ = dec.Decode(&kept)
+	switch {
+	case kept.Error != nil:
+		writeRPCError(w, req.ID, *kept.Error)
+	case kept.Result != nil:
+		meta, _ := kept.Result["_meta"].(map[string]any)
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta[relatedTask] = map[string]any{"taskId": task.ID}
+		kept.Result["_meta"] = meta
+		writeRPC(w, req.ID, kept.Result)
+	default:
+		writeRPCError(w, req.ID, rpcError{Code: -32603, Message: fmt.Sprintf("task %s %s: %s", task.ID, task.Status, task.Message)})
+	}
+}
+
+// runningTask is a task this process is running.
+type runningTask struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// taskJSON is a task as MCP's Task type.
+func taskJSON(t store.Task) map[string]any {
+	out := map[string]any{"taskId": t.ID, "status": t.Status, "createdAt": t.CreatedAt.Format(time.RFC3339Nano),
+		"lastUpdatedAt": t.UpdatedAt.Format(time.RFC3339Nano), "ttl": t.ExpiresAt.Sub(t.CreatedAt).Milliseconds(), "pollInterval": taskPoll}
+	if t.Message != "" {
+		out["statusMessage"] = t.Message
+	}
+	return out
+}
+
+// rpcError is a JSON-RPC error object.
+type rpcError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// writeRPC writes a JSON-RPC result.
+func writeRPC(w http.ResponseWriter, id json.RawMessage, result any) {
+	writeJSON(w, http.StatusOK, map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+// writeRPCError writes a JSON-RPC error.
+func writeRPCError(w http.ResponseWriter, id json.RawMessage, e rpcError) {
+	writeJSON(w, http.StatusOK, map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
+}
