@@ -43,16 +43,18 @@ func (s *Server) env(c *caller) *tools.Env {
 // cache fields ttlMs and cacheScope, and that has no core tasks.
 const statelessVersion = "2026-07-28"
 
-// legacyResults fits answers to clients of earlier versions to their
-// protocol: it removes the cache fields the go-sdk sets on every list and
-// read result, which those versions do not declare (the conformance suite
-// decodes strictly), and declares the tasks serveTasks offers, which the
-// SDK does not know. Those clients send their version in
-// MCP-Protocol-Version, or nothing before it is negotiated; the answer is
-// one JSON body (JSONResponse).
-func legacyResults(next http.Handler) http.Handler {
+// fitAnswers completes what the go-sdk answers with what this server adds
+// and the SDK does not know. To clients of versions before 2026-07-28 it
+// removes the cache fields the SDK sets on every list and read result,
+// which those versions do not declare (the conformance suite decodes
+// strictly), declares the tasks serveTasks offers in initialize, and marks
+// the long tools in tools/list. To 2026-07-28 clients it declares the
+// tasks extension in server/discover. Earlier clients send their version
+// in MCP-Protocol-Version, or nothing before it is negotiated; an answer
+// is one JSON body (JSONResponse).
+func fitAnswers(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if v := r.Header.Get("MCP-Protocol-Version"); r.Method != http.MethodPost || v >= statelessVersion {
+		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -60,11 +62,16 @@ func legacyResults(next http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		var req rpcRequest
 		_ = json.Unmarshal(body, &req)
+		modern := r.Header.Get("MCP-Protocol-Version") >= statelessVersion
+		if modern && req.Method != "server/discover" {
+			next.ServeHTTP(w, r)
+			return
+		}
 		buf := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
 		next.ServeHTTP(buf, r)
 		answer := buf.body.Bytes()
 		if strings.HasPrefix(buf.header.Get("Content-Type"), "application/json") {
-			if fitted, ok := legacyAnswer(req.Method, answer); ok {
+			if fitted, ok := fitAnswer(modern, req.Method, answer); ok {
 				answer = fitted
 				buf.header.Del("Content-Length")
 			}
@@ -75,15 +82,17 @@ func legacyResults(next http.Handler) http.Handler {
 	})
 }
 
-// taskTools are the tools whose calls take long enough to be worth a task;
-// tools/list marks them so. Any built-in tool may be called as a task;
-// skill_<name> tools, served by the SDK alone, may not (use call_skill).
+// taskTools are the tools whose calls take long enough to be worth a task:
+// at 2026-07-28 the server makes their calls tasks for a client that
+// declares the extension; at 2025-11-25 tools/list marks them, though a
+// client may ask for any built-in tool's call as a task (skill_<name>
+// tools, served by the SDK alone, not: use call_skill).
 var taskTools = []string{"create_skill", "call_skill", "rollback_skill"}
 
-// legacyAnswer rewrites one JSON-RPC answer to method; ok is false when
+// fitAnswer rewrites one JSON-RPC answer to method; ok is false when
 // nothing needed changing or it could not be read.
-func legacyAnswer(method string, body []byte) ([]byte, bool) {
-	if method != "initialize" && method != "tools/list" && !bytes.Contains(body, []byte(`"ttlMs"`)) {
+func fitAnswer(modern bool, method string, body []byte) ([]byte, bool) {
+	if !modern && method != "initialize" && method != "tools/list" && !bytes.Contains(body, []byte(`"ttlMs"`)) {
 		return nil, false
 	}
 	var msg map[string]json.RawMessage
@@ -96,15 +105,21 @@ func legacyAnswer(method string, body []byte) ([]byte, bool) {
 	if dec.Decode(&result) != nil {
 		return nil, false
 	}
-	delete(result, "ttlMs")
-	delete(result, "cacheScope")
-	switch method {
-	case "initialize":
-		if caps, ok := result["capabilities"].(map[string]any); ok {
-			caps["tasks"] = map[string]any{"list": map[string]any{}, "cancel": map[string]any{},
-				"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}
+	caps, _ := result["capabilities"].(map[string]any)
+	switch {
+	case modern && caps != nil: // server/discover
+		ext, _ := caps["extensions"].(map[string]any)
+		if ext == nil {
+			ext = map[string]any{}
 		}
-	case "tools/list":
+		ext[tasksExtension] = map[string]any{}
+		caps["extensions"] = ext
+	case modern:
+		return nil, false
+	case method == "initialize" && caps != nil:
+		caps["tasks"] = map[string]any{"list": map[string]any{}, "cancel": map[string]any{},
+			"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}
+	case method == "tools/list":
 		tools, _ := result["tools"].([]any)
 		for _, t := range tools {
 			if t, ok := t.(map[string]any); ok {
@@ -113,6 +128,10 @@ func legacyAnswer(method string, body []byte) ([]byte, bool) {
 				}
 			}
 		}
+	}
+	if !modern {
+		delete(result, "ttlMs")
+		delete(result, "cacheScope")
 	}
 	b, err := json.Marshal(result)
 	if err != nil {

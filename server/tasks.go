@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/helixml/helix-org/domain"
@@ -15,9 +16,13 @@ import (
 	"github.com/helixml/helix-org/tools"
 )
 
-// MCP tasks (2025-11-25): a client that declares it may ask for any
-// tools/call as a task — it gets a task id at once and polls tasks/get,
-// fetches the answer with tasks/result, or stops it with tasks/cancel. The
+// MCP tasks, in both shapes: at 2025-11-25 a client may ask for any
+// tools/call as a task (params.task) — it gets a task id at once and polls
+// tasks/get, fetches the answer with tasks/result, or stops it with
+// tasks/cancel; at 2026-07-28 (the io.modelcontextprotocol/tasks
+// extension) a client that declares the extension gets a task, at the
+// server's choice, for the long tools (taskTools), and polls tasks/get for
+// the answer. The
 // go-sdk has no tasks, so they are served here, in front of it: the call
 // runs as tools.InvokeResult, with the caller's grants and the answer a
 // tools/call would give, on a context tasks/cancel ends. Task state is in the store, so it outlives a restart; a call
@@ -41,32 +46,52 @@ type rpcRequest struct {
 	Params json.RawMessage `json:"params"`
 }
 
-// serveTasks answers the task methods and task-augmented tools/call of
-// clients before 2026-07-28, and passes everything else to next.
+// tasksExtension names the 2026-07-28 tasks extension.
+const tasksExtension = "io.modelcontextprotocol/tasks"
+
+// serveTasks answers the task methods and the calls that become tasks,
+// and passes everything else to next.
 func (s *Server) serveTasks(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Header.Get("MCP-Protocol-Version") >= statelessVersion {
+		if r.Method != http.MethodPost || callerFrom(r.Context()) == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
 		body, err := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		var req rpcRequest
-		if err != nil || json.Unmarshal(body, &req) != nil || callerFrom(r.Context()) == nil {
+		if err != nil || json.Unmarshal(body, &req) != nil {
 			next.ServeHTTP(w, r)
 			return
 		}
+		modern := r.Header.Get("MCP-Protocol-Version") >= statelessVersion
 		var p struct {
+			Name string `json:"name"`
 			Task *struct {
 				TTL int64 `json:"ttl"`
 			} `json:"task"`
+			Meta struct {
+				Caps struct {
+					Extensions map[string]json.RawMessage `json:"extensions"`
+				} `json:"io.modelcontextprotocol/clientCapabilities"`
+			} `json:"_meta"`
 		}
 		_ = json.Unmarshal(req.Params, &p)
+		_, declared := p.Meta.Caps.Extensions[tasksExtension]
 		switch {
-		case req.Method == "tools/call" && p.Task != nil:
-			s.startTask(w, r, req, time.Duration(p.Task.TTL)*time.Millisecond)
-		case req.Method == "tasks/get", req.Method == "tasks/result", req.Method == "tasks/cancel", req.Method == "tasks/list":
-			s.taskMethod(w, r, req)
+		case req.Method == "tools/call" && !modern && p.Task != nil:
+			s.startTask(w, r, req, time.Duration(p.Task.TTL)*time.Millisecond, false)
+		case req.Method == "tools/call" && modern && declared && slices.Contains(taskTools, p.Name):
+			s.startTask(w, r, req, taskTTL, true)
+		case !modern && slices.Contains([]string{"tasks/get", "tasks/result", "tasks/cancel", "tasks/list"}, req.Method):
+			s.taskMethod(w, r, req, false)
+		case modern && slices.Contains([]string{"tasks/get", "tasks/update", "tasks/cancel"}, req.Method):
+			if !declared {
+				writeRPCError(w, req.ID, rpcError{Code: -32021, Message: "missing required client capability: the " + tasksExtension + " extension",
+					Data: json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + tasksExtension + `":{}}}}`)})
+				return
+			}
+			s.taskMethod(w, r, req, true)
 		default:
 			next.ServeHTTP(w, r)
 		}
@@ -75,7 +100,7 @@ func (s *Server) serveTasks(next http.Handler) http.Handler {
 
 // startTask records the task, answers with it, and runs the call in the
 // background, on a context of its own that tasks/cancel cancels.
-func (s *Server) startTask(w http.ResponseWriter, r *http.Request, req rpcRequest, ttl time.Duration) {
+func (s *Server) startTask(w http.ResponseWriter, r *http.Request, req rpcRequest, ttl time.Duration, modern bool) {
 	c := callerFrom(r.Context())
 	var p struct {
 		Name      string          `json:"name"`
@@ -96,7 +121,13 @@ func (s *Server) startTask(w http.ResponseWriter, r *http.Request, req rpcReques
 	s.running[task.ID] = rt
 	s.mu.Unlock()
 	go s.runTask(ctx, c, task.ID, p.Name, p.Arguments, rt)
-	writeRPC(w, req.ID, map[string]any{"task": taskJSON(task)})
+	if modern {
+		created := taskJSON(task, true)
+		created["resultType"] = "task"
+		writeRPC(w, req.ID, created)
+		return
+	}
+	writeRPC(w, req.ID, map[string]any{"task": taskJSON(task, false)})
 }
 
 // runTask makes the call and keeps its answer as the task's end.
@@ -115,9 +146,9 @@ func (s *Server) runTask(ctx context.Context, c *caller, id, tool string, args j
 	case err != nil:
 		status, message = store.TaskFailed, err.Error()
 		kept.Error = &rpcError{Code: -32603, Message: message}
-	case ctx.Err() != nil:
+	case ctx.Err() == context.DeadlineExceeded:
 		status, message = store.TaskFailed, "the call ran out of time"
-		kept.Result, _ = json.Marshal(res)
+		kept.Error = &rpcError{Code: -32603, Message: message}
 	default:
 		kept.Result, _ = json.Marshal(res)
 	}
@@ -134,9 +165,8 @@ type taskAnswer struct {
 	Error  *rpcError       `json:"error,omitempty"`
 }
 
-// taskMethod answers tasks/get, tasks/result, tasks/cancel and tasks/list
-// for the caller's own tasks.
-func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, req rpcRequest) {
+// taskMethod answers the task methods for the caller's own tasks.
+func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, req rpcRequest, modern bool) {
 	worker := callerFrom(r.Context()).worker
 	if req.Method == "tasks/list" {
 		tasks, err := s.store.ListTasks(r.Context(), worker)
@@ -146,7 +176,7 @@ func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, req rpcReque
 		}
 		list := make([]map[string]any, len(tasks))
 		for i, t := range tasks {
-			list[i] = taskJSON(t)
+			list[i] = taskJSON(t, false)
 		}
 		writeRPC(w, req.ID, map[string]any{"tasks": list})
 		return
@@ -157,25 +187,33 @@ func (s *Server) taskMethod(w http.ResponseWriter, r *http.Request, req rpcReque
 	_ = json.Unmarshal(req.Params, &p)
 	task, err := s.store.GetTask(r.Context(), worker, p.TaskID)
 	if errors.Is(err, domain.ErrNotFound) {
-		writeRPCError(w, req.ID, rpcError{Code: -32602, Message: fmt.Sprintf("no task %q of %s", p.TaskID, worker)})
+		writeRPCError(w, req.ID, rpcError{Code: -32602, Message: fmt.Sprintf("no task %q of %s (tasks are kept until their ttl)", p.TaskID, worker)})
 		return
 	}
 	if err != nil {
 		writeRPCError(w, req.ID, rpcError{Code: -32603, Message: err.Error()})
 		return
 	}
-	switch req.Method {
-	case "tasks/get":
-		writeRPC(w, req.ID, taskJSON(task))
-	case "tasks/cancel":
-		s.cancelTask(w, r, req, task)
-	case "tasks/result":
+	switch {
+	case req.Method == "tasks/get" && modern:
+		writeRPC(w, req.ID, detailedTask(task))
+	case req.Method == "tasks/get":
+		writeRPC(w, req.ID, taskJSON(task, false))
+	case req.Method == "tasks/update": // no task of ours asks for input
+		writeRPC(w, req.ID, map[string]any{"resultType": "complete"})
+	case req.Method == "tasks/cancel":
+		s.cancelTask(w, r, req, task, modern)
+	case req.Method == "tasks/result":
 		s.taskResult(w, r, req, task)
 	}
 }
 
-func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request, req rpcRequest, task store.Task) {
+func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request, req rpcRequest, task store.Task, modern bool) {
 	if task.Status != store.TaskWorking {
+		if modern { // cancelling is cooperative: an ended task is acknowledged as it is
+			writeRPC(w, req.ID, map[string]any{"resultType": "complete"})
+			return
+		}
 		writeRPCError(w, req.ID, rpcError{Code: -32602, Message: fmt.Sprintf("task %s already ended: %s", task.ID, task.Status)})
 		return
 	}
@@ -189,10 +227,14 @@ func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request, req rpcReque
 		rt.cancel()
 	}
 	s.mu.Unlock()
-	writeRPC(w, req.ID, taskJSON(ended))
+	if modern {
+		writeRPC(w, req.ID, map[string]any{"resultType": "complete"})
+		return
+	}
+	writeRPC(w, req.ID, taskJSON(ended, false))
 }
 
-// taskResult waits for a working task to end, then answers as the call
+// taskResult waits for a running task to end, then answers as the call
 // would have, with the task named in _meta.
 func (s *Server) taskResult(w http.ResponseWriter, r *http.Request, req rpcRequest, task store.Task) {
 	s.mu.Lock()
@@ -210,6 +252,26 @@ func (s *Server) taskResult(w http.ResponseWriter, r *http.Request, req rpcReque
 			return
 		}
 	}
+	result, rerr := taskAnswerOf(task)
+	switch {
+	case rerr != nil:
+		writeRPCError(w, req.ID, *rerr)
+	case result != nil:
+		delete(result, "resultType") // 2025-11-25 has none
+		meta, _ := result["_meta"].(map[string]any)
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta[relatedTask] = map[string]any{"taskId": task.ID}
+		result["_meta"] = meta
+		writeRPC(w, req.ID, result)
+	default:
+		writeRPCError(w, req.ID, rpcError{Code: -32603, Message: fmt.Sprintf("task %s %s: %s", task.ID, task.Status, task.Message)})
+	}
+}
+
+// taskAnswerOf reads what a task kept of its call.
+func taskAnswerOf(task store.Task) (map[string]any, *rpcError) {
 	var kept struct {
 		Result map[string]any `json:"result"`
 		Error  *rpcError      `json:"error"`
@@ -217,20 +279,28 @@ func (s *Server) taskResult(w http.ResponseWriter, r *http.Request, req rpcReque
 	dec := json.NewDecoder(bytes.NewReader(task.Result))
 	dec.UseNumber() // numbers pass through exactly
 	_ = dec.Decode(&kept)
-	switch {
-	case kept.Error != nil:
-		writeRPCError(w, req.ID, *kept.Error)
-	case kept.Result != nil:
-		meta, _ := kept.Result["_meta"].(map[string]any)
-		if meta == nil {
-			meta = map[string]any{}
+	return kept.Result, kept.Error
+}
+
+// detailedTask is a task as 2026-07-28's tasks/get answers it: with the
+// call's result once completed, its error once failed.
+func detailedTask(task store.Task) map[string]any {
+	out := taskJSON(task, true)
+	out["resultType"] = "complete"
+	result, rerr := taskAnswerOf(task)
+	switch task.Status {
+	case store.TaskCompleted:
+		if result != nil {
+			result["resultType"] = "complete"
+			out["result"] = result
 		}
-		meta[relatedTask] = map[string]any{"taskId": task.ID}
-		kept.Result["_meta"] = meta
-		writeRPC(w, req.ID, kept.Result)
-	default:
-		writeRPCError(w, req.ID, rpcError{Code: -32603, Message: fmt.Sprintf("task %s %s: %s", task.ID, task.Status, task.Message)})
+	case store.TaskFailed:
+		if rerr == nil {
+			rerr = &rpcError{Code: -32603, Message: task.Message}
+		}
+		out["error"] = rerr
 	}
+	return out
 }
 
 // runningTask is a task this process is running.
@@ -239,10 +309,15 @@ type runningTask struct {
 	done   chan struct{}
 }
 
-// taskJSON is a task as MCP's Task type.
-func taskJSON(t store.Task) map[string]any {
+// taskJSON is a task as MCP's Task type: 2026-07-28 names its durations
+// ttlMs and pollIntervalMs, 2025-11-25 ttl and pollInterval.
+func taskJSON(t store.Task, modern bool) map[string]any {
+	ttl, poll := "ttl", "pollInterval"
+	if modern {
+		ttl, poll = "ttlMs", "pollIntervalMs"
+	}
 	out := map[string]any{"taskId": t.ID, "status": t.Status, "createdAt": t.CreatedAt.Format(time.RFC3339Nano),
-		"lastUpdatedAt": t.UpdatedAt.Format(time.RFC3339Nano), "ttl": t.ExpiresAt.Sub(t.CreatedAt).Milliseconds(), "pollInterval": taskPoll}
+		"lastUpdatedAt": t.UpdatedAt.Format(time.RFC3339Nano), ttl: t.ExpiresAt.Sub(t.CreatedAt).Milliseconds(), poll: taskPoll}
 	if t.Message != "" {
 		out["statusMessage"] = t.Message
 	}

@@ -2,13 +2,17 @@ package server_test
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/store/storetest"
+	"github.com/helixml/helix-org/tools"
 )
 
 // taskClient speaks 2025-11-25 to one worker's endpoint over raw HTTP, each
@@ -128,5 +132,70 @@ func TestTasksSurviveARestart(t *testing.T) {
 	}
 	if res := c2.rpc("tasks/result", map[string]any{"taskId": done}); !strings.Contains(string(res.Result), `"roles"`) {
 		t.Errorf("the ended task's answer after a restart: %s %+v", res.Result, res.Error)
+	}
+}
+
+// TestTasksExtension: at 2026-07-28 a client that declares the tasks
+// extension gets a task for a long tool and its answer from tasks/get; one
+// that does not declare it gets the answer at once, as before, and may not
+// use the task methods.
+func TestTasksExtension(t *testing.T) {
+	st := storetest.NewWith(t, store.Options{Transports: servertest.Transports})
+	if _, err := st.Bootstrap(t.Context(), tools.Names()); err != nil {
+		t.Fatal(err)
+	}
+	srv := server.New(st, server.Config{}) // no Docker: call_skill answers with a tool error
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	url, token := domain.MCPURL(hs.URL, store.OwnerWorker), servertest.Token(t, st, store.OwnerWorker)
+	declared := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	call := func(method, name, params, meta string) message {
+		t.Helper()
+		if params != "" {
+			params = "," + params
+		}
+		body := `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{` + meta + params + `}}`
+		x := post(t, url, token, body, map[string]string{"MCP-Protocol-Version": v20260728, "Mcp-Name": name})
+		req, _ := decodeMessage([]byte(body))
+		if err := checkAnswer(v20260728, req, x); err != nil {
+			t.Errorf("%s: %v", method, err)
+		}
+		m, err := decodeMessage(x.respBody)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+
+	if d := call("server/discover", "", "", declared); !strings.Contains(string(d.Result), `"extensions":{"io.modelcontextprotocol/tasks":{}}`) {
+		t.Errorf("server/discover does not declare the tasks extension: %s", d.Result)
+	}
+	created := call("tools/call", "call_skill", `"name":"call_skill","arguments":{"name":"nope"}`, declared)
+	var task struct{ TaskID, Status, ResultType string }
+	json.Unmarshal(created.Result, &task)
+	if task.ResultType != "task" || task.Status != "working" {
+		t.Fatalf("call_skill answered %s, want a working task", created.Result)
+	}
+	srv.WaitTasks()
+	got := call("tasks/get", task.TaskID, `"taskId":"`+task.TaskID+`"`, declared)
+	if !strings.Contains(string(got.Result), `"status":"completed"`) || !strings.Contains(string(got.Result), `"isError":true`) || !strings.Contains(string(got.Result), "Docker") {
+		t.Errorf("tasks/get = %s, want completed with call_skill's tool error", got.Result)
+	}
+	if c := call("tasks/cancel", task.TaskID, `"taskId":"`+task.TaskID+`"`, declared); string(c.Result) != `{"resultType":"complete"}` {
+		t.Errorf("cancelling an ended task = %s %+v, want a bare acknowledgement", c.Result, c.Error)
+	}
+	if m := call("tasks/get", "task-nope", `"taskId":"task-nope"`, declared); m.Error == nil || m.Error.Code != -32602 {
+		t.Errorf("an unknown task = %+v", m.Error)
+	}
+
+	plain := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	if r := call("tools/call", "call_skill", `"name":"call_skill","arguments":{"name":"nope"}`, plain); !strings.Contains(string(r.Result), `"isError":true`) {
+		t.Errorf("without the extension call_skill answered %s, want its result at once", r.Result)
+	}
+	if m := call("tasks/get", task.TaskID, `"taskId":"`+task.TaskID+`"`, plain); m.Error == nil || m.Error.Code != -32021 {
+		t.Errorf("tasks/get without the extension = %+v, want -32021", m.Error)
+	}
+	if r := call("tools/call", "get_worker", `"name":"get_worker","arguments":{}`, declared); !strings.Contains(string(r.Result), `"resultType":"complete"`) {
+		t.Errorf("a quick tool became a task: %s", r.Result)
 	}
 }

@@ -47,6 +47,12 @@ const (
 	taskRequired = "taskId status createdAt lastUpdatedAt ttl"
 )
 
+// task26Fields are a Task's in the 2026-07-28 tasks extension.
+const (
+	task26Fields   = "taskId status statusMessage createdAt lastUpdatedAt ttlMs pollIntervalMs"
+	task26Required = "taskId status createdAt lastUpdatedAt ttlMs"
+)
+
 // cacheable are the fields 2026-07-28 adds to results a client may cache.
 const cacheable = " cacheScope:CacheScope ttlMs:TTL resultType:ResultType"
 
@@ -75,6 +81,10 @@ var shapes = map[string]map[string]shape{
 		"ReadResourceResult":  sh("_meta contents:[]TextResourceContents"+cacheable, "cacheScope contents resultType ttlMs"),
 		"ListPromptsResult":   sh("_meta nextCursor prompts:[]Prompt"+cacheable, "cacheScope prompts resultType ttlMs"),
 		"ListTemplatesResult": sh("_meta nextCursor resourceTemplates:[]ResourceTemplate"+cacheable, "cacheScope resourceTemplates resultType ttlMs"),
+		// The tasks extension (io.modelcontextprotocol/tasks).
+		"CreateTaskResult": sh("_meta resultType:TaskResultType "+task26Fields, "resultType "+task26Required),
+		"GetTaskResult":    sh("_meta resultType:ResultType result:CallToolResult error:Error inputRequests "+task26Fields, "resultType "+task26Required),
+		"EmptyResult":      sh("_meta resultType:ResultType", "resultType"),
 	},
 }
 
@@ -102,6 +112,7 @@ var resultShapes = map[string]map[string]string{
 		"resources/read": "ReadResourceResult", "prompts/list": "ListPromptsResult", "resources/templates/list": "ListTemplatesResult",
 		"tasks/get": "GetTaskResult", "tasks/cancel": "GetTaskResult", "tasks/list": "ListTasksResult", "tasks/result": "CallToolResult"},
 	v20260728: {"server/discover": "DiscoverResult", "tools/list": "ListToolsResult", "tools/call": "CallToolResult",
+		"tasks/get": "GetTaskResult", "tasks/cancel": "EmptyResult", "tasks/update": "EmptyResult",
 		"resources/read": "ReadResourceResult", "prompts/list": "ListPromptsResult", "resources/templates/list": "ListTemplatesResult"},
 }
 
@@ -146,6 +157,11 @@ func check(version, typ string, v json.RawMessage, path string) error {
 	case "ResultType":
 		if string(v) != `"complete"` {
 			return fmt.Errorf("%s: resultType %s, want complete", path, v)
+		}
+		return nil
+	case "TaskResultType":
+		if string(v) != `"task"` {
+			return fmt.Errorf("%s: resultType %s, want task", path, v)
 		}
 		return nil
 	}
@@ -318,8 +334,8 @@ func checkAnswer(version string, req message, x exchange) error {
 			continue
 		}
 		typ, ok := resultShapes[version][req.Method]
-		if req.Method == "tools/call" && bytes.Contains(req.Params, []byte(`"task":`)) {
-			typ = "CreateTaskResult" // a task-augmented call
+		if req.Method == "tools/call" && (bytes.Contains(req.Params, []byte(`"task":`)) || bytes.Contains(resp.Result, []byte(`"resultType":"task"`))) {
+			typ = "CreateTaskResult" // a call answered with a task
 		}
 		if !ok {
 			return fmt.Errorf("a result to %s, which %s has no result for", req.Method, version)
