@@ -49,6 +49,8 @@ type Activation struct {
 	Duration     time.Duration    `json:"durationNs,omitempty"`
 	InputTokens  int64            `json:"inputTokens,omitempty"`
 	OutputTokens int64            `json:"outputTokens,omitempty"`
+	// Cost is what the run's relayed model calls cost (llm.prices).
+	Cost Money `json:"costNanoUsd,omitempty"`
 	// Process is the host process the agent ran as, once it started.
 	Process *AgentProcess `json:"process,omitempty"`
 }

@@ -117,7 +117,11 @@ func (s *Store) ActivationsBefore(ctx context.Context, q ActivationQuery) ([]dom
 	if err := db.Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list activations: %w", err)
 	}
-	return mapRows(rows, activationRow.toDomain), nil
+	acts := mapRows(rows, activationRow.toDomain)
+	if err := s.withRelayedTokens(ctx, acts); err != nil {
+		return nil, err
+	}
+	return acts, nil
 }
 
 // ActivationTriggers returns what woke an activation, oldest first: two

@@ -281,6 +281,32 @@ func limitJSON(l domain.Limit) map[string]any {
 	return out
 }
 
+// WaitingWorkers names each worker with pending triggers a reached budget
+// holds, with the budget, so a chart can show it waiting rather than idle.
+func (s *Store) WaitingWorkers(ctx context.Context) (map[string]string, error) {
+	tx := s.read(ctx)
+	h, err := s.budgetHolds(tx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	if h.org == nil && len(h.workers) == 0 && len(h.streams) == 0 {
+		return out, nil
+	}
+	var rows []struct{ WorkerID, StreamID string }
+	if err := tx.Table("triggers").Select("DISTINCT triggers.worker_id, events.stream_id").
+		Joins("JOIN events ON events.seq = triggers.event_seq").
+		Where("triggers.status = ?", triggerPending).Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("waiting workers: %w", err)
+	}
+	for _, r := range rows {
+		if b, ok := h.of(r.WorkerID, r.StreamID); ok && out[r.WorkerID] == "" {
+			out[r.WorkerID] = fmt.Sprintf("waits for %s to be raised", b.toDomain().Name())
+		}
+	}
+	return out, nil
+}
+
 // noteBudgetHolds gives each pending trigger a reached budget holds that
 // budget as its reason, so an operator sees why it waits.
 func (s *Store) noteBudgetHolds(ctx context.Context, trigs []domain.QueuedTrigger) error {

@@ -84,7 +84,7 @@ func (r modelCallRow) toDomain() domain.ModelCall {
 		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Cost: domain.Money(r.CostNanos), Priced: r.Priced, At: r.CreatedAt.UTC()}
 }
 
-// withRelayedTokens sets each activation's tokens from the ledger. An
+// withRelayedTokens sets each activation's tokens and cost from the ledger. An
 // activation with no relayed call keeps what its runtime reported: an agent
 // an operator let talk to a provider directly (agent.docker.env) is still
 // counted.
@@ -96,7 +96,7 @@ func (s *Store) withRelayedTokens(ctx context.Context, acts []domain.Activation)
 	sums := map[string]modelCallRow{}
 	for chunk := range slices.Chunk(ids, 500) { // SQLite's limit on variables
 		var rows []modelCallRow
-		err := s.read(ctx).Model(&modelCallRow{}).Select("activation_id, SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens").
+		err := s.read(ctx).Model(&modelCallRow{}).Select("activation_id, SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens, SUM(cost_nanos) AS cost_nanos").
 			Where("activation_id IN ?", chunk).Group("activation_id").Scan(&rows).Error
 		if err != nil {
 			return fmt.Errorf("sum relayed tokens: %w", err)
@@ -107,7 +107,7 @@ func (s *Store) withRelayedTokens(ctx context.Context, acts []domain.Activation)
 	}
 	for i, a := range acts {
 		if r, ok := sums[a.ID]; ok {
-			acts[i].InputTokens, acts[i].OutputTokens = r.InputTokens, r.OutputTokens
+			acts[i].InputTokens, acts[i].OutputTokens, acts[i].Cost = r.InputTokens, r.OutputTokens, domain.Money(r.CostNanos)
 		}
 	}
 	return nil

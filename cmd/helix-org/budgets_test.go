@@ -284,7 +284,7 @@ var approxUSD = cmp.Comparer(func(a, b float64) bool { d := a - b; return d < 1e
 // TestSpendAndPricesInput: bad periods and prices are refused with the
 // flag or key and what is valid; an empty ledger says so.
 func TestSpendAndPricesInput(t *testing.T) {
-	db := tempDB(t)
+	db := newDB(t)
 	mustRun(t, "bootstrap", "--db", db)
 	tests := []struct {
 		args []string

@@ -20,6 +20,7 @@ type fleetPage struct {
 type fleetCard struct {
 	Worker     domain.Worker
 	Status     string
+	Why        string // what a waiting worker waits for
 	Activation *domain.Activation
 	// Elapsed is how long the run has gone, as of the page's render; the
 	// page script keeps it ticking.
@@ -70,6 +71,11 @@ func (u *UI) handleFleet(w http.ResponseWriter, r *http.Request, v *viewer) {
 		u.fail(w, r, v, err)
 		return
 	}
+	waiting, err := u.st.WaitingWorkers(ctx)
+	if err != nil {
+		u.fail(w, r, v, err)
+		return
+	}
 	runs := map[string]domain.Activation{}
 	for _, a := range running {
 		runs[a.WorkerID] = a
@@ -77,7 +83,7 @@ func (u *UI) handleFleet(w http.ResponseWriter, r *http.Request, v *viewer) {
 	page, next := pageAfter(ais.Workers, func(w domain.Worker) string { return w.ID }, r.URL.Query().Get("after"), limitOf(r))
 	p.Pager = newPager(r, "after", next)
 	for _, wk := range page {
-		c, err := u.fleetCard(ctx, v, wk, runs)
+		c, err := u.fleetCard(ctx, v, wk, runs, waiting)
 		if err != nil {
 			u.fail(w, r, v, err)
 			return
@@ -94,10 +100,13 @@ func (u *UI) handleFleet(w http.ResponseWriter, r *http.Request, v *viewer) {
 // fleetCard reads what a running worker's log tells. Only a run's details
 // need worker_log's own check for that worker; idle or running, as on the
 // org chart, takes the worker_log grant alone.
-func (u *UI) fleetCard(ctx context.Context, v *viewer, wk domain.Worker, runs map[string]domain.Activation) (fleetCard, error) {
+func (u *UI) fleetCard(ctx context.Context, v *viewer, wk domain.Worker, runs map[string]domain.Activation, waiting map[string]string) (fleetCard, error) {
 	c := fleetCard{Worker: wk, Status: statusIdle}
 	act, ok := runs[wk.ID]
 	if !ok {
+		if why, held := waiting[wk.ID]; held {
+			c.Status, c.Why = statusWaiting, why
+		}
 		return c, nil
 	}
 	if err := probeLog(ctx, v, wk.ID); err != nil {

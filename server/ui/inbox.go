@@ -3,6 +3,7 @@ package ui
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
@@ -38,7 +39,7 @@ type inboxSource func(ctx context.Context, u *UI, v *viewer, before time.Time, l
 // inboxSources is everything that reaches a person's inbox. Governance
 // work adds approvals and budget or loop incidents here: a new source is
 // one more function in this list.
-var inboxSources = []inboxSource{addressedToMe, failedRunsBelowMe}
+var inboxSources = []inboxSource{addressedToMe, failedRunsBelowMe, myNotices}
 
 // handleInbox merges every source by time, newest first, paged by time.
 func (u *UI) handleInbox(w http.ResponseWriter, r *http.Request, v *viewer) {
@@ -89,6 +90,37 @@ func addressedToMe(ctx context.Context, u *UI, v *viewer, before time.Time, limi
 			Title: cmp.Or(ev.Message.From, ev.Source, "system") + " on " + ev.StreamID, Text: cmp.Or(ev.Message.Subject, ev.Message.Body)})
 	}
 	return out, err
+}
+
+// myNotices: what the system put in the viewer's own inbox stream —
+// budget warnings and stops, approval requests and outcomes, incidents —
+// labelled by the notice's kind.
+func myNotices(ctx context.Context, u *UI, v *viewer, before time.Time, limit int) ([]inboxItem, error) {
+	if err := needs(v, "read_events"); err != nil {
+		return nil, err
+	}
+	stream := domain.InboxStream(v.Worker.ID)
+	evs, err := u.st.EventsBefore(ctx, store.PageQuery{StreamIDs: []string{stream}, Until: before, Limit: limit})
+	var out []inboxItem
+	for _, ev := range evs {
+		var extra struct{ Kind string }
+		json.Unmarshal(ev.Message.Extra, &extra) // a notice without a kind is a plain notice
+		kind, label := noticeKind(extra.Kind)
+		out = append(out, inboxItem{At: ev.CreatedAt, Kind: kind, Label: label,
+			Link:  "/ui/streams/" + stream + "#ev-" + strconv.FormatInt(ev.Seq, 10),
+			Title: cmp.Or(ev.Message.Subject, "Notice"), Text: ev.Message.Body})
+	}
+	return out, err
+}
+
+// noticeKind maps a notice's kind (budget_soft, budget_hard, approval…)
+// to a style slug and a label: the family before the first underscore.
+func noticeKind(kind string) (slug, label string) {
+	family, _, _ := strings.Cut(kind, "_")
+	if family == "" {
+		return "notice", "notice"
+	}
+	return family, family
 }
 
 // failedRunsBelowMe: failed runs of the AI workers the viewer manages —

@@ -14,6 +14,8 @@ import (
 const (
 	statusIdle    = "idle"
 	statusRunning = "running"
+	// statusWaiting: work is pending but a reached budget holds it.
+	statusWaiting = "waiting"
 )
 
 type orgPage struct {
@@ -42,7 +44,11 @@ type orgNode struct {
 type workerCard struct {
 	domain.Worker
 	Status string
+	Why    string // what a waiting worker waits for
 }
+
+// workerState is a worker's status on the chart and fleet, and why.
+type workerState struct{ Status, Why string }
 
 // handleOrg shows the org chart: positions as a tree by reports-to, each
 // with its role and workers. Everything on it is read through the tools,
@@ -81,23 +87,31 @@ func (u *UI) handleOrg(w http.ResponseWriter, r *http.Request, v *viewer) {
 	u.render(w, r, http.StatusOK, "org", pageData{Title: "Org chart", Nav: "org", V: v, Live: live, Body: p})
 }
 
-// workerStatus says which workers are running now. Runs are shown to
-// those who may read activation logs (worker_log), as on the fleet page.
-func (u *UI) workerStatus(ctx context.Context, v *viewer) (map[string]string, error) {
-	out := map[string]string{}
+// workerStatus says which workers are running now, and which wait for a
+// budget. Runs are shown to those who may read activation logs
+// (worker_log), as on the fleet page.
+func (u *UI) workerStatus(ctx context.Context, v *viewer) (map[string]workerState, error) {
+	out := map[string]workerState{}
 	if !v.Can("worker_log") {
 		return out, nil
 	}
+	waiting, err := u.st.WaitingWorkers(ctx)
+	if err != nil {
+		return out, err
+	}
+	for w, why := range waiting {
+		out[w] = workerState{statusWaiting, why}
+	}
 	running, err := u.st.RunningActivations(ctx)
 	for _, a := range running {
-		out[a.WorkerID] = statusRunning
+		out[a.WorkerID] = workerState{Status: statusRunning}
 	}
 	return out, err
 }
 
 // orgTree hangs each position under the one it reports to; a position
 // without reportsTo (or reporting to one not shown) hangs under p-owner.
-func orgTree(positions []domain.Position, roles []domain.Role, workers []domain.Worker, status map[string]string) []*orgNode {
+func orgTree(positions []domain.Position, roles []domain.Role, workers []domain.Worker, status map[string]workerState) []*orgNode {
 	titles := map[string]string{}
 	for _, r := range roles {
 		titles[r.ID] = r.Title
@@ -109,10 +123,10 @@ func orgTree(positions []domain.Position, roles []domain.Role, workers []domain.
 	for _, w := range workers {
 		if n, ok := nodes[w.PositionID]; ok {
 			s := status[w.ID]
-			if s == "" && w.Kind == domain.WorkerAI {
-				s = statusIdle
+			if s.Status == "" && w.Kind == domain.WorkerAI {
+				s.Status = statusIdle
 			}
-			n.Workers = append(n.Workers, workerCard{Worker: w, Status: s})
+			n.Workers = append(n.Workers, workerCard{Worker: w, Status: s.Status, Why: s.Why})
 		}
 	}
 	parent := parents(positions, nodes)

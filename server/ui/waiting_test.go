@@ -1,0 +1,75 @@
+package ui_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+)
+
+// TestWaitingOnBudget: a run's cost is on its worker's page, a budget's
+// stop in the owner's inbox; a worker whose budget is spent and who has work
+// pending shows as waiting, with the budget it waits for, on the org
+// chart and the fleet; raising the budget makes it idle again.
+func TestWaitingOnBudget(t *testing.T) {
+	o := newOrg(t)
+	ctx := t.Context()
+	o.call(t, "create_role", map[string]any{"id": "r-bot", "title": "Bot", "content": "Answer."})
+	o.call(t, "create_position", map[string]any{"id": "p-bot", "role": "r-bot", "title": "Bot"})
+	o.call(t, "hire_worker", map[string]any{"id": "w-bot", "position": "p-bot", "kind": "ai", "name": "Bot"})
+	o.call(t, "set_budget", map[string]any{"scope": "worker", "target": "w-bot", "window": "day", "tokens": 1000})
+	// The hire run spends 1,200 tokens.
+	if _, _, _, err := o.h.Store.Claim(ctx, "w-bot", "act-1", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.h.Store.RecordUsage(ctx, "act-1", store.Usage{Model: "m", Input: 1000, Output: 200, Cost: 12_345_000, Priced: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.h.Store.FinishActivation(ctx, domain.Activation{ID: "act-1", Status: domain.ActivationSucceeded}, logEntry("w-bot", "act-1", domain.LogExit, "", "done")); err != nil {
+		t.Fatal(err)
+	}
+	c := o.client(t, "w-owner")
+	status := func(path string) string {
+		t.Helper()
+		code, body := c.get(t, path)
+		if code != 200 {
+			t.Fatalf("GET %s = %d\n%s", path, code, body)
+		}
+		i := strings.Index(body, `href="/ui/workers/w-bot"`)
+		if i < 0 {
+			t.Fatalf("%s does not show w-bot:\n%s", path, body)
+		}
+		line := body[i:]
+		if j := strings.Index(line, "</li>"); j >= 0 {
+			line = line[:j]
+		}
+		return line
+	}
+
+	// The worker page shows the run's tokens and cost.
+	if code, body := c.get(t, "/ui/workers/w-bot"); code != 200 || !strings.Contains(body, "<td>1000 / 200</td>") || !strings.Contains(body, "<td>$0.012345</td>") {
+		t.Errorf("worker page = %d, want the run's tokens 1000 / 200 and cost $0.012345:\n%s", code, body)
+	}
+
+	// The owner's inbox has the budget's stop.
+	if code, body := c.get(t, "/ui/inbox"); code != 200 || !strings.Contains(body, "Budget exceeded: worker w-bot&#39;s daily budget") || !strings.Contains(body, `<span class="pill">budget</span>`) {
+		t.Errorf("inbox = %d, want the budget notice:\n%s", code, body)
+	}
+	// Spent, but nothing pending: idle.
+	if s := status("/ui/"); !strings.Contains(s, "status-idle") {
+		t.Errorf("org chart, nothing pending: %s", s)
+	}
+	o.call(t, "dm", map[string]any{"to": "w-bot", "body": "ping"})
+	for _, page := range []string{"/ui/", "/ui/fleet"} {
+		s := status(page)
+		if !strings.Contains(s, "status-waiting") || !strings.Contains(s, "waits for worker w-bot&#39;s daily budget to be raised") {
+			t.Errorf("%s, work pending over budget: %s", page, s)
+		}
+	}
+	o.call(t, "set_budget", map[string]any{"scope": "worker", "target": "w-bot", "window": "day", "tokens": 5000})
+	if s := status("/ui/"); !strings.Contains(s, "status-idle") {
+		t.Errorf("org chart, budget raised: %s", s)
+	}
+}
