@@ -50,6 +50,7 @@ func TestConformanceHTTP(t *testing.T) {
 		{"notification is accepted without an answer", v20251125, `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 			map[string]string{"MCP-Protocol-Version": v20251125}, 202, 0, ""},
 		{"malformed JSON", "", `{"jsonrpc":"2.0","id":7,`, nil, 400, -32700, "parse error"},
+		{"not a JSON-RPC object", "", `"tools/list"`, nil, 400, -32600, "invalid request"},
 		{"a batch is refused", "", `[{"jsonrpc":"2.0","id":8,"method":"tools/list"}]`, nil, 400, -32600, "batches"},
 		{"DNS rebinding: a foreign Host", "", `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`,
 			map[string]string{"Host": "evil.example"}, 403, 0, "Host"},

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -54,16 +53,9 @@ const statelessVersion = "2026-07-28"
 // is one JSON body (JSONResponse).
 func fitAnswers(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			next.ServeHTTP(w, r)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		var req rpcRequest
-		_ = json.Unmarshal(body, &req)
+		req := rpcRequestOf(r)
 		modern := r.Header.Get("MCP-Protocol-Version") >= statelessVersion
-		if modern && req.Method != "server/discover" {
+		if r.Method != http.MethodPost || !slices.Contains(fitted[modern], req.Method) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -82,6 +74,14 @@ func fitAnswers(next http.Handler) http.Handler {
 	})
 }
 
+// fitted are the methods whose answers fitAnswers looks at, for modern
+// (2026-07-28) clients and for earlier ones: those that declare
+// capabilities or tools, and those whose results carry cache fields.
+var fitted = map[bool][]string{
+	true:  {"server/discover"},
+	false: {"initialize", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"},
+}
+
 // taskTools are the tools whose calls take long enough to be worth a task:
 // at 2026-07-28 the server makes their calls tasks for a client that
 // declares the extension; at 2025-11-25 tools/list marks them, though a
@@ -92,9 +92,6 @@ var taskTools = []string{"create_skill", "call_skill", "rollback_skill"}
 // fitAnswer rewrites one JSON-RPC answer to method; ok is false when
 // nothing needed changing or it could not be read.
 func fitAnswer(modern bool, method string, body []byte) ([]byte, bool) {
-	if !modern && method != "initialize" && method != "tools/list" && !bytes.Contains(body, []byte(`"ttlMs"`)) {
-		return nil, false
-	}
 	var msg map[string]json.RawMessage
 	var result map[string]any
 	if json.Unmarshal(body, &msg) != nil || msg["result"] == nil {

@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/helixml/helix-org/domain"
@@ -39,13 +39,6 @@ const (
 	relatedTask = "io.modelcontextprotocol/related-task"
 )
 
-// rpcRequest is the part of a JSON-RPC request the task methods read.
-type rpcRequest struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-}
-
 // tasksExtension names the 2026-07-28 tasks extension.
 const tasksExtension = "io.modelcontextprotocol/tasks"
 
@@ -53,14 +46,8 @@ const tasksExtension = "io.modelcontextprotocol/tasks"
 // and passes everything else to next.
 func (s *Server) serveTasks(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || callerFrom(r.Context()) == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		body, err := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		var req rpcRequest
-		if err != nil || json.Unmarshal(body, &req) != nil {
+		req := rpcRequestOf(r)
+		if r.Method != http.MethodPost || callerFrom(r.Context()) == nil || req.Method != "tools/call" && !strings.HasPrefix(req.Method, "tasks/") {
 			next.ServeHTTP(w, r)
 			return
 		}
