@@ -16,18 +16,17 @@ import (
 	"github.com/helixml/helix-org/tools"
 )
 
-// MCP tasks, in both shapes: at 2025-11-25 a client may ask for any
-// tools/call as a task (params.task) — it gets a task id at once and polls
-// tasks/get, fetches the answer with tasks/result, or stops it with
-// tasks/cancel; at 2026-07-28 (the io.modelcontextprotocol/tasks
-// extension) a client that declares the extension gets a task, at the
-// server's choice, for the long tools (taskTools), and polls tasks/get for
-// the answer. The
-// go-sdk has no tasks, so they are served here, in front of it: the call
-// runs as tools.InvokeResult, with the caller's grants and the answer a
-// tools/call would give, on a context tasks/cancel ends. Task state is in the store, so it outlives a restart; a call
-// a restart interrupted is failed, visibly. Clients that do not ask for a
-// task keep today's synchronous calls.
+// MCP tasks, in both of their shapes. At 2025-11-25 a client may ask for
+// any built-in tools/call as a task (params.task): it gets a task id at
+// once, polls tasks/get, fetches the answer with tasks/result, or stops
+// the call with tasks/cancel. At 2026-07-28, to a client that declares the
+// io.modelcontextprotocol/tasks extension, the server answers the long
+// tools' calls (taskTools) with a task, and tasks/get carries the answer.
+// The go-sdk has no tasks, so they are served here, in front of it: the
+// call runs as tools.InvokeResult — the caller's grants, the answer a
+// tools/call would give — on a context tasks/cancel ends. Task state is in
+// the store, so it outlives a restart; a call a restart cut short is
+// failed, visibly. Clients that ask for no task keep synchronous calls.
 
 const (
 	// taskTTL is how long a task and its answer are kept by default, and
@@ -133,7 +132,7 @@ func (s *Server) runTask(ctx context.Context, c *caller, id, tool string, args j
 	case err != nil:
 		status, message = store.TaskFailed, err.Error()
 		kept.Error = &rpcError{Code: -32603, Message: message}
-	case ctx.Err() == context.DeadlineExceeded:
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		status, message = store.TaskFailed, "the call ran out of time"
 		kept.Error = &rpcError{Code: -32603, Message: message}
 	default:
