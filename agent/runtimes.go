@@ -105,11 +105,14 @@ func (s Selector) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 	if err != nil {
 		return domain.RunResult{ExitStatus: -1}, err
 	}
+	run.Runtime = def.Name
 	rt, err := def.New(ctx, s.Env, run)
 	if err != nil {
-		return domain.RunResult{ExitStatus: -1}, err
+		return domain.RunResult{Runtime: def.Name, ExitStatus: -1}, err
 	}
-	return rt.Run(ctx, run)
+	res, err := rt.Run(ctx, run)
+	res.Runtime = def.Name
+	return res, err
 }
 
 func (s Selector) pick(ctx context.Context) (RuntimeDef, error) {

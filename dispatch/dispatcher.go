@@ -32,6 +32,8 @@ type Options struct {
 	// process it started, if any) and any container of this instance.
 	// Recover calls it before those activations' triggers can run again.
 	Reap func(ctx context.Context, orphans []domain.Activation) error
+	// Observer, if set, hears of every start and end (the server's metrics).
+	Observer Observer
 }
 
 // Dispatcher wakes AI workers for their pending triggers: at most one
@@ -41,6 +43,9 @@ type Dispatcher struct {
 	runtime domain.Runtime
 	opts    Options
 	log     *slog.Logger
+
+	// looping is true while Run runs, for /readyz.
+	looping atomic.Bool
 
 	mu       sync.Mutex
 	running  map[string]bool
@@ -91,6 +96,8 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 
 // Run steps whenever the store changes (or on each tick) until ctx ends.
 func (d *Dispatcher) Run(ctx context.Context) error {
+	d.looping.Store(true)
+	defer d.looping.Store(false)
 	t := time.NewTicker(d.opts.Tick)
 	defer t.Stop()
 	for {
@@ -105,6 +112,13 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// Running reports whether Run is running and not shutting down.
+func (d *Dispatcher) Running() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.looping.Load() && !d.stopping
 }
 
 // Step starts an activation for every worker with pending triggers that is
@@ -212,7 +226,9 @@ func (d *Dispatcher) activate(w string) {
 		return
 	}
 	var started atomic.Bool
-	res, runErr := d.run(ctx, act, trigs, tok, timeout, func(p domain.AgentProcess) {
+	begin := time.Now()
+	hint := &failureHint{}
+	res, runErr := d.run(ctx, act, trigs, tok, timeout, hint, func(p domain.AgentProcess) {
 		if started.CompareAndSwap(false, true) {
 			d.started(act, len(trigs), p)
 		}
@@ -221,6 +237,8 @@ func (d *Dispatcher) activate(w string) {
 	endCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if !started.Load() && d.runCtx.Err() == nil {
+		act, runErr = failedStart(act, runErr)
+		d.ended(act, len(trigs), res.Runtime, false, time.Since(begin))
 		d.requeue(endCtx, act, trigs, runErr)
 		return
 	}
@@ -233,13 +251,16 @@ func (d *Dispatcher) activate(w string) {
 	case runErr != nil:
 		act.Status, act.Error = domain.ActivationFailed, runErr.Error()
 	case res.ExitStatus != 0:
-		act.Status, act.Error = domain.ActivationFailed, fmt.Sprintf("agent exited with status %d", res.ExitStatus)
+		act.Status, act.Error = domain.ActivationFailed, exitError(res.ExitStatus, hint.String())
 	}
 	// A run the relay stopped for its budget failed for that reason,
 	// however its agent took the refusal.
 	if stop, err := d.st.BudgetStop(endCtx, act.ID); err == nil && stop != "" && act.Status != domain.ActivationInterrupted {
 		act.Status, act.Error = domain.ActivationFailed, stop
 	}
+	// Reported before it is recorded: whoever sees the run end in the
+	// store sees it in the metrics too.
+	d.ended(act, len(trigs), res.Runtime, started.Load(), time.Since(begin))
 	if err := d.st.FinishActivation(endCtx, act, logEvent(w, act.ID, domain.LogEntry{Kind: domain.LogExit, Text: exitText(act)})); err != nil {
 		d.log.Error("finish activation", "activation", act.ID, "err", err)
 	}
@@ -262,12 +283,16 @@ func (d *Dispatcher) started(act domain.Activation, n int, p domain.AgentProcess
 	if err := d.st.StartActivation(ctx, act.ID, p, logEvent(act.WorkerID, act.ID, entry)); err != nil {
 		d.log.Error("record activation start", "activation", act.ID, "err", err)
 	}
+	d.log.Info("activation started", "worker", act.WorkerID, "activation", act.ID, "triggers", n, "runtime", p.Runtime)
+	if d.opts.Observer != nil {
+		d.opts.Observer.ActivationStarted()
+	}
 }
 
 // run prepares the environment and hands the activation to the runtime,
 // which calls onStart once the agent runs; an error before then means the
 // agent never started.
-func (d *Dispatcher) run(ctx context.Context, act domain.Activation, trigs []domain.Trigger, tok string, timeout time.Duration, onStart func(domain.AgentProcess)) (domain.RunResult, error) {
+func (d *Dispatcher) run(ctx context.Context, act domain.Activation, trigs []domain.Trigger, tok string, timeout time.Duration, hint *failureHint, onStart func(domain.AgentProcess)) (domain.RunResult, error) {
 	w, err := d.st.GetWorker(ctx, act.WorkerID)
 	if err != nil {
 		return domain.RunResult{}, err
@@ -278,7 +303,7 @@ func (d *Dispatcher) run(ctx context.Context, act domain.Activation, trigs []dom
 	}
 	run := domain.Run{ActivationID: act.ID, WorkerID: w.ID, EnvDir: dir, BaseURL: d.opts.MCPBaseURL, MCPURL: domain.MCPURL(d.opts.MCPBaseURL, w.ID), Token: tok,
 		Prompt: RenderPrompt(w, act, trigs), Timeout: timeout,
-		Log: func(e domain.LogEntry) { d.appendLog(context.Background(), w.ID, act.ID, e) }, OnStart: onStart}
+		Log: func(e domain.LogEntry) { hint.note(e); d.appendLog(context.Background(), w.ID, act.ID, e) }, OnStart: onStart}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := d.runtime.Run(runCtx, run)

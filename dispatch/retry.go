@@ -16,11 +16,8 @@ import (
 // written: nothing reached an agent, so nothing is closed. They wait with
 // exponential backoff, and those that have failed to start
 // dispatch.max_start_attempts times are parked until an operator releases
-// or drops them.
+// or drops them. act comes marked failed by failedStart.
 func (d *Dispatcher) requeue(ctx context.Context, act domain.Activation, trigs []domain.Trigger, runErr error) {
-	if runErr == nil {
-		runErr = errors.New("the runtime returned without starting the agent")
-	}
 	limit := max(1, int(d.st.IntSetting(ctx, MaxStartAttemptsSetting)))
 	var park, retry []int64
 	attempts := 0 // of the oldest trigger that retries: the worker's backoff
@@ -33,7 +30,6 @@ func (d *Dispatcher) requeue(ctx context.Context, act domain.Activation, trigs [
 		}
 	}
 	due := d.st.Now().Add(backoff(d.st.DurationSetting(ctx, StartBackoffSetting), d.st.DurationSetting(ctx, StartBackoffMaxSetting), attempts))
-	act.Status, act.Error = domain.ActivationFailed, "did not start: "+runErr.Error()
 	w := act.WorkerID
 	logs := []domain.Event{logEvent(w, act.ID, domain.LogEntry{Kind: domain.LogExit, Text: exitText(act)})}
 	if len(retry) > 0 {
@@ -59,6 +55,16 @@ func (d *Dispatcher) requeue(ctx context.Context, act domain.Activation, trigs [
 	if len(retry) > 0 {
 		d.log.Warn("the agent did not start; its triggers will be retried", "worker", w, "activation", act.ID, "attempt", attempts, "retry_at", due, "err", runErr)
 	}
+}
+
+// failedStart marks the activation of an agent that never started, and
+// returns the reason.
+func failedStart(act domain.Activation, runErr error) (domain.Activation, error) {
+	if runErr == nil {
+		runErr = errors.New("the runtime returned without starting the agent")
+	}
+	act.Status, act.Error = domain.ActivationFailed, "did not start: "+runErr.Error()
+	return act, runErr
 }
 
 // backoff is the wait after the attempt-th failed start: base, doubling

@@ -117,10 +117,14 @@ type Run struct {
 	Log func(LogEntry)
 	// OnStart is called, through Started, once the agent is running.
 	OnStart func(AgentProcess)
+	// Runtime names the runtime chosen for the run (agent.Selector sets it).
+	Runtime string
 }
 
 // RunResult is how a run ended.
 type RunResult struct {
+	// Runtime names the runtime that ran it, or was chosen and could not start.
+	Runtime      string
 	ExitStatus   int
 	InputTokens  int64
 	OutputTokens int64

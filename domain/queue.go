@@ -44,12 +44,18 @@ type QueuedTrigger struct {
 type AgentProcess struct {
 	PGID       int    `json:"pgid,omitempty"`
 	StartTicks uint64 `json:"startTicks,omitempty"`
+	// Runtime names the runtime the agent runs on, for the server's log;
+	// Started fills it in from the Run.
+	Runtime string `json:"runtime,omitempty"`
 }
 
 // Started tells whoever dispatched the run that its agent is running.
 // Runtimes call it once the process or container has started; a run that
 // ends before then never reached its agent, and its triggers are retried.
 func (r Run) Started(p AgentProcess) {
+	if p.Runtime == "" {
+		p.Runtime = r.Runtime
+	}
 	if r.OnStart != nil {
 		r.OnStart(p)
 	}

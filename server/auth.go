@@ -20,18 +20,8 @@ type callerKey struct{}
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
-		tok, ok := bearer(r)
+		info, ok := s.verify(w, r)
 		if !ok {
-			unauthorized(w, `Bearer realm="helix-org"`, "missing bearer token")
-			return
-		}
-		info, err := s.store.VerifyToken(r.Context(), tok)
-		if errors.Is(err, store.ErrBadToken) {
-			unauthorized(w, `Bearer realm="helix-org", error="invalid_token"`, "invalid or expired token")
-			return
-		}
-		if err != nil {
-			writeError(w, s.log, err)
 			return
 		}
 		if info.WorkerID != id {
@@ -63,6 +53,26 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		c := &caller{worker: id, activation: info.ActivationID, granted: granted, skills: skills}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	})
+}
+
+// verify checks the request's bearer token, answering 401 (with a
+// challenge) or 500 itself when it does not hold.
+func (s *Server) verify(w http.ResponseWriter, r *http.Request) (store.TokenInfo, bool) {
+	tok, ok := bearer(r)
+	if !ok {
+		unauthorized(w, `Bearer realm="helix-org"`, "missing bearer token")
+		return store.TokenInfo{}, false
+	}
+	info, err := s.store.VerifyToken(r.Context(), tok)
+	if errors.Is(err, store.ErrBadToken) {
+		unauthorized(w, `Bearer realm="helix-org", error="invalid_token"`, "invalid or expired token")
+		return store.TokenInfo{}, false
+	}
+	if err != nil {
+		writeError(w, s.log, err)
+		return store.TokenInfo{}, false
+	}
+	return info, true
 }
 
 // caller is the authenticated identity of a request with what its MCP

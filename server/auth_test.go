@@ -100,7 +100,8 @@ func sizeOf(t *testing.T, st *store.Store) orgSize {
 }
 
 func TestAuth(t *testing.T) {
-	h := servertest.Start(t, server.Config{})
+	logs := &servertest.Logs{}
+	h := servertest.Start(t, server.Config{Logger: logs.Logger()})
 	owner := h.Owner(t)
 	role := servertest.Call[domain.Role](t, owner, "create_role", map[string]any{"title": "Staff", "content": "Work."})
 	pos := servertest.Call[domain.Position](t, owner, "create_position", map[string]any{"role": role.ID, "title": "Staff 1"})
@@ -174,6 +175,29 @@ func TestAuth(t *testing.T) {
 	}
 	if _, err := h.Store.GetRole(t.Context(), "r-intruder"); err != nil {
 		t.Errorf("control create_role did not create the role: %v", err)
+	}
+
+	// Every refusal is one log line with its status and reason, and no
+	// token, even one sent in the query string, reaches the log.
+	h.Server.Close() // waits for the handlers, which log once they answer
+	got := logs.String()
+	for _, want := range []string{
+		`level=WARN msg="request refused" component=server method=POST route="POST /workers/{id}/mcp" path=/workers/w-owner/mcp status=401 reason="unauthorized: missing bearer token" remote=127.0.0.1:`,
+		`status=401 reason="unauthorized: invalid or expired token"`,
+		`status=403 reason="forbidden: this token belongs to another worker"`,
+		`path=/workers/` + gone.ID + `/mcp status=403 reason="forbidden: worker ` + gone.ID + ` has been dismissed"`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log lacks %s:\n%s", want, got)
+		}
+	}
+	for _, secret := range []string{h.OwnerToken, mayaToken, goneToken, flipped(h.OwnerToken), unknown} {
+		if strings.Contains(got, secret) {
+			t.Errorf("a token reached the log:\n%s", got)
+		}
+	}
+	if n := strings.Count(got, `msg="request refused"`); n != 16 {
+		t.Errorf("%d refusals logged, want one per refused request (16):\n%s", n, got)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server"
+	"github.com/helixml/helix-org/server/metrics"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
 )
@@ -22,29 +24,59 @@ import (
 // calling in a loop, and several calling at once over their own sessions.
 var benchClients = []int{1, 8}
 
+// commitModes are the store's two ways of committing writes, measured side
+// by side: group commit (the default) and one commit per write.
+var commitModes = []struct {
+	name string
+	opts store.Options
+}{
+	{"group-commit", store.Options{}},
+	{"commit-per-write", store.Options{NoGroupCommit: true}},
+}
+
 // startBench boots a real server over a store opened with the production
-// defaults (synchronous=FULL), so the numbers are what `helix-org serve` gives.
+// defaults (synchronous=FULL) and its metrics, so the numbers are what
+// `helix-org serve` gives.
 func startBench(b *testing.B) *servertest.Harness {
+	return startBenchWith(b, store.Options{})
+}
+
+func startBenchWith(b *testing.B, opts store.Options) *servertest.Harness {
 	b.Helper()
-	st, err := store.Open(b.Context(), b.TempDir()+"/helix-org.db", store.Options{})
+	st, err := store.Open(b.Context(), b.TempDir()+"/helix-org.db", opts)
 	if err != nil {
 		b.Fatalf("open store: %v", err)
 	}
 	b.Cleanup(func() { st.Close() })
-	return servertest.StartWith(b, st, server.Config{})
+	m, err := metrics.New(b.Context(), st) // as serve has them
+	if err != nil {
+		b.Fatal(err)
+	}
+	return servertest.StartWith(b, st, server.Config{Metrics: m})
 }
 
 // BenchmarkPublish measures publish over MCP: one HTTP round trip, one
-// write transaction per call.
+// write per call, with group commit and with a commit per write
+// (store.BenchmarkFsync is the disk's limit on the latter).
 func BenchmarkPublish(b *testing.B) {
-	h := startBench(b)
-	owner := h.Owner(b)
-	servertest.Call[domain.Stream](b, owner, "create_stream", map[string]any{"id": "s-bench", "name": "bench"})
 	params := func(*rand.Rand) *mcp.CallToolParams {
 		return &mcp.CallToolParams{Name: "publish", Arguments: map[string]any{"stream": "s-bench", "body": "hello from the benchmark"}}
 	}
-	for _, n := range benchClients {
-		b.Run(clientsName(n), func(b *testing.B) { runCalls(b, sessions(b, h, n), params) })
+	for _, mode := range commitModes {
+		b.Run(mode.name, func(b *testing.B) {
+			h := startBenchWith(b, mode.opts)
+			servertest.Call[domain.Stream](b, h.Owner(b), "create_stream", map[string]any{"id": "s-bench", "name": "bench"})
+			for _, n := range benchClients {
+				b.Run(clientsName(n), func(b *testing.B) {
+					writes0, commits0 := h.Store.CommitStats()
+					cpu0 := cpuTime()
+					runCalls(b, sessions(b, h, n), params)
+					b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+					writes, commits := h.Store.CommitStats()
+					b.ReportMetric(float64(writes-writes0)/float64(max(1, commits-commits0)), "writes/commit")
+				})
+			}
+		})
 	}
 }
 
@@ -136,6 +168,17 @@ func runCalls(b *testing.B, css []*mcp.ClientSession, params func(*rand.Rand) *m
 	wg.Wait()
 	b.StopTimer()
 	reportLatencies(b, slices.Concat(lat...))
+}
+
+// cpuTime is the CPU this process has used. Per call it says what the
+// server (and its in-process clients) cost whatever share of a busy
+// machine the benchmark got.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func reportLatencies(b *testing.B, lat []time.Duration) {

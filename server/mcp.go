@@ -27,7 +27,11 @@ func (s *Server) workerServer(r *http.Request) *mcp.Server {
 	if cs, ok := s.servers[c.worker]; ok && cs.key == key {
 		return cs.srv
 	}
-	srv := tools.NewServer(s.env(c), c.granted)
+	env := s.env(c)
+	srv := tools.NewServer(env, c.granted)
+	if s.cfg.Metrics != nil {
+		srv.AddReceivingMiddleware(countToolCalls(s.cfg.Metrics, env.Known))
+	}
 	s.servers[c.worker] = cachedServer{key: key, srv: srv}
 	return srv
 }

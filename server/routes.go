@@ -13,6 +13,10 @@ func (s *Server) routes() {
 		s.mux.Handle(pattern, cop.Handler(h))
 	}
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
+	s.mux.HandleFunc("GET /readyz", s.handleReady)
+	if s.cfg.Metrics != nil {
+		s.mux.HandleFunc("GET /metrics", s.handleMetrics)
+	}
 	// The web UI (server/ui): its pages live under /ui/; / sends a browser there.
 	s.mux.Handle("/ui/", s.ui)
 	s.mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))

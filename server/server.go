@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/server/metrics"
 	"github.com/helixml/helix-org/server/relay"
 	"github.com/helixml/helix-org/server/ui"
 	"github.com/helixml/helix-org/store"
@@ -36,7 +37,15 @@ type Config struct {
 	// Settings is the registry of operational config keys, which the web
 	// UI's settings page shows the owner (cmd passes its settings()).
 	Settings domain.Settings
-	Logger   *slog.Logger
+	// Metrics, if set, counts what the server does and is served at
+	// /metrics to the owner.
+	Metrics *metrics.Metrics
+	// Dispatching reports whether the dispatcher runs, for /readyz; nil
+	// leaves it out of the check.
+	Dispatching func() bool
+	// AccessLog logs every request, not only the refused ones.
+	AccessLog bool
+	Logger    *slog.Logger
 }
 
 // Route is an extra handler mounted by a transport, e.g. "POST /webhooks/{streamId}".
@@ -95,10 +104,12 @@ func New(st *store.Store, cfg Config) *Server {
 		MaxRequestBodyBytes: cfg.MaxRequestBytes,
 		Logger:              s.log,
 	})
-	s.relay = relay.New(relay.Config{Store: st, Upstream: cfg.Upstream, Logger: cfg.Logger})
+	rc := relay.Config{Store: st, Upstream: cfg.Upstream, Logger: cfg.Logger}
+	if m := cfg.Metrics; m != nil {
+		rc.OnUsage = func(u store.Usage) { m.ModelCall(u.Model, u.Input, u.Output, u.Cost) }
+	}
+	s.relay = relay.New(rc)
 	s.ui = ui.New(st, ui.Config{Settings: cfg.Settings, Skills: cfg.Skills, Status: inbound.Status, Logger: cfg.Logger})
 	s.routes()
 	return s
 }
-
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }

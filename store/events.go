@@ -184,3 +184,27 @@ func (s *Store) LastSeq(ctx context.Context) (int64, error) {
 	}
 	return *seq, nil
 }
+
+// EventsByKind counts the events after seq by their stream's transport
+// kind and returns the last seq counted. The server's metrics read the
+// log this way, a little at each scrape, so appending pays nothing for
+// being counted. Commits are serialised, so seqs commit in order.
+func (s *Store) EventsByKind(ctx context.Context, after int64) (map[domain.TransportKind]int64, int64, error) {
+	var rows []struct {
+		Kind string
+		N    int64
+		Last int64
+	}
+	err := s.read(ctx).Table("events").Select("streams.transport_kind AS kind, COUNT(*) AS n, MAX(events.seq) AS last").
+		Joins("JOIN streams ON streams.id = events.stream_id").Where("events.seq > ?", after).
+		Group("streams.transport_kind").Scan(&rows).Error
+	if err != nil {
+		return nil, after, fmt.Errorf("count events by kind: %w", err)
+	}
+	counts := make(map[domain.TransportKind]int64, len(rows))
+	for _, r := range rows {
+		counts[domain.TransportKind(r.Kind)] += r.N
+		after = max(after, r.Last)
+	}
+	return counts, after, nil
+}

@@ -65,10 +65,13 @@ var migrations = []migration{
 	{14, "token labels and last use", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&tokenRow{})
 	}},
-	{15, "tool results kept to be read", func(tx *gorm.DB) error {
+	{15, "readiness probe row", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&probeRow{})
+	}},
+	{16, "tool results kept to be read", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&resultRow{})
 	}},
-	{16, "tasks (task-augmented tool calls)", func(tx *gorm.DB) error {
+	{17, "tasks (task-augmented tool calls)", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&taskRow{})
 	}},
 }

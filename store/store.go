@@ -10,7 +10,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/driver/sqlite"
@@ -36,6 +36,10 @@ type Options struct {
 	// config with them, and encrypts and redacts the secrets they name.
 	// Nil knows only local streams.
 	Transports *domain.Transports
+	// NoGroupCommit commits each write in its own transaction, one fsync
+	// apiece, instead of batching writes that arrive together
+	// (groupcommit.go). It is for side-by-side benchmarks.
+	NoGroupCommit bool
 }
 
 // Store is the one concrete handle on the database.
@@ -48,11 +52,16 @@ type Store struct {
 	// transports is Options.Transports.
 	transports *domain.Transports
 
-	// writeMu serialises this process's write transactions so they queue in
-	// Go rather than spin on SQLite's busy handler; busy_timeout still covers
-	// other processes (the CLI) writing the same file.
-	writeMu sync.Mutex
-	bc      broadcaster
+	// writeLock (a channel, so a waiting writer can also watch for its
+	// answer) serialises this process's write transactions so they queue
+	// in Go rather than spin on SQLite's busy handler; busy_timeout still
+	// covers other processes (the CLI) writing the same file.
+	writeLock   chan struct{}
+	queue       writeQueue
+	groupCommit bool
+	// writes and commits count what write ran and committed (CommitStats).
+	writes, commits atomic.Int64
+	bc              broadcaster
 }
 
 // Open opens (creating if needed) the database at path and migrates it.
@@ -81,7 +90,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, keyFile: opts.KeyFile, log: opts.Logger.With("component", "store"), now: opts.Now, transports: opts.Transports}
+	s := &Store{db: db, path: path, keyFile: opts.KeyFile, log: opts.Logger.With("component", "store"), now: opts.Now, transports: opts.Transports,
+		writeLock: make(chan struct{}, 1), groupCommit: !opts.NoGroupCommit}
 	s.bc.init()
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
@@ -140,16 +150,28 @@ func (s *Store) Path() string { return s.path }
 // Now is the store's clock.
 func (s *Store) Now() time.Time { return s.now().UTC() }
 
-// write runs fn in one immediate transaction and wakes event waiters after
-// it commits. Nothing is acknowledged to a caller before the commit returns.
+// write runs fn in an immediate transaction, shared with the writes that
+// arrive with it (groupcommit.go), and wakes event waiters after it
+// commits. Nothing is acknowledged to a caller before the commit returns.
 func (s *Store) write(ctx context.Context, fn func(tx *gorm.DB) error) error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
+	if s.groupCommit {
+		return s.writeGrouped(ctx, fn)
+	}
+	s.writeLock <- struct{}{}
+	defer func() { <-s.writeLock }()
 	if err := s.db.WithContext(ctx).Transaction(fn); err != nil {
 		return mapErr(err)
 	}
+	s.writes.Add(1)
+	s.commits.Add(1)
 	s.bc.notify()
 	return nil
+}
+
+// CommitStats counts the writes committed and the transactions that
+// committed them: their ratio is how many writes share an fsync.
+func (s *Store) CommitStats() (writes, commits int64) {
+	return s.writes.Load(), s.commits.Load()
 }
 
 // read returns a context-bound handle for queries.

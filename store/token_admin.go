@@ -129,11 +129,11 @@ func (s *Store) touchToken(ctx context.Context, row tokenRow) {
 	if row.LastUsedAt != nil && now.Sub(*row.LastUsedAt) < lastUsedEvery {
 		return
 	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	err := s.db.WithContext(ctx).Model(&tokenRow{}).
-		Where("hash = ? AND (last_used_at IS NULL OR last_used_at < ?)", row.Hash, now.Add(-lastUsedEvery)).
-		Update("last_used_at", now).Error
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		return tx.Model(&tokenRow{}).
+			Where("hash = ? AND (last_used_at IS NULL OR last_used_at < ?)", row.Hash, now.Add(-lastUsedEvery)).
+			Update("last_used_at", now).Error
+	})
 	if err != nil {
 		s.log.Warn("record token use", "token", row.Hash[:TokenIDLen], "err", err)
 	}

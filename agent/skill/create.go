@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/helixml/helix-org/agent/docker"
@@ -47,7 +48,9 @@ func (f *Factory) Create(ctx context.Context, spec domain.SkillSpec, narrate fun
 		Version: nextVersion(prev, versions), Status: domain.SkillReady, CreatedBy: spec.CreatedBy}
 	ver := domain.SkillVersion{Name: sk.Name, Version: sk.Version, Status: domain.VersionOK, Description: sk.Description,
 		InputSchema: schema, Template: sk.Template, Files: filesMap(files), Examples: spec.Examples, CreatedBy: spec.CreatedBy}
+	begin := time.Now()
 	id, addr, err := f.bringUp(ctx, &ver, files, note)
+	f.logBuild(ver, time.Since(begin), err)
 	if err != nil {
 		return f.failed(ctx, prev, exists, sk, ver, err, failures+1)
 	}
@@ -105,6 +108,20 @@ func (f *Factory) bringUp(ctx context.Context, ver *domain.SkillVersion, files [
 		return "", "", err
 	}
 	return id, addr, nil
+}
+
+// logBuild writes the one server-log line of a build — built, started,
+// healthy and through its examples, or why not — and reports it.
+func (f *Factory) logBuild(ver domain.SkillVersion, took time.Duration, err error) {
+	if f.OnBuild != nil {
+		f.OnBuild(err == nil, took)
+	}
+	if err == nil {
+		f.log.Info("skill build", "skill", ver.Name, "version", ver.Version, "by", ver.CreatedBy, "outcome", "ok", "duration", took.Round(time.Millisecond))
+		return
+	}
+	reason, _, _ := strings.Cut(err.Error(), "\n")
+	f.log.Warn("skill build", "skill", ver.Name, "version", ver.Version, "by", ver.CreatedBy, "outcome", "failed", "duration", took.Round(time.Millisecond), "reason", reason)
 }
 
 // discard removes a version that will not serve.

@@ -50,6 +50,10 @@ const Port = 8080
 
 // Factory builds, runs and calls skills.
 type Factory struct {
+	// OnBuild, if set, hears how every build went (the server's metrics).
+	// Set it before the factory is used.
+	OnBuild func(ok bool, took time.Duration)
+
 	eng  *docker.Engine
 	st   Store
 	log  *slog.Logger

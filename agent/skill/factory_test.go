@@ -1,8 +1,10 @@
 package skill_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -162,6 +164,8 @@ func TestCreateAndCallCSVSums(t *testing.T) {
 func TestBrokenCodeIsReportedThenFixed(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t, shared.eng)
+	logs := &bytes.Buffer{} // Create writes it before it returns
+	fx.f = skill.New(shared.eng, fx.st, slog.New(slog.NewTextHandler(logs, nil)))
 	ctx := t.Context()
 	_, err := fx.f.Create(ctx, csvSpec("csv_fix", "for x in; do echo $x\n"), nil)
 	if err == nil || !strings.Contains(err.Error(), "syntax error") || !strings.Contains(err.Error(), "build log") {
@@ -197,6 +201,16 @@ func TestBrokenCodeIsReportedThenFixed(t *testing.T) {
 	}
 	if got := fx.call(t, "csv_fix", `{"csv":"a\n5"}`); got != `{"a":5}` {
 		t.Errorf("after a failed rebuild, call = %s", got)
+	}
+	for _, want := range []string{
+		`level=WARN msg="skill build" component=skill skill=csv_fix version=1 by=w-owner outcome=failed duration=`,
+		`reason="build: `,
+		`level=INFO msg="skill build" component=skill skill=csv_fix version=2 by=w-owner outcome=ok duration=`,
+		`msg="skill build" component=skill skill=csv_fix version=3 by=w-owner outcome=failed`,
+	} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("server log lacks %s:\n%s", want, logs.String())
+		}
 	}
 }
 

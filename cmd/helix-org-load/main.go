@@ -1,7 +1,9 @@
 // Command helix-org-load drives a helix-org server with concurrent MCP
 // clients publishing to one stream, and prints latency percentiles and
 // throughput. Without -url it starts its own server in-process on a
-// throwaway database. It only ever targets loopback addresses.
+// throwaway database, twice — with group commit and with a commit per
+// write — and prints the disk's fsync rate beside them. It only ever
+// targets loopback addresses.
 package main
 
 import (

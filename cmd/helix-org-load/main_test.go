@@ -13,7 +13,8 @@ func TestRunInProcess(t *testing.T) {
 	if err := run(t.Context(), cfg, &out); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
-	for _, want := range []string{"in-process", "2 clients × 3 publish calls", "6 ok, 0 failed", "p50", "calls/s"} {
+	for _, want := range []string{"in-process, fresh database, group commit", "in-process, fresh database, a commit per write",
+		"2 clients × 3 publish calls", "6 ok, 0 failed", "p50", "calls/s", "6 writes in 6 commits (1.0 per fsync)", "fsync:"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/helixml/helix-org/store"
 )
 
 // result is what one load run measured.
@@ -21,18 +25,42 @@ type result struct {
 	FirstErr  error
 }
 
+// run loads the server at -url, or else one started in-process with group
+// commit and then with a commit per write, and prints the disk's fsync
+// rate beside them.
 func run(ctx context.Context, cfg config, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	target := cfg.URL + " (-url)"
-	if cfg.URL == "" {
-		url, token, stop, err := startServer(ctx)
+	if cfg.URL != "" {
+		return runAgainst(ctx, cfg, cfg.URL+" (-url)", nil, out)
+	}
+	for i, mode := range commitModes {
+		srv, err := startServer(ctx, mode.opts)
 		if err != nil {
 			return fmt.Errorf("start in-process server: %w", err)
 		}
-		defer stop()
-		cfg.URL, cfg.Token, target = url, token, url+" (in-process, fresh database)"
+		if i > 0 {
+			fmt.Fprintln(out)
+		}
+		c := cfg
+		c.URL, c.Token = srv.url, srv.token
+		err = runAgainst(ctx, c, srv.url+" (in-process, fresh database, "+mode.name+")", srv.st, out)
+		srv.stop()
+		if err != nil {
+			return err
+		}
 	}
+	rate, err := fsyncRate(os.TempDir(), time.Second)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nfsync:   %.0f/s on %s (write+fsync loop: one commit per write cannot beat it)\n", rate, os.TempDir())
+	return nil
+}
+
+// runAgainst loads one server; st, when the server is in-process, tells
+// how many writes shared each commit.
+func runAgainst(ctx context.Context, cfg config, target string, st *store.Store, out io.Writer) error {
 	sessions, err := connect(ctx, cfg)
 	if err != nil {
 		return err
@@ -45,8 +73,22 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err := ensureStream(ctx, sessions[0], cfg.Stream); err != nil {
 		return err
 	}
+	var writes, commits int64
+	if st != nil {
+		writes, commits = st.CommitStats()
+	}
+	cpu0 := cpuTime()
 	res := publishLoad(ctx, sessions, cfg.Stream, cfg.Calls)
+	cpu := cpuTime() - cpu0
 	report(out, target, cfg, res)
+	if st != nil {
+		w, c := st.CommitStats()
+		fmt.Fprintf(out, "commits: %d writes in %d commits (%.1f per fsync)\n", w-writes, c-commits, float64(w-writes)/float64(max(1, c-commits)))
+		// On a shared machine the rate says how much CPU this process got;
+		// the CPU each call cost says what an idle machine would do.
+		fmt.Fprintf(out, "cpu:     %.2f ms per call (server and clients), %.0f%% of one core's wall time\n",
+			float64(cpu)/float64(time.Millisecond)/float64(max(1, len(res.Latencies))), 100*cpu.Seconds()/res.Elapsed.Seconds())
+	}
 	if res.Errors > 0 {
 		return fmt.Errorf("%d of %d calls failed, first: %w", res.Errors, cfg.Clients*cfg.Calls, res.FirstErr)
 	}
@@ -150,6 +192,15 @@ func publishLoad(ctx context.Context, sessions []*mcp.ClientSession, stream stri
 	res.Errors = int(bad.Load())
 	slices.Sort(res.Latencies)
 	return res
+}
+
+// cpuTime is the CPU this process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // percentile of sorted latencies, p in 0–100.

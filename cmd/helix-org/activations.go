@@ -115,7 +115,7 @@ func writeActivations(w io.Writer, acts []domain.Activation) error {
 			dur = a.Duration.Round(time.Millisecond).String()
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", a.ID, a.WorkerID, a.Status, a.StartedAt.Format("2006-01-02 15:04:05"),
-			dur, a.InputTokens, a.OutputTokens, oneLine(clip(a.Error, 80)))
+			dur, a.InputTokens, a.OutputTokens, oneLine(clip(a.Error, 160)))
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "WORKER\tACTIVATIONS\tFAILED\tIN TOKENS\tOUT TOKENS\tTOTAL TOKENS")

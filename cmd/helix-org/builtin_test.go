@@ -247,13 +247,13 @@ func TestBuiltinServerErrorStormFailsClearly(t *testing.T) {
 				t.Errorf("%d requests in the storm, want 5 attempts", n)
 			}
 			acts := o.activations(t)
-			if a := acts[len(acts)-1]; a.Status != domain.ActivationFailed || a.Error != "agent exited with status 1" {
-				t.Errorf("activation = %s (%s), want failed", a.Status, a.Error)
+			// The reason is the agent's own last error, not just its exit status.
+			reason := "error_during_execution: " + format + ": HTTP 500 Internal Server Error: upstream exploded (gave up after 5 attempts)"
+			if a := acts[len(acts)-1]; a.Status != domain.ActivationFailed || a.Error != reason+" (agent exited with status 1)" {
+				t.Errorf("activation = %s (%s), want failed with %q", a.Status, a.Error, reason)
 			}
-			wantAll(t, "activation log", o.logOf(t),
-				"error: error_during_execution: "+format+": HTTP 500 Internal Server Error: upstream exploded (gave up after 5 attempts)",
-				"exit: failed: agent exited with status 1")
-			wantAll(t, "activations", runActivations(t, "--db", o.db), "failed", "agent exited with status 1", "w-echo  2            1")
+			wantAll(t, "activation log", o.logOf(t), "error: "+reason, "exit: failed: "+reason+" (agent exited with status 1)")
+			wantAll(t, "activations", runActivations(t, "--db", o.db), "failed", "upstream exploded (gave up after 5 attempts)", "w-echo  2            1")
 		})
 	}
 }
@@ -265,20 +265,28 @@ func TestBuiltinServerErrorStormFailsClearly(t *testing.T) {
 // allowed, parked) rather than closed.
 func TestBuiltinIsTheDefaultAndSaysWhatIsMissing(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "helix-org.db"), store.Options{Transports: transports.Specs(), Synchronous: "NORMAL"})
+	db := filepath.Join(t.TempDir(), "helix-org.db")
+	st, err := store.Open(t.Context(), db, store.Options{Transports: transports.Specs(), Synchronous: "NORMAL"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	st.SetSetting(t.Context(), agent.APIKeySetting, "sk-x")
 	st.SetSetting(t.Context(), dispatch.MaxStartAttemptsSetting, "1")
-	_, _, owner := startServe(t, st, io.Discard)
+	logs := &demoLogBuffer{}
+	_, _, owner := startServe(t, st, logs)
 	servertest.Call[map[string]any](t, owner, "create_position", map[string]any{"id": "p-echo", "role": store.OwnerRole, "title": "Echo"})
 	servertest.Call[map[string]any](t, owner, "hire_worker", map[string]any{"id": "w-echo", "position": "p-echo", "kind": "ai", "name": "Echo"})
 	waitIdle(t, st)
 	o := builtinOrg{st: st, owner: owner}
 	wantAll(t, "activation log", o.logOf(t), "exit: failed: did not start: the built-in agent has no model: set one with `helix-org config set agent.model <model>`",
 		"parked: trigger(s) 1 parked: the agent failed to start 1 time(s)")
+	// The server's log and `helix-org activations` say why, too.
+	wantAll(t, "server log", logs.String(),
+		`level=WARN msg="activation finished" component=dispatch worker=w-echo activation=a-`,
+		`triggers=1 runtime=builtin outcome=failed`,
+		`reason="did not start: the built-in agent has no model: set one with`)
+	wantAll(t, "activations", runActivations(t, "--db", db), "failed", "did not start: the built-in agent has no model")
 	if parked, _ := st.ListTriggers(t.Context(), store.TriggerQuery{Statuses: []domain.TriggerStatus{domain.TriggerParked}}); len(parked) != 1 {
 		t.Errorf("parked triggers = %+v, want the hire trigger", parked)
 	}

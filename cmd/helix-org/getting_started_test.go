@@ -26,13 +26,19 @@ import (
 // environments directory and the owner's session.
 func startServe(t *testing.T, st *store.Store, logs io.Writer) (base, envs string, owner *mcp.ClientSession) {
 	t.Helper()
+	return startServeWith(t, st, logs, serveConfig{})
+}
+
+// startServeWith is startServe with more of serve's config.
+func startServeWith(t *testing.T, st *store.Store, logs io.Writer, cfg serveConfig) (base, envs string, owner *mcp.ClientSession) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	cfg := serveConfig{EnvsDir: filepath.Join(t.TempDir(), "envs"), ShutdownGrace: 5 * time.Second}
+	cfg.EnvsDir, cfg.ShutdownGrace = filepath.Join(t.TempDir(), "envs"), 5*time.Second
 	os.MkdirAll(cfg.EnvsDir, 0o700)
 	log := slog.New(slog.DiscardHandler)
 	if logs != io.Discard {

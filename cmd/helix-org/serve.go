@@ -15,6 +15,7 @@ import (
 
 	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/server"
+	"github.com/helixml/helix-org/server/metrics"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/transports/delivery"
 	"github.com/helixml/helix-org/transports/inbound"
@@ -27,6 +28,11 @@ type serveConfig struct {
 	// ShutdownGrace is how long running activations may go on after SIGTERM.
 	ShutdownGrace time.Duration
 	Edge          edgeConfig
+	Log           logFlags
+	// MetricsAddr, if set, serves /metrics there without a token, for
+	// scrapers that cannot send one; runServe binds it with the main port.
+	MetricsAddr string
+	metricsLn   net.Listener
 	// Bootstrap runs bootstrap once the port is bound, printing how to
 	// connect (make run), so nothing is minted for a server that cannot start.
 	Bootstrap     bool
@@ -41,7 +47,11 @@ func newServeCmd() *cobra.Command {
 		Short: "Serve the org graph: per-worker MCP endpoints at /workers/{id}/mcp",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServe(cmd.Context(), cfg, cmd.OutOrStdout(), slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
+			log, err := cfg.Log.logger(cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), cfg, cmd.OutOrStdout(), log)
 		},
 	}
 	cfg.bind(cmd.Flags())
@@ -50,6 +60,8 @@ func newServeCmd() *cobra.Command {
 	cmd.Flags().StringVar(&cfg.URL, "url", os.Getenv("HELIX_ORG_URL"), "with --bootstrap: the base URL clients use; default the listen address (env HELIX_ORG_URL)")
 	cfg.BootstrapOpts.bind(cmd)
 	cfg.Edge.bind(cmd.Flags())
+	cfg.Log.bind(cmd.Flags())
+	cmd.Flags().StringVar(&cfg.MetricsAddr, "metrics-addr", os.Getenv("HELIX_ORG_METRICS_ADDR"), "also serve /metrics here, without a token, e.g. 127.0.0.1:9090 (env HELIX_ORG_METRICS_ADDR)")
 	cmd.Flags().StringVar(&cfg.Addr, "addr", envOr("HELIX_ORG_ADDR", "127.0.0.1:8080"), "listen address; loopback unless you mean otherwise (env HELIX_ORG_ADDR)")
 	cmd.Flags().StringVar(&cfg.EnvsDir, "envs-dir", envOr("HELIX_ORG_ENVS_DIR", "./envs"), "directory of worker environments (env HELIX_ORG_ENVS_DIR)")
 	cmd.Flags().DurationVar(&cfg.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long running activations may finish after SIGTERM; the rest stay pending for the next start")
@@ -64,6 +76,12 @@ func runServe(ctx context.Context, cfg serveConfig, stdout io.Writer, log *slog.
 		return err
 	}
 	defer ln.Close()
+	if cfg.MetricsAddr != "" {
+		if cfg.metricsLn, err = listen(cfg.MetricsAddr); err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		defer cfg.metricsLn.Close()
+	}
 	st, err := cfg.open(ctx)
 	if err != nil {
 		return err
@@ -93,17 +111,26 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	if err != nil {
 		log.Warn("no Docker client: the docker runtime and skills are unavailable", "err", err)
 	}
+	m, err := metrics.New(ctx, st)
+	if err != nil {
+		return err
+	}
+	if dh != nil {
+		dh.skills.OnBuild = m.SkillBuild
+	}
 	edge := cfg.Edge.withDefaults()
 	deps := transportDeps(st, log)
-	srv := server.New(st, server.Config{Logger: log, Routes: transportRoutes(deps, inbound.NewBudget(edge.InboundBudget)),
-		Skills: dh.skillRunner(), Upstream: relayUpstream(st), CallTimeout: edge.CallTimeout, Settings: settings()})
+	var d *dispatch.Dispatcher // set before the listener serves
+	srv := server.New(st, server.Config{Dispatching: func() bool { return d.Running() }, Logger: log, Routes: transportRoutes(deps, inbound.NewBudget(edge.InboundBudget)),
+		Skills: dh.skillRunner(), Upstream: relayUpstream(st), CallTimeout: edge.CallTimeout, Settings: settings(),
+		Metrics: m, AccessLog: cfg.Log.AccessLog})
 	if dh != nil {
 		dh.agents, dh.edge = agentRoutes(srv), edge
 	}
 	hs := edge.httpServer(srv)
 	dh.connect(ctx)
-	d := dispatch.New(st, runtimes(st, dh), dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()),
-		Logger: log, Reap: reapOrphans(dh, log)})
+	d = dispatch.New(st, runtimes(st, dh), dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()),
+		Logger: log, Reap: reapOrphans(dh, log), Observer: m})
 	// Agents and containers a crash left running are gone before their
 	// triggers run again.
 	if err := d.Recover(ctx); err != nil {
@@ -113,11 +140,12 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	if _, err := st.GetWorker(ctx, "w-owner"); err != nil {
 		log.Warn("no owner yet: run `helix-org bootstrap` to create one and get its MCP URL and token")
 	}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- hs.Serve(ln) }()
+	ms := serveMetrics(cfg.metricsLn, m, errc)
 	dh.start(ctx)
 	go d.Run(ctx)
-	outbound := delivery.New(st, transports.Senders(deps), delivery.Options{Logger: log})
+	outbound := delivery.New(st, transports.Senders(deps), delivery.Options{Logger: log, OnAttempt: m.Delivery})
 	outboundDone := make(chan error, 1)
 	go func() { outboundDone <- outbound.Run(ctx) }()
 	loopsDone := make(chan struct{})
@@ -140,10 +168,30 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	<-loopsDone
 	httpCtx, cancelHTTP := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancelHTTP()
+	if ms != nil {
+		ms.Shutdown(httpCtx)
+	}
 	if err := hs.Shutdown(httpCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// serveMetrics serves /metrics on ln, if any, without a token: that
+// listener is the operator's choice, for scrapers that cannot send one.
+func serveMetrics(ln net.Listener, m *metrics.Metrics, errc chan<- error) *http.Server {
+	if ln == nil {
+		return nil
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
+	go func() {
+		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("metrics listener: %w", err)
+		}
+	}()
+	return hs
 }
 
 // agentBaseURL is how a host-side agent reaches this server: the listen

@@ -204,9 +204,13 @@ func (rl *Relay) record(ctx context.Context, who store.TokenInfo, prices domain.
 		rl.log.Warn("a relayed model call reported no usage", "activation", who.ActivationID, "model", u.model)
 	}
 	cost, priced := prices.Cost(u.model, u.in, u.out)
-	stop, err := rl.cfg.Store.RecordUsage(context.WithoutCancel(ctx), who.ActivationID, store.Usage{Model: u.model, Input: u.in, Output: u.out, Cost: cost, Priced: priced})
+	rec := store.Usage{Model: u.model, Input: u.in, Output: u.out, Cost: cost, Priced: priced}
+	stop, err := rl.cfg.Store.RecordUsage(context.WithoutCancel(ctx), who.ActivationID, rec)
 	if err != nil {
 		rl.log.Error("record model usage", "activation", who.ActivationID, "err", err)
+	}
+	if rl.cfg.OnUsage != nil {
+		rl.cfg.OnUsage(rec)
 	}
 	if stop != nil {
 		rl.log.Info("budget exceeded: the call's answer is replaced by an error", "activation", who.ActivationID, "budget", stop.Status.Name())

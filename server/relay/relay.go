@@ -71,6 +71,8 @@ type Config struct {
 	Client       *http.Client
 	MaxBodyBytes int64
 	Logger       *slog.Logger
+	// OnUsage, if set, hears of every recorded model call (the server's metrics).
+	OnUsage func(store.Usage)
 }
 
 // Relay serves the relay's routes.

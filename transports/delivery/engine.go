@@ -31,6 +31,9 @@ type Options struct {
 	// Jitter picks the actual wait for a backoff of d. Default: uniform in [d/2, d].
 	Jitter func(d time.Duration) time.Duration
 	Logger *slog.Logger
+	// OnAttempt, if set, hears how every attempt ended: delivered, retry,
+	// failed or disabled (the server's metrics).
+	OnAttempt func(kind domain.TransportKind, outcome string)
 }
 
 // Engine tails the event log and delivers what its Senders want.
@@ -268,23 +271,46 @@ func (e *Engine) finish(ctx context.Context, d domain.Delivery, start time.Time,
 	if out.Err != nil {
 		res.Attempt.Error = out.Err.Error()
 	}
-	log := e.log.With("delivery", d.ID, "event", d.EventID, "stream", d.StreamID, "attempt", d.Attempts, "status", out.Status)
 	maxAttempts := int(e.st.IntSetting(ctx, MaxAttemptsSetting(d.Kind)))
 	switch {
 	case !out.Failed():
 		res.Status = domain.DeliveryDelivered
 	case out.Disable:
 		res.Status, res.DisableStream = domain.DeliveryDisabled, true
-		log.Warn("endpoint disabled: every later delivery on the stream is skipped", "err", res.Attempt.Error)
 	case out.Permanent || d.Attempts >= maxAttempts:
 		res.Status = domain.DeliveryFailed
-		log.Warn("delivery given up", "err", res.Attempt.Error, "max_attempts", maxAttempts)
 	default:
 		res.Status = domain.DeliveryPending
 		res.NextAttemptAt = e.opts.Now().Add(e.retryDelay(d.Attempts, out.RetryAfter))
-		log.Info("delivery failed; will retry", "err", res.Attempt.Error, "next", res.NextAttemptAt)
 	}
+	e.logAttempt(d, res, maxAttempts)
 	return e.st.FinishDelivery(ctx, d.ID, res)
+}
+
+// logAttempt writes the one server-log line of an attempt and reports
+// it. Senders keep secrets out of their errors (a bot token in a URL is
+// replaced).
+func (e *Engine) logAttempt(d domain.Delivery, res store.DeliveryResult, maxAttempts int) {
+	a := res.Attempt
+	log := e.log.With("delivery", d.ID, "event", d.EventID, "stream", d.StreamID, "kind", d.Kind, "attempt", a.Attempt,
+		"status", a.Status, "duration", a.Duration.Round(time.Millisecond))
+	outcome := "retry"
+	switch res.Status {
+	case domain.DeliveryDelivered:
+		outcome = "delivered"
+		log.Info("delivery attempt", "outcome", outcome)
+	case domain.DeliveryDisabled:
+		outcome = "disabled"
+		log.Warn("delivery attempt", "outcome", outcome, "err", a.Error, "note", "endpoint disabled: every later delivery on the stream is skipped")
+	case domain.DeliveryFailed:
+		outcome = "failed"
+		log.Warn("delivery attempt", "outcome", outcome, "err", a.Error, "max_attempts", maxAttempts)
+	default:
+		log.Info("delivery attempt", "outcome", outcome, "err", a.Error, "next", res.NextAttemptAt)
+	}
+	if e.opts.OnAttempt != nil {
+		e.opts.OnAttempt(d.Kind, outcome)
+	}
 }
 
 // retryDelay honours a remote's Retry-After (capped at MaxDelay), else

@@ -1,10 +1,13 @@
 package delivery_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -218,24 +221,29 @@ func TestEngineRetries(t *testing.T) {
 		// waits are how far the clock moves before each further step.
 		waits []time.Duration
 		want  summary
+		// wantLog is in the server log's line of the last attempt.
+		wantLog string
 	}{
 		{
 			name:     "fails twice then succeeds: delivered once",
 			outcomes: []delivery.Outcome{fail(500), fail(502), {Status: 200}},
 			waits:    []time.Duration{time.Second, 2 * time.Second},
 			want:     summary{"s-out", domain.DeliveryDelivered, 3, []int{500, 502, 200}},
+			wantLog:  `level=INFO msg="delivery attempt" component=delivery delivery=1 event=`,
 		},
 		{
 			name:     "not retried before its backoff is up",
 			outcomes: []delivery.Outcome{fail(500), {Status: 200}},
 			waits:    []time.Duration{999 * time.Millisecond},
 			want:     summary{"s-out", domain.DeliveryPending, 1, []int{500}},
+			wantLog:  `stream=s-out kind=webhook attempt=1 status=500 duration=0s outcome=retry err="HTTP 500" next=2026-03-04T10:00:01.000Z`,
 		},
 		{
 			name:     "Retry-After replaces the backoff",
 			outcomes: []delivery.Outcome{{Err: errors.New("busy"), Status: 429, RetryAfter: 30 * time.Second}, {Status: 200}},
 			waits:    []time.Duration{29 * time.Second, time.Second},
 			want:     summary{"s-out", domain.DeliveryDelivered, 2, []int{429, 200}},
+			wantLog:  `attempt=2 status=200 duration=0s outcome=delivered`,
 		},
 		{
 			name:        "given up after max_attempts",
@@ -243,12 +251,14 @@ func TestEngineRetries(t *testing.T) {
 			outcomes:    []delivery.Outcome{fail(500), fail(500), fail(500), {Status: 200}},
 			waits:       []time.Duration{time.Second, 2 * time.Second, time.Hour},
 			want:        summary{"s-out", domain.DeliveryFailed, 3, []int{500, 500, 500}},
+			wantLog:     `level=WARN msg="delivery attempt" component=delivery delivery=1 event=`,
 		},
 		{
 			name:     "a permanent failure is not retried",
 			outcomes: []delivery.Outcome{{Err: errors.New("refused"), Permanent: true}, {Status: 200}},
 			waits:    []time.Duration{time.Hour},
 			want:     summary{"s-out", domain.DeliveryFailed, 1, []int{0}},
+			wantLog:  `attempt=1 status=0 duration=0s outcome=failed err=refused max_attempts=`,
 		},
 	}
 	for _, tt := range tests {
@@ -261,7 +271,9 @@ func TestEngineRetries(t *testing.T) {
 				}
 			}
 			f := newFake(tt.outcomes...)
-			e := r.engine(f)
+			var logs bytes.Buffer // Step waits for its attempts
+			e := delivery.New(r.st, []delivery.Sender{f}, delivery.Options{Now: r.clock.Now, BaseDelay: time.Second, MaxDelay: time.Minute,
+				Jitter: func(d time.Duration) time.Duration { return d }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			r.publish(t, "s-out", "w-maya", "hello")
 			step(t, e)
 			for _, w := range tt.waits {
@@ -271,6 +283,9 @@ func TestEngineRetries(t *testing.T) {
 			ds := deliveries(t, r.st)
 			if diff := cmp.Diff([]summary{tt.want}, summarise(ds)); diff != "" {
 				t.Errorf("deliveries (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(logs.String(), tt.wantLog) {
+				t.Errorf("server log lacks %s:\n%s", tt.wantLog, logs.String())
 			}
 			if n := len(f.sent()); n != tt.want.Attempts {
 				t.Errorf("Send called %d times, want %d", n, tt.want.Attempts)
