@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/tools"
@@ -125,7 +127,9 @@ func (s *Server) runTask(ctx context.Context, c *caller, id, tool string, args j
 		s.mu.Unlock()
 		close(rt.done)
 	}()
-	res, err := tools.InvokeResult(ctx, s.env(c), c.granted, tool, args)
+	env := s.env(c)
+	res, err := tools.InvokeResult(ctx, env, c.granted, tool, args)
+	s.countTaskCall(env.Known, tool, res, err)
 	var kept taskAnswer
 	status, message := store.TaskCompleted, ""
 	switch {
@@ -143,6 +147,25 @@ func (s *Server) runTask(ctx context.Context, c *caller, id, tool string, args j
 	if _, err := s.store.EndTask(context.WithoutCancel(ctx), id, status, message, answer); err != nil {
 		s.log.Error("end task", "task", id, "err", err)
 	}
+}
+
+// countTaskCall counts a task's call as countToolCalls counts the calls
+// the SDK serves.
+func (s *Server) countTaskCall(known []string, tool string, res *mcp.CallToolResult, err error) {
+	if s.cfg.Metrics == nil {
+		return
+	}
+	outcome := "ok"
+	switch {
+	case err != nil:
+		outcome = "rejected"
+	case res.IsError:
+		outcome = "tool_error"
+	}
+	if !slices.Contains(known, tool) {
+		tool = "unknown"
+	}
+	s.cfg.Metrics.ToolCall(tool, outcome)
 }
 
 // taskAnswer is what a task keeps of its call: the result, or an error.

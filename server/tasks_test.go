@@ -9,6 +9,7 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server"
+	"github.com/helixml/helix-org/server/metrics"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/store/storetest"
@@ -144,7 +145,11 @@ func TestTasksExtension(t *testing.T) {
 	if _, err := st.Bootstrap(t.Context(), tools.Names()); err != nil {
 		t.Fatal(err)
 	}
-	srv := server.New(st, server.Config{}) // no Docker: call_skill answers with a tool error
+	m, err := metrics.New(t.Context(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := server.New(st, server.Config{Metrics: m}) // no Docker: call_skill answers with a tool error
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	url, token := domain.MCPURL(hs.URL, store.OwnerWorker), servertest.Token(t, st, store.OwnerWorker)
@@ -180,6 +185,11 @@ func TestTasksExtension(t *testing.T) {
 	got := call("tasks/get", task.TaskID, `"taskId":"`+task.TaskID+`"`, declared)
 	if !strings.Contains(string(got.Result), `"status":"completed"`) || !strings.Contains(string(got.Result), `"isError":true`) || !strings.Contains(string(got.Result), "Docker") {
 		t.Errorf("tasks/get = %s, want completed with call_skill's tool error", got.Result)
+	}
+	scrape := httptest.NewRecorder()
+	m.Handler().ServeHTTP(scrape, httptest.NewRequest("GET", "/metrics", nil))
+	if !strings.Contains(scrape.Body.String(), `helix_org_mcp_tool_calls_total{outcome="tool_error",tool="call_skill"} 1`) {
+		t.Error("the task's call is not counted in helix_org_mcp_tool_calls_total")
 	}
 	if c := call("tasks/cancel", task.TaskID, `"taskId":"`+task.TaskID+`"`, declared); string(c.Result) != `{"resultType":"complete"}` {
 		t.Errorf("cancelling an ended task = %s %+v, want a bare acknowledgement", c.Result, c.Error)
