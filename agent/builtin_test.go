@@ -3,12 +3,14 @@ package agent_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -464,4 +466,47 @@ func envOf(kvs []string) func(string) string {
 		m[k] = v
 	}
 	return func(k string) string { return m[k] }
+}
+
+// TestBuiltinReadsALinkedResult: a read_events result over the server's
+// inline limit arrives as a resource link; from the next turn the model is
+// offered read_resource, and reads the result a part at a time.
+func TestBuiltinReadsALinkedResult(t *testing.T) {
+	o := newOrg(t, "Read the inbox.")
+	owner := o.h.Owner(t)
+	servertest.Call[any](t, owner, "subscribe", map[string]any{"stream": "s-inbox"})
+	body := strings.Repeat("é", 10<<10) // 20 KiB of two-byte characters
+	servertest.Call[any](t, owner, "publish", map[string]any{"stream": "s-inbox", "body": body})
+	fake := llmtest.New(t, llm.Anthropic, func(turn llmtest.Turn) llmtest.Reply {
+		switch {
+		case turn.CallsTo("read_events") == 0:
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("read_events", map[string]any{"streams": []string{"s-inbox"}})}}
+		case turn.CallsTo(agent.ReadResourceToolName) == 0:
+			var link struct{ URI string }
+			for _, line := range strings.Split(turn.Results()[0].Content, "\n") {
+				if json.Unmarshal([]byte(line), &link) == nil && link.URI != "" {
+					break
+				}
+			}
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call(agent.ReadResourceToolName, map[string]any{"uri": link.URI, "limit": 1001})}}
+		}
+		return llmtest.Reply{Text: "Read."}
+	})
+	if _, _, err := o.run(t, llm.Anthropic, fake, agent.LLMConfig{MaxTurns: 5}); err != nil {
+		t.Fatal(err)
+	}
+	turns := fake.Turns()
+	offered := func(i int) bool {
+		return slices.ContainsFunc(turns[i].Tools, func(tl llm.Tool) bool { return tl.Name == agent.ReadResourceToolName })
+	}
+	if len(turns) != 3 || offered(0) || !offered(1) {
+		t.Fatalf("%d turns; read_resource offered on the first: %v, after the link: %v", len(turns), offered(0), len(turns) > 1 && offered(1))
+	}
+	part := turns[2].Results()[0]
+	text, note, _ := strings.Cut(part.Content, "\n… (bytes 0-")
+	var end, total int
+	fmt.Sscanf(note, "%d of %d", &end, &total)
+	if part.IsError || !strings.HasPrefix(text, `{"cursor":`) || !utf8.ValidString(text) || len(text) != end || end < 1000 || end > 1001 || total <= 20<<10 {
+		t.Errorf("read_resource = %+v; want the first 1001 bytes or one less (never half an é) and where to go on", part)
+	}
 }

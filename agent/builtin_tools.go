@@ -23,6 +23,9 @@ type Toolbox struct {
 	specs   []llm.Tool
 	mcp     []string
 	bash    *Bash
+	// linked is set once a result linked to a resource; read_resource is
+	// offered from then on.
+	linked bool
 }
 
 // ConnectTools connects to a worker's MCP endpoint with its token and
@@ -92,6 +95,9 @@ func (t *Toolbox) call(ctx context.Context, c llm.ToolCall) (string, bool) {
 	if t.bash != nil && c.Name == BashToolName {
 		return t.bash.Run(ctx, args)
 	}
+	if t.linked && c.Name == ReadResourceToolName {
+		return t.readResource(ctx, args)
+	}
 	if !slices.Contains(t.mcp, c.Name) {
 		return fmt.Sprintf("there is no tool %q; the tools are: %s", c.Name, strings.Join(t.Names(), ", ")), true
 	}
@@ -99,6 +105,7 @@ func (t *Toolbox) call(ctx context.Context, c llm.ToolCall) (string, bool) {
 	if err != nil {
 		return err.Error(), true
 	}
+	t.noteLinks(res)
 	return resultText(res), res.IsError
 }
 

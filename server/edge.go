@@ -2,6 +2,11 @@ package server
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -69,4 +74,57 @@ func firstNonSpace(br *bufio.Reader) (byte, error) {
 // refused before any of its ids were read.
 func writeJSONRPCError(w http.ResponseWriter, status, code int, msg string) {
 	writeJSON(w, status, map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+}
+
+// refuseMalformed answers a POST body that is not a JSON-RPC message with
+// JSON-RPC's parse error (-32700), as the protocol asks, instead of the
+// SDK's plain text; a body over limit gets a JSON-RPC error too. The body
+// is read whole here, as the SDK would read it anyway, and parsed once:
+// the handlers after it read the request from the context (rpcRequestOf).
+func refuseMalformed(limit int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			writeJSONRPCError(w, http.StatusRequestEntityTooLarge, -32600, fmt.Sprintf("request body over %d bytes", limit))
+			return
+		case err != nil:
+			writeJSONRPCError(w, http.StatusBadRequest, -32700, "reading the request: "+err.Error())
+			return
+		}
+		var req rpcRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			if !json.Valid(body) {
+				writeJSONRPCError(w, http.StatusBadRequest, -32700, "parse error: the body is not JSON")
+				return
+			}
+			writeJSONRPCError(w, http.StatusBadRequest, -32600, "invalid request: the body is not a JSON-RPC message: "+err.Error())
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), rpcRequestKey{}, &req))
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+type rpcRequestKey struct{}
+
+// rpcRequest is the part of a JSON-RPC request the server itself reads.
+type rpcRequest struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// rpcRequestOf returns the request refuseMalformed parsed, or an empty one.
+func rpcRequestOf(r *http.Request) rpcRequest {
+	if req, ok := r.Context().Value(rpcRequestKey{}).(*rpcRequest); ok {
+		return *req
+	}
+	return rpcRequest{}
 }

@@ -1,7 +1,11 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,8 +27,7 @@ func (s *Server) workerServer(r *http.Request) *mcp.Server {
 	if cs, ok := s.servers[c.worker]; ok && cs.key == key {
 		return cs.srv
 	}
-	env := &tools.Env{Store: s.store, Caller: c.worker, Known: tools.KnownTools(skills), ActivationID: c.activation,
-		Skills: s.cfg.Skills, SkillDefs: skills}
+	env := s.env(c)
 	srv := tools.NewServer(env, c.granted)
 	if s.cfg.Metrics != nil {
 		srv.AddReceivingMiddleware(countToolCalls(s.cfg.Metrics, env.Known))
@@ -32,3 +35,123 @@ func (s *Server) workerServer(r *http.Request) *mcp.Server {
 	s.servers[c.worker] = cachedServer{key: key, srv: srv}
 	return srv
 }
+
+// env is what the caller's tools work with.
+func (s *Server) env(c *caller) *tools.Env {
+	return &tools.Env{Store: s.store, Caller: c.worker, Known: tools.KnownTools(c.skills), ActivationID: c.activation,
+		Skills: s.cfg.Skills, SkillDefs: c.skills}
+}
+
+// statelessVersion is the first protocol version whose results carry the
+// cache fields ttlMs and cacheScope, and that has no core tasks.
+const statelessVersion = "2026-07-28"
+
+// fitAnswers completes what the go-sdk answers with what this server adds
+// and the SDK does not know. To clients of versions before 2026-07-28 it
+// removes the cache fields the SDK sets on every list and read result,
+// which those versions do not declare (the conformance suite decodes
+// strictly), declares the tasks serveTasks offers in initialize, and marks
+// the long tools in tools/list. To 2026-07-28 clients it declares the
+// tasks extension in server/discover. Earlier clients send their version
+// in MCP-Protocol-Version, or nothing before it is negotiated; an answer
+// is one JSON body (JSONResponse).
+func fitAnswers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req := rpcRequestOf(r)
+		modern := r.Header.Get("MCP-Protocol-Version") >= statelessVersion
+		if r.Method != http.MethodPost || !slices.Contains(fitted[modern], req.Method) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		buf := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
+		next.ServeHTTP(buf, r)
+		answer := buf.body.Bytes()
+		if strings.HasPrefix(buf.header.Get("Content-Type"), "application/json") {
+			if fitted, ok := fitAnswer(modern, req.Method, answer); ok {
+				answer = fitted
+				buf.header.Del("Content-Length")
+			}
+		}
+		maps.Copy(w.Header(), buf.header)
+		w.WriteHeader(buf.status)
+		w.Write(answer)
+	})
+}
+
+// fitted are the methods whose answers fitAnswers looks at, for modern
+// (2026-07-28) clients and for earlier ones: those that declare
+// capabilities or tools, and those whose results carry cache fields.
+var fitted = map[bool][]string{
+	true:  {"server/discover"},
+	false: {"initialize", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"},
+}
+
+// taskTools are the tools whose calls take long enough to be worth a task:
+// at 2026-07-28 the server makes their calls tasks for a client that
+// declares the extension; at 2025-11-25 tools/list marks them, though a
+// client may ask for any built-in tool's call as a task (skill_<name>
+// tools, served by the SDK alone, not: use call_skill).
+var taskTools = []string{"create_skill", "call_skill", "rollback_skill"}
+
+// fitAnswer rewrites one JSON-RPC answer to method; ok is false when
+// nothing needed changing or it could not be read.
+func fitAnswer(modern bool, method string, body []byte) ([]byte, bool) {
+	var msg map[string]json.RawMessage
+	var result map[string]any
+	if json.Unmarshal(body, &msg) != nil || msg["result"] == nil {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(msg["result"]))
+	dec.UseNumber() // numbers pass through exactly
+	if dec.Decode(&result) != nil {
+		return nil, false
+	}
+	caps, _ := result["capabilities"].(map[string]any)
+	switch {
+	case modern && caps != nil: // server/discover
+		ext, _ := caps["extensions"].(map[string]any)
+		if ext == nil {
+			ext = map[string]any{}
+		}
+		ext[tasksExtension] = map[string]any{}
+		caps["extensions"] = ext
+	case modern:
+		return nil, false
+	case method == "initialize" && caps != nil:
+		caps["tasks"] = map[string]any{"list": map[string]any{}, "cancel": map[string]any{},
+			"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}
+	case method == "tools/list":
+		tools, _ := result["tools"].([]any)
+		for _, t := range tools {
+			if t, ok := t.(map[string]any); ok {
+				if name, _ := t["name"].(string); slices.Contains(taskTools, name) {
+					t["execution"] = map[string]any{"taskSupport": "optional"}
+				}
+			}
+		}
+	}
+	if !modern {
+		delete(result, "ttlMs")
+		delete(result, "cacheScope")
+	}
+	b, err := json.Marshal(result)
+	if err != nil {
+		return nil, false
+	}
+	msg["result"] = b
+	if b, err = json.Marshal(msg); err != nil {
+		return nil, false
+	}
+	return b, true
+}
+
+// bufferedResponse holds an answer until it has been looked at.
+type bufferedResponse struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferedResponse) Header() http.Header         { return b.header }
+func (b *bufferedResponse) WriteHeader(status int)      { b.status = status }
+func (b *bufferedResponse) Write(p []byte) (int, error) { return b.body.Write(p) }

@@ -68,6 +68,8 @@ type Server struct {
 	// so a request only rebuilds one when the grants changed.
 	mu      sync.Mutex
 	servers map[string]cachedServer
+	// running are the tasks this process is running, by id.
+	running map[string]runningTask
 }
 
 type cachedServer struct {
@@ -86,7 +88,14 @@ func New(st *store.Store, cfg Config) *Server {
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = DefaultCallTimeout
 	}
-	s := &Server{store: st, cfg: cfg, log: cfg.Logger.With("component", "server"), mux: http.NewServeMux(), servers: map[string]cachedServer{}}
+	s := &Server{store: st, cfg: cfg, log: cfg.Logger.With("component", "server"), mux: http.NewServeMux(), servers: map[string]cachedServer{},
+		running: map[string]runningTask{}}
+	// No call of a task can still be running in a new process.
+	if n, err := st.FailInterruptedTasks(context.Background()); err != nil {
+		s.log.Error("fail interrupted tasks", "err", err)
+	} else if n > 0 {
+		s.log.Warn("failed tasks a restart interrupted", "tasks", n)
+	}
 	s.mcp = mcp.NewStreamableHTTPHandler(s.workerServer, &mcp.StreamableHTTPOptions{
 		// Stateless: each request sees the worker's grants as they are now,
 		// so a revoked or expired grant is gone on the very next call.

@@ -78,6 +78,12 @@ var migrations = []migration{
 		return tx.AutoMigrate(&specTaskRow{}, &taskItemRow{})
 	}},
 	{19, "insight memory", migrateInsights},
+	{20, "tool results kept to be read", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&resultRow{})
+	}},
+	{21, "tasks (task-augmented tool calls)", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&taskRow{})
+	}},
 }
 
 type schemaMigration struct {

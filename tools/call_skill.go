@@ -8,12 +8,12 @@ import (
 )
 
 type callSkillIn struct {
-	Name  string          `json:"name" jsonschema:"the skill to call"`
-	Input json.RawMessage `json:"input,omitempty" jsonschema:"the input object, matching the skill's input schema"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input,omitempty" jsonschema:"matches the skill's input schema"`
 }
 
 func callSkill() Tool {
-	return define("call_skill", "Call any skill by name with an input object; the skill starts first if it was stopped. To let a worker call just one skill, grant it skill_<name> instead.",
+	return define("call_skill", "Call any skill by name (it starts if stopped); grant skill_<name> to allow just one.",
 		func(ctx context.Context, env *Env, in callSkillIn) (skillOutput, error) {
 			if in.Name == "" {
 				return skillOutput{}, domain.Required("name")

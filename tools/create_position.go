@@ -7,14 +7,14 @@ import (
 )
 
 type createPositionIn struct {
-	ID        string `json:"id,omitempty" jsonschema:"optional id such as p-support-1; derived from the title when omitted"`
-	Role      string `json:"role" jsonschema:"the role this position fills, e.g. r-support"`
-	Title     string `json:"title" jsonschema:"the position's title"`
-	ReportsTo string `json:"reportsTo,omitempty" jsonschema:"the position this one reports to: yours or one below it; yours when omitted (the owner's: the root)"`
+	ID        string `json:"id,omitempty"`
+	Role      string `json:"role" jsonschema:"role id"`
+	Title     string `json:"title"`
+	ReportsTo string `json:"reportsTo,omitempty" jsonschema:"yours or one below it; default yours"`
 }
 
 func createPosition() Tool {
-	return define("create_position", "Create a Position below yours in the org chart: a seat for a Role, which a Worker is hired into.",
+	return define("create_position", "Create a Position (a seat for a Role that a Worker is hired into) below yours.",
 		func(ctx context.Context, env *Env, in createPositionIn) (domain.Position, error) {
 			return env.Store.CreatePosition(ctx, env.Caller, domain.Position{ID: in.ID, RoleID: in.Role, Title: in.Title, ReportsTo: in.ReportsTo})
 		})

@@ -9,25 +9,25 @@ import (
 )
 
 type createSkillIn struct {
-	Name        string            `json:"name" jsonschema:"2-40 lowercase letters, digits or underscores; the skill's own tool is skill_<name>"`
-	Description string            `json:"description" jsonschema:"what the skill does; its tool's description"`
-	InputSchema json.RawMessage   `json:"inputSchema,omitempty" jsonschema:"JSON Schema of the input, an object schema; default: any object"`
-	Template    string            `json:"template,omitempty" jsonschema:"shell: a busybox sh handler; python: handle(input) in Python 3 with its standard library. Neither needs a registry"`
-	Handler     string            `json:"handler,omitempty" jsonschema:"the handler code, with a template"`
-	Files       map[string]string `json:"files,omitempty" jsonschema:"build context by relative path; without a template it must hold a Dockerfile, e.g. FROM skill-base (busybox and the shim) then COPY your script to /skill/handler.sh, or FROM skill-python"`
-	Examples    []skillExampleIn  `json:"examples,omitempty" jsonschema:"inputs with the exact output expected; the new version goes live only if it answers every one (JSON compared after normalising: key order, spacing and 1 vs 1.0 aside)"`
+	Name        string            `json:"name" jsonschema:"2-40 of a-z 0-9 _"`
+	Description string            `json:"description"`
+	InputSchema json.RawMessage   `json:"inputSchema,omitempty" jsonschema:"JSON Schema of an object; default any"`
+	Template    string            `json:"template,omitempty"`
+	Handler     string            `json:"handler,omitempty" jsonschema:"code, with a template"`
+	Files       map[string]string `json:"files,omitempty" jsonschema:"build context by path; without a template, a Dockerfile FROM skill-base or skill-python"`
+	Examples    []skillExampleIn  `json:"examples,omitempty"`
 }
 
 type skillExampleIn struct {
-	Input  json.RawMessage `json:"input" jsonschema:"an input object, matching inputSchema"`
-	Output json.RawMessage `json:"output" jsonschema:"the JSON the skill must answer (a text answer is a JSON string)"`
+	Input  json.RawMessage `json:"input"`
+	Output json.RawMessage `json:"output"`
 }
 
 func createSkill() Tool {
-	return define("create_skill", `Build a capability you lack as a skill: code plus a Dockerfile (or a template and handler) that the server builds, runs and health-checks, then serves as the tool skill_<name>.
-The service listens on port 8080 and answers GET /health and POST /execute (input JSON in, output out). With the shell template the handler is a busybox sh script: the input JSON is on stdin, each top-level field is also in $INPUT_<NAME>, and stdout is the output. With the python template it defines handle(input) and returns JSON-able data; to return a file answer {"file": {"name", "contentType", "text" or "base64"}} and the caller gets an attachment ref.
-Give examples (input → expected output): the new version goes live only when healthy and every example passes; otherwise the old one keeps serving and the error shows the example that failed.
-Builds have no network and never pull images. A failure returns the build log, the service's output or the failed example: fix the code and call create_skill again with the same name (a new version). After skill.max_failed_builds failures in a row, stop and ask a human. Secrets are set by an operator in config, never here.`,
+	return define("create_skill", `Build a service served as tool skill_<name>: :8080, GET /health, POST /execute (JSON in, out). `+
+		`shell: busybox sh, input JSON on stdin and in $INPUT_<FIELD>, output on stdout. `+
+		`python: handle(input) returns JSON, or {"file":{name,contentType,text|base64}}. `+
+		`It serves once healthy and every example matches. No network. On failure fix and retry with the same name.`,
 		func(ctx context.Context, env *Env, in createSkillIn) (skillView, error) {
 			runner, err := skillRunner(env)
 			if err != nil {

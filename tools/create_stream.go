@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -13,14 +14,14 @@ import (
 )
 
 type createStreamIn struct {
-	ID          string          `json:"id,omitempty" jsonschema:"optional id such as s-inbox; derived from the name when omitted"`
-	Name        string          `json:"name" jsonschema:"the stream's name"`
-	Description string          `json:"description,omitempty" jsonschema:"what the stream is for"`
+	ID          string          `json:"id,omitempty"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
 	Transport   json.RawMessage `json:"transport,omitempty"`
 }
 
 func createStream() Tool {
-	return define("create_stream", "Create a Stream: a named pub/sub channel, local or connected to the world by a transport.",
+	return define("create_stream", "Create a Stream: a pub/sub channel, local or connected outside by a transport.",
 		func(ctx context.Context, env *Env, in createStreamIn) (domain.Stream, error) {
 			if err := notReserved(in.ID, in.Name); err != nil {
 				return domain.Stream{}, err
@@ -30,7 +31,7 @@ func createStream() Tool {
 				return domain.Stream{}, err
 			}
 			st, err := env.Store.CreateStream(ctx, env.Caller, domain.Stream{ID: in.ID, Name: in.Name, Description: in.Description, Transport: t})
-			return redacted(env, st), err
+			return redacted(env, st), configHelp(env.Store.Transports(), t, err)
 		}).withTransports(transportSchema)
 }
 
@@ -76,19 +77,16 @@ func redacted(env *Env, st domain.Stream) domain.Stream {
 	return st
 }
 
-// transportSchema offers the store's transport kinds, each with what it
-// connects and its config, as its package describes them.
+// transportSchema offers the store's transport kinds. What each kind's
+// config holds is told by the error a wrong one gets (configHelp), so
+// only a caller that needs it pays for it.
 func transportSchema(ts *domain.Transports, s *jsonschema.Schema) {
 	var kinds []any
-	var docs []string
 	for _, spec := range ts.All() {
 		kinds = append(kinds, string(spec.Kind))
-		if spec.Kind != domain.TransportLocal {
-			docs = append(docs, fmt.Sprintf("%s (%s): %s", spec.Kind, spec.About, spec.Config))
-		}
 	}
 	s.Properties["transport"] = &jsonschema.Schema{
-		Description: `the transport: a kind string, or {"kind": …, "config": {…}}. Default local. Config by kind — ` + strings.Join(docs, "; ") + ".",
+		Description: "a kind, or {kind, config}; default local. A wrong config's error shows the kind's format",
 		AnyOf: []*jsonschema.Schema{
 			{Type: "string", Enum: kinds},
 			{Type: "object", Required: []string{"kind"}, Properties: map[string]*jsonschema.Schema{
@@ -97,4 +95,17 @@ func transportSchema(ts *domain.Transports, s *jsonschema.Schema) {
 			}},
 		},
 	}
+}
+
+// configHelp adds to an invalid transport's error what its kind connects
+// and the config it takes.
+func configHelp(ts *domain.Transports, t domain.Transport, err error) error {
+	if !errors.Is(err, domain.ErrInvalid) || t.Kind == domain.TransportLocal {
+		return err
+	}
+	spec, serr := ts.Spec("transport.kind", t.Kind)
+	if serr != nil || spec.Config == "" {
+		return err
+	}
+	return fmt.Errorf("%w\n%s (%s) takes config %s", err, spec.Kind, spec.About, spec.Config)
 }

@@ -7,7 +7,7 @@ import (
 )
 
 type deleteSkillIn struct {
-	Name string `json:"name" jsonschema:"the skill to delete"`
+	Name string `json:"name"`
 }
 
 type deleteSkillOut struct {
@@ -16,7 +16,7 @@ type deleteSkillOut struct {
 }
 
 func deleteSkill() Tool {
-	return define("delete_skill", "Delete a skill: stop and remove its container and images, and revoke every grant of its tool.",
+	return define("delete_skill", "Delete a skill: its container, images and every grant of its tool.",
 		func(ctx context.Context, env *Env, in deleteSkillIn) (deleteSkillOut, error) {
 			if in.Name == "" {
 				return deleteSkillOut{}, domain.Required("name")

@@ -48,7 +48,7 @@ func gate(ctx context.Context, env *Env, t Tool, args json.RawMessage) (*pending
 		return nil, args, err
 	}
 	// Only a call that could run is worth a person's decision.
-	checked, err := t.checkArgs(args)
+	checked, err := checkArgs(t.Name, t.input, args)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 type getAttachmentIn struct {
-	Ref string `json:"ref" jsonschema:"the attachment's ref, as listed in an event's message.attachments (att-…)"`
+	Ref string `json:"ref" jsonschema:"att-… from message.attachments"`
 }
 
 type getAttachmentOut struct {
@@ -24,7 +24,7 @@ type getAttachmentOut struct {
 }
 
 func getAttachment() Tool {
-	return define("get_attachment", "Get the content of a file that arrived with a message (e.g. an email attachment), by the ref in the event's attachments.",
+	return define("get_attachment", "Get a message attachment's content.",
 		func(ctx context.Context, env *Env, in getAttachmentIn) (getAttachmentOut, error) {
 			if in.Ref == "" {
 				return getAttachmentOut{}, domain.Required("ref")

@@ -7,11 +7,11 @@ import (
 )
 
 type idIn struct {
-	ID string `json:"id" jsonschema:"the id to look up"`
+	ID string `json:"id"`
 }
 
 func getRole() Tool {
-	return define("get_role", "Get one Role, including its current markdown content.",
+	return define("get_role", "Get a Role with its markdown.",
 		func(ctx context.Context, env *Env, in idIn) (domain.Role, error) {
 			if in.ID == "" {
 				return domain.Role{}, domain.Required("id")

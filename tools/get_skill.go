@@ -7,8 +7,8 @@ import (
 )
 
 type getSkillIn struct {
-	Name    string `json:"name" jsonschema:"the skill"`
-	Version int    `json:"version,omitempty" jsonschema:"a version to read; default the serving one (or, while none works, the newest attempted)"`
+	Name    string `json:"name"`
+	Version int    `json:"version,omitempty" jsonschema:"default: serving, else newest"`
 }
 
 type getSkillOut struct {
@@ -18,7 +18,7 @@ type getSkillOut struct {
 }
 
 func getSkill() Tool {
-	return define("get_skill", "Read a skill's source back: the files of its serving version (or the version given) exactly as built, template files included, with its examples and the end of its build log.",
+	return define("get_skill", "Read a skill version's source as built, its examples and build log tail.",
 		func(ctx context.Context, env *Env, in getSkillIn) (getSkillOut, error) {
 			if in.Name == "" {
 				return getSkillOut{}, domain.Required("name")

@@ -12,7 +12,7 @@ type getStreamOut struct {
 }
 
 func getStream() Tool {
-	return define("get_stream", "Get one Stream with its members. Secrets in its config are redacted.",
+	return define("get_stream", "Get a Stream with its members (secrets redacted).",
 		func(ctx context.Context, env *Env, in idIn) (getStreamOut, error) {
 			if in.ID == "" {
 				return getStreamOut{}, domain.Required("id")

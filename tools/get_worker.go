@@ -7,7 +7,7 @@ import (
 )
 
 type getWorkerIn struct {
-	ID string `json:"id,omitempty" jsonschema:"the worker; yourself when omitted"`
+	ID string `json:"id,omitempty" jsonschema:"default: you"`
 }
 
 type getWorkerOut struct {
@@ -17,7 +17,7 @@ type getWorkerOut struct {
 }
 
 func getWorker() Tool {
-	return define("get_worker", "Get a Worker with its position and the streams it follows (yourself when no id is given).",
+	return define("get_worker", "Get a Worker with its position and streams.",
 		func(ctx context.Context, env *Env, in getWorkerIn) (getWorkerOut, error) {
 			if in.ID == "" {
 				in.ID = env.Caller

@@ -9,15 +9,15 @@ import (
 )
 
 type grantToolIn struct {
-	Worker    string `json:"worker" jsonschema:"the worker to grant to"`
-	Tool      string `json:"tool" jsonschema:"the tool name, e.g. publish"`
-	ExpiresAt string `json:"expiresAt,omitempty" jsonschema:"optional RFC 3339 time after which the grant lapses"`
-	ExpiresIn string `json:"expiresIn,omitempty" jsonschema:"optional duration after which the grant lapses, e.g. 30m or 24h"`
-	Approval  string `json:"approval,omitempty" jsonschema:"required: each call waits for a person's decide_approval"`
+	Worker    string `json:"worker"`
+	Tool      string `json:"tool"`
+	ExpiresAt string `json:"expiresAt,omitempty" jsonschema:"RFC 3339"`
+	ExpiresIn string `json:"expiresIn,omitempty" jsonschema:"e.g. 24h"`
+	Approval  string `json:"approval,omitempty" jsonschema:"required: calls wait for decide_approval"`
 }
 
 func grantTool() Tool {
-	return define("grant_tool", "Let a Worker below you in the org chart call a tool, optionally until an expiry. You can grant only tools you hold, and a grant you give ends no later than your own grant of that tool (the result shows the expiry in force).",
+	return define("grant_tool", "Grant a tool you hold to a Worker below you, ending no later than your own grant.",
 		func(ctx context.Context, env *Env, in grantToolIn) (domain.Grant, error) {
 			if in.Worker == "" {
 				return domain.Grant{}, domain.Required("worker")

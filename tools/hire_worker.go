@@ -9,16 +9,16 @@ import (
 )
 
 type hireWorkerIn struct {
-	ID       string   `json:"id,omitempty" jsonschema:"optional id such as w-maya; derived from the name when omitted"`
-	Position string   `json:"position" jsonschema:"the position to hire into"`
-	Kind     string   `json:"kind" jsonschema:"human or ai"`
-	Name     string   `json:"name" jsonschema:"display name"`
-	Identity string   `json:"identity,omitempty" jsonschema:"identity markdown: who this worker is"`
-	Grants   []string `json:"grants,omitempty" jsonschema:"tools to grant at hire, atomically; you can grant only tools you hold"`
+	ID       string   `json:"id,omitempty"`
+	Position string   `json:"position"`
+	Kind     string   `json:"kind"`
+	Name     string   `json:"name"`
+	Identity string   `json:"identity,omitempty" jsonschema:"markdown"`
+	Grants   []string `json:"grants,omitempty" jsonschema:"tools you hold, granted at hire"`
 }
 
 func hireWorker() Tool {
-	return define("hire_worker", "Hire a Worker (human or AI) into a Position below yours in the org chart, optionally with tool grants given in the same step (each ending no later than your own grant of that tool).",
+	return define("hire_worker", "Hire a human or AI Worker into a Position below yours.",
 		func(ctx context.Context, env *Env, in hireWorkerIn) (domain.Worker, error) {
 			if err := checkGrantable(ctx, env, "grants", in.Grants...); err != nil {
 				return domain.Worker{}, err

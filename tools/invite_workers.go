@@ -9,8 +9,8 @@ import (
 )
 
 type inviteWorkersIn struct {
-	Stream  string   `json:"stream" jsonschema:"the stream id"`
-	Workers []string `json:"workers" jsonschema:"the workers to subscribe"`
+	Stream  string   `json:"stream"`
+	Workers []string `json:"workers"`
 }
 
 type inviteWorkersOut struct {
@@ -20,7 +20,7 @@ type inviteWorkersOut struct {
 }
 
 func inviteWorkers() Tool {
-	return define("invite_workers", "Subscribe several Workers (yourself or workers below you in the org chart) to a Stream at once. Idempotent: members already there are left as they are.",
+	return define("invite_workers", "Subscribe Workers (you or below you) to a Stream; idempotent.",
 		func(ctx context.Context, env *Env, in inviteWorkersIn) (inviteWorkersOut, error) {
 			if in.Stream == "" {
 				return inviteWorkersOut{}, domain.Required("stream")

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/helixml/helix-org/domain"
 )
 
@@ -61,7 +64,7 @@ func init() { findTool = builtin }
 
 // run checks arguments against the schema and calls the handler.
 func (t Tool) run(ctx context.Context, env *Env, args json.RawMessage) (any, error) {
-	args, err := t.checkArgs(args)
+	args, err := checkArgs(t.Name, t.input, args)
 	if err != nil {
 		return nil, err
 	}
@@ -80,15 +83,15 @@ func builtin(name string) (Tool, bool) {
 // checkArgs validates arguments against the input schema and applies its
 // defaults, answering with the SDK's wording so a page and an MCP client
 // read the same error.
-func (t Tool) checkArgs(args json.RawMessage) (json.RawMessage, error) {
-	resolved, err := t.input()
+func checkArgs(name string, input func() (*jsonschema.Resolved, error), args json.RawMessage) (json.RawMessage, error) {
+	resolved, err := input()
 	if err != nil {
-		return nil, fmt.Errorf("input schema of %s: %w", t.Name, err)
+		return nil, fmt.Errorf("input schema of %s: %w", name, err)
 	}
 	v := map[string]any{}
 	if len(args) > 0 {
 		if err := json.Unmarshal(args, &v); err != nil {
-			return nil, fmt.Errorf("arguments of %s are not a JSON object: %v: %w", t.Name, err, domain.ErrInvalid)
+			return nil, fmt.Errorf("arguments of %s are not a JSON object: %v: %w", name, err, domain.ErrInvalid)
 		}
 	}
 	var instance any = v
@@ -117,3 +120,23 @@ func (e missingGrant) Error() string {
 }
 
 func (missingGrant) Unwrap() error { return domain.ErrForbidden }
+
+// InvokeResult runs a built-in tool as Invoke does and answers as a
+// tools/call on the caller's endpoint would: structured content and its
+// text, a link for a large result, a failure as a tool error. It serves
+// calls the go-sdk cannot run, such as a task's, whose context it honours
+// to the end.
+func InvokeResult(ctx context.Context, env *Env, granted []string, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	if !slices.Contains(granted, name) && slices.Contains(env.Known, name) {
+		res := &mcp.CallToolResult{}
+		res.SetError(missingGrant{worker: env.Caller, tool: name})
+		return res, nil
+	}
+	t, ok := builtin(name)
+	if !ok {
+		res := &mcp.CallToolResult{}
+		res.SetError(domain.Invalid("name", "unknown tool %q", name))
+		return res, nil
+	}
+	return callResult(ctx, env, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: args}}, name, t.input, t.call)
+}

@@ -9,10 +9,10 @@ import (
 )
 
 type listDeliveriesIn struct {
-	Stream string `json:"stream,omitempty" jsonschema:"only deliveries of events on this stream"`
-	Event  string `json:"event,omitempty" jsonschema:"only the delivery of this event"`
-	Status string `json:"status,omitempty" jsonschema:"only deliveries in this status"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many, newest first (default and max 500)"`
+	Stream string `json:"stream,omitempty"`
+	Event  string `json:"event,omitempty"`
+	Status string `json:"status,omitempty"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"max 500"`
 }
 
 type listDeliveriesOut struct {
@@ -23,7 +23,7 @@ type listDeliveriesOut struct {
 }
 
 func listDeliveries() Tool {
-	return define("list_deliveries", "List outbound deliveries (events leaving through webhook or email streams), newest first, each with its status and every attempt: time, status code, error, duration.",
+	return define("list_deliveries", "List outbound deliveries, newest first, with every attempt.",
 		func(ctx context.Context, env *Env, in listDeliveriesIn) (listDeliveriesOut, error) {
 			if in.Limit < 0 || in.Limit > store.MaxReadLimit {
 				return listDeliveriesOut{}, domain.Invalid("limit", "must be between 1 and %d", store.MaxReadLimit)

@@ -7,7 +7,7 @@ import (
 )
 
 type listGrantsIn struct {
-	Worker string `json:"worker,omitempty" jsonschema:"the worker; yourself when omitted"`
+	Worker string `json:"worker,omitempty" jsonschema:"default: you"`
 }
 
 type grantView struct {
@@ -20,7 +20,7 @@ type listGrantsOut struct {
 }
 
 func listGrants() Tool {
-	return define("list_grants", "List a Worker's tool grants: who gave each (grantedBy; absent when the operator's bootstrap or the system gave it), since when (createdAt), when it ends (expiresAt; absent: never) and whether it is live now.",
+	return define("list_grants", "List a Worker's tool grants: who gave each, when, expiry and whether live.",
 		func(ctx context.Context, env *Env, in listGrantsIn) (listGrantsOut, error) {
 			if in.Worker == "" {
 				in.Worker = env.Caller

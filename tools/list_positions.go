@@ -7,7 +7,7 @@ import (
 )
 
 type listPositionsIn struct {
-	Role string `json:"role,omitempty" jsonschema:"only positions of this role"`
+	Role string `json:"role,omitempty"`
 }
 
 type listPositionsOut struct {
@@ -15,7 +15,7 @@ type listPositionsOut struct {
 }
 
 func listPositions() Tool {
-	return define("list_positions", "List Positions, optionally only those of one Role.",
+	return define("list_positions", "List Positions, optionally of one Role.",
 		func(ctx context.Context, env *Env, in listPositionsIn) (listPositionsOut, error) {
 			all, err := env.Store.ListPositions(ctx)
 			var out []domain.Position

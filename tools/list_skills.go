@@ -15,7 +15,7 @@ type listedSkill struct {
 }
 
 func listSkills() Tool {
-	return define("list_skills", "List every skill with its serving version, status (ready, stopped — starts on its next call — or failed, with why), image, creator, last use, and every version built: ok, failed (why) or rolled_back.",
+	return define("list_skills", "List skills with status and every version built.",
 		func(ctx context.Context, env *Env, _ struct{}) (listSkillsOut, error) {
 			skills, err := env.Store.ListSkills(ctx)
 			if err != nil {

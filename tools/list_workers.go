@@ -8,9 +8,9 @@ import (
 )
 
 type listWorkersIn struct {
-	Position         string `json:"position,omitempty" jsonschema:"only workers in this position"`
-	Kind             string `json:"kind,omitempty" jsonschema:"only workers of this kind"`
-	IncludeDismissed bool   `json:"includeDismissed,omitempty" jsonschema:"also list dismissed workers"`
+	Position         string `json:"position,omitempty"`
+	Kind             string `json:"kind,omitempty"`
+	IncludeDismissed bool   `json:"includeDismissed,omitempty"`
 }
 
 type listWorkersOut struct {
@@ -18,7 +18,7 @@ type listWorkersOut struct {
 }
 
 func listWorkers() Tool {
-	return define("list_workers", "List Workers, optionally filtered by position or kind.",
+	return define("list_workers", "List Workers, optionally by position or kind.",
 		func(ctx context.Context, env *Env, in listWorkersIn) (listWorkersOut, error) {
 			if in.Kind != "" {
 				if err := domain.WorkerKind(in.Kind).Validate("kind"); err != nil {

@@ -13,15 +13,15 @@ import (
 // envelope is the part of the Message a caller may set. Everything but the
 // body is optional.
 type envelope struct {
-	Body            string              `json:"body" jsonschema:"the message text"`
+	Body            string              `json:"body"`
 	Subject         string              `json:"subject,omitempty"`
-	To              []string            `json:"to,omitempty" jsonschema:"recipients, e.g. worker ids or email addresses"`
-	ThreadID        string              `json:"threadId,omitempty" jsonschema:"groups messages into a conversation"`
-	InReplyTo       string              `json:"inReplyTo,omitempty" jsonschema:"messageId this replies to"`
+	To              []string            `json:"to,omitempty" jsonschema:"worker ids or addresses"`
+	ThreadID        string              `json:"threadId,omitempty"`
+	InReplyTo       string              `json:"inReplyTo,omitempty" jsonschema:"a messageId"`
 	MessageID       string              `json:"messageId,omitempty"`
-	BodyContentType string              `json:"bodyContentType,omitempty" jsonschema:"e.g. text/plain or text/markdown"`
+	BodyContentType string              `json:"bodyContentType,omitempty" jsonschema:"default text/plain"`
 	Attachments     []domain.Attachment `json:"attachments,omitempty"`
-	Extra           json.RawMessage     `json:"extra,omitempty" jsonschema:"any additional JSON"`
+	Extra           json.RawMessage     `json:"extra,omitempty"`
 }
 
 func (e envelope) message(from string) domain.Message {
@@ -31,12 +31,12 @@ func (e envelope) message(from string) domain.Message {
 }
 
 type publishIn struct {
-	Stream string `json:"stream" jsonschema:"the stream to publish on"`
+	Stream string `json:"stream"`
 	envelope
 }
 
 func publish() Tool {
-	return define("publish", "Publish a message on a Stream. Every subscribed AI worker but you is woken by it.",
+	return define("publish", "Publish a message on a Stream; it wakes every other subscribed AI worker.",
 		func(ctx context.Context, env *Env, in publishIn) (domain.Event, error) {
 			if in.Stream == "" {
 				return domain.Event{}, domain.Required("stream")

@@ -12,10 +12,10 @@ import (
 const MaxWait = 60
 
 type readEventsIn struct {
-	Streams []string `json:"streams,omitempty" jsonschema:"stream ids, each one you are subscribed to; all streams you are subscribed to when omitted"`
-	Since   int64    `json:"since,omitempty" jsonschema:"cursor: only events after this sequence number (the cursor of a previous read)"`
-	Limit   int      `json:"limit,omitempty" jsonschema:"at most this many events (default and max 500)"`
-	Wait    float64  `json:"wait,omitempty" jsonschema:"seconds to wait for an event when none is there yet (max 60)"`
+	Streams []string `json:"streams,omitempty" jsonschema:"default: all you follow"`
+	Since   int64    `json:"since,omitempty" jsonschema:"a previous cursor"`
+	Limit   int      `json:"limit,omitempty" jsonschema:"max 500"`
+	Wait    float64  `json:"wait,omitempty" jsonschema:"seconds to wait for one, max 60"`
 }
 
 type readEventsOut struct {
@@ -25,7 +25,7 @@ type readEventsOut struct {
 }
 
 func readEvents() Tool {
-	return define("read_events", "Read events oldest first from streams after a cursor, optionally waiting (long-poll) until one lands.",
+	return define("read_events", "Read events after a cursor, oldest first, optionally waiting for one.",
 		func(ctx context.Context, env *Env, in readEventsIn) (readEventsOut, error) {
 			if in.Wait < 0 || in.Wait > MaxWait {
 				return readEventsOut{}, domain.Invalid("wait", "must be between 0 and %d seconds", MaxWait)

@@ -56,8 +56,9 @@ var schemaCache = mcp.NewSchemaCache()
 // names the missing grant, instead of the SDK's bare "unknown tool".
 func NewServer(env *Env, granted []string) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "helix-org", Version: Version},
-		&mcp.ServerOptions{SchemaCache: schemaCache, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
-			Instructions: "helix-org organisation graph. You are worker " + env.Caller + ". Use the help prompt to see what you can do. " + gateNote})
+		&mcp.ServerOptions{SchemaCache: schemaCache, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}},
+			Instructions: "helix-org organisation graph. You are worker " + env.Caller + ". Use the help prompt to see what you can do. " + gateNote,
+			SetCacheable: private})
 	for _, t := range All() {
 		if slices.Contains(granted, t.Name) {
 			t.bind(srv, env, t.Def(env.Store.Transports()))
@@ -65,8 +66,16 @@ func NewServer(env *Env, granted []string) *mcp.Server {
 	}
 	addSkillTools(srv, env, granted)
 	addPrompts(srv, env, granted)
+	addResults(srv, env)
 	srv.AddReceivingMiddleware(requireGrant(env.Caller, granted, env.Known), holdForApproval(env, granted))
 	return srv
+}
+
+// private marks every cacheable result (2026-07-28) as the caller's alone
+// and stale at once: what a worker sees follows its grants, which change
+// or lapse at any moment, and names it.
+func private(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+	c.CacheScope, c.TTLMs = "private", 0
 }
 
 // Version is the binary's version, set by cmd at link time.

@@ -7,8 +7,8 @@ import (
 )
 
 type revokeToolIn struct {
-	Worker string `json:"worker" jsonschema:"the worker to revoke from"`
-	Tool   string `json:"tool" jsonschema:"the tool name"`
+	Worker string `json:"worker"`
+	Tool   string `json:"tool"`
 }
 
 type revokeToolOut struct {
@@ -18,7 +18,7 @@ type revokeToolOut struct {
 }
 
 func revokeTool() Tool {
-	return define("revoke_tool", "Take a tool grant away from a Worker below you in the org chart, or from yourself.",
+	return define("revoke_tool", "Revoke a tool grant from yourself or a Worker below you.",
 		func(ctx context.Context, env *Env, in revokeToolIn) (revokeToolOut, error) {
 			if in.Worker == "" {
 				return revokeToolOut{}, domain.Required("worker")

@@ -7,11 +7,11 @@ import (
 )
 
 type rollbackSkillIn struct {
-	Name string `json:"name" jsonschema:"the skill to roll back"`
+	Name string `json:"name"`
 }
 
 func rollbackSkill() Tool {
-	return define("rollback_skill", "Put a skill's previous working version back in one call: it is started (its image is kept, or rebuilt from its source), health-checked and checked against its examples, then serves instead of the current one, which is never a rollback target again.",
+	return define("rollback_skill", "Serve a skill's previous working version again, once it passes its checks.",
 		func(ctx context.Context, env *Env, in rollbackSkillIn) (skillView, error) {
 			if in.Name == "" {
 				return skillView{}, domain.Required("name")

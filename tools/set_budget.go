@@ -9,15 +9,15 @@ import (
 )
 
 type setBudgetIn struct {
-	Scope       string  `json:"scope" jsonschema:"what the budget limits: worker (that worker's model calls), stream (the calls of runs triggered by the stream's events) or org (every call)"`
-	Target      string  `json:"target,omitempty" jsonschema:"the worker id (scope worker) or the stream id (scope stream); omit for org"`
-	Window      string  `json:"window" jsonschema:"day or month (calendar periods in UTC) or total (all time)"`
-	Tokens      int64   `json:"tokens,omitempty" jsonschema:"hard limit in tokens, input plus output"`
-	USD         float64 `json:"usd,omitempty" jsonschema:"hard limit in US dollars, priced from llm.prices"`
-	SoftPercent int     `json:"softPercent,omitempty" jsonschema:"soft threshold as a percentage (1 to 99) of each hard limit; default 80"`
-	SoftTokens  int64   `json:"softTokens,omitempty" jsonschema:"soft threshold in tokens, below tokens (instead of softPercent)"`
-	SoftUSD     float64 `json:"softUsd,omitempty" jsonschema:"soft threshold in US dollars, below usd (instead of softPercent)"`
-	Remove      bool    `json:"remove,omitempty" jsonschema:"delete the budget of this scope, target and window instead"`
+	Scope       string  `json:"scope"`
+	Target      string  `json:"target,omitempty" jsonschema:"worker or stream id"`
+	Window      string  `json:"window"`
+	Tokens      int64   `json:"tokens,omitempty"`
+	USD         float64 `json:"usd,omitempty"`
+	SoftPercent int     `json:"softPercent,omitempty" jsonschema:"1-99, default 80"`
+	SoftTokens  int64   `json:"softTokens,omitempty"`
+	SoftUSD     float64 `json:"softUsd,omitempty"`
+	Remove      bool    `json:"remove,omitempty"`
 }
 
 type setBudgetOut struct {
@@ -27,7 +27,7 @@ type setBudgetOut struct {
 }
 
 func setBudget() Tool {
-	return define("set_budget", "Set (or with remove, delete) a spending budget on model calls for a worker below you, a stream whose creator is below you, or (owner only) the org: a hard limit in tokens and/or US dollars per day, month or in total, and a soft threshold that warns first. At the hard limit the model relay refuses further calls and no new run starts for the scope; its triggers wait, and raising the limit releases them.",
+	return define("set_budget", "Set or remove a model-spend budget (tokens, usd) on a worker or stream below you or the org; soft warns, hard holds runs.",
 		func(ctx context.Context, env *Env, in setBudgetIn) (setBudgetOut, error) {
 			b := domain.Budget{Scope: domain.BudgetScope(in.Scope), Target: in.Target, Window: domain.BudgetWindow(in.Window)}
 			if in.Remove {

@@ -90,7 +90,11 @@ func addSkillTools(srv *mcp.Server, env *Env, granted []string) {
 					res.SetError(err)
 					return res, nil
 				}
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out.Output)}}, StructuredContent: out}, nil
+				res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out.Output)}}, StructuredContent: out}
+				if err := linkLarge(ctx, env, sk.ToolName(), res, out.Output); err != nil {
+					return nil, err
+				}
+				return res, nil
 			})
 	}
 }

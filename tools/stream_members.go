@@ -8,7 +8,7 @@ import (
 )
 
 type streamMembersIn struct {
-	Stream string `json:"stream" jsonschema:"the stream id"`
+	Stream string `json:"stream"`
 }
 
 type member struct {
@@ -24,7 +24,7 @@ type streamMembersOut struct {
 }
 
 func streamMembers() Tool {
-	return define("stream_members", "List the Workers subscribed to a Stream.",
+	return define("stream_members", "List a Stream's subscribers.",
 		func(ctx context.Context, env *Env, in streamMembersIn) (streamMembersOut, error) {
 			if in.Stream == "" {
 				return streamMembersOut{}, domain.Required("stream")

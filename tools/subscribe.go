@@ -7,8 +7,8 @@ import (
 )
 
 type subscribeIn struct {
-	Stream string `json:"stream" jsonschema:"the stream id"`
-	Worker string `json:"worker,omitempty" jsonschema:"the worker; yourself when omitted"`
+	Stream string `json:"stream"`
+	Worker string `json:"worker,omitempty" jsonschema:"default: you"`
 }
 
 type subscribeOut struct {
@@ -18,7 +18,7 @@ type subscribeOut struct {
 }
 
 func subscribe() Tool {
-	return define("subscribe", "Subscribe a Worker (yourself by default, or one below you in the org chart) to a Stream, so its events reach them. Idempotent. s-org is the owner's alone, an activation log its worker's and those above it, a DM its two members' (who may rejoin it).",
+	return define("subscribe", "Subscribe yourself or a Worker below you to a Stream; idempotent.",
 		func(ctx context.Context, env *Env, in subscribeIn) (subscribeOut, error) {
 			if in.Stream == "" {
 				return subscribeOut{}, domain.Required("stream")

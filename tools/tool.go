@@ -1,14 +1,17 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/helixml/helix-org/domain"
@@ -94,16 +97,11 @@ func define[In, Out any](name, desc string, h func(ctx context.Context, env *Env
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: output schema: %v", name, err))
 	}
-	def := &mcp.Tool{Name: name, Description: desc, InputSchema: in, OutputSchema: out}
+	def := &mcp.Tool{Name: name, Description: desc, InputSchema: compact(in, false), OutputSchema: compact(out, true)}
 	resolved := sync.OnceValues(func() (*jsonschema.Resolved, error) {
 		return in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
 	})
-	return Tool{Name: name, Description: desc, def: def, input: resolved, bind: func(srv *mcp.Server, env *Env, def *mcp.Tool) {
-		mcp.AddTool(srv, def, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
-			out, err := h(ctx, env, in)
-			return nil, out, err
-		})
-	}, call: func(ctx context.Context, env *Env, args json.RawMessage) (any, error) {
+	call := func(ctx context.Context, env *Env, args json.RawMessage) (any, error) {
 		var in In
 		if len(args) > 0 {
 			if err := json.Unmarshal(args, &in); err != nil {
@@ -111,7 +109,65 @@ func define[In, Out any](name, desc string, h func(ctx context.Context, env *Env
 			}
 		}
 		return h(ctx, env, in)
-	}}
+	}
+	return Tool{Name: name, Description: desc, def: def, input: resolved, call: call,
+		bind: func(srv *mcp.Server, env *Env, def *mcp.Tool) {
+			srv.AddTool(def, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return callResult(ctx, env, req, name, resolved, call)
+			})
+		}}
+}
+
+// callResult answers a tools/call as the SDK's typed handlers do —
+// arguments checked against the strict schema, the output as structured
+// content and as its JSON text — with one difference: the schema the
+// client was shown is the compact one.
+func callResult(ctx context.Context, env *Env, req *mcp.CallToolRequest, name string, input func() (*jsonschema.Resolved, error),
+	call func(context.Context, *Env, json.RawMessage) (any, error)) (*mcp.CallToolResult, error) {
+	res := &mcp.CallToolResult{}
+	args, err := checkArgs(name, input, req.Params.Arguments)
+	if err != nil {
+		res.SetError(err)
+		return res, nil
+	}
+	out, err := call(ctx, env, args)
+	if err != nil {
+		var wire *jsonrpc.Error
+		if errors.As(err, &wire) {
+			return nil, wire
+		}
+		res.SetError(err)
+		return res, nil
+	}
+	b, err := outputJSON(out)
+	if err != nil {
+		return nil, fmt.Errorf("marshal output of %s: %w", name, err)
+	}
+	res.StructuredContent = json.RawMessage(b)
+	res.Content = []mcp.Content{&mcp.TextContent{Text: string(b)}}
+	if err := linkLarge(ctx, env, name, res, b); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// outputJSON marshals a result with its object keys sorted, as the SDK's
+// typed handlers send it: clients and tests read the same text either way.
+func outputJSON(out any) ([]byte, error) {
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber() // keeps int64s such as seq exact
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if v == nil {
+		v = map[string]any{}
+	}
+	return json.Marshal(v)
 }
 
 // enum restricts a property to the given values and lists them in its

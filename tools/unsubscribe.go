@@ -7,7 +7,7 @@ import (
 )
 
 func unsubscribe() Tool {
-	return define("unsubscribe", "Unsubscribe a Worker (yourself by default, or one below you in the org chart) from a Stream. Only a DM's members leave it, each for itself.",
+	return define("unsubscribe", "Unsubscribe yourself or a Worker below you from a Stream.",
 		func(ctx context.Context, env *Env, in subscribeIn) (subscribeOut, error) {
 			if in.Stream == "" {
 				return subscribeOut{}, domain.Required("stream")

@@ -7,12 +7,12 @@ import (
 )
 
 type updateIdentityIn struct {
-	ID       string `json:"id,omitempty" jsonschema:"the worker; yourself when omitted"`
-	Identity string `json:"identity" jsonschema:"the new identity markdown"`
+	ID       string `json:"id,omitempty" jsonschema:"default: you"`
+	Identity string `json:"identity" jsonschema:"markdown"`
 }
 
 func updateIdentity() Tool {
-	return define("update_identity", "Replace a Worker's identity markdown: yours (when no id is given) or that of a worker below you in the org chart.",
+	return define("update_identity", "Replace the identity markdown of yourself or a Worker below you.",
 		func(ctx context.Context, env *Env, in updateIdentityIn) (domain.Worker, error) {
 			if in.ID == "" {
 				in.ID = env.Caller

@@ -8,13 +8,13 @@ import (
 )
 
 type updateRoleIn struct {
-	ID      string  `json:"id" jsonschema:"the role to edit, e.g. r-support"`
-	Title   *string `json:"title,omitempty" jsonschema:"new title; unchanged when omitted"`
-	Content *string `json:"content,omitempty" jsonschema:"new markdown content; unchanged when omitted"`
+	ID      string  `json:"id"`
+	Title   *string `json:"title,omitempty"`
+	Content *string `json:"content,omitempty" jsonschema:"markdown"`
 }
 
 func updateRole() Tool {
-	return define("update_role", "Edit a Role live: workers read the new text on their next activation. You may edit a role when every position holding it is below yours in the org chart; a role no position holds, when you created it.",
+	return define("update_role", "Edit a Role whose positions are all below yours (or unheld and yours); applies from the next run.",
 		func(ctx context.Context, env *Env, in updateRoleIn) (domain.Role, error) {
 			if in.ID == "" {
 				return domain.Role{}, domain.Required("id")

@@ -9,14 +9,14 @@ import (
 )
 
 type workerLogIn struct {
-	Worker string  `json:"worker" jsonschema:"the AI worker whose activation log to read"`
-	Since  int64   `json:"since,omitempty" jsonschema:"cursor: only entries after this sequence number"`
-	Limit  int     `json:"limit,omitempty" jsonschema:"at most this many entries (default and max 500)"`
-	Wait   float64 `json:"wait,omitempty" jsonschema:"seconds to wait for an entry when none is there yet (max 60)"`
+	Worker string  `json:"worker"`
+	Since  int64   `json:"since,omitempty" jsonschema:"a previous cursor"`
+	Limit  int     `json:"limit,omitempty" jsonschema:"max 500"`
+	Wait   float64 `json:"wait,omitempty" jsonschema:"seconds to wait for one, max 60"`
 }
 
 func workerLog() Tool {
-	return define("worker_log", "Read an AI worker's activation log (yours, or of a worker below you in the org chart): run start/exit markers, assistant messages, tool calls and results; direct messages appear only as references. Supports wait like read_events.",
+	return define("worker_log", "Read the activation log (runs, messages, tool calls) of yourself or an AI worker below you.",
 		func(ctx context.Context, env *Env, in workerLogIn) (readEventsOut, error) {
 			if in.Worker == "" {
 				return readEventsOut{}, domain.Required("worker")

@@ -1,0 +1,132 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+// Task statuses, as MCP's tasks name them.
+const (
+	TaskWorking   = "working"
+	TaskCompleted = "completed"
+	TaskFailed    = "failed"
+	TaskCancelled = "cancelled"
+)
+
+// taskRow is one task-augmented tools/call: who asked, for what, and —
+// once it ends — the answer, kept so a client can fetch it after a
+// restart. A task the process was running when it stopped is failed at
+// the next start (FailInterruptedTasks), never left working.
+type taskRow struct {
+	ID        string `gorm:"primaryKey"`
+	WorkerID  string `gorm:"not null;index"`
+	Tool      string `gorm:"not null"`
+	Status    string `gorm:"not null"`
+	Message   string
+	Result    []byte // the JSON-RPC result of the call, once it ended
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	ExpiresAt time.Time `gorm:"not null;index"`
+}
+
+func (taskRow) TableName() string { return "tasks" }
+
+// Task is a task as the MCP endpoint reports it.
+type Task struct {
+	ID, Worker, Tool, Status, Message string
+	Result                            []byte
+	CreatedAt, UpdatedAt, ExpiresAt   time.Time
+}
+
+// CreateTask records a working task for worker's call of tool, kept for
+// ttl after it is created. Expired tasks are removed in the same
+// transaction.
+func (s *Store) CreateTask(ctx context.Context, worker, tool string, ttl time.Duration) (Task, error) {
+	now := s.Now()
+	row := taskRow{ID: "task-" + domain.RandomSlug(16), WorkerID: worker, Tool: tool, Status: TaskWorking,
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(ttl)}
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		if err := tx.Where("expires_at <= ?", now).Delete(&taskRow{}).Error; err != nil {
+			return err
+		}
+		return tx.Create(&row).Error
+	})
+	if err != nil {
+		return Task{}, fmt.Errorf("create task for %s: %w", tool, err)
+	}
+	return row.toTask(), nil
+}
+
+// EndTask moves a working task to status with the call's result. A task
+// already ended (cancelled first) keeps its end: the first end wins.
+func (s *Store) EndTask(ctx context.Context, id, status, message string, result []byte) (Task, error) {
+	var row taskRow
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		if err := tx.Model(&taskRow{}).Where("id = ? AND status = ?", id, TaskWorking).
+			Updates(map[string]any{"status": status, "message": message, "result": result, "updated_at": s.Now()}).Error; err != nil {
+			return err
+		}
+		return tx.Where("id = ?", id).Take(&row).Error
+	})
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return Task{}, domain.NotFound("task", id)
+	}
+	if err != nil {
+		return Task{}, fmt.Errorf("end task %s: %w", id, err)
+	}
+	return row.toTask(), nil
+}
+
+// GetTask returns one of worker's tasks; another worker's is not found.
+func (s *Store) GetTask(ctx context.Context, worker, id string) (Task, error) {
+	var row taskRow
+	err := s.db.WithContext(ctx).Where("id = ? AND worker_id = ? AND expires_at > ?", id, worker, s.Now()).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return Task{}, domain.NotFound("task", id)
+	}
+	if err != nil {
+		return Task{}, fmt.Errorf("read task %s: %w", id, err)
+	}
+	return row.toTask(), nil
+}
+
+// ListTasks returns worker's tasks, newest first.
+func (s *Store) ListTasks(ctx context.Context, worker string) ([]Task, error) {
+	var rows []taskRow
+	if err := s.db.WithContext(ctx).Where("worker_id = ? AND expires_at > ?", worker, s.Now()).Order("created_at DESC, id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list tasks of %s: %w", worker, err)
+	}
+	out := make([]Task, len(rows))
+	for i, r := range rows {
+		out[i] = r.toTask()
+	}
+	return out, nil
+}
+
+// FailInterruptedTasks fails every task still working: called at start,
+// when no call can still be running, so a client polling one learns it
+// ended rather than waiting forever.
+func (s *Store) FailInterruptedTasks(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		res := tx.Model(&taskRow{}).Where("status = ?", TaskWorking).
+			Updates(map[string]any{"status": TaskFailed, "message": "the server restarted while the call ran; call again", "updated_at": s.Now()})
+		n = res.RowsAffected
+		return res.Error
+	})
+	if err != nil {
+		return 0, fmt.Errorf("fail interrupted tasks: %w", err)
+	}
+	return n, nil
+}
+
+func (r taskRow) toTask() Task {
+	return Task{ID: r.ID, Worker: r.WorkerID, Tool: r.Tool, Status: r.Status, Message: r.Message, Result: r.Result,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ExpiresAt: r.ExpiresAt}
+}
