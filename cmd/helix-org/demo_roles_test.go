@@ -24,6 +24,7 @@ import (
 type roleRule struct {
 	stream          string // the trigger's stream
 	other           bool   // "any other …": only when no other rule of the stream matched
+	outside         bool   // "an email …": only what came from outside, never a worker's message
 	from, is, word  string // conditions: sender, whole body, a word in the body
 	out             string // the stream to publish on; empty: the same thread
 	to, subject     string
@@ -53,8 +54,9 @@ func roleRules(system string) []roleRule {
 		if r == nil {
 			continue
 		}
-		rule := roleRule{stream: r[2], other: strings.Contains(" "+strings.ToLower(r[1])+" ", " other "), template: r[5],
-			needsThreadRoot: strings.Contains(r[5], "<thread>")}
+		what := " " + strings.ToLower(r[1]) + " "
+		rule := roleRule{stream: r[2], other: strings.Contains(what, " other "), outside: strings.Contains(what, " email "),
+			template: r[5], needsThreadRoot: strings.Contains(r[5], "<thread>")}
 		for _, c := range ruleCond.FindAllStringSubmatch(r[3], -1) {
 			switch strings.ToLower(c[1]) {
 			case "from":
@@ -84,13 +86,13 @@ func (r roleRule) matches(tr llmtest.Trigger) bool {
 	words := strings.FieldsFunc(strings.ToLower(body), func(c rune) bool {
 		return !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-')
 	})
-	return r.stream == tr.Stream && (r.from == "" || r.from == tr.From) &&
+	return r.stream == tr.Stream && (r.from == "" || r.from == tr.From) && (!r.outside || tr.Source == "") &&
 		(r.is == "" || strings.EqualFold(r.is, body)) && (r.word == "" || slices.Contains(words, strings.ToLower(r.word)))
 }
 
 // followRoles is the demos' scripted model: for each event trigger it
-// applies the rules of the worker's role file, publishing each matching
-// rule's template — <body>, <from>, <subject>, and <thread> (the body of
+// applies the rules of the worker's role file ("an email" being a message
+// from outside, never a worker's), publishing each matching rule's template — <body>, <from>, <subject>, and <thread> (the body of
 // the thread's first message, which it reads first with read_events) —
 // keeping the story on one thread; then it ends with text.
 func followRoles(turn llmtest.Turn) llmtest.Reply {
@@ -167,12 +169,14 @@ func TestRoleRules(t *testing.T) {
 		"- When a report on `s-floor` mentions `failed`, publish in the same thread: `Holding: <body>`\n" +
 		"- When a reply on `s-floor` from `U0SUPER` is `approve`, publish on `s-line` to `a@x.com` with subject `Re <subject>`: `RELEASE <thread>`\n" +
 		"- When any other message arrives on `s-floor`, publish in the same thread: `Noted.`\n" +
+		"- When an email on `s-floor` mentions `help`, publish in the same thread: `On it.`\n" +
 		"Prose is ignored.\n</file>"
 	rules := roleRules(sys)
 	want := []roleRule{
 		{stream: "s-floor", word: "failed", template: "Holding: <body>"},
 		{stream: "s-floor", from: "U0SUPER", is: "approve", out: "s-line", to: "a@x.com", subject: "Re <subject>", template: "RELEASE <thread>", needsThreadRoot: true},
 		{stream: "s-floor", other: true, template: "Noted."},
+		{stream: "s-floor", outside: true, word: "help", template: "On it."},
 	}
 	if len(rules) != len(want) {
 		t.Fatalf("read %d rules, want %d: %+v", len(rules), len(want), rules)
@@ -186,10 +190,12 @@ func TestRoleRules(t *testing.T) {
 		tr   llmtest.Trigger
 		want []bool
 	}{
-		{llmtest.Trigger{Stream: "s-floor", Body: "3 units FAILED torque"}, []bool{true, false, true}},
-		{llmtest.Trigger{Stream: "s-floor", Body: " Approve ", From: "U0SUPER"}, []bool{false, true, true}},
-		{llmtest.Trigger{Stream: "s-floor", Body: "approve", From: "U0LEAD"}, []bool{false, false, true}},
-		{llmtest.Trigger{Stream: "s-line", Body: "failed"}, []bool{false, false, false}},
+		{llmtest.Trigger{Stream: "s-floor", Body: "3 units FAILED torque"}, []bool{true, false, true, false}},
+		{llmtest.Trigger{Stream: "s-floor", Body: " Approve ", From: "U0SUPER"}, []bool{false, true, true, false}},
+		{llmtest.Trigger{Stream: "s-floor", Body: "approve", From: "U0LEAD"}, []bool{false, false, true, false}},
+		{llmtest.Trigger{Stream: "s-line", Body: "failed"}, []bool{false, false, false, false}},
+		{llmtest.Trigger{Stream: "s-floor", Body: "help, please"}, []bool{false, false, true, true}},
+		{llmtest.Trigger{Stream: "s-floor", Body: "help, please", Source: "w-sam"}, []bool{false, false, true, false}},
 	} {
 		for i, r := range rules {
 			if got := r.matches(c.tr); got != c.want[i] {
