@@ -110,7 +110,6 @@ func TestBadInput(t *testing.T) {
 		{"missing body", "publish", map[string]any{"stream": "s-inbox"}, []string{`missing properties: ["body"]`}},
 		{"the audit trail", "publish", map[string]any{"stream": "s-org", "body": "forged"}, []string{"stream: s-org is the org's audit trail"}},
 		{"an activation log", "publish", map[string]any{"stream": "s-activations-w-echo", "body": "forged"}, []string{"stream: s-activations-w-echo is an activation log"}},
-		{"a github stream", "publish", map[string]any{"stream": "s-gh", "body": "comment"}, []string{"stream: s-gh is a github stream"}},
 		{"unknown stream", "publish", map[string]any{"stream": "s-nope", "body": "hello"}, []string{`stream "s-nope": not found`}},
 		{"someone else's DM", "publish", map[string]any{"stream": "s-dm-w-echo-w-maya", "body": "hello"}, []string{"only its two members read it"}},
 		{"extra over the limit", "publish", map[string]any{"stream": "s-inbox", "body": "hi", "extra": map[string]any{"k": long(domain.MaxExtra)}},
