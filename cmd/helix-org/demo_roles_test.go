@@ -209,14 +209,14 @@ func TestRoleRules(t *testing.T) {
 // HELIX_ORG a recorder of its command lines, then runs each recorded
 // `helix-org …` line in-process against the served org at base, as the
 // owner: the same commands, without a process per call.
-func runSetup(t *testing.T, st *store.Store, base, demo string) {
+func runSetup(t *testing.T, st *store.Store, base, demo string, env ...string) {
 	t.Helper()
 	rec := filepath.Join(t.TempDir(), "helix-org")
 	if err := os.WriteFile(rec, []byte("#!/bin/sh\nprintf '%s\\0' \"$#\" \"$@\" >> \"$0.calls\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(t.Context(), "sh", filepath.Join("..", "..", "demos", demo, "setup.sh"))
-	cmd.Env = append(os.Environ(), "HELIX_ORG="+rec)
+	cmd.Env = append(append(os.Environ(), env...), "HELIX_ORG="+rec)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("demos/%s/setup.sh: %v\n%s", demo, err, out)
 	}
