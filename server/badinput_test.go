@@ -72,6 +72,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown id", "dismiss_worker", map[string]any{"id": "w-nope"}, []string{`worker "w-nope": not found`}},
 		{"missing identity", "update_identity", map[string]any{"id": "w-maya"}, []string{`missing properties: ["identity"]`}},
 		{"unknown id", "update_identity", map[string]any{"id": "w-nope", "identity": "x"}, []string{`worker "w-nope": not found`}},
+		{"an AI worker's contact", "set_contact", map[string]any{"worker": "w-echo", "email": "echo@example.com"}, []string{"worker: w-echo is an AI worker"}},
+		{"not an email address", "set_contact", map[string]any{"worker": "w-maya", "email": "maya"}, []string{`email: "maya" is not an email address`}},
 		{"bad kind", "list_workers", map[string]any{"kind": "robot"}, []string{"/properties/kind", "robot does not equal any of: [human ai]"}},
 		{"unknown id", "get_worker", map[string]any{"id": "w-nope"}, []string{`worker "w-nope": not found`}},
 		{"expiresIn not a duration", "grant_tool", map[string]any{"worker": "w-maya", "tool": "publish", "expiresIn": "soon"}, []string{`expiresIn: "soon" is not a positive duration`}},

@@ -125,7 +125,7 @@ func (s *Store) appendTx(tx *gorm.DB, ev domain.Event, opts AppendOptions) (doma
 	if err := s.enqueueTriggers(tx, ev); err != nil {
 		return ev, err
 	}
-	return ev, nil
+	return ev, s.relayContacts(tx, ev)
 }
 
 // EventQuery selects events oldest first.

@@ -65,6 +65,9 @@ var migrations = []migration{
 	{14, "token labels and last use", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&tokenRow{})
 	}},
+	{15, "contact channels of human workers", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&contactRow{})
+	}},
 }
 
 type schemaMigration struct {
