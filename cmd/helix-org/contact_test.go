@@ -14,10 +14,11 @@ import (
 )
 
 // TestHumanOnEmail: a human worker whose manager set its contact email
-// receives a DM, and a message naming it in `to`, as emails (fake
-// Postmark); its emailed answer lands as its own message on the DM, in
+// receives a DM, a message naming it in `to` and an inbox notice as
+// emails (fake Postmark); its emailed answer lands as its own message on the DM, in
 // the thread of the message it answers.
 func TestHumanOnEmail(t *testing.T) {
+	t.Parallel()
 	st := demoStore(t)
 	pm := postmarktest.New(t, pmToken)
 	cfg, _ := json.Marshal(email.Config{ServerToken: pmToken, From: "org@example.com", InboundAddress: pmHash + "@inbound.postmarkapp.com",
@@ -54,6 +55,16 @@ func TestHumanOnEmail(t *testing.T) {
 		t.Errorf("the `to` message as email: %+v", got)
 	}
 
+	// And a notice in Lee's inbox (the system writes those: budget holds,
+	// approvals).
+	notice, err := st.Notify(t.Context(), "w-lee", domain.Message{Subject: "Budget reached", Body: "w-desk is held: its budget is spent."}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := nextEmail(t, pm); got.To != "lee@example.com" || got.Subject != "Budget reached [helix "+notice.ID+"]" {
+		t.Errorf("the inbox notice as email: %+v", got)
+	}
+
 	// Lee answers the DM from the mail client.
 	answer := postmarktest.Inbound{InboundHash: pmHash, Alias: "w-lee", From: "lee@example.com", Subject: "Re: Refund for order 7 [helix " + dm.Event.ID + "]",
 		Text: "Yes, refund it.\n\nOn Mon, org wrote:\n> Ada was charged twice.", Stripped: "Yes, refund it.", PostmarkID: "lee-0001", MessageID: "<lee-1@mail.example.com>"}
@@ -75,7 +86,7 @@ func TestHumanOnEmail(t *testing.T) {
 	if fromLee != 1 {
 		t.Errorf("Lee answered %d times on the DM, want once", fromLee)
 	}
-	if n := len(pm.Sent()); n != 2 {
-		t.Errorf("Postmark got %d emails, want 2 (Lee's own answer is not mailed back)", n)
+	if n := len(pm.Sent()); n != 3 {
+		t.Errorf("Postmark got %d emails, want 3 (Lee's own answer is not mailed back)", n)
 	}
 }

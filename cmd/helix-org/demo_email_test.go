@@ -33,6 +33,7 @@ const (
 // answered again; a refund request is escalated to Lee, who answers the
 // customer on that customer's thread.
 func TestDemoEmail(t *testing.T) {
+	t.Parallel()
 	fake := llmtest.New(t, llm.Anthropic, followRoles)
 	st := demoStore(t)
 	ctx := t.Context()

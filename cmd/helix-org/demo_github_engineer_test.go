@@ -63,6 +63,7 @@ git rev-parse --short HEAD`, branch, keyLine, n)
 // clone with real git, pushes it to the origin repository, and reports the
 // branch and commit as a comment on the issue through a fake GitHub API.
 func TestDemoGitHubEngineer(t *testing.T) {
+	t.Parallel()
 	fake := llmtest.New(t, llm.Anthropic, engineer)
 	st := demoStore(t)
 	gh := githubtest.New(t, ghToken)

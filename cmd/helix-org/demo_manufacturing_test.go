@@ -28,6 +28,7 @@ const (
 // another; the line lead's "approve" releases nothing; a passed batch
 // draws no word.
 func TestDemoManufacturing(t *testing.T) {
+	t.Parallel()
 	fake := llmtest.New(t, llm.Anthropic, followRoles)
 	st := demoStore(t)
 	sl := slacktest.New(t, slackBot)

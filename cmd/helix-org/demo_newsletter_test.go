@@ -23,6 +23,7 @@ import (
 // researched, written, reviewed and emailed to the subscribers' list
 // through a fake Postmark.
 func TestDemoMLOpsNewsletter(t *testing.T) {
+	t.Parallel()
 	fake := llmtest.New(t, llm.Anthropic, followRoles)
 	st := demoStore(t)
 	pm := postmarktest.New(t, pmToken)

@@ -18,6 +18,7 @@ import (
 // fact-checker and the editor-in-chief again; an off-beat item goes
 // nowhere.
 func TestDemoNewsroom(t *testing.T) {
+	t.Parallel()
 	fake := llmtest.New(t, llm.Anthropic, followRoles)
 	st := demoStore(t)
 	st.SetSetting(t.Context(), agent.RuntimeSetting, agent.RuntimeBuiltin)
