@@ -20,10 +20,11 @@ import (
 // come in there.
 const ContactStreamPrefix = "s-contact-"
 
-// contactRow is a human worker's contact channel: an email address.
+// contactRow is a human worker's contact channel.
 type contactRow struct {
 	WorkerID  string `gorm:"primaryKey"`
-	Email     string `gorm:"not null"`
+	Kind      string `gorm:"not null"`
+	Address   string `gorm:"not null"`
 	StreamID  string `gorm:"not null;uniqueIndex"`
 	UpdatedBy string
 	UpdatedAt time.Time
@@ -31,16 +32,54 @@ type contactRow struct {
 
 func (contactRow) TableName() string { return "contacts" }
 
+// Contact is where a human worker is reached: Kind "email" (Address an
+// email address), "slack" (a channel id, such as the D… of its DM with
+// the bot) or "telegram" (the chat_id of its chat with the bot).
+type Contact struct {
+	Kind, Address string
+}
+
+// ContactKinds are the transports a contact channel runs on.
+var ContactKinds = []string{"email", "slack", "telegram"}
+
 var emailAddress = regexp.MustCompile(`^[^@\s<>,;"]+@[^@\s<>,;"]+\.[^@\s<>,;"]+$`)
 
-// SetContact gives a human worker below actor (or actor itself) an email
-// contact channel, on an email stream of its own whose alias is its id;
-// an empty email removes the channel. Its DMs, the messages naming it in
-// `to` and its inbox notices are then mailed to it, and its answers come
-// back as its own messages (relayContacts).
-func (s *Store) SetContact(ctx context.Context, actor, worker, email string) (domain.Stream, error) {
-	if email != "" && (len(email) > domain.MaxAddress || !emailAddress.MatchString(email)) {
-		return domain.Stream{}, domain.Invalid("email", "%q is not an email address such as lee@example.com", email)
+// transport is the contact stream's transport: an email stream whose
+// alias is the worker's id, or a Slack channel, or a Telegram chat.
+func (c Contact) transport(worker string) (domain.Transport, error) {
+	var cfg map[string]string
+	switch c.Kind {
+	case "email":
+		if len(c.Address) > domain.MaxAddress || !emailAddress.MatchString(c.Address) {
+			return domain.Transport{}, domain.Invalid("email", "%q is not an email address such as lee@example.com", c.Address)
+		}
+		cfg = map[string]string{"alias": worker}
+	case "slack":
+		cfg = map[string]string{"channel": c.Address}
+	case "telegram":
+		cfg = map[string]string{"chat_id": c.Address}
+	default:
+		return domain.Transport{}, domain.EnumError("kind", "contact channel", c.Kind, ContactKinds)
+	}
+	raw, _ := json.Marshal(cfg)
+	return domain.Transport{Kind: domain.TransportKind(c.Kind), Config: raw}, nil
+}
+
+// SetContact gives a human worker below actor (or actor itself) a contact
+// channel, on a stream of its own (s-contact-<worker>); the zero Contact
+// removes it. Its DMs, the messages naming it in `to` and its inbox
+// notices are then sent there, and its answers come back as its own
+// messages (relayContacts).
+func (s *Store) SetContact(ctx context.Context, actor, worker string, c Contact) (domain.Stream, error) {
+	var tr domain.Transport
+	if c != (Contact{}) {
+		var err error
+		if tr, err = c.transport(worker); err != nil {
+			return domain.Stream{}, err
+		}
+		if err := s.transports.Validate(tr); err != nil {
+			return domain.Stream{}, fmt.Errorf("%s contact: %w", c.Kind, err)
+		}
 	}
 	stream := ContactStreamPrefix + worker
 	var out streamRow
@@ -57,17 +96,17 @@ func (s *Store) SetContact(ctx context.Context, actor, worker, email string) (do
 				return err
 			}
 		}
-		if email == "" {
+		if c == (Contact{}) {
 			return tx.Where("worker_id = ?", worker).Delete(&contactRow{}).Error
 		}
-		if err := s.contactStream(tx, actor, stream, worker, &out); err != nil {
+		if err := s.contactStream(tx, actor, stream, worker, tr, &out); err != nil {
 			return err
 		}
-		row := contactRow{WorkerID: worker, Email: email, StreamID: stream, UpdatedBy: actor, UpdatedAt: s.Now()}
+		row := contactRow{WorkerID: worker, Kind: c.Kind, Address: c.Address, StreamID: stream, UpdatedBy: actor, UpdatedAt: s.Now()}
 		if err := tx.Save(&row).Error; err != nil {
 			return err
 		}
-		return s.audit(tx, Change{Action: "set_contact", Actor: actor, Target: worker, After: map[string]string{"email": email, "stream": stream}})
+		return s.audit(tx, Change{Action: "set_contact", Actor: actor, Target: worker, After: map[string]string{c.Kind: c.Address, "stream": stream}})
 	})
 	if err != nil {
 		return domain.Stream{}, fmt.Errorf("set contact: %w", err)
@@ -75,18 +114,18 @@ func (s *Store) SetContact(ctx context.Context, actor, worker, email string) (do
 	return s.stream(out), nil
 }
 
-// contactStream finds or creates the worker's contact stream, an email
-// stream with the worker's id as its alias, the worker subscribed.
-func (s *Store) contactStream(tx *gorm.DB, actor, id, worker string, out *streamRow) error {
+// contactStream creates the worker's contact stream, the worker
+// subscribed, or points the one it has at the new channel.
+func (s *Store) contactStream(tx *gorm.DB, actor, id, worker string, tr domain.Transport, out *streamRow) error {
 	err := tx.Where("id = ?", id).Take(out).Error
-	if err == nil || !errors.Is(err, gorm.ErrRecordNotFound) {
+	switch {
+	case err == nil:
+		out.TransportKind, out.TransportConfig = string(tr.Kind), string(tr.Config)
+		return tx.Save(out).Error
+	case !errors.Is(err, gorm.ErrRecordNotFound):
 		return err
 	}
-	tr := domain.Transport{Kind: "email", Config: json.RawMessage(`{"alias":"` + worker + `"}`)}
-	if err := s.transports.Validate(tr); err != nil {
-		return fmt.Errorf("a contact channel needs the email transport: %w", err)
-	}
-	*out = streamRow{ID: id, Name: "contact " + worker, Description: "mail to and from " + worker, TransportKind: string(tr.Kind),
+	*out = streamRow{ID: id, Name: "contact " + worker, Description: "messages to and from " + worker, TransportKind: string(tr.Kind),
 		TransportConfig: string(tr.Config), CreatedBy: actor, CreatedAt: s.Now()}
 	if err := tx.Create(out).Error; err != nil {
 		return err
@@ -156,8 +195,14 @@ func (s *Store) relayOut(tx *gorm.DB, c contactRow, ev domain.Event) error {
 		source = c.WorkerID
 	}
 	extra, _ := json.Marshal(map[string]string{"relayOf": ev.ID, "stream": ev.StreamID})
-	msg := domain.Message{From: ev.Message.From, To: []string{c.Email}, Subject: cut(subject, domain.MaxSubject-40) + " [helix " + ev.ID + "]",
+	msg := domain.Message{From: ev.Message.From, Subject: cut(subject, domain.MaxSubject-40) + " [helix " + ev.ID + "]",
 		Body: cut(ev.Message.Body, domain.DefaultMaxBody), BodyContentType: ev.Message.BodyContentType, Extra: extra}
+	if c.Kind == "email" {
+		msg.To = []string{c.Address}
+	} else {
+		// A chat shows no subject: it heads the text.
+		msg.Body = cut(msg.Subject+"\n\n"+ev.Message.Body, domain.DefaultMaxBody)
+	}
 	_, err := s.appendTx(tx, domain.Event{StreamID: c.StreamID, Source: source, CausedBy: ev.ID, Message: msg}, AppendOptions{})
 	return err
 }

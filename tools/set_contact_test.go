@@ -11,7 +11,7 @@ import (
 )
 
 func TestSetContact(t *testing.T) {
-	contact := domain.Stream{ID: "s-contact-w-maya", Name: "contact w-maya", Description: "mail to and from w-maya",
+	contact := domain.Stream{ID: "s-contact-w-maya", Name: "contact w-maya", Description: "messages to and from w-maya",
 		Transport: domain.Transport{Kind: "email", Config: []byte(`{"alias":"w-maya"}`)}, CreatedBy: "w-owner", CreatedAt: t0}
 	runTable(t, "set_contact", []toolCase[domain.Stream]{
 		{
@@ -48,6 +48,26 @@ func TestSetContact(t *testing.T) {
 			name:    "not an address",
 			args:    map[string]any{"worker": "w-maya", "email": "maya at example"},
 			wantErr: []string{`email: "maya at example" is not an email address`},
+		},
+		{
+			name:    "two channels",
+			args:    map[string]any{"worker": "w-maya", "email": "maya@example.com", "telegram": "4242"},
+			wantErr: []string{"telegram: give one channel: email is given too"},
+		},
+		{
+			name: "none removes the channel: DMs stay in helix-org",
+			setup: func(t *testing.T, f fixture) {
+				must(t)(f.env.Store.SetContact(t.Context(), "w-owner", "w-maya", store.Contact{Kind: "email", Address: "maya@example.com"}))
+			},
+			args: map[string]any{"worker": "w-maya"},
+			check: func(t *testing.T, f fixture, _ domain.Stream) {
+				dm, err := f.env.Store.EnsureDM(t.Context(), "w-echo", "w-maya")
+				must(t)(dm, err)
+				must(t)(f.env.Store.Append(t.Context(), domain.Event{StreamID: dm.ID, Source: "w-echo", Message: domain.Message{Body: "Still there?"}}, store.AppendOptions{}))
+				if evs, _ := f.env.Store.ReadEvents(t.Context(), store.EventQuery{StreamIDs: []string{"s-contact-w-maya"}}); len(evs) != 0 {
+					t.Errorf("a DM was relayed after the channel was removed: %+v", evs)
+				}
+			},
 		},
 		{
 			name:    "missing worker",

@@ -5,12 +5,15 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/transports/email"
 	"github.com/helixml/helix-org/transports/email/postmarktest"
 	"github.com/helixml/helix-org/transports/safedial"
+	"github.com/helixml/helix-org/transports/slack"
+	"github.com/helixml/helix-org/transports/slack/slacktest"
 )
 
 // TestHumanOnEmail: a human worker whose manager set its contact email
@@ -88,5 +91,40 @@ func TestHumanOnEmail(t *testing.T) {
 	}
 	if n := len(pm.Sent()); n != 3 {
 		t.Errorf("Postmark got %d emails, want 3 (Lee's own answer is not mailed back)", n)
+	}
+}
+
+// TestHumanOnSlack: the same with a Slack channel — the DM posted in
+// Lee's DM with the bot, Lee's answer there coming back on the DM.
+func TestHumanOnSlack(t *testing.T) {
+	t.Parallel()
+	st := demoStore(t)
+	sl := slacktest.New(t, slackBot)
+	st.SetSetting(t.Context(), slack.ConfigSetting, `{"signing_secret":"`+slackSecret+`","bot_token":"`+slackBot+`","api_url":"`+sl.URL+`"}`)
+	st.SetSetting(t.Context(), safedial.AllowPrivateSetting, "true") // the fake Slack is on loopback
+	base, _, owner := startServe(t, st, io.Discard)
+	servertest.Call[map[string]any](t, owner, "create_role", map[string]any{"id": "r-billing", "title": "Billing lead", "content": "Decide refunds."})
+	servertest.Call[map[string]any](t, owner, "create_position", map[string]any{"id": "p-billing", "role": "r-billing", "title": "Billing lead"})
+	servertest.Call[map[string]any](t, owner, "hire_worker", map[string]any{"id": "w-lee", "position": "p-billing", "kind": "human", "name": "Lee"})
+	servertest.Call[map[string]any](t, owner, "set_contact", map[string]any{"worker": "w-lee", "slack": "D0LEE"})
+
+	dm := servertest.Call[struct {
+		Stream string       `json:"stream"`
+		Event  domain.Event `json:"event"`
+	}](t, owner, "dm", map[string]any{"to": "w-lee", "body": "May I refund order 7?"})
+	if p := sl.Next(t); p.Channel != "D0LEE" || p.Text != "Message from w-owner on "+dm.Stream+" [helix "+dm.Event.ID+"]\n\nMay I refund order 7?" {
+		t.Errorf("the DM in Slack: %+v", p)
+	}
+	m := slacktest.Message{EventID: "Ev0LEE1", Channel: "D0LEE", User: "U0LEE", Text: "Yes, go ahead.", TS: "1712346100.000100"}
+	headers := map[string]string{}
+	for k, v := range slacktest.Headers(slackSecret, time.Now(), m.JSON()) {
+		headers[k] = v[0]
+	}
+	if code, body := demoPost(t, base+"/slack/events", m.JSON(), headers, "", ""); code != 200 {
+		t.Fatalf("Lee's answer: %d %s", code, body)
+	}
+	reply := waitForReply(t, owner, dm.Stream, "w-lee", dm.Event.Seq)
+	if reply.Message.Body != "Yes, go ahead." || reply.Message.ThreadID != dm.Event.ID || reply.Message.InReplyTo != dm.Event.ID {
+		t.Errorf("Lee's answer on the DM: %+v", reply.Message)
 	}
 }
