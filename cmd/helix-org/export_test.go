@@ -162,7 +162,7 @@ func TestExportImportExport(t *testing.T) {
 		"config":{"agent.api_key":"`+secret+`","transport.postmark":"{\"server_token\":\"pm-token\",\"from\":\"a@example.com\"}"}}`), 0o600)
 	db2 := tempDB(t)
 	out = mustRun(t, "import", first, "--init", "--db", db2, "--secrets", secrets)
-	wantOut = "imported " + first + " into " + db2 + ": 46 grants, 3 positions, 3 roles, 4 settings, 2 skill versions, 1 skills, 9 streams, 10 subscriptions, 4 workers, recorded on s-org\n"
+	wantOut = "imported " + first + " into " + db2 + ": 47 grants, 3 positions, 3 roles, 4 settings, 2 skill versions, 1 skills, 9 streams, 10 subscriptions, 4 workers, recorded on s-org\n"
 	if diff := cmp.Diff(wantOut, out); diff != "" {
 		t.Errorf("import output (-want +got):\n%s", diff)
 	}
