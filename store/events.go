@@ -129,7 +129,7 @@ func (s *Store) appendTx(tx *gorm.DB, ev domain.Event, opts AppendOptions) (doma
 	if err := s.enqueueTriggers(tx, ev); err != nil {
 		return ev, err
 	}
-	return ev, nil
+	return ev, s.relayContacts(tx, ev)
 }
 
 // eventDepth is 0 for what humans, the outside world and the system say,

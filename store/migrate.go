@@ -84,6 +84,9 @@ var migrations = []migration{
 	{21, "tasks (task-augmented tool calls)", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&taskRow{})
 	}},
+	{22, "contact channels of human workers", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&contactRow{})
+	}},
 }
 
 type schemaMigration struct {

@@ -16,7 +16,7 @@ var All = sync.OnceValue(func() []Tool {
 	return []Tool{
 		createRole(), updateRole(), listRoles(), getRole(),
 		createPosition(), listPositions(),
-		hireWorker(), dismissWorker(), updateIdentity(), listWorkers(), getWorker(),
+		hireWorker(), dismissWorker(), updateIdentity(), setContact(), listWorkers(), getWorker(),
 		grantTool(), revokeTool(), listGrants(),
 		createStream(), listStreams(), getStream(),
 		subscribe(), unsubscribe(), inviteWorkers(), streamMembers(),

@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/agent/llm"
+	"github.com/helixml/helix-org/agent/llm/llmtest"
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/transports/email"
@@ -24,11 +26,15 @@ const (
 )
 
 // TestDemoEmail is demos/email/README.md end to end through the real
-// server, dispatcher and delivery engine, with a fake Postmark on
-// loopback and the test binary as Sam following demos/email/role.md: an
-// email wakes Sam, Sam's reply goes out threaded to the customer, the
-// customer's answer comes back on the same thread and is answered again.
+// server, dispatcher, built-in agent and delivery engine, with a fake
+// Postmark on loopback and the model scripted to follow Sam's and Lee's
+// role files: an email wakes Sam, Sam's reply goes out threaded to the
+// customer, the customer's answer comes back on the same thread and is
+// answered again; a refund request is escalated to Lee, who answers the
+// customer on that customer's thread.
 func TestDemoEmail(t *testing.T) {
+	t.Parallel()
+	fake := llmtest.New(t, llm.Anthropic, followRoles)
 	st := demoStore(t)
 	ctx := t.Context()
 	pm := postmarktest.New(t, pmToken)
@@ -41,30 +47,20 @@ func TestDemoEmail(t *testing.T) {
 		{email.ConfigSetting, string(cfg)},
 		// The fake Postmark listens on loopback, which outbound refuses by default.
 		{safedial.AllowPrivateSetting, "true"},
-		{agent.RuntimeSetting, agent.RuntimeCommand},
-		{agent.CommandSetting, agentCommand(t, "echo")},
+		{agent.RuntimeSetting, agent.RuntimeBuiltin},
 	} {
 		if err := st.SetSetting(ctx, s.spec, s.value); err != nil {
 			t.Fatal(err)
 		}
 	}
+	useFake(t, st, llm.Anthropic, fake)
 	logs := &demoLogBuffer{}
 	base, _, owner := startServe(t, st, logs)
 	inbound := base + "/email/postmark"
+	demoTrace(t, st, "w-sam", "w-lee")
 
 	// README step 3: the org.
-	for _, c := range []struct {
-		tool string
-		args map[string]any
-	}{
-		{"create_role", map[string]any{"id": "r-support", "title": "Support", "content": demoRole(t, "email")}},
-		{"create_position", map[string]any{"id": "p-support", "role": "r-support", "title": "Support"}},
-		{"create_stream", map[string]any{"id": "s-support", "name": "support", "transport": map[string]any{"kind": "email", "config": map[string]any{"alias": "sam"}}}},
-		{"hire_worker", map[string]any{"id": "w-sam", "position": "p-support", "kind": "ai", "name": "Sam", "grants": []string{"publish", "read_events", "get_attachment"}}},
-		{"invite_workers", map[string]any{"stream": "s-support", "workers": []string{"w-sam", "w-owner"}}},
-	} {
-		servertest.Call[map[string]any](t, owner, c.tool, c.args)
-	}
+	runSetup(t, st, base, "email")
 	waitIdle(t, st)
 
 	// README step 4: the customer writes, with an attachment.
@@ -97,7 +93,7 @@ func TestDemoEmail(t *testing.T) {
 	var threads []string
 	var att domain.Attachment
 	for _, ev := range demoEvents(t, st, "s-support") {
-		if ev.Source == "" {
+		if ev.Source == "" && ev.Message.From == "ada@example.com" {
 			threads = append(threads, ev.Message.ThreadID)
 			if len(ev.Message.Attachments) > 0 {
 				att = ev.Message.Attachments[0]
@@ -112,6 +108,28 @@ func TestDemoEmail(t *testing.T) {
 	}](t, owner, "get_attachment", map[string]any{"ref": att.Ref})
 	if att.Name != "invoice-1843.txt" || file.Text != "March: 2 x 49.00" {
 		t.Errorf("attachment %+v reads %q", att, file.Text)
+	}
+
+	// README step 5: a refund request goes to Lee, who answers on its thread.
+	refund := postmarktest.Inbound{InboundHash: pmHash, Alias: "sam", From: "grace@example.com", Subject: "Charged twice",
+		Text: "Please refund order 7 — I paid for it twice.", PostmarkID: "b7bc2f4a-0003", MessageID: "<refund@mail.example.com>"}
+	if code, body := demoPost(t, inbound, refund.JSON(), nil, pmUser, pmPassword); code != 200 {
+		t.Fatalf("inbound refund request: %d %s", code, body)
+	}
+	toGrace := postmarktest.Email{From: "support@example.com", To: "grace@example.com", ReplyTo: pmHash + "+sam@inbound.postmarkapp.com",
+		Subject: "Re: Charged twice", MessageStream: "outbound",
+		Headers: []postmarktest.Header{{Name: "In-Reply-To", Value: "<refund@mail.example.com>"}, {Name: "References", Value: "<refund@mail.example.com>"}}}
+	checkEmail(t, toGrace, nextEmail(t, pm), "I have passed your refund request to Lee")
+	toGrace.Subject = "Your refund"
+	checkEmail(t, toGrace, nextEmail(t, pm), "this is Lee from billing. I have refunded the duplicate charge")
+	waitIdle(t, st)
+	esc := demoEvents(t, st, "s-escalations")
+	if len(esc) != 1 || esc[0].Source != "w-sam" || esc[0].Message.ThreadID != "<refund@mail.example.com>" ||
+		!strings.Contains(esc[0].Message.Body, "Refund request from grace@example.com: Please refund order 7") {
+		t.Errorf("s-escalations holds %+v; want Sam's one escalation on Grace's thread", esc)
+	}
+	if n := demoActivations(t, st, "w-lee"); n != 2 {
+		t.Errorf("Lee ran %d times, want 2 (hire, the escalation)", n)
 	}
 
 	// Postmark retrying the first email changes nothing.

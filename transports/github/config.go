@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/transports/delivery"
 	"github.com/helixml/helix-org/transports/inbound"
 	"github.com/helixml/helix-org/transports/transport"
 )
@@ -16,17 +17,19 @@ import (
 // Kind is the GitHub transport's kind.
 const Kind domain.TransportKind = "github"
 
-// Transport is the GitHub transport, for cmd's list. It only receives:
-// a worker acts on GitHub through its own tools.
+// Transport is the GitHub transport, for cmd's list: webhooks in, and
+// what workers publish out as comments on the thread's issue.
 var Transport = transport.Descriptor{
 	TransportSpec: domain.TransportSpec{
-		Kind:   Kind,
-		About:  "GitHub repository webhooks in; nothing goes out (act on GitHub through your own GitHub tools)",
-		Config: `{"repo":"owner/name","events":["issues","pull_request"]}`,
-		Check:  func(raw json.RawMessage) error { _, err := ParseStreamConfig(raw); return err },
+		Kind:    Kind,
+		About:   "GitHub repository webhooks in; replies out as comments on the thread's issue or pull request",
+		Config:  `{"repo":"owner/name","events":["issues","pull_request"]}`,
+		Check:   func(raw json.RawMessage) error { _, err := ParseStreamConfig(raw); return err },
+		Publish: true,
 	},
 	Settings:  Settings,
 	Endpoints: func(d transport.Deps) []inbound.Endpoint { return []inbound.Endpoint{Endpoint(d.Store)} },
+	Sender:    func(d transport.Deps) delivery.Sender { return NewSender(d.Store, d.Client) },
 }
 
 // Events lists the X-GitHub-Event names a github stream may select.
@@ -70,12 +73,13 @@ func ParseStreamConfig(raw json.RawMessage) (StreamConfig, error) {
 // larger delivery, so anything bigger is not from GitHub.
 const DefaultMaxBody = 25 << 20
 
-// ConfigSetting is transport.github: {"webhook_secret":"…"}. It is read on
-// every request, so a new secret applies without a restart.
+// ConfigSetting is transport.github. It is read on every request and
+// send, so a new secret or token applies without a restart.
 var ConfigSetting = domain.SettingSpec{
 	Key: "transport.github", Type: domain.SettingJSON, Default: "{}",
-	Description:  `GitHub webhooks: {"webhook_secret":"…"}, the secret set on the repository's webhook. Deliveries are refused (401) until it is set.`,
-	SecretFields: []string{"webhook_secret"},
+	Description: `GitHub: {"webhook_secret":"…","token":"…","api_url":"` + DefaultAPIURL + `"}: the repository webhook's secret (deliveries are refused (401) until it is set) ` +
+		`and a token that may comment on its issues (comments wait until it is set).`,
+	SecretFields: []string{"webhook_secret", "token"},
 }
 
 // MaxBodySetting bounds a delivery's body; a larger one gets 413.
@@ -85,14 +89,21 @@ var MaxBodySetting = domain.SettingSpec{
 }
 
 // Settings lists the GitHub transport's config keys.
-var Settings = domain.Settings{ConfigSetting, MaxBodySetting}
+var Settings = domain.Settings{ConfigSetting, MaxBodySetting, delivery.MaxAttemptsSetting(Kind)}
 
 // Config is the decoded transport.github setting.
 type Config struct {
 	WebhookSecret string `json:"webhook_secret"`
+	Token         string `json:"token"`
+	APIURL        string `json:"api_url"`
 }
 
-func loadConfig(ctx context.Context, st Store) (Config, error) {
+// settingReader is the part of the store the receiver and sender share.
+type settingReader interface {
+	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
+}
+
+func loadConfig(ctx context.Context, st settingReader) (Config, error) {
 	raw, err := st.SettingOr(ctx, ConfigSetting)
 	if err != nil {
 		return Config{}, err
@@ -101,6 +112,9 @@ func loadConfig(ctx context.Context, st Store) (Config, error) {
 	if err := json.Unmarshal([]byte(raw), &c); err != nil {
 		// The value never appears in the error: it holds the secret.
 		return Config{}, fmt.Errorf("%s is not a valid JSON object", ConfigSetting.Key)
+	}
+	if c.APIURL == "" {
+		c.APIURL = DefaultAPIURL
 	}
 	return c, nil
 }

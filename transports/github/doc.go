@@ -4,6 +4,7 @@
 // webhook_secret before it parses a byte, and stores a delivery at most once
 // per stream.
 //
-// It never writes to GitHub: a worker acts on GitHub through its own tools,
-// which is why publishing on a github stream is refused.
+// Outbound, Sender posts what a worker publishes on a github stream as a
+// comment on the issue or pull request of its thread ("#42"), with
+// transport.github's token; it never does anything else on GitHub.
 package github

@@ -3,9 +3,13 @@ package llmtest_test
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/helixml/helix-org/agent/llm"
 	"github.com/helixml/helix-org/agent/llm/llmtest"
@@ -90,5 +94,21 @@ func TestFakeRejectsWhatTheAPIsWould(t *testing.T) {
 				t.Errorf("status %d, errors %q; want 400 and %q", resp.StatusCode, errs, tt.want)
 			}
 		})
+	}
+}
+
+// TestTriggers reads a prompt as dispatch renders it (its golden file).
+func TestTriggers(t *testing.T) {
+	prompt, err := os.ReadFile(filepath.Join("..", "..", "..", "dispatch", "testdata", "prompt.golden.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []llmtest.Trigger{
+		{Event: "e-mail", Stream: "s-support", Body: "Where is my invoice?\nThanks, Ada", From: "ada@example.com",
+			Subject: "Invoice", ThreadID: "<m1@x>", To: "h+sam@inbound.postmarkapp.com"},
+		{Event: "e-reply", Stream: "s-support", Body: "I'll take this one", Source: "w-maya", From: "w-maya"},
+	}
+	if diff := cmp.Diff(want, llmtest.Triggers(string(prompt))); diff != "" {
+		t.Errorf("triggers (-want +got):\n%s", diff)
 	}
 }

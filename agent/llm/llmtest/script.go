@@ -50,9 +50,13 @@ func Call(name string, args any) llm.ToolCall {
 	return llm.ToolCall{Name: name, Input: b}
 }
 
-// Trigger is one event trigger read back out of an activation prompt.
+// Trigger is one event trigger read back out of an activation prompt:
+// its event and stream, the envelope fields a model routes by, and the body.
 type Trigger struct {
 	Event, Stream, Body string
+	// Source is the publishing worker's id, empty for the outside world.
+	Source                      string
+	From, Subject, ThreadID, To string
 }
 
 var triggerLine = regexp.MustCompile(`^\[\d+/\d+\] event (\S+) on stream (\S+) `)
@@ -75,6 +79,8 @@ func Triggers(prompt string) []Trigger {
 		case cur == nil:
 		case line == "  body:":
 			inBody = true
+		case !inBody:
+			cur.header(line)
 		case inBody && strings.HasPrefix(line, "    "):
 			if cur.Body != "" {
 				cur.Body += "\n"
@@ -108,4 +114,26 @@ func FollowRole(t Turn) Reply {
 		calls = append(calls, Call("publish", map[string]any{"stream": tr.Stream, "body": body, "inReplyTo": tr.Event}))
 	}
 	return Reply{Text: "Replying as my role says.", ToolCalls: calls}
+}
+
+// header records one "  key: value" line of a trigger.
+func (t *Trigger) header(line string) {
+	k, v, ok := strings.Cut(strings.TrimPrefix(line, "  "), ": ")
+	if !ok {
+		return
+	}
+	switch k {
+	case "source":
+		if id, _, _ := strings.Cut(v, " "); strings.HasPrefix(id, "w-") {
+			t.Source = id
+		}
+	case "from":
+		t.From = v
+	case "to":
+		t.To = v
+	case "subject":
+		t.Subject = v
+	case "threadId":
+		t.ThreadID = v
+	}
 }

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/server/servertest"
+	"github.com/helixml/helix-org/transports/email"
+	"github.com/helixml/helix-org/transports/email/postmarktest"
+	"github.com/helixml/helix-org/transports/safedial"
+	"github.com/helixml/helix-org/transports/slack"
+	"github.com/helixml/helix-org/transports/slack/slacktest"
+)
+
+// TestHumanOnEmail: a human worker whose manager set its contact email
+// receives a DM, a message naming it in `to` and an inbox notice as
+// emails (fake Postmark); its emailed answer lands as its own message on the DM, in
+// the thread of the message it answers.
+func TestHumanOnEmail(t *testing.T) {
+	t.Parallel()
+	st := demoStore(t)
+	pm := postmarktest.New(t, pmToken)
+	cfg, _ := json.Marshal(email.Config{ServerToken: pmToken, From: "org@example.com", InboundAddress: pmHash + "@inbound.postmarkapp.com",
+		InboundUser: pmUser, InboundPassword: pmPassword, APIURL: pm.URL})
+	st.SetSetting(t.Context(), email.ConfigSetting, string(cfg))
+	st.SetSetting(t.Context(), safedial.AllowPrivateSetting, "true") // the fake Postmark is on loopback
+	base, _, owner := startServe(t, st, io.Discard)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"create_role", map[string]any{"id": "r-billing", "title": "Billing lead", "content": "Decide refunds."}},
+		{"create_position", map[string]any{"id": "p-billing", "role": "r-billing", "title": "Billing lead"}},
+		{"hire_worker", map[string]any{"id": "w-lee", "position": "p-billing", "kind": "human", "name": "Lee"}},
+		{"set_contact", map[string]any{"worker": "w-lee", "email": "lee@example.com"}},
+		{"create_stream", map[string]any{"id": "s-billing", "name": "billing"}},
+	} {
+		servertest.Call[map[string]any](t, owner, c.tool, c.args)
+	}
+
+	// A DM reaches Lee's mailbox, Reply-To Lee's own inbound alias.
+	dm := servertest.Call[struct {
+		Stream string       `json:"stream"`
+		Event  domain.Event `json:"event"`
+	}](t, owner, "dm", map[string]any{"to": "w-lee", "subject": "Refund for order 7", "body": "Ada was charged twice. May I refund her?"})
+	got := nextEmail(t, pm)
+	if got.To != "lee@example.com" || got.ReplyTo != pmHash+"+w-lee@inbound.postmarkapp.com" ||
+		got.Subject != "Refund for order 7 [helix "+dm.Event.ID+"]" || got.TextBody != "Ada was charged twice. May I refund her?" {
+		t.Errorf("the DM as email: %+v", got)
+	}
+	// So does a message naming Lee in `to`.
+	note := servertest.Call[domain.Event](t, owner, "publish", map[string]any{"stream": "s-billing", "to": []string{"w-lee"}, "body": "Month end is Friday."})
+	if got := nextEmail(t, pm); got.To != "lee@example.com" || !strings.Contains(got.Subject, "[helix "+note.ID+"]") || got.TextBody != "Month end is Friday." {
+		t.Errorf("the `to` message as email: %+v", got)
+	}
+
+	// And a notice in Lee's inbox (the system writes those: budget holds,
+	// approvals).
+	notice, err := st.Notify(t.Context(), "w-lee", domain.Message{Subject: "Budget reached", Body: "w-desk is held: its budget is spent."}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := nextEmail(t, pm); got.To != "lee@example.com" || got.Subject != "Budget reached [helix "+notice.ID+"]" {
+		t.Errorf("the inbox notice as email: %+v", got)
+	}
+
+	// Lee answers the DM from the mail client.
+	answer := postmarktest.Inbound{InboundHash: pmHash, Alias: "w-lee", From: "lee@example.com", Subject: "Re: Refund for order 7 [helix " + dm.Event.ID + "]",
+		Text: "Yes, refund it.\n\nOn Mon, org wrote:\n> Ada was charged twice.", Stripped: "Yes, refund it.", PostmarkID: "lee-0001", MessageID: "<lee-1@mail.example.com>"}
+	if code, body := demoPost(t, base+"/email/postmark", answer.JSON(), nil, pmUser, pmPassword); code != 200 {
+		t.Fatalf("Lee's answer: %d %s", code, body)
+	}
+	reply := waitForReply(t, owner, dm.Stream, "w-lee", dm.Event.Seq)
+	if reply.Message.Body != "Yes, refund it." || reply.Message.ThreadID != dm.Event.ID || reply.Message.InReplyTo != dm.Event.ID || reply.SourceKind != domain.SourceHuman {
+		t.Errorf("Lee's answer on the DM: %+v (%s)", reply.Message, reply.SourceKind)
+	}
+	// A retried delivery of the same email answers once.
+	demoPost(t, base+"/email/postmark", answer.JSON(), nil, pmUser, pmPassword)
+	var fromLee int
+	for _, ev := range demoEvents(t, st, dm.Stream) {
+		if ev.Source == "w-lee" {
+			fromLee++
+		}
+	}
+	if fromLee != 1 {
+		t.Errorf("Lee answered %d times on the DM, want once", fromLee)
+	}
+	if n := len(pm.Sent()); n != 3 {
+		t.Errorf("Postmark got %d emails, want 3 (Lee's own answer is not mailed back)", n)
+	}
+}
+
+// TestHumanOnSlack: the same with a Slack channel — the DM posted in
+// Lee's DM with the bot, Lee's answer there coming back on the DM.
+func TestHumanOnSlack(t *testing.T) {
+	t.Parallel()
+	st := demoStore(t)
+	sl := slacktest.New(t, slackBot)
+	st.SetSetting(t.Context(), slack.ConfigSetting, `{"signing_secret":"`+slackSecret+`","bot_token":"`+slackBot+`","api_url":"`+sl.URL+`"}`)
+	st.SetSetting(t.Context(), safedial.AllowPrivateSetting, "true") // the fake Slack is on loopback
+	base, _, owner := startServe(t, st, io.Discard)
+	servertest.Call[map[string]any](t, owner, "create_role", map[string]any{"id": "r-billing", "title": "Billing lead", "content": "Decide refunds."})
+	servertest.Call[map[string]any](t, owner, "create_position", map[string]any{"id": "p-billing", "role": "r-billing", "title": "Billing lead"})
+	servertest.Call[map[string]any](t, owner, "hire_worker", map[string]any{"id": "w-lee", "position": "p-billing", "kind": "human", "name": "Lee"})
+	servertest.Call[map[string]any](t, owner, "set_contact", map[string]any{"worker": "w-lee", "slack": "D0LEE"})
+
+	dm := servertest.Call[struct {
+		Stream string       `json:"stream"`
+		Event  domain.Event `json:"event"`
+	}](t, owner, "dm", map[string]any{"to": "w-lee", "body": "May I refund order 7?"})
+	if p := sl.Next(t); p.Channel != "D0LEE" || p.Text != "Message from w-owner on "+dm.Stream+" [helix "+dm.Event.ID+"]\n\nMay I refund order 7?" {
+		t.Errorf("the DM in Slack: %+v", p)
+	}
+	m := slacktest.Message{EventID: "Ev0LEE1", Channel: "D0LEE", User: "U0LEE", Text: "Yes, go ahead.", TS: "1712346100.000100"}
+	headers := map[string]string{}
+	for k, v := range slacktest.Headers(slackSecret, time.Now(), m.JSON()) {
+		headers[k] = v[0]
+	}
+	if code, body := demoPost(t, base+"/slack/events", m.JSON(), headers, "", ""); code != 200 {
+		t.Fatalf("Lee's answer: %d %s", code, body)
+	}
+	reply := waitForReply(t, owner, dm.Stream, "w-lee", dm.Event.Seq)
+	if reply.Message.Body != "Yes, go ahead." || reply.Message.ThreadID != dm.Event.ID || reply.Message.InReplyTo != dm.Event.ID {
+		t.Errorf("Lee's answer on the DM: %+v", reply.Message)
+	}
+}

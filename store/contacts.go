@@ -1,0 +1,258 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+// ContactStreamPrefix + worker id is the email stream a human worker's
+// contact channel runs on: what it is sent goes out there, and its replies
+// come in there.
+const ContactStreamPrefix = "s-contact-"
+
+// contactRow is a human worker's contact channel.
+type contactRow struct {
+	WorkerID  string `gorm:"primaryKey"`
+	Kind      string `gorm:"not null"`
+	Address   string `gorm:"not null"`
+	StreamID  string `gorm:"not null;uniqueIndex"`
+	UpdatedBy string
+	UpdatedAt time.Time
+}
+
+func (contactRow) TableName() string { return "contacts" }
+
+// Contact is where a human worker is reached: Kind "email" (Address an
+// email address), "slack" (a channel id, such as the D… of its DM with
+// the bot) or "telegram" (the chat_id of its chat with the bot).
+type Contact struct {
+	Kind, Address string
+}
+
+// ContactKinds are the transports a contact channel runs on.
+var ContactKinds = []string{"email", "slack", "telegram"}
+
+var emailAddress = regexp.MustCompile(`^[^@\s<>,;"]+@[^@\s<>,;"]+\.[^@\s<>,;"]+$`)
+
+// transport is the contact stream's transport: an email stream whose
+// alias is the worker's id, or a Slack channel, or a Telegram chat.
+func (c Contact) transport(worker string) (domain.Transport, error) {
+	var cfg map[string]string
+	switch c.Kind {
+	case "email":
+		if len(c.Address) > domain.MaxAddress || !emailAddress.MatchString(c.Address) {
+			return domain.Transport{}, domain.Invalid("email", "%q is not an email address such as lee@example.com", c.Address)
+		}
+		cfg = map[string]string{"alias": worker}
+	case "slack":
+		cfg = map[string]string{"channel": c.Address}
+	case "telegram":
+		cfg = map[string]string{"chat_id": c.Address}
+	default:
+		return domain.Transport{}, domain.EnumError("kind", "contact channel", c.Kind, ContactKinds)
+	}
+	raw, _ := json.Marshal(cfg)
+	return domain.Transport{Kind: domain.TransportKind(c.Kind), Config: raw}, nil
+}
+
+// SetContact gives a human worker below actor (or actor itself) a contact
+// channel, on a stream of its own (s-contact-<worker>); the zero Contact
+// removes it. Its DMs, the messages naming it in `to` and its inbox
+// notices are then sent there, and its answers come back as its own
+// messages (relayContacts).
+func (s *Store) SetContact(ctx context.Context, actor, worker string, c Contact) (domain.Stream, error) {
+	var tr domain.Transport
+	if c != (Contact{}) {
+		var err error
+		if tr, err = c.transport(worker); err != nil {
+			return domain.Stream{}, err
+		}
+		if err := s.transports.Validate(tr); err != nil {
+			return domain.Stream{}, fmt.Errorf("%s contact: %w", c.Kind, err)
+		}
+	}
+	stream := ContactStreamPrefix + worker
+	var out streamRow
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		var w workerRow
+		if err := tx.Where("id = ?", worker).Take(&w).Error; err != nil {
+			return notFoundOr(err, "worker", worker)
+		}
+		if w.Kind != string(domain.WorkerHuman) {
+			return domain.Invalid("worker", "%s is an AI worker; only a human worker has a contact channel", worker)
+		}
+		if actor != worker {
+			if err := newAuthz(tx).manages(actor, worker); err != nil {
+				return err
+			}
+		}
+		if c == (Contact{}) {
+			return tx.Where("worker_id = ?", worker).Delete(&contactRow{}).Error
+		}
+		if err := s.contactStream(tx, actor, stream, worker, tr, &out); err != nil {
+			return err
+		}
+		row := contactRow{WorkerID: worker, Kind: c.Kind, Address: c.Address, StreamID: stream, UpdatedBy: actor, UpdatedAt: s.Now()}
+		if err := tx.Save(&row).Error; err != nil {
+			return err
+		}
+		return s.audit(tx, Change{Action: "set_contact", Actor: actor, Target: worker, After: map[string]string{c.Kind: c.Address, "stream": stream}})
+	})
+	if err != nil {
+		return domain.Stream{}, fmt.Errorf("set contact: %w", err)
+	}
+	return s.stream(out), nil
+}
+
+// contactStream creates the worker's contact stream, the worker
+// subscribed, or points the one it has at the new channel.
+func (s *Store) contactStream(tx *gorm.DB, actor, id, worker string, tr domain.Transport, out *streamRow) error {
+	err := tx.Where("id = ?", id).Take(out).Error
+	switch {
+	case err == nil:
+		out.TransportKind, out.TransportConfig = string(tr.Kind), string(tr.Config)
+		return tx.Save(out).Error
+	case !errors.Is(err, gorm.ErrRecordNotFound):
+		return err
+	}
+	*out = streamRow{ID: id, Name: "contact " + worker, Description: "messages to and from " + worker, TransportKind: string(tr.Kind),
+		TransportConfig: string(tr.Config), CreatedBy: actor, CreatedAt: s.Now()}
+	if err := tx.Create(out).Error; err != nil {
+		return err
+	}
+	return tx.Create(&subscriptionRow{WorkerID: worker, StreamID: id, CreatedAt: s.Now()}).Error
+}
+
+// relayTag names, in a relayed email's subject, the event it carries, so
+// the answer finds its way back whatever the mail client does to headers.
+var relayTag = regexp.MustCompile(`\[helix (e-[0-9a-z]+)\]`)
+
+// relayContacts runs in every append's transaction: an event for a human
+// worker with a contact channel is copied onto its contact stream,
+// addressed to its email (the email sender mails it); an email the worker
+// sends back there is appended as the worker's own answer, on the stream
+// and thread of the event it answers.
+func (s *Store) relayContacts(tx *gorm.DB, ev domain.Event) error {
+	var contacts []contactRow
+	if err := tx.Find(&contacts).Error; err != nil || len(contacts) == 0 {
+		return err
+	}
+	for _, c := range contacts {
+		switch {
+		case ev.StreamID == c.StreamID && ev.Source == "":
+			if err := s.relayAnswer(tx, c, ev); err != nil {
+				return err
+			}
+		case ev.StreamID == c.StreamID || ev.Source == c.WorkerID:
+		default:
+			ok, err := s.relayedFor(tx, c.WorkerID, ev)
+			if err == nil && ok {
+				err = s.relayOut(tx, c, ev)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// relayedFor says whether ev is for the worker: on its inbox, on a DM it
+// is a member of, or naming it in `to`.
+func (s *Store) relayedFor(tx *gorm.DB, worker string, ev domain.Event) (bool, error) {
+	switch {
+	case ev.StreamID == domain.InboxStream(worker), slices.Contains(ev.Message.To, worker):
+		return true, nil
+	case !strings.HasPrefix(ev.StreamID, domain.DMStreamPrefix):
+		return false, nil
+	}
+	var n int64
+	err := tx.Model(&subscriptionRow{}).Where("worker_id = ? AND stream_id = ?", worker, ev.StreamID).Count(&n).Error
+	return n > 0, err
+}
+
+func (s *Store) relayOut(tx *gorm.DB, c contactRow, ev domain.Event) error {
+	subject := ev.Message.Subject
+	if subject == "" {
+		from := ev.Source
+		if from == "" {
+			from = "helix-org"
+		}
+		subject = "Message from " + from + " on " + ev.StreamID
+	}
+	source := ev.Source
+	if source == "" {
+		source = c.WorkerID
+	}
+	extra, _ := json.Marshal(map[string]string{"relayOf": ev.ID, "stream": ev.StreamID})
+	msg := domain.Message{From: ev.Message.From, Subject: cut(subject, domain.MaxSubject-40) + " [helix " + ev.ID + "]",
+		Body: cut(ev.Message.Body, domain.DefaultMaxBody), BodyContentType: ev.Message.BodyContentType, Extra: extra}
+	if c.Kind == "email" {
+		msg.To = []string{c.Address}
+	} else {
+		// A chat shows no subject: it heads the text.
+		msg.Body = cut(msg.Subject+"\n\n"+ev.Message.Body, domain.DefaultMaxBody)
+	}
+	_, err := s.appendTx(tx, domain.Event{StreamID: c.StreamID, Source: source, CausedBy: ev.ID, Message: msg}, AppendOptions{})
+	return err
+}
+
+// relayAnswer appends the worker's emailed answer where the event it
+// answers was: found by the subject's tag, else the last event relayed to
+// it. An email that answers nothing stays on the contact stream.
+func (s *Store) relayAnswer(tx *gorm.DB, c contactRow, ev domain.Event) error {
+	id := ""
+	if m := relayTag.FindStringSubmatch(ev.Message.Subject); m != nil {
+		id = m[1]
+	} else {
+		var last eventRow
+		err := tx.Where("stream_id = ? AND source <> ''", c.StreamID).Order("seq DESC").Take(&last).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		id = last.CausedBy
+	}
+	var orig eventRow
+	if err := tx.Where("id = ?", id).Take(&orig).Error; errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	o, err := orig.toDomain()
+	if err != nil {
+		return err
+	}
+	stream, thread := o.StreamID, o.Message.ThreadID
+	if thread == "" {
+		thread = o.ID
+	}
+	if stream == domain.InboxStream(c.WorkerID) {
+		return nil // an inbox takes no messages; the answer stays on the contact stream
+	}
+	msg := domain.Message{From: c.WorkerID, Body: cut(ev.Message.Body, domain.DefaultMaxBody), ThreadID: thread, InReplyTo: o.ID}
+	_, err = s.appendTx(tx, domain.Event{StreamID: stream, Source: c.WorkerID, CausedBy: ev.ID, Message: msg}, AppendOptions{})
+	return err
+}
+
+// cut keeps a relayed text within a limit the original was allowed to
+// exceed, so relaying never fails the append it rides on.
+func cut(s string, n int) string {
+	const more = " … (cut)"
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n-len(more)], "") + more
+}

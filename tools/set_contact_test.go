@@ -1,0 +1,88 @@
+package tools
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+)
+
+func TestSetContact(t *testing.T) {
+	contact := domain.Stream{ID: "s-contact-w-maya", Name: "contact w-maya", Description: "messages to and from w-maya",
+		Transport: domain.Transport{Kind: "email", Config: []byte(`{"alias":"w-maya"}`)}, CreatedBy: "w-owner", CreatedAt: t0}
+	runTable(t, "set_contact", []toolCase[domain.Stream]{
+		{
+			name: "a human's email: its DMs are copied to its contact stream, addressed to it",
+			args: map[string]any{"worker": "w-maya", "email": "maya@example.com"},
+			want: contact,
+			check: func(t *testing.T, f fixture, _ domain.Stream) {
+				dm, err := f.env.Store.EnsureDM(t.Context(), "w-echo", "w-maya")
+				must(t)(dm, err)
+				sent, err := f.env.Store.Append(t.Context(), domain.Event{StreamID: dm.ID, Source: "w-echo", Message: domain.Message{Body: "Can you take ticket 7?"}}, store.AppendOptions{})
+				must(t)(sent, err)
+				evs, err := f.env.Store.ReadEvents(t.Context(), store.EventQuery{StreamIDs: []string{"s-contact-w-maya"}})
+				if err != nil || len(evs) != 1 {
+					t.Fatalf("contact stream holds %+v, %v; want the DM", evs, err)
+				}
+				m := evs[0].Message
+				if m.Body != "Can you take ticket 7?" || strings.Join(m.To, ",") != "maya@example.com" || m.Subject != "Message from w-echo on "+dm.ID+" [helix "+sent.ID+"]" {
+					t.Errorf("relayed %+v", m)
+				}
+			},
+		},
+		{
+			name:   "your own",
+			caller: "w-maya",
+			args:   map[string]any{"worker": "w-maya", "email": "maya@example.com"},
+			want:   withCreator(contact, "w-maya"),
+		},
+		{
+			name:    "an AI worker",
+			args:    map[string]any{"worker": "w-echo", "email": "echo@example.com"},
+			wantErr: []string{"worker: w-echo is an AI worker; only a human worker has a contact channel"},
+		},
+		{
+			name:    "not an address",
+			args:    map[string]any{"worker": "w-maya", "email": "maya at example"},
+			wantErr: []string{`email: "maya at example" is not an email address`},
+		},
+		{
+			name:    "two channels",
+			args:    map[string]any{"worker": "w-maya", "email": "maya@example.com", "telegram": "4242"},
+			wantErr: []string{"telegram: give one channel: email is given too"},
+		},
+		{
+			name: "none removes the channel: DMs stay in helix-org",
+			setup: func(t *testing.T, f fixture) {
+				must(t)(f.env.Store.SetContact(t.Context(), "w-owner", "w-maya", store.Contact{Kind: "email", Address: "maya@example.com"}))
+			},
+			args: map[string]any{"worker": "w-maya"},
+			check: func(t *testing.T, f fixture, _ domain.Stream) {
+				dm, err := f.env.Store.EnsureDM(t.Context(), "w-echo", "w-maya")
+				must(t)(dm, err)
+				must(t)(f.env.Store.Append(t.Context(), domain.Event{StreamID: dm.ID, Source: "w-echo", Message: domain.Message{Body: "Still there?"}}, store.AppendOptions{}))
+				if evs, _ := f.env.Store.ReadEvents(t.Context(), store.EventQuery{StreamIDs: []string{"s-contact-w-maya"}}); len(evs) != 0 {
+					t.Errorf("a DM was relayed after the channel was removed: %+v", evs)
+				}
+			},
+		},
+		{
+			name:    "missing worker",
+			args:    map[string]any{"email": "maya@example.com"},
+			wantErr: []string{"worker"},
+		},
+		{
+			name:    "a worker beside you",
+			setup:   func(t *testing.T, f fixture) { withLead(t, f); f.grant(t, "w-lead", "set_contact") },
+			caller:  "w-lead",
+			args:    map[string]any{"worker": "w-maya", "email": "maya@example.com"},
+			wantErr: []string{"w-lead"},
+			wantIs:  domain.ErrForbidden,
+		},
+	}, cmpopts.IgnoreFields(domain.Stream{}, "Transport.Config"))
+}
+
+func withCreator(s domain.Stream, by string) domain.Stream { s.CreatedBy = by; return s }
