@@ -115,6 +115,16 @@ func (f *Factory) waitHealthy(ctx context.Context, id, addr string) error {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
+				// The answer counts only if the container still runs: one
+				// that died frees its address, which Docker may already have
+				// given to another skill's container.
+				insp, err := f.eng.Client().ContainerInspect(ctx, id)
+				if err != nil {
+					return fmt.Errorf("inspect skill container: %w", err)
+				}
+				if insp.State != nil && !insp.State.Running {
+					return f.exited(id, insp.State.ExitCode)
+				}
 				return nil
 			}
 			last = fmt.Sprintf("GET /health answered %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
