@@ -9,6 +9,7 @@ package delivery
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/helixml/helix-org/domain"
@@ -55,4 +56,16 @@ func (o Outcome) Failed() bool { return o.Err != nil || o.Disable }
 func MaxAttemptsSetting(kind domain.TransportKind) domain.SettingSpec {
 	return domain.SettingSpec{Key: fmt.Sprintf("transport.%s.max_attempts", kind), Type: domain.SettingInt, Default: "8",
 		Description: fmt.Sprintf("Attempts an outbound %s delivery gets (exponential backoff with jitter between them) before it is given up.", kind)}
+}
+
+// NoRedirects returns a copy of client (a default one when nil) that never
+// follows a redirect, so a sender's credentials only ever go to the URL it
+// configured.
+func NoRedirects(client *http.Client) *http.Client {
+	if client == nil {
+		client = &http.Client{}
+	}
+	c := *client
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &c
 }

@@ -41,15 +41,10 @@ var _ delivery.Sender = (*Sender)(nil)
 // the server token only ever goes to api_url. nil client and logger get
 // defaults.
 func NewSender(st SenderStore, client *http.Client, log *slog.Logger) *Sender {
-	if client == nil {
-		client = &http.Client{}
-	}
-	c := *client
-	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Sender{store: st, client: &c, log: log.With("component", "email")}
+	return &Sender{store: st, client: delivery.NoRedirects(client), log: log.With("component", "email")}
 }
 
 // Kind is email.

@@ -38,12 +38,7 @@ var _ delivery.Sender = (*Sender)(nil)
 // NewSender returns the sender. Redirects are never followed, so the bot
 // token only ever goes to api_url; a nil client gets a default.
 func NewSender(st SenderStore, client *http.Client) *Sender {
-	if client == nil {
-		client = &http.Client{}
-	}
-	c := *client
-	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &Sender{store: st, client: &c}
+	return &Sender{store: st, client: delivery.NoRedirects(client)}
 }
 
 // Kind is slack.
