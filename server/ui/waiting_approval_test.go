@@ -67,7 +67,9 @@ func TestWaitingOnApproval(t *testing.T) {
 	}
 
 	inbox := o.tab(t, "w-owner")
-	uitest.Do(t, inbox, chromedp.Navigate(o.base+"/ui/inbox"), chromedp.WaitVisible(chromedp.CSS(`form[action="/ui/act/decide_approval"]`)),
+	uitest.Do(t, inbox, chromedp.Navigate(o.base+"/ui/inbox"), chromedp.WaitVisible(chromedp.CSS(`form[action="/ui/act/decide_approval"]`)))
+	uitest.Screenshot(t, inbox, "waiting-approval-inbox")
+	uitest.Do(t, inbox,
 		chromedp.Evaluate[chromedp.Void](`document.body.dataset.stale = "1"`),
 		chromedp.Click(chromedp.CSS(`form[action="/ui/act/decide_approval"] button[value=approve]`)),
 		chromedp.WaitVisible(chromedp.CSS("body:not([data-stale]) main .page-head")))
