@@ -165,6 +165,7 @@ func BenchmarkLiveFanOut(b *testing.B) {
 	const views = 1000
 	o := newOrgB(b)
 	servertest.Call[domain.Stream](b, o.owner, "create_stream", map[string]any{"id": "s-a", "name": "a"})
+	servertest.Call[map[string]any](b, o.owner, "subscribe", map[string]any{"stream": "s-a"}) // reading needs a subscription
 	jar, _ := cookiejar.New(nil)
 	resp, err := (&http.Client{Jar: jar}).Get(o.signInLink(b, "w-owner"))
 	if err != nil {
@@ -292,6 +293,7 @@ func rss(b *testing.B) int64 {
 func BenchmarkLivePublishToDOM(b *testing.B) {
 	o := newOrgB(b)
 	servertest.Call[domain.Stream](b, o.owner, "create_stream", map[string]any{"id": "s-a", "name": "a"})
+	servertest.Call[map[string]any](b, o.owner, "subscribe", map[string]any{"stream": "s-a"}) // reading needs a subscription
 	var p50s, p95s []float64
 	for b.Loop() {
 		b.StopTimer()

@@ -94,7 +94,7 @@ func (u *UI) handleFleet(w http.ResponseWriter, r *http.Request, v *viewer) {
 		u.fail(w, r, v, err)
 		return
 	}
-	waiting, err := u.st.WaitingWorkers(ctx)
+	states, err := u.workerStatus(ctx, v)
 	if err != nil {
 		u.fail(w, r, v, err)
 		return
@@ -106,7 +106,7 @@ func (u *UI) handleFleet(w http.ResponseWriter, r *http.Request, v *viewer) {
 	page, next := pageAfter(ais.Workers, func(w domain.Worker) string { return w.ID }, r.URL.Query().Get("after"), limitOf(r))
 	p.Pager = newPager(r, "after", next)
 	for _, wk := range page {
-		c, err := u.fleetCard(ctx, v, wk, runs, waiting)
+		c, err := u.fleetCard(ctx, v, wk, runs, states)
 		if err != nil {
 			u.fail(w, r, v, err)
 			return
@@ -123,17 +123,20 @@ func (u *UI) handleFleet(w http.ResponseWriter, r *http.Request, v *viewer) {
 // fleetCard reads what a running worker's log tells. Only a run's details
 // need worker_log's own check for that worker; idle or running, as on the
 // org chart, takes the worker_log grant alone.
-func (u *UI) fleetCard(ctx context.Context, v *viewer, wk domain.Worker, runs map[string]domain.Activation, waiting map[string]string) (fleetCard, error) {
+func (u *UI) fleetCard(ctx context.Context, v *viewer, wk domain.Worker, runs map[string]domain.Activation, states map[string]workerState) (fleetCard, error) {
 	c := fleetCard{Worker: wk, Status: statusIdle}
+	if s, ok := states[wk.ID]; ok {
+		c.Status, c.Why = s.Status, s.Why
+	}
 	act, ok := runs[wk.ID]
 	if !ok {
-		if why, held := waiting[wk.ID]; held {
-			c.Status, c.Why = statusWaiting, why
+		if c.Status == statusRunning { // it ended between the two reads
+			c.Status = statusIdle
 		}
 		return c, nil
 	}
 	if err := probeLog(ctx, v, wk.ID); err != nil {
-		c.LogErr, c.Status = err.Error(), ""
+		c.LogErr, c.Status, c.Why = err.Error(), "", ""
 		return c, nil
 	}
 	task, err := u.taskOf(ctx, act)

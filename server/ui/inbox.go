@@ -32,6 +32,10 @@ type inboxItem struct {
 	Link  string
 	// Approval, when set, is a request the viewer may decide here.
 	Approval string
+	// About is the approval request a notice is about; Request marks the
+	// item that lists the request itself, whose notice is then left out.
+	About   string
+	Request bool
 }
 
 // inboxSource feeds the inbox: the viewer's items before a time, newest
@@ -61,6 +65,7 @@ func (u *UI) handleInbox(w http.ResponseWriter, r *http.Request, v *viewer) {
 		}
 		items = append(items, got...)
 	}
+	items = withoutListedNotices(items)
 	slices.SortStableFunc(items, func(a, b inboxItem) int { return b.At.Compare(a.At) })
 	next := ""
 	if len(items) > limit {
@@ -69,6 +74,18 @@ func (u *UI) handleInbox(w http.ResponseWriter, r *http.Request, v *viewer) {
 	}
 	p.Items, p.Pager = items, newPager(r, "before", next)
 	u.render(w, r, http.StatusOK, "inbox", pageData{Title: "Inbox", Nav: "inbox", V: v, Body: p})
+}
+
+// withoutListedNotices drops the notice of an approval request that is
+// listed itself (with approve and deny), so it shows once.
+func withoutListedNotices(items []inboxItem) []inboxItem {
+	listed := map[string]bool{}
+	for _, it := range items {
+		if it.Request {
+			listed[it.About] = true
+		}
+	}
+	return slices.DeleteFunc(items, func(it inboxItem) bool { return !it.Request && listed[it.About] })
 }
 
 // addressedToMe: messages on streams the viewer follows whose "to" names
@@ -105,10 +122,13 @@ func myNotices(ctx context.Context, u *UI, v *viewer, before time.Time, limit in
 	evs, err := u.st.EventsBefore(ctx, store.PageQuery{StreamIDs: []string{stream}, Until: before, Limit: limit})
 	var out []inboxItem
 	for _, ev := range evs {
-		var extra struct{ Kind string }
+		var extra struct {
+			Kind     string
+			Approval struct{ ID string }
+		}
 		json.Unmarshal(ev.Message.Extra, &extra) // a notice without a kind is a plain notice
 		kind, label := noticeKind(extra.Kind)
-		out = append(out, inboxItem{At: ev.CreatedAt, Kind: kind, Label: label,
+		out = append(out, inboxItem{At: ev.CreatedAt, Kind: kind, Label: label, About: extra.Approval.ID,
 			Link:  "/ui/streams/" + stream + "#ev-" + strconv.FormatInt(ev.Seq, 10),
 			Title: cmp.Or(ev.Message.Subject, "Notice"), Text: ev.Message.Body})
 	}
@@ -162,7 +182,7 @@ func approvalsToDecide(ctx context.Context, u *UI, v *viewer, before time.Time, 
 			text += " — " + a.Reason
 		}
 		item := inboxItem{At: a.CreatedAt, Kind: "approval", Label: "approval", Link: "/ui/workers/" + a.WorkerID,
-			Title: a.WorkerID + " asks to call " + a.Tool, Text: text, Approval: a.ID}
+			Title: a.WorkerID + " asks to call " + a.Tool, Text: text, Approval: a.ID, About: a.ID, Request: true}
 		switch {
 		case a.WorkerID == v.Worker.ID && a.Approver != v.Worker.ID:
 			item.Label, item.Title, item.Approval = "waiting", "Your call of "+a.Tool+" waits for "+a.Approver, ""

@@ -3,10 +3,12 @@ package ui
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
@@ -68,21 +70,26 @@ func (u *UI) streamView(v *viewer, id string, render func(domain.Event) ([]byte,
 
 // refreshView wakes a page that reloads its content: the org chart on
 // changes to the org and runs starting or ending, the fleet on every step
-// of a run. It watches only what the viewer may read.
+// of a run; both on a call being held for approval or decided, which
+// changes a worker's status. It watches only what the viewer may read.
 func (u *UI) refreshView(ctx context.Context, v *viewer, org bool, kinds []domain.LogKind) (*liveView, error) {
 	var streams []string
 	if org && probeStream(ctx, v, domain.StreamOrg) == nil {
 		streams = append(streams, domain.StreamOrg)
 	}
+	inboxes := map[string]bool{}
 	if v.Can("worker_log") {
-		ais, err := invoke[struct{ Workers []domain.Worker }](ctx, v, "list_workers", map[string]any{"kind": domain.WorkerAI})
+		all, err := invoke[struct{ Workers []domain.Worker }](ctx, v, "list_workers", nil)
 		if err != nil {
 			return nil, err
 		}
-		for _, w := range ais.Workers {
-			if probeLog(ctx, v, w.ID) == nil {
+		for _, w := range all.Workers {
+			if w.Kind == domain.WorkerAI && probeLog(ctx, v, w.ID) == nil {
 				streams = append(streams, domain.ActivationStreamPrefix+w.ID)
 			}
+			// Approval notices reach the approver and the requester:
+			// only whether one came is used, never what it says.
+			inboxes[domain.InboxStream(w.ID)] = true
 		}
 	}
 	if len(streams) == 0 {
@@ -90,12 +97,26 @@ func (u *UI) refreshView(ctx context.Context, v *viewer, org bool, kinds []domai
 	}
 	watched := onStreams(streams...)
 	match := func(ev domain.Event) bool {
+		if inboxes[ev.StreamID] {
+			return isApprovalNotice(ev)
+		}
 		if !watched(ev) {
 			return false
 		}
 		return ev.StreamID == domain.StreamOrg || slices.Contains(kinds, domain.LogKind(ev.Message.Subject))
 	}
+	for id := range inboxes {
+		streams = append(streams, id)
+	}
 	return &liveView{streams: streams, match: match, check: func(context.Context) error { return nil }}, nil
+}
+
+// isApprovalNotice says whether an inbox event is an approval request or
+// its outcome (kind approval_request, approval_executed, approval_denied).
+func isApprovalNotice(ev domain.Event) bool {
+	var extra struct{ Kind string }
+	json.Unmarshal(ev.Message.Extra, &extra)
+	return strings.HasPrefix(extra.Kind, "approval_")
 }
 
 func onStreams(ids ...string) func(domain.Event) bool {

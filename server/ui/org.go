@@ -3,6 +3,7 @@ package ui
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 
@@ -10,12 +11,15 @@ import (
 	"github.com/helixml/helix-org/store"
 )
 
-// Worker statuses on the org chart and fleet.
+// Worker statuses on the org chart and fleet. The first word is the
+// status's CSS class (see the "status" template).
 const (
 	statusIdle    = "idle"
 	statusRunning = "running"
 	// statusWaiting: work is pending but a reached budget holds it.
-	statusWaiting = "waiting"
+	statusWaiting = "waiting for budget"
+	// statusApproval: a call the worker made is held for a person.
+	statusApproval = "waiting for approval"
 )
 
 type orgPage struct {
@@ -88,8 +92,8 @@ func (u *UI) handleOrg(w http.ResponseWriter, r *http.Request, v *viewer) {
 }
 
 // workerStatus says which workers are running now, and which wait for a
-// budget. Runs are shown to those who may read activation logs
-// (worker_log), as on the fleet page.
+// budget or for a person to approve a call they made. Runs are shown to
+// those who may read activation logs (worker_log), as on the fleet page.
 func (u *UI) workerStatus(ctx context.Context, v *viewer) (map[string]workerState, error) {
 	out := map[string]workerState{}
 	if !v.Can("worker_log") {
@@ -102,11 +106,40 @@ func (u *UI) workerStatus(ctx context.Context, v *viewer) (map[string]workerStat
 	for w, why := range waiting {
 		out[w] = workerState{statusWaiting, why}
 	}
+	held, err := u.st.HeldCalls(ctx)
+	if err != nil {
+		return out, err
+	}
+	heldFor := heldWhy(held)
+	for w, why := range heldFor {
+		out[w] = workerState{statusApproval, why}
+	}
 	running, err := u.st.RunningActivations(ctx)
 	for _, a := range running {
-		out[a.WorkerID] = workerState{Status: statusRunning}
+		// A run goes on while its held call waits: say both.
+		out[a.WorkerID] = workerState{statusRunning, heldFor[a.WorkerID]}
 	}
 	return out, err
+}
+
+// heldWhy says, per worker, what its held calls wait on: the first
+// call's tool and approver, and how many more there are.
+func heldWhy(held []domain.Approval) map[string]string {
+	calls := map[string][]domain.Approval{}
+	for _, a := range held {
+		calls[a.WorkerID] = append(calls[a.WorkerID], a)
+	}
+	out := map[string]string{}
+	for w, as := range calls {
+		why := fmt.Sprintf("waits for %s to approve %s", as[0].Approver, as[0].Tool)
+		if n := len(as) - 1; n == 1 {
+			why += " and 1 more call"
+		} else if n > 1 {
+			why += fmt.Sprintf(" and %d more calls", n)
+		}
+		out[w] = why
+	}
+	return out
 }
 
 // orgTree hangs each position under the one it reports to; a position

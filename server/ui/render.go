@@ -155,6 +155,9 @@ var funcs = template.FuncMap{
 	"initials":   initials,
 	"streamKind": streamKind,
 	"dict":       dict,
+	// statusClass is a status's CSS class: its first word, so "waiting
+	// for approval" and "waiting for budget" share status-waiting.
+	"statusClass": func(s string) string { first, _, _ := strings.Cut(s, " "); return first },
 }
 
 // when formats a time for people: date and minute, UTC, stated.

@@ -41,10 +41,19 @@ func TestScreenshots(t *testing.T) {
 		}
 		uitest.Do(t, tab, chromedp.EmulateViewport(size.width, size.height, opts...))
 		for _, p := range uiPages {
-			uitest.Do(t, tab, chromedp.Navigate(o.base+p.path), chromedp.WaitVisible(chromedp.CSS("main .page-head")))
+			uitest.Do(t, tab, chromedp.Navigate(o.base+p.path), chromedp.WaitVisible(chromedp.CSS("main .page-head")),
+				chromedp.WaitNotPresent(chromedp.CSS(`#live-status[data-state="connecting"]`)))
 			overflow := uitest.Run(t, tab, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`))
 			if overflow > 0 {
 				t.Errorf("%s at %s: the page is %dpx wider than the screen", p.name, size.name, overflow)
+			}
+			// A table scrolls inside its box, which the page width does
+			// not show: every cell must be on screen.
+			hidden := uitest.Run(t, tab, chromedp.Evaluate[[]string](`[...document.querySelectorAll("main th, main td")]
+				.filter(c => c.getClientRects().length && c.getBoundingClientRect().right > window.innerWidth + 1)
+				.map(c => c.dataset.label || c.textContent.trim().slice(0, 20))`))
+			if len(hidden) > 0 {
+				t.Errorf("%s at %s: table cells off the right edge: %q", p.name, size.name, hidden)
 			}
 			path := uitest.Screenshot(t, tab, p.name+"-"+size.name)
 			t.Logf("%s", path)
@@ -52,6 +61,16 @@ func TestScreenshots(t *testing.T) {
 	}
 	// The sign-in page, signed out.
 	signedOut := uitest.Tab(t)
-	uitest.Do(t, signedOut, chromedp.Navigate(o.base+"/ui/signin"), chromedp.WaitVisible(chromedp.CSS(".signin")))
-	t.Logf("%s", uitest.Screenshot(t, signedOut, "signin-desktop"))
+	for _, size := range sizes {
+		opts := []chromedp.EmulateViewportOption{}
+		if size.mobile {
+			opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateScale(2))
+		}
+		uitest.Do(t, signedOut, chromedp.EmulateViewport(size.width, size.height, opts...),
+			chromedp.Navigate(o.base+"/ui/signin"), chromedp.WaitVisible(chromedp.CSS(".signin")))
+		if overflow := uitest.Run(t, signedOut, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`)); overflow > 0 {
+			t.Errorf("signin at %s: the page is %dpx wider than the screen", size.name, overflow)
+		}
+		t.Logf("%s", uitest.Screenshot(t, signedOut, "signin-"+size.name))
+	}
 }

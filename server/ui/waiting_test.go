@@ -49,7 +49,7 @@ func TestWaitingOnBudget(t *testing.T) {
 	}
 
 	// The worker page shows the run's tokens and cost.
-	if code, body := c.get(t, "/ui/workers/w-bot"); code != 200 || !strings.Contains(body, "<td>1000 / 200</td>") || !strings.Contains(body, "<td>$0.012345</td>") {
+	if code, body := c.get(t, "/ui/workers/w-bot"); code != 200 || !strings.Contains(body, `<td data-label="Tokens">1000 / 200</td>`) || !strings.Contains(body, `<td data-label="Cost">$0.012345</td>`) {
 		t.Errorf("worker page = %d, want the run's tokens 1000 / 200 and cost $0.012345:\n%s", code, body)
 	}
 
