@@ -358,3 +358,35 @@ func budgetAudit(b *domain.Budget) any {
 	return map[string]any{"scope": b.Scope, "target": b.Target, "window": b.Window,
 		"tokens": b.Hard.Tokens, "usd": b.Hard.Money.Dollars(), "softTokens": b.Soft.Tokens, "softUsd": b.Soft.Money.Dollars()}
 }
+
+// ExportBudgets returns every budget's limits, by scope, target and
+// window, for an export; what was spent is run history and stays behind.
+func (s *Store) ExportBudgets(ctx context.Context) ([]domain.Budget, error) {
+	var rows []budgetRow
+	if err := s.read(ctx).Order("scope, target, period").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("export budgets: %w", err)
+	}
+	return mapRows(rows, budgetRow.toDomain), nil
+}
+
+// Budget writes a budget's limits as exported, on a worker or stream
+// already imported. Its spend starts from the ledger, which an import
+// brings none of.
+func (im *Importer) Budget(b domain.Budget) error {
+	if err := b.Validate(); err != nil {
+		return fmt.Errorf("budget %s: %w", b.Name(), err)
+	}
+	if b.Scope != domain.BudgetOrg {
+		model := map[domain.BudgetScope]any{domain.BudgetWorker: &workerRow{}, domain.BudgetStream: &streamRow{}}[b.Scope]
+		var n int64
+		if err := im.tx.Model(model).Where("id = ?", b.Target).Count(&n).Error; err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("budget %s: %s %q: %w", b.Name(), b.Scope, b.Target, domain.ErrNotFound)
+		}
+	}
+	row := budgetFromDomain(b)
+	row.SetBy, row.UpdatedAt = b.SetBy, b.UpdatedAt
+	return im.create("budgets", &row)
+}

@@ -256,3 +256,49 @@ func cut(s string, n int) string {
 	}
 	return strings.ToValidUTF8(s[:n-len(more)], "") + more
 }
+
+// WorkerContact is a human worker's contact channel as an export holds
+// it.
+type WorkerContact struct {
+	Worker string
+	Contact
+	UpdatedBy string
+	UpdatedAt time.Time
+}
+
+// ExportContacts returns every contact channel, by worker, for an export.
+func (s *Store) ExportContacts(ctx context.Context) ([]WorkerContact, error) {
+	var rows []contactRow
+	if err := s.read(ctx).Order("worker_id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("export contacts: %w", err)
+	}
+	return mapRows(rows, func(r contactRow) WorkerContact {
+		return WorkerContact{Worker: r.WorkerID, Contact: Contact{Kind: r.Kind, Address: r.Address}, UpdatedBy: r.UpdatedBy, UpdatedAt: r.UpdatedAt.UTC()}
+	}), nil
+}
+
+// Contact writes a human worker's contact channel as exported. Its
+// stream, s-contact-<worker>, comes with the streams and must be there.
+func (im *Importer) Contact(c WorkerContact) error {
+	what := "contact of " + c.Worker
+	if _, err := c.transport(c.Worker); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	var w workerRow
+	if err := im.tx.Where("id = ?", c.Worker).Take(&w).Error; err != nil {
+		return fmt.Errorf("%s: %w", what, notFoundOr(err, "worker", c.Worker))
+	}
+	if w.Kind != string(domain.WorkerHuman) {
+		return fmt.Errorf("%s: %w", what, domain.Invalid("worker", "%s is an AI worker; only a human worker has a contact channel", c.Worker))
+	}
+	stream := ContactStreamPrefix + c.Worker
+	var n int64
+	if err := im.tx.Model(&streamRow{}).Where("id = ? AND transport_kind = ?", stream, c.Kind).Count(&n).Error; err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: no %s stream %s among the streams: %w", what, c.Kind, stream, domain.ErrNotFound)
+	}
+	return im.create("contacts", &contactRow{WorkerID: c.Worker, Kind: c.Kind, Address: c.Address, StreamID: stream,
+		UpdatedBy: c.UpdatedBy, UpdatedAt: c.UpdatedAt})
+}

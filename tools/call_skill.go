@@ -9,11 +9,11 @@ import (
 
 type callSkillIn struct {
 	Name  string          `json:"name"`
-	Input json.RawMessage `json:"input,omitempty" jsonschema:"matches the skill's input schema"`
+	Input json.RawMessage `json:"input,omitempty"`
 }
 
 func callSkill() Tool {
-	return define("call_skill", "Call any skill by name (it starts if stopped); grant skill_<name> to allow just one.",
+	return define("call_skill", "Call a skill by name.",
 		func(ctx context.Context, env *Env, in callSkillIn) (skillOutput, error) {
 			if in.Name == "" {
 				return skillOutput{}, domain.Required("name")

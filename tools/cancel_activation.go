@@ -8,8 +8,8 @@ import (
 )
 
 type cancelActivationIn struct {
-	Activation string `json:"activation" jsonschema:"a running activation's id (a-…)"`
-	Drop       bool   `json:"drop,omitempty" jsonschema:"close its triggers instead of running them again"`
+	Activation string `json:"activation"`
+	Drop       bool   `json:"drop,omitempty"`
 }
 
 type cancelActivationOut struct {
@@ -19,7 +19,7 @@ type cancelActivationOut struct {
 }
 
 func cancelActivation() Tool {
-	return define("cancel_activation", "Stop a running activation of a Worker below you; its triggers run again unless drop.",
+	return define("cancel_activation", "Stop a run below you; its triggers rerun unless drop.",
 		func(ctx context.Context, env *Env, in cancelActivationIn) (cancelActivationOut, error) {
 			if in.Activation == "" {
 				return cancelActivationOut{}, domain.Required("activation")

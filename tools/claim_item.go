@@ -11,7 +11,7 @@ type itemIn struct {
 }
 
 func claimItem() Tool {
-	return define("claim_item", "Claim a ready item of a spec task you build.",
+	return define("claim_item", "Claim a ready item of your spec task.",
 		func(ctx context.Context, env *Env, in itemIn) (itemStateOut, error) {
 			if err := pullProgress(ctx, env, in.Task); err != nil {
 				return itemStateOut{}, err

@@ -20,7 +20,7 @@ type consolidateInsightsOut struct {
 }
 
 func consolidateInsights() Tool {
-	return define("consolidate_insights", "Propose merging near-duplicate insights and retiring failing ones; list dormant ones. Changes nothing.",
+	return define("consolidate_insights", "Suggest insight merges and retirements.",
 		func(ctx context.Context, env *Env, _ consolidateInsightsIn) (consolidateInsightsOut, error) {
 			m, err := env.Store.InsightMaintenance(ctx, env.Caller, similarThreshold(ctx, env.Store))
 			if err != nil {

@@ -13,7 +13,7 @@ type correctInsightIn struct {
 	Resolution string   `json:"resolution,omitempty"`
 	Type       string   `json:"type,omitempty"`
 	Tags       []string `json:"tags,omitempty"`
-	Retire     bool     `json:"retire,omitempty" jsonschema:"supersede with nothing"`
+	Retire     bool     `json:"retire,omitempty"`
 	Reason     string   `json:"reason"`
 }
 
@@ -22,7 +22,7 @@ type correctInsightOut struct {
 }
 
 func correctInsight() Tool {
-	return define("correct_insight", "Supersede an insight with a corrected version (or retire it); the old one is never recalled again.",
+	return define("correct_insight", "Correct or retire an insight.",
 		func(ctx context.Context, env *Env, in correctInsightIn) (correctInsightOut, error) {
 			if in.Type != "" {
 				if err := domain.InsightType(in.Type).Validate("type"); err != nil {
@@ -38,5 +38,5 @@ func correctInsight() Tool {
 				return correctInsightOut{}, err
 			}
 			return correctInsightOut{Insight: insightOf(got)}, nil
-		})
+		}, enum("type", domain.InsightTypes))
 }

@@ -9,11 +9,11 @@ import (
 type createRoleIn struct {
 	ID      string `json:"id,omitempty"`
 	Title   string `json:"title"`
-	Content string `json:"content" jsonschema:"markdown"`
+	Content string `json:"content"`
 }
 
 func createRole() Tool {
-	return define("create_role", "Create a Role: a markdown job description its workers follow.",
+	return define("create_role", "Create a Role: a markdown job description.",
 		func(ctx context.Context, env *Env, in createRoleIn) (domain.Role, error) {
 			return env.Store.CreateRole(ctx, env.Caller, domain.Role{ID: in.ID, Title: in.Title, Content: in.Content})
 		})

@@ -9,12 +9,12 @@ import (
 )
 
 type createSkillIn struct {
-	Name        string            `json:"name" jsonschema:"2-40 of a-z 0-9 _"`
+	Name        string            `json:"name"`
 	Description string            `json:"description"`
-	InputSchema json.RawMessage   `json:"inputSchema,omitempty" jsonschema:"JSON Schema of an object; default any"`
+	InputSchema json.RawMessage   `json:"inputSchema,omitempty"`
 	Template    string            `json:"template,omitempty"`
-	Handler     string            `json:"handler,omitempty" jsonschema:"code, with a template"`
-	Files       map[string]string `json:"files,omitempty" jsonschema:"build context by path; without a template, a Dockerfile FROM skill-base or skill-python"`
+	Handler     string            `json:"handler,omitempty"`
+	Files       map[string]string `json:"files,omitempty"`
 	Examples    []skillExampleIn  `json:"examples,omitempty"`
 }
 
@@ -24,10 +24,9 @@ type skillExampleIn struct {
 }
 
 func createSkill() Tool {
-	return define("create_skill", `Build a service served as tool skill_<name>: :8080, GET /health, POST /execute (JSON in, out). `+
-		`shell: busybox sh, input JSON on stdin and in $INPUT_<FIELD>, output on stdout. `+
-		`python: handle(input) returns JSON, or {"file":{name,contentType,text|base64}}. `+
-		`It serves once healthy and every example matches. No network. On failure fix and retry with the same name.`,
+	return define("create_skill", "Build tool skill_NAME: :8080, GET /health, POST /execute (JSON). "+
+		"handler: shell reads input on stdin, prints output; python defines handle(input). "+
+		"Else files with a Dockerfile FROM skill-base. Examples must pass; no network.",
 		func(ctx context.Context, env *Env, in createSkillIn) (skillView, error) {
 			runner, err := skillRunner(env)
 			if err != nil {

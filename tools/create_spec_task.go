@@ -8,19 +8,19 @@ import (
 )
 
 type createSpecTaskIn struct {
-	ID       string   `json:"id,omitempty" jsonschema:"t-…; from the title when omitted"`
+	ID       string   `json:"id,omitempty"`
 	Title    string   `json:"title"`
-	Prompt   string   `json:"prompt" jsonschema:"what to build"`
-	Priority int      `json:"priority,omitempty" jsonschema:"higher first"`
-	Repo     string   `json:"repo,omitempty" jsonschema:"absolute path of a git repository for the design docs"`
-	Planner  string   `json:"planner" jsonschema:"worker writing the spec"`
-	Builders []string `json:"builders" jsonschema:"workers building the items"`
-	Reviewer string   `json:"reviewer,omitempty" jsonschema:"person approving; default the owner"`
-	Parallel int      `json:"parallel,omitempty" jsonschema:"items in progress at once; default 2"`
+	Prompt   string   `json:"prompt"`
+	Priority int      `json:"priority,omitempty"`
+	Repo     string   `json:"repo,omitempty"`
+	Planner  string   `json:"planner"`
+	Builders []string `json:"builders"`
+	Reviewer string   `json:"reviewer,omitempty"`
+	Parallel int      `json:"parallel,omitempty"`
 }
 
 func createSpecTask() Tool {
-	return define("create_spec_task", "Start a spec task: the planner writes a spec, the reviewer approves it, builders build its items.",
+	return define("create_spec_task", "Start a spec task: planner specs, reviewer approves, builders build.",
 		func(ctx context.Context, env *Env, in createSpecTaskIn) (specStateOut, error) {
 			if in.Repo != "" {
 				top, err := designdocs.Check(ctx, in.Repo)

@@ -21,7 +21,7 @@ type createStreamIn struct {
 }
 
 func createStream() Tool {
-	return define("create_stream", "Create a Stream: a pub/sub channel, local or connected outside by a transport.",
+	return define("create_stream", "Create a Stream, local or with a transport.",
 		func(ctx context.Context, env *Env, in createStreamIn) (domain.Stream, error) {
 			if err := notReserved(in.ID, in.Name); err != nil {
 				return domain.Stream{}, err
@@ -79,22 +79,18 @@ func redacted(env *Env, st domain.Stream) domain.Stream {
 
 // transportSchema offers the store's transport kinds. What each kind's
 // config holds is told by the error a wrong one gets (configHelp), so
-// only a caller that needs it pays for it.
+// only a caller that needs it pays for it. It shows the object form
+// only: the bare kind ("webhook") is a shorthand the schema need not
+// spend bytes on.
 func transportSchema(ts *domain.Transports, s *jsonschema.Schema) {
 	var kinds []any
 	for _, spec := range ts.All() {
 		kinds = append(kinds, string(spec.Kind))
 	}
-	s.Properties["transport"] = &jsonschema.Schema{
-		Description: "a kind, or {kind, config}; default local. A wrong config's error shows the kind's format",
-		AnyOf: []*jsonschema.Schema{
-			{Type: "string", Enum: kinds},
-			{Type: "object", Required: []string{"kind"}, Properties: map[string]*jsonschema.Schema{
-				"kind":   {Type: "string", Enum: kinds},
-				"config": {Type: "object"},
-			}},
-		},
-	}
+	s.Properties["transport"] = &jsonschema.Schema{Required: []string{"kind"}, Properties: map[string]*jsonschema.Schema{
+		"kind":   {Enum: kinds},
+		"config": {Type: "object"},
+	}}
 }
 
 // configHelp adds to an invalid transport's error what its kind connects

@@ -11,11 +11,11 @@ import (
 type decideApprovalIn struct {
 	ID       string `json:"id"`
 	Decision string `json:"decision"`
-	Note     string `json:"note,omitempty" jsonschema:"told to the requester"`
+	Note     string `json:"note,omitempty"`
 }
 
 func decideApproval() Tool {
-	return define("decide_approval", "Approve or deny a pending approval request you may decide; approving runs the call once, as its requester, exactly as asked.",
+	return define("decide_approval", "Approve (runs the call) or deny a request.",
 		func(ctx context.Context, env *Env, in decideApprovalIn) (domain.Approval, error) {
 			if in.ID == "" {
 				return domain.Approval{}, domain.Required("id")

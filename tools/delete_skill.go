@@ -16,7 +16,7 @@ type deleteSkillOut struct {
 }
 
 func deleteSkill() Tool {
-	return define("delete_skill", "Delete a skill: its container, images and every grant of its tool.",
+	return define("delete_skill", "Delete a skill and its grants.",
 		func(ctx context.Context, env *Env, in deleteSkillIn) (deleteSkillOut, error) {
 			if in.Name == "" {
 				return deleteSkillOut{}, domain.Required("name")

@@ -7,7 +7,7 @@ import (
 )
 
 func dismissWorker() Tool {
-	return define("dismiss_worker", "Dismiss a Worker below you; its endpoint stops, its history stays.",
+	return define("dismiss_worker", "Dismiss a Worker below you.",
 		func(ctx context.Context, env *Env, in idIn) (domain.Worker, error) {
 			if in.ID == "" {
 				return domain.Worker{}, domain.Required("id")

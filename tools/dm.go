@@ -7,7 +7,7 @@ import (
 )
 
 type dmIn struct {
-	To string `json:"to" jsonschema:"worker id"`
+	To string `json:"to"`
 	envelope
 }
 
@@ -17,7 +17,7 @@ type dmOut struct {
 }
 
 func dm() Tool {
-	return define("dm", "Send a direct message to a Worker, on the stream you two share (s-dm-<a>-<b>).",
+	return define("dm", "Message a Worker directly.",
 		func(ctx context.Context, env *Env, in dmIn) (dmOut, error) {
 			if in.To == "" {
 				return dmOut{}, domain.Required("to")

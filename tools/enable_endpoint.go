@@ -7,7 +7,7 @@ import (
 )
 
 type enableEndpointIn struct {
-	Stream string `json:"stream" jsonschema:"from list_deliveries' disabledStreams"`
+	Stream string `json:"stream"`
 }
 
 type enableEndpointOut struct {
@@ -18,7 +18,7 @@ type enableEndpointOut struct {
 // enableEndpoint is the way back from a 410: without it a remote that
 // answered Gone once, by mistake, would be cut off for good.
 func enableEndpoint() Tool {
-	return define("enable_endpoint", "Re-enable a stream's outbound endpoint disabled by a 410 Gone; events refused meanwhile are not resent.",
+	return define("enable_endpoint", "Re-enable a stream's endpoint after a 410 Gone.",
 		func(ctx context.Context, env *Env, in enableEndpointIn) (enableEndpointOut, error) {
 			if in.Stream == "" {
 				return enableEndpointOut{}, domain.Required("stream")

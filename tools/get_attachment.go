@@ -11,7 +11,7 @@ import (
 )
 
 type getAttachmentIn struct {
-	Ref string `json:"ref" jsonschema:"att-… from message.attachments"`
+	Ref string `json:"ref"`
 }
 
 type getAttachmentOut struct {
@@ -24,7 +24,7 @@ type getAttachmentOut struct {
 }
 
 func getAttachment() Tool {
-	return define("get_attachment", "Get a message attachment's content.",
+	return define("get_attachment", "Read a message attachment.",
 		func(ctx context.Context, env *Env, in getAttachmentIn) (getAttachmentOut, error) {
 			if in.Ref == "" {
 				return getAttachmentOut{}, domain.Required("ref")

@@ -11,7 +11,7 @@ type idIn struct {
 }
 
 func getRole() Tool {
-	return define("get_role", "Get a Role with its markdown.",
+	return define("get_role", "A Role with its markdown.",
 		func(ctx context.Context, env *Env, in idIn) (domain.Role, error) {
 			if in.ID == "" {
 				return domain.Role{}, domain.Required("id")

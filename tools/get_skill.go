@@ -8,7 +8,7 @@ import (
 
 type getSkillIn struct {
 	Name    string `json:"name"`
-	Version int    `json:"version,omitempty" jsonschema:"default: serving, else newest"`
+	Version int    `json:"version,omitempty"`
 }
 
 type getSkillOut struct {
@@ -18,7 +18,7 @@ type getSkillOut struct {
 }
 
 func getSkill() Tool {
-	return define("get_skill", "Read a skill version's source as built, its examples and build log tail.",
+	return define("get_skill", "A skill version's source, examples and build log.",
 		func(ctx context.Context, env *Env, in getSkillIn) (getSkillOut, error) {
 			if in.Name == "" {
 				return getSkillOut{}, domain.Required("name")

@@ -11,7 +11,7 @@ type taskIn struct {
 }
 
 func getSpecTask() Tool {
-	return define("get_spec_task", "Get a spec task: state, documents, items and who works on what.",
+	return define("get_spec_task", "A spec task's state, documents and items.",
 		func(ctx context.Context, env *Env, in taskIn) (store.SpecTaskView, error) {
 			return env.Store.GetSpecTask(ctx, in.Task)
 		})

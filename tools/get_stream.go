@@ -12,7 +12,7 @@ type getStreamOut struct {
 }
 
 func getStream() Tool {
-	return define("get_stream", "Get a Stream with its members (secrets redacted).",
+	return define("get_stream", "A Stream with its members.",
 		func(ctx context.Context, env *Env, in idIn) (getStreamOut, error) {
 			if in.ID == "" {
 				return getStreamOut{}, domain.Required("id")

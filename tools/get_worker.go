@@ -7,7 +7,7 @@ import (
 )
 
 type getWorkerIn struct {
-	ID string `json:"id,omitempty" jsonschema:"default: you"`
+	ID string `json:"id,omitempty"`
 }
 
 type getWorkerOut struct {
@@ -17,7 +17,7 @@ type getWorkerOut struct {
 }
 
 func getWorker() Tool {
-	return define("get_worker", "Get a Worker with its position and streams.",
+	return define("get_worker", "A Worker with its position and streams.",
 		func(ctx context.Context, env *Env, in getWorkerIn) (getWorkerOut, error) {
 			if in.ID == "" {
 				in.ID = env.Caller

@@ -11,13 +11,13 @@ import (
 type grantToolIn struct {
 	Worker    string `json:"worker"`
 	Tool      string `json:"tool"`
-	ExpiresAt string `json:"expiresAt,omitempty" jsonschema:"RFC 3339"`
-	ExpiresIn string `json:"expiresIn,omitempty" jsonschema:"e.g. 24h"`
-	Approval  string `json:"approval,omitempty" jsonschema:"required: calls wait for decide_approval"`
+	ExpiresAt string `json:"expiresAt,omitempty"`
+	ExpiresIn string `json:"expiresIn,omitempty"`
+	Approval  string `json:"approval,omitempty"`
 }
 
 func grantTool() Tool {
-	return define("grant_tool", "Grant a tool you hold to a Worker below you, ending no later than your own grant.",
+	return define("grant_tool", "Grant a tool you hold to a Worker below you.",
 		func(ctx context.Context, env *Env, in grantToolIn) (domain.Grant, error) {
 			if in.Worker == "" {
 				return domain.Grant{}, domain.Required("worker")

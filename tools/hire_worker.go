@@ -13,12 +13,12 @@ type hireWorkerIn struct {
 	Position string   `json:"position"`
 	Kind     string   `json:"kind"`
 	Name     string   `json:"name"`
-	Identity string   `json:"identity,omitempty" jsonschema:"markdown"`
-	Grants   []string `json:"grants,omitempty" jsonschema:"tools you hold, granted at hire"`
+	Identity string   `json:"identity,omitempty"`
+	Grants   []string `json:"grants,omitempty"`
 }
 
 func hireWorker() Tool {
-	return define("hire_worker", "Hire a human or AI Worker into a Position below yours.",
+	return define("hire_worker", "Hire a Worker into a Position below yours.",
 		func(ctx context.Context, env *Env, in hireWorkerIn) (domain.Worker, error) {
 			if err := checkGrantable(ctx, env, "grants", in.Grants...); err != nil {
 				return domain.Worker{}, err

@@ -20,7 +20,7 @@ type inviteWorkersOut struct {
 }
 
 func inviteWorkers() Tool {
-	return define("invite_workers", "Subscribe Workers (you or below you) to a Stream; idempotent.",
+	return define("invite_workers", "Subscribe several Workers to a Stream.",
 		func(ctx context.Context, env *Env, in inviteWorkersIn) (inviteWorkersOut, error) {
 			if in.Stream == "" {
 				return inviteWorkersOut{}, domain.Required("stream")

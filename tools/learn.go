@@ -6,7 +6,7 @@ import (
 )
 
 type learnIn struct {
-	Worker string `json:"worker" jsonschema:"a worker below you"`
+	Worker string `json:"worker"`
 }
 
 type questionOut struct {
@@ -24,7 +24,7 @@ type learnOut struct {
 }
 
 func learn() Tool {
-	return define("learn", "Ask yourself, in your inbox, one question per failed run of a worker below you; answer with store_insight {question}.",
+	return define("learn", "Ask yourself about a Worker's failed runs.",
 		func(ctx context.Context, env *Env, in learnIn) (learnOut, error) {
 			qs, err := env.Store.Learn(ctx, env.Caller, in.Worker)
 			if err != nil {

@@ -9,7 +9,7 @@ import (
 type linkInsightsIn struct {
 	From string `json:"from"`
 	To   string `json:"to"`
-	Kind string `json:"kind" jsonschema:"led_to: from's advice led to to"`
+	Kind string `json:"kind"`
 }
 
 type linkInsightsOut struct {
@@ -24,7 +24,7 @@ type linkOut struct {
 }
 
 func linkInsights() Tool {
-	return define("link_insights", "Link two insights you may recall.",
+	return define("link_insights", "Link two insights.",
 		func(ctx context.Context, env *Env, in linkInsightsIn) (linkInsightsOut, error) {
 			if err := env.Store.LinkInsights(ctx, env.Caller, domain.InsightLink{From: in.From, To: in.To, Kind: domain.InsightLinkKind(in.Kind)}); err != nil {
 				return linkInsightsOut{}, err

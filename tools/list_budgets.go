@@ -9,7 +9,7 @@ import (
 
 type listBudgetsIn struct {
 	Scope  string `json:"scope,omitempty"`
-	Target string `json:"target,omitempty" jsonschema:"worker or stream id"`
+	Target string `json:"target,omitempty"`
 }
 
 type listBudgetsOut struct {
@@ -21,7 +21,7 @@ type listBudgetsOut struct {
 const budgetsNote = "Windows are calendar periods in UTC. Tokens are input plus output as the provider reported them. Money comes from llm.prices at the time of each call; calls to a model it does not list count their tokens (unpricedTokens) but no money. A stream's spend is that of every run triggered by its events: a run triggered on two streams counts fully against each."
 
 func listBudgets() Tool {
-	return define("list_budgets", "List budgets you may see with spend this window and state.",
+	return define("list_budgets", "Budgets with this window's spend.",
 		func(ctx context.Context, env *Env, in listBudgetsIn) (listBudgetsOut, error) {
 			if in.Scope != "" {
 				if err := domain.BudgetScope(in.Scope).Validate("scope"); err != nil {

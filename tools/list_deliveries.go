@@ -12,7 +12,7 @@ type listDeliveriesIn struct {
 	Stream string `json:"stream,omitempty"`
 	Event  string `json:"event,omitempty"`
 	Status string `json:"status,omitempty"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"max 500"`
+	Limit  int    `json:"limit,omitempty"`
 }
 
 type listDeliveriesOut struct {
@@ -23,7 +23,7 @@ type listDeliveriesOut struct {
 }
 
 func listDeliveries() Tool {
-	return define("list_deliveries", "List outbound deliveries, newest first, with every attempt.",
+	return define("list_deliveries", "Outbound deliveries with their attempts.",
 		func(ctx context.Context, env *Env, in listDeliveriesIn) (listDeliveriesOut, error) {
 			if in.Limit < 0 || in.Limit > store.MaxReadLimit {
 				return listDeliveriesOut{}, domain.Invalid("limit", "must be between 1 and %d", store.MaxReadLimit)

@@ -7,7 +7,7 @@ import (
 )
 
 type listGrantsIn struct {
-	Worker string `json:"worker,omitempty" jsonschema:"default: you"`
+	Worker string `json:"worker,omitempty"`
 }
 
 type grantView struct {
@@ -20,7 +20,7 @@ type listGrantsOut struct {
 }
 
 func listGrants() Tool {
-	return define("list_grants", "List a Worker's tool grants: who gave each, when, expiry and whether live.",
+	return define("list_grants", "A Worker's tool grants.",
 		func(ctx context.Context, env *Env, in listGrantsIn) (listGrantsOut, error) {
 			if in.Worker == "" {
 				in.Worker = env.Caller

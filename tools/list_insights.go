@@ -12,7 +12,7 @@ type listInsightsIn struct {
 	Target            string `json:"target,omitempty"`
 	Type              string `json:"type,omitempty"`
 	Tag               string `json:"tag,omitempty"`
-	History           string `json:"history,omitempty" jsonschema:"an insight id: list all its versions"`
+	History           string `json:"history,omitempty"`
 	IncludeSuperseded bool   `json:"includeSuperseded,omitempty"`
 }
 
@@ -21,7 +21,7 @@ type listInsightsOut struct {
 }
 
 func listInsights() Tool {
-	return define("list_insights", "List insights you may recall, newest first, or one insight's version history.",
+	return define("list_insights", "Insights you may recall, or one's history.",
 		func(ctx context.Context, env *Env, in listInsightsIn) (listInsightsOut, error) {
 			if in.Scope != "" {
 				if err := domain.InsightScope(in.Scope).Validate("scope"); err != nil {

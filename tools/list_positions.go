@@ -15,7 +15,7 @@ type listPositionsOut struct {
 }
 
 func listPositions() Tool {
-	return define("list_positions", "List Positions, optionally of one Role.",
+	return define("list_positions", "List Positions.",
 		func(ctx context.Context, env *Env, in listPositionsIn) (listPositionsOut, error) {
 			all, err := env.Store.ListPositions(ctx)
 			var out []domain.Position

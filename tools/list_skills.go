@@ -15,7 +15,7 @@ type listedSkill struct {
 }
 
 func listSkills() Tool {
-	return define("list_skills", "List skills with status and every version built.",
+	return define("list_skills", "List skills and their versions.",
 		func(ctx context.Context, env *Env, _ struct{}) (listSkillsOut, error) {
 			skills, err := env.Store.ListSkills(ctx)
 			if err != nil {

@@ -16,7 +16,7 @@ type listStreamsOut struct {
 }
 
 func listStreams() Tool {
-	return define("list_streams", "List Streams, optionally of one transport kind.",
+	return define("list_streams", "List Streams.",
 		func(ctx context.Context, env *Env, in listStreamsIn) (listStreamsOut, error) {
 			if in.Kind != "" {
 				if _, err := env.Store.Transports().Spec("kind", domain.TransportKind(in.Kind)); err != nil {

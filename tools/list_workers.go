@@ -18,7 +18,7 @@ type listWorkersOut struct {
 }
 
 func listWorkers() Tool {
-	return define("list_workers", "List Workers, optionally by position or kind.",
+	return define("list_workers", "List Workers.",
 		func(ctx context.Context, env *Env, in listWorkersIn) (listWorkersOut, error) {
 			if in.Kind != "" {
 				if err := domain.WorkerKind(in.Kind).Validate("kind"); err != nil {

@@ -15,11 +15,11 @@ import (
 type envelope struct {
 	Body            string              `json:"body"`
 	Subject         string              `json:"subject,omitempty"`
-	To              []string            `json:"to,omitempty" jsonschema:"worker ids or addresses"`
+	To              []string            `json:"to,omitempty"`
 	ThreadID        string              `json:"threadId,omitempty"`
-	InReplyTo       string              `json:"inReplyTo,omitempty" jsonschema:"a messageId"`
+	InReplyTo       string              `json:"inReplyTo,omitempty"`
 	MessageID       string              `json:"messageId,omitempty"`
-	BodyContentType string              `json:"bodyContentType,omitempty" jsonschema:"default text/plain"`
+	BodyContentType string              `json:"bodyContentType,omitempty"`
 	Attachments     []domain.Attachment `json:"attachments,omitempty"`
 	Extra           json.RawMessage     `json:"extra,omitempty"`
 }
@@ -36,7 +36,7 @@ type publishIn struct {
 }
 
 func publish() Tool {
-	return define("publish", "Publish a message on a Stream; it wakes every other subscribed AI worker.",
+	return define("publish", "Publish on a Stream; wakes its AI subscribers.",
 		func(ctx context.Context, env *Env, in publishIn) (domain.Event, error) {
 			if in.Stream == "" {
 				return domain.Event{}, domain.Required("stream")

@@ -12,10 +12,10 @@ import (
 const MaxWait = 60
 
 type readEventsIn struct {
-	Streams []string `json:"streams,omitempty" jsonschema:"default: all you follow"`
-	Since   int64    `json:"since,omitempty" jsonschema:"a previous cursor"`
-	Limit   int      `json:"limit,omitempty" jsonschema:"max 500"`
-	Wait    float64  `json:"wait,omitempty" jsonschema:"seconds to wait for one, max 60"`
+	Streams []string `json:"streams,omitempty"`
+	Since   int64    `json:"since,omitempty"`
+	Limit   int      `json:"limit,omitempty"`
+	Wait    float64  `json:"wait,omitempty" jsonschema:"seconds"`
 }
 
 type readEventsOut struct {
@@ -25,7 +25,7 @@ type readEventsOut struct {
 }
 
 func readEvents() Tool {
-	return define("read_events", "Read events after a cursor, oldest first, optionally waiting for one.",
+	return define("read_events", "Read events after since, oldest first.",
 		func(ctx context.Context, env *Env, in readEventsIn) (readEventsOut, error) {
 			if in.Wait < 0 || in.Wait > MaxWait {
 				return readEventsOut{}, domain.Invalid("wait", "must be between 0 and %d seconds", MaxWait)

@@ -8,8 +8,8 @@ import (
 
 type recallIn struct {
 	Query  string `json:"query"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"default 5, at most 50"`
-	Follow bool   `json:"follow,omitempty" jsonschema:"also return insights linked to the results"`
+	Limit  int    `json:"limit,omitempty"`
+	Follow bool   `json:"follow,omitempty"`
 }
 
 // recalledOut is one result, kept to what an agent acts on (list_insights
@@ -35,7 +35,7 @@ type recallOut struct {
 }
 
 func recall() Tool {
-	return define("recall", "Recall insights for a situation, scored 0.5·relevance + 0.3·effectiveness + 0.2·recency.",
+	return define("recall", "Recall insights for a situation.",
 		func(ctx context.Context, env *Env, in recallIn) (recallOut, error) {
 			res, err := env.Store.Recall(ctx, env.Caller, store.RecallQuery{Query: in.Query, Limit: in.Limit, Follow: in.Follow, Activation: env.ActivationID})
 			if err != nil {

@@ -12,11 +12,11 @@ type reportItemIn struct {
 	Item    int    `json:"item"`
 	Outcome string `json:"outcome"`
 	Summary string `json:"summary"`
-	Rest    string `json:"rest,omitempty" jsonschema:"what remains, for partial"`
+	Rest    string `json:"rest,omitempty"`
 }
 
 func reportItem() Tool {
-	return define("report_item", "Report your item of a spec task: delivered, partial or blocked.",
+	return define("report_item", "Report on your spec-task item.",
 		func(ctx context.Context, env *Env, in reportItemIn) (itemStateOut, error) {
 			if err := pullProgress(ctx, env, in.Task); err != nil {
 				return itemStateOut{}, err

@@ -7,11 +7,11 @@ import (
 type reviewSpecIn struct {
 	Task     string `json:"task"`
 	Approve  bool   `json:"approve"`
-	Comments string `json:"comments,omitempty" jsonschema:"required when not approving"`
+	Comments string `json:"comments,omitempty"`
 }
 
 func reviewSpec() Tool {
-	return define("review_spec", "Approve a spec task's spec or work, or request changes (reviewer only).",
+	return define("review_spec", "Approve a spec task's spec or work, or request changes.",
 		func(ctx context.Context, env *Env, in reviewSpecIn) (specStateOut, error) {
 			t, err := env.Store.ReviewSpec(ctx, env.Caller, in.Task, in.Approve, in.Comments)
 			if err != nil {

@@ -18,7 +18,7 @@ type revokeToolOut struct {
 }
 
 func revokeTool() Tool {
-	return define("revoke_tool", "Revoke a tool grant from yourself or a Worker below you.",
+	return define("revoke_tool", "Revoke a tool grant.",
 		func(ctx context.Context, env *Env, in revokeToolIn) (revokeToolOut, error) {
 			if in.Worker == "" {
 				return revokeToolOut{}, domain.Required("worker")

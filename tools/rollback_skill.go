@@ -11,7 +11,7 @@ type rollbackSkillIn struct {
 }
 
 func rollbackSkill() Tool {
-	return define("rollback_skill", "Serve a skill's previous working version again, once it passes its checks.",
+	return define("rollback_skill", "Serve a skill's previous working version.",
 		func(ctx context.Context, env *Env, in rollbackSkillIn) (skillView, error) {
 			if in.Name == "" {
 				return skillView{}, domain.Required("name")

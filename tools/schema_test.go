@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,32 +11,49 @@ import (
 )
 
 // TestCompact: the schema shown to clients drops only what repeats the
-// Go types' strictness, and the strict one still refuses what it drops.
+// Go types' strictness or the rest of the schema — a string shows no
+// type, properties say object, items say array, {} stands for true —
+// and the strict one still refuses what it drops.
 func TestCompact(t *testing.T) {
 	type item struct {
 		Name string `json:"name"`
 	}
 	type in struct {
-		ID    string    `json:"id" jsonschema:"the id"`
-		Tags  []string  `json:"tags,omitempty"`
-		Items []item    `json:"items,omitempty"`
-		At    time.Time `json:"at"`
+		ID    string            `json:"id" jsonschema:"the id"`
+		Kind  string            `json:"kind,omitempty"`
+		N     int               `json:"n,omitempty"`
+		Tags  []string          `json:"tags,omitempty"`
+		Seqs  []int             `json:"seqs,omitempty"`
+		Files map[string]string `json:"files,omitempty"`
+		Items []item            `json:"items,omitempty"`
+		Raw   json.RawMessage   `json:"raw,omitempty"`
+		At    time.Time         `json:"at"`
 	}
 	strict, err := jsonschema.For[in](schemaOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
+	enum("kind", []string{"a", "b"})(strict)
 	cases := []struct {
 		name   string
 		output bool
 		want   string
 	}{
-		{"input", false, `{"type":"object","required":["id","at"],"properties":{"at":{"type":"string","format":"date-time"},"id":{"type":"string","description":"the id"},"items":{"type":"array","items":{"type":"object","required":["name"],"properties":{"name":{"type":"string"}}}},"tags":{"type":"array","items":{"type":"string"}}}}`},
-		{"output", true, `{"type":"object","properties":{"at":{"type":"string"},"id":{"type":"string","description":"the id"},"items":{"items":{"type":"object","properties":{"name":{"type":"string"}}}},"tags":{"items":{"type":"string"}}}}`},
+		{"input", false, `{"type":"object","required":["id","at"],"properties":{"at":{"format":"date-time"},"id":{"description":"the id"},` +
+			`"kind":{"enum":["a","b"]},"n":{"type":"integer"},"tags":{"type":"array"},"seqs":{"items":{"type":"integer"}},"files":{"type":"object"},` +
+			`"items":{"items":{"required":["name"],"properties":{"name":{}}}},"raw":{}}}`},
+		{"output", true, `{"type":"object","properties":{"at":{"type":"string"},"id":{"type":"string","description":"the id"},"kind":{"type":"string","enum":["a","b"]},` +
+			`"n":{"type":"integer"},"tags":{"items":{"type":"string"}},"seqs":{"items":{"type":"integer"}},"files":{"type":"object","additionalProperties":{"type":"string"}},` +
+			`"items":{"items":{"type":"object","properties":{"name":{"type":"string"}}}},"raw":true}}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b, err := json.Marshal(compact(strict, c.output))
+			var b []byte
+			if c.output {
+				b, err = json.Marshal(compact(strict, true))
+			} else {
+				b = shown(compact(strict, false))
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,8 +69,19 @@ func TestCompact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var unknown any = map[string]any{"id": "x", "at": "2026-01-01T00:00:00Z", "bogus": 1}
-	if err := resolved.Validate(&unknown); err == nil {
-		t.Error("compacting changed the strict schema: an unknown field passes")
+	refused := []struct {
+		name, args, wantErr string
+	}{
+		{"an unknown field", `{"id":"x","at":"2026-01-01T00:00:00Z","bogus":1}`, "bogus"},
+		{"a number for a string", `{"id":7,"at":"2026-01-01T00:00:00Z"}`, "id"},
+		{"a value outside the enum", `{"id":"x","at":"2026-01-01T00:00:00Z","kind":"c"}`, "kind"},
+		{"a string in a list of numbers", `{"id":"x","at":"2026-01-01T00:00:00Z","seqs":["1"]}`, "seqs"},
+	}
+	for _, r := range refused {
+		var v any
+		json.Unmarshal([]byte(r.args), &v)
+		if err := resolved.Validate(&v); err == nil || !strings.Contains(err.Error(), r.wantErr) {
+			t.Errorf("%s: the strict schema gives %v, want an error naming %q", r.name, err, r.wantErr)
+		}
 	}
 }

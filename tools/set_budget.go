@@ -10,11 +10,11 @@ import (
 
 type setBudgetIn struct {
 	Scope       string  `json:"scope"`
-	Target      string  `json:"target,omitempty" jsonschema:"worker or stream id"`
+	Target      string  `json:"target,omitempty"`
 	Window      string  `json:"window"`
 	Tokens      int64   `json:"tokens,omitempty"`
 	USD         float64 `json:"usd,omitempty"`
-	SoftPercent int     `json:"softPercent,omitempty" jsonschema:"1-99, default 80"`
+	SoftPercent int     `json:"softPercent,omitempty"`
 	SoftTokens  int64   `json:"softTokens,omitempty"`
 	SoftUSD     float64 `json:"softUsd,omitempty"`
 	Remove      bool    `json:"remove,omitempty"`
@@ -27,7 +27,7 @@ type setBudgetOut struct {
 }
 
 func setBudget() Tool {
-	return define("set_budget", "Set or remove a model-spend budget (tokens, usd) on a worker or stream below you or the org; soft warns, hard holds runs.",
+	return define("set_budget", "Set or remove a spend budget; soft warns, hard holds runs.",
 		func(ctx context.Context, env *Env, in setBudgetIn) (setBudgetOut, error) {
 			b := domain.Budget{Scope: domain.BudgetScope(in.Scope), Target: in.Target, Window: domain.BudgetWindow(in.Window)}
 			if in.Remove {

@@ -8,14 +8,14 @@ import (
 )
 
 type setContactIn struct {
-	Worker   string `json:"worker" jsonschema:"a human worker: you or one below you"`
+	Worker   string `json:"worker"`
 	Email    string `json:"email,omitempty"`
-	Slack    string `json:"slack,omitempty" jsonschema:"a channel id, e.g. the D… of its DM with the bot"`
-	Telegram string `json:"telegram,omitempty" jsonschema:"the chat_id of its chat with the bot"`
+	Slack    string `json:"slack,omitempty"`
+	Telegram string `json:"telegram,omitempty"`
 }
 
 func setContact() Tool {
-	return define("set_contact", "Set a human Worker's channel (one of email, slack, telegram; none removes it): its DMs, messages to it and inbox notices go there; its replies come back as its messages.",
+	return define("set_contact", "Route a human's messages to email, slack or telegram.",
 		func(ctx context.Context, env *Env, in setContactIn) (domain.Stream, error) {
 			if in.Worker == "" {
 				return domain.Stream{}, domain.Required("worker")

@@ -7,13 +7,13 @@ import (
 )
 
 type storeInsightIn struct {
-	Trigger    string   `json:"trigger,omitempty" jsonschema:"the situation"`
-	Resolution string   `json:"resolution" jsonschema:"what to do"`
+	Trigger    string   `json:"trigger,omitempty"`
+	Resolution string   `json:"resolution"`
 	Type       string   `json:"type"`
 	Tags       []string `json:"tags,omitempty"`
-	Scope      string   `json:"scope,omitempty" jsonschema:"default worker (yourself)"`
-	Target     string   `json:"target,omitempty" jsonschema:"role, position or worker id"`
-	Question   string   `json:"question,omitempty" jsonschema:"a learn question (q-…) this answers"`
+	Scope      string   `json:"scope,omitempty"`
+	Target     string   `json:"target,omitempty"`
+	Question   string   `json:"question,omitempty"`
 }
 
 type storeInsightOut struct {
@@ -21,7 +21,7 @@ type storeInsightOut struct {
 }
 
 func storeInsight() Tool {
-	return define("store_insight", "Store advice (trigger → resolution) for the org, a role, a position or a worker.",
+	return define("store_insight", "Store advice: in situation trigger, do resolution.",
 		func(ctx context.Context, env *Env, in storeInsightIn) (storeInsightOut, error) {
 			ins := domain.Insight{Trigger: in.Trigger, Resolution: in.Resolution, Type: domain.InsightType(in.Type), Tags: in.Tags,
 				Scope: domain.InsightScope(in.Scope), Target: in.Target, Activation: env.ActivationID}

@@ -24,7 +24,7 @@ type streamMembersOut struct {
 }
 
 func streamMembers() Tool {
-	return define("stream_members", "List a Stream's subscribers.",
+	return define("stream_members", "A Stream's subscribers.",
 		func(ctx context.Context, env *Env, in streamMembersIn) (streamMembersOut, error) {
 			if in.Stream == "" {
 				return streamMembersOut{}, domain.Required("stream")

@@ -8,9 +8,9 @@ import (
 
 type submitSpecIn struct {
 	Task    string       `json:"task"`
-	Design  string       `json:"design" jsonschema:"design.md"`
+	Design  string       `json:"design"`
 	Items   []specItemIn `json:"items"`
-	Replace int          `json:"replace,omitempty" jsonschema:"in implementation: the blocked item these replace"`
+	Replace int          `json:"replace,omitempty"`
 }
 
 type specItemIn struct {
@@ -18,12 +18,12 @@ type specItemIn struct {
 	Title       string   `json:"title"`
 	Description string   `json:"description,omitempty"`
 	Files       []string `json:"files,omitempty"`
-	Verify      string   `json:"verify,omitempty" jsonschema:"how to check it"`
-	BlockedBy   []int    `json:"blockedBy,omitempty" jsonschema:"items needed first"`
+	Verify      string   `json:"verify,omitempty"`
+	BlockedBy   []int    `json:"blockedBy,omitempty"`
 }
 
 func submitSpec() Tool {
-	return define("submit_spec", "Submit the design and items of a spec task for review (planner only), or re-plan a blocked item.",
+	return define("submit_spec", "Submit a spec task's design and items; replace re-plans a blocked item.",
 		func(ctx context.Context, env *Env, in submitSpecIn) (specStateOut, error) {
 			if err := pullProgress(ctx, env, in.Task); err != nil {
 				return specStateOut{}, err

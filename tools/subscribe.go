@@ -8,7 +8,7 @@ import (
 
 type subscribeIn struct {
 	Stream string `json:"stream"`
-	Worker string `json:"worker,omitempty" jsonschema:"default: you"`
+	Worker string `json:"worker,omitempty"`
 }
 
 type subscribeOut struct {
@@ -18,7 +18,7 @@ type subscribeOut struct {
 }
 
 func subscribe() Tool {
-	return define("subscribe", "Subscribe yourself or a Worker below you to a Stream; idempotent.",
+	return define("subscribe", "Subscribe you or a Worker below you to a Stream.",
 		func(ctx context.Context, env *Env, in subscribeIn) (subscribeOut, error) {
 			if in.Stream == "" {
 				return subscribeOut{}, domain.Required("stream")

@@ -40,8 +40,10 @@ type Tool struct {
 	Name        string
 	Description string
 	// def is built once; schemas are inferred from the Go types.
-	def  *mcp.Tool
-	bind func(srv *mcp.Server, env *Env, def *mcp.Tool)
+	def *mcp.Tool
+	// shown is the input schema def shows, before transports complete it.
+	shown *jsonschema.Schema
+	bind  func(srv *mcp.Server, env *Env, def *mcp.Tool)
 	// forTransports, when set, completes the input schema with what the
 	// store's transport kinds offer (enums, config docs); see defFor.
 	forTransports func(ts *domain.Transports, in *jsonschema.Schema)
@@ -64,8 +66,9 @@ func (t Tool) Def(ts *domain.Transports) *mcp.Tool {
 		return d.(*mcp.Tool)
 	}
 	def := *t.def
-	def.InputSchema = t.def.InputSchema.(*jsonschema.Schema).CloneSchemas()
-	t.forTransports(ts, def.InputSchema.(*jsonschema.Schema))
+	in := t.shown.CloneSchemas()
+	t.forTransports(ts, in)
+	def.InputSchema = shown(in)
 	d, _ := t.defs.LoadOrStore(ts, &def)
 	return d.(*mcp.Tool)
 }
@@ -97,7 +100,8 @@ func define[In, Out any](name, desc string, h func(ctx context.Context, env *Env
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: output schema: %v", name, err))
 	}
-	def := &mcp.Tool{Name: name, Description: desc, InputSchema: compact(in, false), OutputSchema: compact(out, true)}
+	brief := compact(in, false)
+	def := &mcp.Tool{Name: name, Description: desc, InputSchema: shown(brief), OutputSchema: compact(out, true)}
 	resolved := sync.OnceValues(func() (*jsonschema.Resolved, error) {
 		return in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
 	})
@@ -110,7 +114,7 @@ func define[In, Out any](name, desc string, h func(ctx context.Context, env *Env
 		}
 		return h(ctx, env, in)
 	}
-	return Tool{Name: name, Description: desc, def: def, input: resolved, call: call,
+	return Tool{Name: name, Description: desc, def: def, shown: brief, input: resolved, call: call,
 		bind: func(srv *mcp.Server, env *Env, def *mcp.Tool) {
 			srv.AddTool(def, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return callResult(ctx, env, req, name, resolved, call)

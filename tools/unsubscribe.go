@@ -7,7 +7,7 @@ import (
 )
 
 func unsubscribe() Tool {
-	return define("unsubscribe", "Unsubscribe yourself or a Worker below you from a Stream.",
+	return define("unsubscribe", "Unsubscribe you or a Worker below you.",
 		func(ctx context.Context, env *Env, in subscribeIn) (subscribeOut, error) {
 			if in.Stream == "" {
 				return subscribeOut{}, domain.Required("stream")

@@ -7,12 +7,12 @@ import (
 )
 
 type updateIdentityIn struct {
-	ID       string `json:"id,omitempty" jsonschema:"default: you"`
-	Identity string `json:"identity" jsonschema:"markdown"`
+	ID       string `json:"id,omitempty"`
+	Identity string `json:"identity"`
 }
 
 func updateIdentity() Tool {
-	return define("update_identity", "Replace the identity markdown of yourself or a Worker below you.",
+	return define("update_identity", "Replace a Worker's identity markdown.",
 		func(ctx context.Context, env *Env, in updateIdentityIn) (domain.Worker, error) {
 			if in.ID == "" {
 				in.ID = env.Caller

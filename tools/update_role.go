@@ -10,11 +10,11 @@ import (
 type updateRoleIn struct {
 	ID      string  `json:"id"`
 	Title   *string `json:"title,omitempty"`
-	Content *string `json:"content,omitempty" jsonschema:"markdown"`
+	Content *string `json:"content,omitempty"`
 }
 
 func updateRole() Tool {
-	return define("update_role", "Edit a Role whose positions are all below yours (or unheld and yours); applies from the next run.",
+	return define("update_role", "Edit a Role; applies from the next run.",
 		func(ctx context.Context, env *Env, in updateRoleIn) (domain.Role, error) {
 			if in.ID == "" {
 				return domain.Role{}, domain.Required("id")

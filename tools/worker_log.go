@@ -10,13 +10,13 @@ import (
 
 type workerLogIn struct {
 	Worker string  `json:"worker"`
-	Since  int64   `json:"since,omitempty" jsonschema:"a previous cursor"`
-	Limit  int     `json:"limit,omitempty" jsonschema:"max 500"`
-	Wait   float64 `json:"wait,omitempty" jsonschema:"seconds to wait for one, max 60"`
+	Since  int64   `json:"since,omitempty"`
+	Limit  int     `json:"limit,omitempty"`
+	Wait   float64 `json:"wait,omitempty" jsonschema:"seconds"`
 }
 
 func workerLog() Tool {
-	return define("worker_log", "Read the activation log (runs, messages, tool calls) of yourself or an AI worker below you.",
+	return define("worker_log", "An AI worker's activation log.",
 		func(ctx context.Context, env *Env, in workerLogIn) (readEventsOut, error) {
 			if in.Worker == "" {
 				return readEventsOut{}, domain.Required("worker")

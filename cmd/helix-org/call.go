@@ -109,14 +109,23 @@ func callArgs(stdin io.Reader, args []string, types func() map[string]string) (m
 	return in, nil
 }
 
-// argValue reads a key=value value: a string where the schema says so (or
-// where it is not JSON), else JSON.
+// argValue reads a key=value value: JSON where the schema gives a type
+// other than string (a number, a list); where it gives none — a string
+// in our tools' schemas, which show no type for one — a string unless
+// the value is a JSON object or list.
 func argValue(v, typ string) any {
 	if typ == "string" {
 		return v
 	}
 	var j any
 	if json.Unmarshal([]byte(v), &j) != nil {
+		return v
+	}
+	switch j.(type) {
+	case map[string]any, []any:
+		return j
+	}
+	if typ == "" {
 		return v
 	}
 	return j

@@ -61,6 +61,8 @@ func TestCall(t *testing.T) {
 			want: []string{`  "id": "r-echo",`, `  "title": "Echo",`}},
 		{name: "arguments on stdin", stdin: `{"id": "r-owner"}`, args: []string{"call", "get_role", "-", "-o", "yaml"},
 			want: []string{"id: r-owner\n"}},
+		{name: "a number for a string field stays a string", args: []string{"call", "create_role", "title=2026", "id=r-2026", "content=true"},
+			want: []string{"id: r-2026\n", "title: \"2026\"\n", "content: \"true\"\n"}},
 		{name: "a JSON value in key=value", args: []string{"call", "read_events", `streams=["s-org"]`, "limit=1"},
 			want: []string{"\ncursor: 1\n", "ID  "}},
 		{name: "-o table of a list beside a cursor", args: []string{"call", "read_events", `{"streams":["s-org"],"since":1000}`, "-o", "table"},

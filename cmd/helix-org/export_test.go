@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,9 +28,11 @@ const exportHookSecret = "whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ="
 // fullOrg builds an org holding every kind of record the export knows:
 // roles (one with front matter of its own, one made by a worker), a
 // reports-to chain, human, AI and dismissed workers, grants with and
-// without expiry and giver, streams of every transport (a webhook secret
-// among them), an activation log, an inbox and a DM, subscriptions, a
-// skill with a failed and a working version, and config with a secret.
+// without expiry and giver and one that waits for approval, streams of
+// every transport (a webhook secret among them), an activation log, an
+// inbox and a DM, subscriptions, a skill with a failed and a working
+// version, insights (a corrected one, a link), budgets of a worker and
+// of the org, a human's contact channel, and config with a secret.
 func fullOrg(t *testing.T, db string) {
 	t.Helper()
 	st := openStore(t, db)
@@ -95,6 +98,27 @@ func fullOrg(t *testing.T, db string) {
 	} {
 		must(st.SaveSkillVersion(ctx, v))
 	}
+	_, err = st.GrantTool(ctx, "w-lead", domain.Grant{WorkerID: "w-dev", Tool: "create_role", Approval: domain.ApprovalRequired})
+	must(err)
+	old, err := st.StoreInsight(ctx, "w-lead", domain.Insight{Trigger: "deploy on friday", Resolution: "wait", Type: domain.InsightPreference,
+		Scope: domain.ScopeOrg, Tags: []string{"ops"}}, 0.5)
+	must(err)
+	_, err = st.CorrectInsight(ctx, "w-lead", old.ID, store.InsightPatch{Resolution: "wait until monday", Reason: "clearer"})
+	must(err)
+	tip, err := st.StoreInsight(ctx, "w-lead", domain.Insight{Trigger: "a test fails", Resolution: "read its log first", Type: domain.InsightPattern,
+		Scope: domain.ScopeRole, Target: "r-lead"}, 0.5)
+	must(err)
+	must(st.LinkInsights(ctx, "w-lead", domain.InsightLink{From: tip.ID, To: old.ID, Kind: domain.LinkLedTo}))
+	for _, b := range []domain.Budget{
+		{Scope: domain.BudgetWorker, Target: "w-dev", Window: domain.BudgetDay, Hard: domain.Limit{Tokens: 200000, Money: domain.USD(2.5)},
+			Soft: domain.Limit{Tokens: 160000, Money: domain.USD(2)}},
+		{Scope: domain.BudgetOrg, Window: domain.BudgetMonth, Hard: domain.Limit{Money: domain.USD(100.125)}, Soft: domain.Limit{Money: domain.USD(80.1)}},
+	} {
+		_, err = st.SetBudget(ctx, store.OwnerWorker, b)
+		must(err)
+	}
+	_, err = st.SetContact(ctx, "w-lead", "w-lead", store.Contact{Kind: "email", Address: "lena@example.com"})
+	must(err)
 	must(st.SetSetting(ctx, dispatch.MaxConcurrentSetting, "8"))
 	must(st.SetSetting(ctx, agent.BashSetting, `{"roles":["r-dev"]}`))
 	must(st.SetSetting(ctx, agent.APIKeySetting, secret))
@@ -145,7 +169,8 @@ func TestExportImportExport(t *testing.T) {
 	}
 	for _, want := range []string{"README.txt", "roles/r-owner.md", "roles/r-dev.md", "positions.yaml", "workers/w-gone.md", "grants.yaml",
 		"streams.yaml", "subscriptions.yaml", "config.yaml", "skills/shout/skill.yaml", "skills/shout/v1/version.yaml",
-		"skills/shout/v2/files/lib/util.sh", "skills/shout/v2/examples.json", "skills/shout/v2/input-schema.json"} {
+		"skills/shout/v2/files/lib/util.sh", "skills/shout/v2/examples.json", "skills/shout/v2/input-schema.json",
+		"insights.yaml", "budgets.yaml", "contacts.yaml"} {
 		if _, ok := files[want]; !ok {
 			t.Errorf("the export has no %s; it has %v", want, names)
 		}
@@ -163,8 +188,9 @@ func TestExportImportExport(t *testing.T) {
 		"config":{"agent.api_key":"`+secret+`","transport.postmark":"{\"server_token\":\"pm-token\",\"from\":\"a@example.com\"}"}}`), 0o600)
 	db2 := tempDB(t)
 	out = mustRun(t, "import", first, "--init", "--db", db2, "--secrets", secrets)
-	// The owner holds every tool; the rest of the org holds 10 grants.
-	wantOut = "imported " + first + " into " + db2 + ": " + fmt.Sprint(len(tools.Names())+10) + " grants, 3 positions, 3 roles, 4 settings, 2 skill versions, 1 skills, 9 streams, 10 subscriptions, 4 workers, recorded on s-org\n"
+	// The owner holds every tool; the rest of the org holds 11 grants.
+	wantOut = "imported " + first + " into " + db2 + ": 2 budgets, 1 contacts, " + fmt.Sprint(len(tools.Names())+11) + " grants, 1 insight links, 3 insights, " +
+		"3 positions, 3 roles, 4 settings, 2 skill versions, 1 skills, 10 streams, 11 subscriptions, 4 workers, recorded on s-org\n"
 	if diff := cmp.Diff(wantOut, out); diff != "" {
 		t.Errorf("import output (-want +got):\n%s", diff)
 	}
@@ -184,6 +210,18 @@ func TestExportImportExport(t *testing.T) {
 	}
 	if sk, err := st.GetSkill(t.Context(), "shout"); err != nil || sk.Status != domain.SkillFailed || !strings.Contains(sk.Error, "create_skill") {
 		t.Errorf("the imported skill = %+v, %v; want failed until built again", sk, err)
+	}
+	if bs, err := st.ExportBudgets(t.Context()); err != nil || len(bs) != 2 || bs[0].Scope != domain.BudgetOrg || bs[0].Hard.Money != domain.USD(100.125) ||
+		bs[1].Target != "w-dev" || bs[1].Soft.Tokens != 160000 {
+		t.Errorf("budgets after import = %+v, %v", bs, err)
+	}
+	if cs, err := st.ExportContacts(t.Context()); err != nil || len(cs) != 1 || cs[0].Worker != "w-lead" || cs[0].Address != "lena@example.com" {
+		t.Errorf("contacts after import = %+v, %v", cs, err)
+	}
+	if gs, err := st.ListGrants(t.Context(), "w-dev"); err != nil || !slices.ContainsFunc(gs, func(g domain.Grant) bool {
+		return g.Tool == "create_role" && g.Approval == domain.ApprovalRequired
+	}) {
+		t.Errorf("w-dev's grants after import = %+v, %v; want create_role with approval required", gs, err)
 	}
 	if toks, _ := st.ListTokens(t.Context(), store.TokenQuery{All: true}); len(toks) != 0 {
 		t.Errorf("the import brought tokens: %+v", toks)

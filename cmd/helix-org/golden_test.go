@@ -75,6 +75,9 @@ func TestToolsListBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 		shown += len(b)
+		if tool.Description == "" {
+			t.Errorf("%s has no description", tool.Name)
+		}
 		if tool.OutputSchema == nil {
 			t.Errorf("%s declares no output schema", tool.Name)
 		}

@@ -39,7 +39,8 @@ type kind struct {
 }
 
 // kinds in the order they are written and read.
-var kinds = []kind{rolesKind, positionsKind, workersKind, grantsKind, streamsKind, subscriptionsKind, skillsKind, configKind, insightsKind}
+var kinds = []kind{rolesKind, positionsKind, workersKind, grantsKind, streamsKind, subscriptionsKind, skillsKind, configKind, insightsKind,
+	budgetsKind, contactsKind}
 
 // Secrets are the values an export leaves out, given back on import:
 // stream id → transport config field → value, and config key → value.

@@ -29,9 +29,12 @@ back by "helix-org import" into a new database:
   config.yaml          the operational config set in the database
   insights.yaml        the org's memory: every version of every insight,
                        with its counters, and the links between them
+  budgets.yaml         every spend budget's limits (spend restarts at zero)
+  contacts.yaml        each human worker's contact channel
 
 Not exported: events (the streams' history and the s-org audit trail),
-agent runs, triggers, deliveries, tokens and web sessions.
+agent runs, triggers, deliveries, approval requests, spec tasks (their
+documents are in git), tokens and web sessions.
 
 SECRETS ARE NEVER EXPORTED. Transport secrets in stream configs and secret
 settings are left out; each file names the ones it left out ("secrets:").
