@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"database/sql"
 	"encoding/binary"
 	"fmt"
@@ -57,14 +58,22 @@ func search(tx *gorm.DB, text string, seat *domain.InsightSeat) ([]domain.Candid
 		q += ` AND (i.scope = 'org' OR (i.scope = 'role' AND i.target = ?) OR (i.scope = 'position' AND i.target = ?) OR (i.scope = 'worker' AND i.target = ?))`
 		args = append(args, seat.Role, seat.Position, seat.Worker)
 	}
-	rows, err := tx.Raw(q, args...).Rows()
+	// The SQLite driver steps every row on a goroutine of its own when the
+	// context can be cancelled: a handoff between threads per match, which
+	// cost more than the match itself. So the scan runs on a context
+	// that cannot, and this loop watches ctx instead.
+	ctx := tx.Statement.Context
+	rows, err := tx.WithContext(context.WithoutCancel(ctx)).Raw(q, args...).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("search insights: %w", err)
 	}
 	defer rows.Close()
 	var out []domain.Candidate
 	var mi matchInfo
-	for rows.Next() {
+	for n := 0; rows.Next(); n++ {
+		if n%256 == 0 && ctx.Err() != nil {
+			return nil, fmt.Errorf("search insights: %w", ctx.Err())
+		}
 		c, err := mi.scan(rows)
 		if err != nil {
 			return nil, fmt.Errorf("search insights: %w", err)
