@@ -187,8 +187,8 @@ const (
 
 func recallVocab(rng *rand.Rand) string { return fmt.Sprintf("v%d", rng.IntN(recallVocabulary)) }
 
-// newRecallWorld imports the recall world into st.
-func newRecallWorld(tb testing.TB, st *store.Store) {
+// newRecallWorld imports the recall world of topics topics into st.
+func newRecallWorld(tb testing.TB, st *store.Store, topics int) {
 	tb.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
 	now := st.Now()
@@ -208,7 +208,7 @@ func newRecallWorld(tb testing.TB, st *store.Store) {
 				return err
 			}
 		}
-		for i := range recallTopics * recallPerTopic {
+		for i := range topics * recallPerTopic {
 			topic := i / recallPerTopic
 			in := domain.Insight{ID: fmt.Sprintf("i-%d", i), Version: 1, Type: domain.InsightPattern, StoredBy: recallReader,
 				Trigger:    fmt.Sprintf("%s %s %s %s", topicWord(topic, rng.IntN(4)), topicWord(topic, rng.IntN(4)), recallVocab(rng), recallVocab(rng)),
@@ -243,11 +243,11 @@ func newRecallWorld(tb testing.TB, st *store.Store) {
 
 // recallQueries are n recalls as a run's trigger reads: a sentence with
 // a topic's four words, two vocabulary words and words no insight holds.
-func recallQueries(n int) []string {
+func recallQueries(n, topics int) []string {
 	rng := rand.New(rand.NewPCG(3, 4))
 	out := make([]string, n)
 	for i := range out {
-		topic := rng.IntN(recallTopics)
+		topic := rng.IntN(topics)
 		w := []string{topicWord(topic, 0), topicWord(topic, 1), topicWord(topic, 2), topicWord(topic, 3)}
 		rng.Shuffle(len(w), func(i, j int) { w[i], w[j] = w[j], w[i] })
 		out[i] = fmt.Sprintf("How do we handle %s and %s when the %s %s fails with %s %s?", w[0], w[1], w[2], recallVocab(rng), recallVocab(rng), w[3])
@@ -261,9 +261,9 @@ func recallQueries(n int) []string {
 // measures the neighbours too).
 func BenchmarkMemoryRecall100k(b *testing.B) {
 	st := storetest.NewWith(b, store.Options{Synchronous: "OFF"})
-	newRecallWorld(b, st)
+	newRecallWorld(b, st, recallTopics)
 	ctx := b.Context()
-	queries := recallQueries(1000)
+	queries := recallQueries(1000, recallTopics)
 	var wall, cpu []time.Duration
 	n := 0
 	for b.Loop() {
