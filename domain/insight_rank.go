@@ -190,13 +190,14 @@ type Match struct {
 
 // RankMatches returns what Rank returns for every match a reader may
 // see, loading only the matches that can still reach the top limit. It
-// hands matches to load best BM25 first, in batches that double, and load
-// appends to dst the candidates among them the reader may see (current,
-// in its scopes), BM25 set. Once the limit-th result so far is not sunk and
-// outscores MaxScore of the next match's relevance, no match left can
-// enter the top, so it stops. The best BM25 a reader sees (relevance's
-// divisor) is in the first batch that yields a candidate, so every
-// relevance is final when it is computed.
+// hands matches to load best BM25 first, in batches of 4·limit (16 at
+// least) and then of half what it has loaded (few queries, however many
+// match); load appends to dst the candidates among them the reader may
+// see (current, in its scopes), BM25 set. Once the limit-th result so far
+// is not sunk and outscores MaxScore of the next match's relevance, no
+// match left can enter the top, so it stops. The best BM25 a reader sees
+// (relevance's divisor) is in the first batch that yields a candidate,
+// so every relevance is final when it is computed.
 func RankMatches(mode RankMode, matches []Match, load func(dst []Candidate, ms []Match) ([]Candidate, error), now time.Time, limit int) ([]Ranked, error) {
 	slices.SortFunc(matches, func(a, b Match) int {
 		if c := cmp.Compare(b.BM25, a.BM25); c != 0 {
@@ -204,11 +205,11 @@ func RankMatches(mode RankMode, matches []Match, load func(dst []Candidate, ms [
 		}
 		return cmp.Compare(a.Doc, b.Doc)
 	})
-	batch := max(4*limit, 32)
+	first := max(4*limit, 16)
 	var cands []Candidate
 	best := 0.0
 	for from := 0; from < len(matches); {
-		to := min(from+batch, len(matches))
+		to := min(from+max(first, from/2), len(matches))
 		n := len(cands)
 		var err error
 		if cands, err = load(cands, matches[from:to]); err != nil {
@@ -217,7 +218,7 @@ func RankMatches(mode RankMode, matches []Match, load func(dst []Candidate, ms [
 		for _, c := range cands[n:] {
 			best = max(best, c.BM25)
 		}
-		from, batch = to, 2*batch
+		from = to
 		if limit <= 0 || len(cands) < limit || from == len(matches) || best == 0 {
 			continue
 		}

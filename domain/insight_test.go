@@ -285,7 +285,7 @@ func TestRankMatches(t *testing.T) {
 	}()); diff != "" {
 		t.Errorf("clear top (-want +got):\n%s", diff)
 	}
-	if loaded != 32 {
-		t.Errorf("clear top: loaded %d matches, want the first batch of 32", loaded)
+	if loaded != 20 {
+		t.Errorf("clear top: loaded %d matches, want the first batch of 20", loaded)
 	}
 }
