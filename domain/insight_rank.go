@@ -135,33 +135,99 @@ func Rank(mode RankMode, cands []Candidate, now time.Time, limit int) []Ranked {
 	for _, c := range cands {
 		best = max(best, c.BM25)
 	}
-	out := make([]Ranked, 0, len(cands))
-	for _, c := range cands {
-		r := Ranked{Insight: c.Insight, Effectiveness: c.Insight.Stats.Effectiveness(mode),
-			Recency: Recency(c.Insight.Stats.LastUsed, c.Insight.CreatedAt, now)}
-		if best > 0 {
-			r.Relevance = c.BM25 / best
-		}
-		r.Score = WeightRelevance*r.Relevance + WeightEffectiveness*r.Effectiveness + WeightRecency*r.Recency
-		r.Sunk = mode == RankLearned && c.Insight.Stats.sinks()
-		out = append(out, r)
+	// Scores are sorted by index, and only the best limit become Ranked:
+	// a candidate carries a whole insight, too big to move about.
+	type scored struct {
+		i                        int
+		score, rel, eff, recency float64
+		sunk                     bool
 	}
-	slices.SortFunc(out, func(a, b Ranked) int {
-		if a.Sunk != b.Sunk {
-			if a.Sunk {
+	all := make([]scored, len(cands))
+	for i, c := range cands {
+		s := scored{i: i, eff: c.Insight.Stats.Effectiveness(mode), recency: Recency(c.Insight.Stats.LastUsed, c.Insight.CreatedAt, now)}
+		if best > 0 {
+			s.rel = c.BM25 / best
+		}
+		s.score = WeightRelevance*s.rel + WeightEffectiveness*s.eff + WeightRecency*s.recency
+		s.sunk = mode == RankLearned && c.Insight.Stats.sinks()
+		all[i] = s
+	}
+	slices.SortFunc(all, func(a, b scored) int {
+		if a.sunk != b.sunk {
+			if a.sunk {
 				return 1
 			}
 			return -1
 		}
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.Insight.ID, a.Insight.ID)
+		return cmp.Compare(cands[b.i].Insight.ID, cands[a.i].Insight.ID)
 	})
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
+	if limit > 0 && len(all) > limit {
+		all = all[:limit]
+	}
+	out := make([]Ranked, len(all))
+	for k, s := range all {
+		out[k] = Ranked{Insight: cands[s.i].Insight, Score: s.score, Relevance: s.rel, Effectiveness: s.eff, Recency: s.recency, Sunk: s.sunk}
 	}
 	return out
+}
+
+// MaxScore is the best score a candidate of this relevance can reach,
+// with full effectiveness and recency (the same sum as Rank's, so it
+// bounds Rank's score in floating point too).
+func MaxScore(relevance float64) float64 {
+	return WeightRelevance*relevance + WeightEffectiveness*1 + WeightRecency*1
+}
+
+// Match is a full-text match whose insight is not loaded yet: the
+// store's key for it and its BM25.
+type Match struct {
+	Doc  int64
+	BM25 float64
+}
+
+// RankMatches returns what Rank returns for every match a reader may
+// see, loading only the matches that can still reach the top limit. It
+// hands matches to load best BM25 first, in batches of 4·limit (16 at
+// least) and then of half what it has loaded (few queries, however many
+// match); load appends to dst the candidates among them the reader may
+// see (current, in its scopes), BM25 set. Once the limit-th result so far
+// is not sunk and outscores MaxScore of the next match's relevance, no
+// match left can enter the top, so it stops. The best BM25 a reader sees
+// (relevance's divisor) is in the first batch that yields a candidate,
+// so every relevance is final when it is computed.
+func RankMatches(mode RankMode, matches []Match, load func(dst []Candidate, ms []Match) ([]Candidate, error), now time.Time, limit int) ([]Ranked, error) {
+	slices.SortFunc(matches, func(a, b Match) int {
+		if c := cmp.Compare(b.BM25, a.BM25); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Doc, b.Doc)
+	})
+	first := max(4*limit, 16)
+	var cands []Candidate
+	best := 0.0
+	for from := 0; from < len(matches); {
+		to := min(from+max(first, from/2), len(matches))
+		n := len(cands)
+		var err error
+		if cands, err = load(cands, matches[from:to]); err != nil {
+			return nil, err
+		}
+		for _, c := range cands[n:] {
+			best = max(best, c.BM25)
+		}
+		from = to
+		if limit <= 0 || len(cands) < limit || from == len(matches) || best == 0 {
+			continue
+		}
+		ranked := Rank(mode, cands, now, limit)
+		if last := ranked[limit-1]; !last.Sunk && MaxScore(matches[from].BM25/best) < last.Score {
+			return ranked, nil
+		}
+	}
+	return Rank(mode, cands, now, limit), nil
 }
 
 // FieldHits are one document's term counts as a full-text index reports

@@ -1,7 +1,10 @@
 package domain_test
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -176,5 +179,113 @@ func TestInsightValidate(t *testing.T) {
 		if (err == nil) != (tc.want == "") || (err != nil && err.Error() != tc.want) {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestRankMatches: loading matches best BM25 first and stopping once
+// none left can reach the top ranks exactly as Rank over every visible
+// candidate does — in both modes, for any limit, with ties, sunk and
+// hidden candidates — and leaves weak matches unread when the top is
+// clear.
+func TestRankMatches(t *testing.T) {
+	now := time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC)
+	type world struct {
+		matches []domain.Match
+		cands   map[int64]domain.Candidate // the visible ones
+	}
+	gen := func(seed uint64, n int) world {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		w := world{cands: map[int64]domain.Candidate{}}
+		for d := range int64(n) {
+			// Few BM25 values, so ties happen; a tenth hidden (another
+			// scope); counters that sink some in the learned mode.
+			bm := float64(1+rng.IntN(12)) / 4
+			w.matches = append(w.matches, domain.Match{Doc: d, BM25: bm})
+			if rng.IntN(10) == 0 {
+				continue
+			}
+			h, f := rng.IntN(5), rng.IntN(6)
+			in := domain.Insight{ID: fmt.Sprintf("i-%03d", d), CreatedAt: now.Add(-time.Duration(rng.IntN(40*24)) * time.Hour),
+				Stats: domain.InsightStats{Helped: h, Failed: f, CreditHelped: float64(h), CreditFailed: float64(f)}}
+			if rng.IntN(2) == 0 {
+				in.Stats.LastUsed = now.Add(-time.Duration(rng.IntN(20*24)) * time.Hour)
+			}
+			w.cands[d] = domain.Candidate{Insight: in, BM25: bm}
+		}
+		return w
+	}
+	ids := func(rs []domain.Ranked) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, fmt.Sprintf("%s %.17g", r.Insight.ID, r.Score))
+		}
+		return out
+	}
+	for seed := range uint64(40) {
+		w := gen(seed, 5+int(seed)*7)
+		var all []domain.Candidate
+		for _, m := range w.matches {
+			if c, ok := w.cands[m.Doc]; ok {
+				all = append(all, c)
+			}
+		}
+		for _, mode := range []domain.RankMode{domain.RankBaseline, domain.RankLearned} {
+			for _, limit := range []int{0, 1, 3, 5, 20} {
+				loaded := 0
+				got, err := domain.RankMatches(mode, slices.Clone(w.matches), func(dst []domain.Candidate, ms []domain.Match) ([]domain.Candidate, error) {
+					loaded += len(ms)
+					for _, m := range ms {
+						if c, ok := w.cands[m.Doc]; ok {
+							dst = append(dst, c)
+						}
+					}
+					return dst, nil
+				}, now, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := domain.Rank(mode, all, now, limit)
+				if diff := cmp.Diff(ids(want), ids(got)); diff != "" {
+					t.Errorf("seed %d, %s, limit %d (-Rank +RankMatches):\n%s", seed, mode, limit, diff)
+				}
+				if loaded > len(w.matches) {
+					t.Errorf("seed %d: loaded %d of %d matches", seed, loaded, len(w.matches))
+				}
+			}
+		}
+	}
+
+	// A clear top: 5 strong matches that helped, then 1,000 that barely
+	// match. Only the first batch is read.
+	w := world{cands: map[int64]domain.Candidate{}}
+	for d := range int64(1005) {
+		bm, st := 0.1, domain.InsightStats{}
+		if d < 5 {
+			bm, st = 10, domain.InsightStats{Helped: 9, CreditHelped: 9}
+		}
+		w.matches = append(w.matches, domain.Match{Doc: d, BM25: bm})
+		w.cands[d] = domain.Candidate{Insight: domain.Insight{ID: fmt.Sprintf("i-%04d", d), CreatedAt: now, Stats: st}, BM25: bm}
+	}
+	loaded := 0
+	got, err := domain.RankMatches(domain.RankLearned, w.matches, func(dst []domain.Candidate, ms []domain.Match) ([]domain.Candidate, error) {
+		loaded += len(ms)
+		for _, m := range ms {
+			dst = append(dst, w.cands[m.Doc])
+		}
+		return dst, nil
+	}, now, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"i-0004", "i-0003", "i-0002", "i-0001", "i-0000"}, func() (out []string) {
+		for _, r := range got {
+			out = append(out, r.Insight.ID)
+		}
+		return out
+	}()); diff != "" {
+		t.Errorf("clear top (-want +got):\n%s", diff)
+	}
+	if loaded != 20 {
+		t.Errorf("clear top: loaded %d matches, want the first batch of 20", loaded)
 	}
 }

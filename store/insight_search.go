@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"gorm.io/gorm"
@@ -12,15 +13,22 @@ import (
 )
 
 // rank returns the best limit current insights matching any of text's
-// terms that seat sees (all, when nil). Matching and scoring read only
-// what the score needs; the full rows are loaded for the results alone,
-// which keeps a recall over many matches cheap.
+// terms that seat sees (all, when nil). It scores every match by BM25
+// from the full-text index alone, then reads what the rest of the score
+// needs (counters, times) best match first and only for as many as can
+// still reach the top (domain.RankMatches), and the full rows for the
+// results alone: a recall over many matches stays cheap.
 func (s *Store) rank(tx *gorm.DB, text string, seat *domain.InsightSeat, mode domain.RankMode, limit int) ([]domain.Ranked, error) {
-	cands, err := search(tx, text, seat)
-	if err != nil || len(cands) == 0 {
+	matches, err := s.matchInsights(tx, text)
+	if err != nil || len(matches) == 0 {
 		return nil, err
 	}
-	ranked := domain.Rank(mode, cands, s.Now(), limit)
+	ranked, err := domain.RankMatches(mode, matches, func(dst []domain.Candidate, ms []domain.Match) ([]domain.Candidate, error) {
+		return s.loadCandidates(tx, dst, ms, seat)
+	}, s.Now(), limit)
+	if err != nil {
+		return nil, err
+	}
 	ids := make([]string, len(ranked))
 	for i, r := range ranked {
 		ids[i] = r.Insight.ID
@@ -39,39 +47,105 @@ func (s *Store) rank(tx *gorm.DB, text string, seat *domain.InsightSeat, mode do
 	return ranked, nil
 }
 
-// search scores every match by BM25 and returns it with what ranking
-// reads: id, scope, counters and times.
-func search(tx *gorm.DB, text string, seat *domain.InsightSeat) ([]domain.Candidate, error) {
+// matchSQL finds the insights holding any of the query's terms. The
+// full-text index holds current insights only: a correction or a
+// retirement takes the old version out.
+const matchSQL = "SELECT docid, matchinfo(insight_fts, 'pcnalx') FROM insight_fts WHERE insight_fts MATCH ?"
+
+// matchInsights scores by BM25 every insight that holds one of text's
+// terms.
+func (s *Store) matchInsights(tx *gorm.DB, text string) ([]domain.Match, error) {
 	terms := domain.Terms(text)
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	match := `"` + strings.Join(terms, `" OR "`) + `"`
-	// CROSS JOIN keeps the full-text table outermost: the other order runs
-	// the whole MATCH once per insight row.
-	q := `SELECT i.id, i.scope, i.target, i.helped, i.failed, i.credit_helped, i.credit_failed, i.last_used, i.created_at, matchinfo(insight_fts, 'pcnalx')
-		FROM insight_fts CROSS JOIN insights i ON i.doc = insight_fts.docid
-		WHERE insight_fts MATCH ? AND i.superseded_by = '' AND NOT i.retired`
-	args := []any{match}
-	if seat != nil {
-		q += ` AND (i.scope = 'org' OR (i.scope = 'role' AND i.target = ?) OR (i.scope = 'position' AND i.target = ?) OR (i.scope = 'worker' AND i.target = ?))`
-		args = append(args, seat.Role, seat.Position, seat.Worker)
-	}
-	rows, err := tx.Raw(q, args...).Rows()
+	rows, err := s.queryFixed(tx, matchSQL, `"`+strings.Join(terms, `" OR "`)+`"`)
 	if err != nil {
 		return nil, fmt.Errorf("search insights: %w", err)
 	}
 	defer rows.Close()
-	var out []domain.Candidate
-	var mi matchInfo
-	for rows.Next() {
-		c, err := mi.scan(rows)
-		if err != nil {
+	var (
+		out []domain.Match
+		mi  matchInfo
+	)
+	for n := 0; rows.Next(); n++ {
+		if err := watchRows(tx.Statement.Context, n); err != nil {
 			return nil, fmt.Errorf("search insights: %w", err)
 		}
-		out = append(out, c)
+		var (
+			m    domain.Match
+			blob sql.RawBytes
+		)
+		if err := rows.Scan(&m.Doc, &blob); err != nil {
+			return nil, fmt.Errorf("search insights: %w", err)
+		}
+		mi.blob = blob
+		if err := mi.decode(); err != nil {
+			return nil, fmt.Errorf("search insights: %w", err)
+		}
+		m.BM25 = domain.BM25(mi.corpus, mi.hits)
+		out = append(out, m)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search insights: %w", err)
+	}
+	return out, nil
+}
+
+// Candidate queries: the matches come as one JSON array, so the text of
+// each query is fixed. The unary + keeps SQLite from reading the scope
+// index for the OR (a scan of every insight in the seat's scopes)
+// instead of looking the matches up by doc.
+const (
+	candidatesSQL = `SELECT doc, id, helped, failed, credit_helped, credit_failed, last_used, created_at FROM insights
+		WHERE doc IN (SELECT value FROM json_each(?)) AND superseded_by = '' AND NOT retired`
+	seatCandidatesSQL = candidatesSQL + ` AND (+scope = 'org' OR (+scope = 'role' AND +target = ?) OR (+scope = 'position' AND +target = ?) OR (+scope = 'worker' AND +target = ?))`
+)
+
+// loadCandidates appends to dst what ranking reads (id, counters, times)
+// of the matches seat sees (all, when nil).
+func (s *Store) loadCandidates(tx *gorm.DB, dst []domain.Candidate, ms []domain.Match, seat *domain.InsightSeat) ([]domain.Candidate, error) {
+	docs := make([]byte, 0, 8*len(ms)+2)
+	bm25 := make(map[int64]float64, len(ms))
+	for i, m := range ms {
+		docs = append(docs, "[,"[min(i, 1)])
+		docs = strconv.AppendInt(docs, m.Doc, 10)
+		bm25[m.Doc] = m.BM25
+	}
+	docs = append(docs, ']')
+	q, args := candidatesSQL, []any{string(docs)}
+	if seat != nil {
+		q, args = seatCandidatesSQL, append(args, seat.Role, seat.Position, seat.Worker)
+	}
+	rows, err := s.queryFixed(tx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("load insight candidates: %w", err)
+	}
+	defer rows.Close()
+	for n := 0; rows.Next(); n++ {
+		if err := watchRows(tx.Statement.Context, n); err != nil {
+			return nil, fmt.Errorf("load insight candidates: %w", err)
+		}
+		var (
+			doc      int64
+			lastUsed sql.NullTime
+		)
+		dst = append(dst, domain.Candidate{})
+		c := &dst[len(dst)-1]
+		in, st := &c.Insight, &c.Insight.Stats
+		if err := rows.Scan(&doc, &in.ID, &st.Helped, &st.Failed, &st.CreditHelped, &st.CreditFailed, &lastUsed, &in.CreatedAt); err != nil {
+			return nil, fmt.Errorf("load insight candidates: %w", err)
+		}
+		if lastUsed.Valid {
+			st.LastUsed = lastUsed.Time.UTC()
+		}
+		in.CreatedAt = in.CreatedAt.UTC()
+		c.BM25 = bm25[doc]
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load insight candidates: %w", err)
+	}
+	return dst, nil
 }
 
 // matchInfo decodes FTS4's matchinfo 'pcnalx' blobs: phrases, columns,
@@ -83,27 +157,6 @@ type matchInfo struct {
 	blob   []byte
 	corpus domain.CorpusStats
 	hits   domain.FieldHits
-}
-
-func (m *matchInfo) scan(rows *sql.Rows) (domain.Candidate, error) {
-	var (
-		in       domain.Insight
-		scope    string
-		lastUsed sql.NullTime
-	)
-	st := &in.Stats
-	if err := rows.Scan(&in.ID, &scope, &in.Target, &st.Helped, &st.Failed, &st.CreditHelped, &st.CreditFailed, &lastUsed, &in.CreatedAt, &m.blob); err != nil {
-		return domain.Candidate{}, err
-	}
-	in.Scope = domain.InsightScope(scope)
-	if lastUsed.Valid {
-		st.LastUsed = lastUsed.Time.UTC()
-	}
-	in.CreatedAt = in.CreatedAt.UTC()
-	if err := m.decode(); err != nil {
-		return domain.Candidate{}, err
-	}
-	return domain.Candidate{Insight: in, BM25: domain.BM25(m.corpus, m.hits)}, nil
 }
 
 func (m *matchInfo) at(i int) int { return int(binary.NativeEndian.Uint32(m.blob[4*i:])) }

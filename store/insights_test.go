@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -289,5 +290,47 @@ func TestFollowKeepsScope(t *testing.T) {
 	}
 	if err := st.LinkInsights(t.Context(), "w-bot", domain.InsightLink{From: open.ID, To: hidden.ID, Kind: domain.LinkSimilar}); !errors.Is(err, domain.ErrForbidden) {
 		t.Errorf("w-bot links to an insight it cannot recall: %v", err)
+	}
+}
+
+// TestRecallRanksLikeFullScan: recall reads counters only for the
+// matches that can still reach the top, and returns exactly what ranking
+// every match the reader sees returns — same insights, order and scores
+// — for readers in different roles and positions, both modes, any limit.
+func TestRecallRanksLikeFullScan(t *testing.T) {
+	clock := storetest.NewClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	st := storetest.NewWith(t, store.Options{Now: clock.Now})
+	newRecallWorld(t, st, 20)
+	ctx := t.Context()
+	queries := append(recallQueries(30, 20), "k3x1 v17 v4000 v2500 v999", "k7x2", "v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12")
+	for _, reader := range []string{"w-0", "w-13", "w-151"} {
+		for _, mode := range []domain.RankMode{domain.RankBaseline, domain.RankLearned} {
+			for _, limit := range []int{1, 5, 50} {
+				for _, q := range queries {
+					want, err := st.RecallReference(ctx, reader, q, mode, limit)
+					if err != nil {
+						t.Fatal(err)
+					}
+					res, err := st.Recall(ctx, reader, store.RecallQuery{Query: q, Limit: limit, Mode: mode})
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := make([]domain.Ranked, len(res))
+					for i, r := range res {
+						got[i] = r.Ranked
+					}
+					parts := func(rs []domain.Ranked) []string {
+						var out []string
+						for _, r := range rs {
+							out = append(out, fmt.Sprintf("%s %v %v %v %v %v", r.Insight.ID, r.Score, r.Relevance, r.Effectiveness, r.Recency, r.Sunk))
+						}
+						return out
+					}
+					if diff := cmp.Diff(parts(want), parts(got)); diff != "" {
+						t.Errorf("%s recalls %q (%s, limit %d), -full scan +recall:\n%s", reader, q, mode, limit, diff)
+					}
+				}
+			}
+		}
 	}
 }

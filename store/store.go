@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -62,6 +63,9 @@ type Store struct {
 	// writes and commits count what write ran and committed (CommitStats).
 	writes, commits atomic.Int64
 	bc              broadcaster
+	// stmts are the prepared statements of queries whose text never
+	// changes, by that text (prepared.go).
+	stmts sync.Map
 }
 
 // Open opens (creating if needed) the database at path and migrates it.
@@ -137,6 +141,7 @@ func (s *Store) Transports() *domain.Transports { return s.transports }
 
 // Close releases the database.
 func (s *Store) Close() error {
+	s.closeStatements()
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err

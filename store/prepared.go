@@ -1,0 +1,71 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"gorm.io/gorm"
+)
+
+// queryFixed runs q, a query whose text never changes, as a statement
+// prepared once per store, on the connection or transaction tx uses.
+//
+// It runs on a context the SQLite driver cannot cancel: with one that
+// can, the driver steps every row on a goroutine of its own, a handoff
+// between threads per row that costs more than a row of a full-text
+// match. Callers that read many rows watch tx's context between rows
+// instead (watchRows).
+func (s *Store) queryFixed(tx *gorm.DB, q string, args ...any) (*sql.Rows, error) {
+	ctx := context.WithoutCancel(tx.Statement.Context)
+	st, err := s.prepared(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	switch pool := tx.Statement.ConnPool.(type) {
+	case *sql.DB:
+		return st.QueryContext(ctx, args...)
+	case *sql.Tx:
+		return pool.StmtContext(ctx, st).QueryContext(ctx, args...)
+	default:
+		return pool.QueryContext(ctx, q, args...)
+	}
+}
+
+// prepared returns q's statement, preparing it on first use.
+func (s *Store) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
+	if st, ok := s.stmts.Load(q); ok {
+		return st.(*sql.Stmt), nil
+	}
+	db, err := s.db.DB()
+	if err != nil {
+		return nil, err
+	}
+	st, err := db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("prepare %.40q: %w", q, err)
+	}
+	if prev, loaded := s.stmts.LoadOrStore(q, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+// closeStatements closes the prepared statements, before the database.
+func (s *Store) closeStatements() {
+	s.stmts.Range(func(q, st any) bool {
+		st.(*sql.Stmt).Close()
+		s.stmts.Delete(q)
+		return true
+	})
+}
+
+// watchRows says whether the n-th row of a scan may be read: every 256
+// rows it checks ctx, which queryFixed's scans do not pass to the driver.
+func watchRows(ctx context.Context, n int) error {
+	if n%256 == 0 {
+		return ctx.Err()
+	}
+	return nil
+}
