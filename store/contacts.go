@@ -88,6 +88,9 @@ func (s *Store) SetContact(ctx context.Context, actor, worker string, c Contact)
 		if err := tx.Where("id = ?", worker).Take(&w).Error; err != nil {
 			return notFoundOr(err, "worker", worker)
 		}
+		if w.DismissedAt != nil {
+			return fmt.Errorf("worker %q is dismissed: %w", worker, domain.ErrConflict)
+		}
 		if w.Kind != string(domain.WorkerHuman) {
 			return domain.Invalid("worker", "%s is an AI worker; only a human worker has a contact channel", worker)
 		}
@@ -137,14 +140,16 @@ func (s *Store) contactStream(tx *gorm.DB, actor, id, worker string, tr domain.T
 // the answer finds its way back whatever the mail client does to headers.
 var relayTag = regexp.MustCompile(`\[helix (e-[0-9a-z]+)\]`)
 
-// relayContacts runs in every append's transaction: an event for a human
-// worker with a contact channel is copied onto its contact stream,
+// relayContacts runs in every append's transaction: an event for a hired
+// human worker with a contact channel is copied onto its contact stream,
 // addressed to its email (the email sender mails it); an email the worker
 // sends back there is appended as the worker's own answer, on the stream
 // and thread of the event it answers.
 func (s *Store) relayContacts(tx *gorm.DB, ev domain.Event) error {
-	var contacts []contactRow
-	if err := tx.Find(&contacts).Error; err != nil || len(contacts) == 0 {
+	var contacts []heldContact
+	err := tx.Table("contacts").Select("contacts.worker_id, contacts.kind, contacts.address, contacts.stream_id, workers.position_id").
+		Joins("JOIN workers ON workers.id = contacts.worker_id AND workers.dismissed_at IS NULL").Scan(&contacts).Error
+	if err != nil || len(contacts) == 0 {
 		return err
 	}
 	for _, c := range contacts {
@@ -155,7 +160,7 @@ func (s *Store) relayContacts(tx *gorm.DB, ev domain.Event) error {
 			}
 		case ev.StreamID == c.StreamID || ev.Source == c.WorkerID:
 		default:
-			ok, err := s.relayedFor(tx, c.WorkerID, ev)
+			ok, err := s.relayedFor(tx, c, ev)
 			if err == nil && ok {
 				err = s.relayOut(tx, c, ev)
 			}
@@ -167,11 +172,18 @@ func (s *Store) relayContacts(tx *gorm.DB, ev domain.Event) error {
 	return nil
 }
 
+// heldContact is the contact of a worker still hired, with its position.
+type heldContact struct {
+	WorkerID, Kind, Address, StreamID, PositionID string
+}
+
 // relayedFor says whether ev is for the worker: on its inbox, on a DM it
-// is a member of, or naming it in `to`.
-func (s *Store) relayedFor(tx *gorm.DB, worker string, ev domain.Event) (bool, error) {
+// is a member of, or naming it or its position in `to` (so a colleague
+// addresses whoever holds the position, AI or human, the same way).
+func (s *Store) relayedFor(tx *gorm.DB, c heldContact, ev domain.Event) (bool, error) {
+	worker := c.WorkerID
 	switch {
-	case ev.StreamID == domain.InboxStream(worker), slices.Contains(ev.Message.To, worker):
+	case ev.StreamID == domain.InboxStream(worker), slices.Contains(ev.Message.To, worker), slices.Contains(ev.Message.To, c.PositionID):
 		return true, nil
 	case !strings.HasPrefix(ev.StreamID, domain.DMStreamPrefix):
 		return false, nil
@@ -181,7 +193,7 @@ func (s *Store) relayedFor(tx *gorm.DB, worker string, ev domain.Event) (bool, e
 	return n > 0, err
 }
 
-func (s *Store) relayOut(tx *gorm.DB, c contactRow, ev domain.Event) error {
+func (s *Store) relayOut(tx *gorm.DB, c heldContact, ev domain.Event) error {
 	subject := ev.Message.Subject
 	if subject == "" {
 		from := ev.Source
@@ -210,7 +222,7 @@ func (s *Store) relayOut(tx *gorm.DB, c contactRow, ev domain.Event) error {
 // relayAnswer appends the worker's emailed answer where the event it
 // answers was: found by the subject's tag, else the last event relayed to
 // it. An email that answers nothing stays on the contact stream.
-func (s *Store) relayAnswer(tx *gorm.DB, c contactRow, ev domain.Event) error {
+func (s *Store) relayAnswer(tx *gorm.DB, c heldContact, ev domain.Event) error {
 	id := ""
 	if m := relayTag.FindStringSubmatch(ev.Message.Subject); m != nil {
 		id = m[1]

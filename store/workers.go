@@ -36,8 +36,9 @@ func (r workerRow) toDomain() domain.Worker {
 
 // HireWorker stores a new hire and its initial grants in one transaction.
 // The position must be below the hirer's, and each grant is capped at the
-// hirer's own grant of that tool. An AI hire also gets its activation-log
-// stream, which the hirer follows.
+// hirer's own grant of that tool. It follows the streams the position's
+// last dismissed worker followed (succeed). An AI hire also gets its
+// activation-log stream, which the hirer follows.
 func (s *Store) HireWorker(ctx context.Context, actor string, w domain.Worker, grants []string) (domain.Worker, error) {
 	if err := w.Validate(); err != nil {
 		return domain.Worker{}, err
@@ -67,6 +68,9 @@ func (s *Store) HireWorker(ctx context.Context, actor string, w domain.Worker, g
 			if err := s.grantTx(tx, actor, g); err != nil {
 				return err
 			}
+		}
+		if err := s.succeed(tx, actor, id, w.PositionID); err != nil {
+			return err
 		}
 		if w.Kind == domain.WorkerAI {
 			if err := s.createActivationStream(tx, actor, id); err != nil {

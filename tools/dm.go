@@ -2,12 +2,14 @@ package tools
 
 import (
 	"context"
+	"strings"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
 )
 
 type dmIn struct {
-	To string `json:"to"`
+	To string `json:"to" jsonschema:"worker or position id"`
 	envelope
 }
 
@@ -27,7 +29,11 @@ func dm() Tool {
 			if err := in.envelope.message(env.Caller).Validate(maxBody(ctx, env)); err != nil {
 				return dmOut{}, err
 			}
-			st, err := env.Store.EnsureDM(ctx, env.Caller, in.To)
+			to, err := holder(ctx, env, in.To)
+			if err != nil {
+				return dmOut{}, err
+			}
+			st, err := env.Store.EnsureDM(ctx, env.Caller, to)
 			if err != nil {
 				return dmOut{}, err
 			}
@@ -37,4 +43,31 @@ func dm() Tool {
 			ev, err := appendMessage(ctx, env, st.ID, in.envelope)
 			return dmOut{Stream: st.ID, Event: ev}, err
 		})
+}
+
+// holder is the worker a DM to id goes to: id itself, or the one worker
+// holding position id — so a colleague writes to a position the same way
+// whether an AI or a human holds it, and whoever holds it next.
+func holder(ctx context.Context, env *Env, id string) (string, error) {
+	if !strings.HasPrefix(id, domain.PrefixPosition) {
+		return id, nil
+	}
+	if _, err := env.Store.GetPosition(ctx, id); err != nil {
+		return "", err
+	}
+	ws, err := env.Store.ListWorkers(ctx, store.WorkerFilter{PositionID: id})
+	if err != nil {
+		return "", err
+	}
+	switch len(ws) {
+	case 0:
+		return "", domain.Invalid("to", "position %s has no worker to message", id)
+	case 1:
+		return ws[0].ID, nil
+	}
+	ids := make([]string, len(ws))
+	for i, w := range ws {
+		ids[i] = w.ID
+	}
+	return "", domain.Invalid("to", "position %s has %d workers (%s): message one of them", id, len(ws), strings.Join(ids, ", "))
 }

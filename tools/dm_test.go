@@ -24,6 +24,13 @@ func TestDM(t *testing.T) {
 			}
 		}
 	}
+	dismiss := func(ids ...string) func(t *testing.T, f fixture) {
+		return func(t *testing.T, f fixture) {
+			for _, id := range ids {
+				mustCall[any](t, f.env, "dismiss_worker", map[string]any{"id": id})
+			}
+		}
+	}
 	ownerToMaya := func(t *testing.T, f fixture) {
 		mustCall[any](t, f.env, "dm", map[string]any{"to": "w-maya", "body": "hi Maya"})
 	}
@@ -79,6 +86,42 @@ func TestDM(t *testing.T) {
 			args:    map[string]any{"to": "w-b-w-c", "body": "let me in"},
 			wantErr: []string{`stream "s-dm-w-a-w-b-w-c" exists but is not the DM stream of w-a and w-b-w-c`},
 			wantIs:  domain.ErrConflict,
+		},
+		{
+			name:  "a position's one worker gets a DM addressed to the position",
+			setup: dismiss("w-echo"),
+			args:  map[string]any{"to": "p-support", "body": "who is on support?"},
+			want:  msg("s-dm-w-maya-w-owner", "w-owner", "p-support", "who is on support?"),
+		},
+		{
+			name: "after a swap the same DM reaches the position's new worker",
+			setup: func(t *testing.T, f fixture) {
+				dismiss("w-echo")(t, f)
+				mustCall[any](t, f.env, "dm", map[string]any{"to": "p-support", "body": "hi"})
+				dismiss("w-maya")(t, f)
+				hire("w-lee")(t, f)
+			},
+			args: map[string]any{"to": "p-support", "body": "hi"},
+			want: msg("s-dm-w-lee-w-owner", "w-owner", "p-support", "hi"),
+		},
+		{
+			name:    "a position with several workers is refused, naming them",
+			args:    map[string]any{"to": "p-support", "body": "hello?"},
+			wantErr: []string{"to: position p-support has 2 workers (w-echo, w-maya): message one of them"},
+			wantIs:  domain.ErrInvalid,
+		},
+		{
+			name:    "a position without a worker is refused",
+			setup:   dismiss("w-echo", "w-maya"),
+			args:    map[string]any{"to": "p-support", "body": "hello?"},
+			wantErr: []string{"to: position p-support has no worker to message"},
+			wantIs:  domain.ErrInvalid,
+		},
+		{
+			name:    "unknown position",
+			args:    map[string]any{"to": "p-nope", "body": "hello?"},
+			wantErr: []string{`position "p-nope": not found`},
+			wantIs:  domain.ErrNotFound,
 		},
 		{
 			name:    "cannot message yourself",

@@ -43,6 +43,25 @@ func TestHireWorker(t *testing.T) {
 			},
 		},
 		{
+			name: "a hire takes over the streams the position's last dismissed worker followed, not its DMs",
+			setup: func(t *testing.T, f fixture) {
+				must(t)(f.env.Store.CreateStream(t.Context(), "w-owner", domain.Stream{ID: "s-billing", Name: "billing", Transport: domain.Transport{Kind: domain.TransportLocal}}))
+				f.follow(t, "w-maya", "s-billing")
+				f.follow(t, "w-echo", "s-inbox")
+				mustCall[any](t, f.env, "dm", map[string]any{"to": "w-echo", "body": "hi"})
+				mustCall[any](t, f.env, "dismiss_worker", map[string]any{"id": "w-maya"})
+				f.clock.Advance(time.Minute)
+				mustCall[any](t, f.env, "dismiss_worker", map[string]any{"id": "w-echo"})
+			},
+			args: map[string]any{"id": "w-bot", "position": "p-support", "kind": "ai", "name": "Bot"},
+			want: domain.Worker{ID: "w-bot", Kind: domain.WorkerAI, PositionID: "p-support", Name: "Bot", HiredBy: "w-owner", HiredAt: t0.Add(time.Minute)},
+			check: func(t *testing.T, f fixture, _ domain.Worker) {
+				assertMembers(t, f, "s-inbox", "w-bot", "w-echo")
+				assertMembers(t, f, "s-billing", "w-maya")
+				assertMembers(t, f, domain.DMStreamID("w-echo", "w-owner"), "w-echo", "w-owner")
+			},
+		},
+		{
 			name:   "a worker may hire below it and grant tools it holds",
 			setup:  func(t *testing.T, f fixture) { withLead(t, f); f.grant(t, "w-lead", "hire_worker", "publish") },
 			caller: "w-lead",

@@ -70,6 +70,30 @@ func TestSetContact(t *testing.T) {
 			},
 		},
 		{
+			name: "a message naming its position in `to` is relayed like one naming it",
+			args: map[string]any{"worker": "w-maya", "email": "maya@example.com"},
+			want: contact,
+			check: func(t *testing.T, f fixture, _ domain.Stream) {
+				ask := func(to string) {
+					must(t)(f.env.Store.Append(t.Context(), domain.Event{StreamID: "s-inbox", Source: "w-echo",
+						Message: domain.Message{To: []string{to}, Body: "for " + to}}, store.AppendOptions{}))
+				}
+				ask("p-support")
+				ask("p-nope")
+				evs, err := f.env.Store.ReadEvents(t.Context(), store.EventQuery{StreamIDs: []string{"s-contact-w-maya"}})
+				if err != nil || len(evs) != 1 || evs[0].Message.Body != "for p-support" {
+					t.Errorf("contact stream holds %+v, %v; want the message to p-support only", evs, err)
+				}
+			},
+		},
+		{
+			name:    "a dismissed worker",
+			setup:   func(t *testing.T, f fixture) { must(t)(f.env.Store.DismissWorker(t.Context(), "w-owner", "w-maya")) },
+			args:    map[string]any{"worker": "w-maya", "email": "maya@example.com"},
+			wantErr: []string{`worker "w-maya" is dismissed`},
+			wantIs:  domain.ErrConflict,
+		},
+		{
 			name:    "missing worker",
 			args:    map[string]any{"email": "maya@example.com"},
 			wantErr: []string{"worker"},

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"github.com/helixml/helix-org/transports/safedial"
 	"github.com/helixml/helix-org/transports/slack"
 	"github.com/helixml/helix-org/transports/slack/slacktest"
+	"github.com/helixml/helix-org/transports/telegram"
+	"github.com/helixml/helix-org/transports/telegram/telegramtest"
 )
 
 // TestHumanOnEmail: a human worker whose manager set its contact email
@@ -126,5 +129,65 @@ func TestHumanOnSlack(t *testing.T) {
 	reply := waitForReply(t, owner, dm.Stream, "w-lee", dm.Event.Seq)
 	if reply.Message.Body != "Yes, go ahead." || reply.Message.ThreadID != dm.Event.ID || reply.Message.InReplyTo != dm.Event.ID {
 		t.Errorf("Lee's answer on the DM: %+v", reply.Message)
+	}
+}
+
+// TestHumanOnTelegram: the same with a Telegram chat, through the real
+// approval path — w-doer's held dismissal reaches its human manager
+// w-lead's chat with the bot as the approval request, a DM follows it
+// there, and Lead's reply to the DM in Telegram lands as its answer on the
+// DM, in the DM's thread.
+func TestHumanOnTelegram(t *testing.T) {
+	t.Parallel()
+	const secret, token, chat = "lead-Secret_1", "123456:AAE-leadleadleadleadleadlead", 90017
+	script, _ := doerScript()
+	st, base, _, owner := approvalOrg(t, script, "read_events")
+	tg := telegramtest.New(t, token)
+	st.SetSetting(t.Context(), telegram.ConfigSetting, `{"bot_token":"`+token+`","secret_token":"`+secret+`","api_url":"`+tg.URL+`"}`)
+	st.SetSetting(t.Context(), safedial.AllowPrivateSetting, "true") // the fake Telegram is on loopback
+	servertest.Call[map[string]any](t, owner, "set_contact", map[string]any{"worker": "w-lead", "telegram": strconv.Itoa(chat)})
+	servertest.Call[domain.Grant](t, owner, "grant_tool", map[string]any{"worker": "w-doer", "tool": "dismiss_worker", "approval": "required"})
+
+	// w-doer is asked to dismiss w-temp; the call waits for w-lead, whose
+	// chat gets the request.
+	servertest.Call[domain.Event](t, owner, "publish", map[string]any{"stream": "s-inbox", "body": "dismiss w-temp"})
+	ask := tg.Next(t)
+	if ask.ChatID != chat || !strings.Contains(ask.Text, `w-doer asks to call dismiss_worker with {"id":"w-temp"}`) || !strings.Contains(ask.Text, "[helix e-") {
+		t.Errorf("the approval request in Telegram: %+v", ask)
+	}
+	pending := servertest.Call[struct{ Approvals []domain.Approval }](t, owner, "list_approvals", nil).Approvals
+	if len(pending) != 1 || pending[0].Approver != "w-lead" {
+		t.Fatalf("pending approvals = %+v, want w-doer's, for w-lead", pending)
+	}
+
+	// A DM reaches the chat too.
+	dm := servertest.Call[struct {
+		Stream string       `json:"stream"`
+		Event  domain.Event `json:"event"`
+	}](t, owner, "dm", map[string]any{"to": "w-lead", "body": "May I refund order 7?"})
+	if got := tg.Next(t); got.ChatID != chat || got.Text != "Message from w-owner on "+dm.Stream+" [helix "+dm.Event.ID+"]\n\nMay I refund order 7?" {
+		t.Errorf("the DM in Telegram: %+v", got)
+	}
+
+	// Lead replies in the chat; a redelivered update answers once.
+	m := telegramtest.Message{UpdateID: 5001, MessageID: 77, ChatID: chat, From: "lead", Text: "Yes, refund it.", ReplyTo: 502}
+	for range 2 {
+		if code, body := postTo(t, base+"/telegram/webhook", telegramtest.Headers(secret), m.JSON()); code != 200 {
+			t.Fatalf("Lead's answer: %d %s", code, body)
+		}
+	}
+	reply := waitForReply(t, owner, dm.Stream, "w-lead", dm.Event.Seq)
+	if reply.Message.Body != "Yes, refund it." || reply.Message.ThreadID != dm.Event.ID || reply.Message.InReplyTo != dm.Event.ID || reply.SourceKind != domain.SourceHuman {
+		t.Errorf("Lead's answer on the DM: %+v (%s)", reply.Message, reply.SourceKind)
+	}
+	waitIdle(t, st)
+	var fromLead int
+	for _, ev := range demoEvents(t, st, dm.Stream) {
+		if ev.Source == "w-lead" {
+			fromLead++
+		}
+	}
+	if fromLead != 1 {
+		t.Errorf("Lead answered %d times on the DM, want once", fromLead)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +18,9 @@ import (
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/transports/email"
+	"github.com/helixml/helix-org/transports/email/postmarktest"
+	"github.com/helixml/helix-org/transports/github"
 	"github.com/helixml/helix-org/transports/slack"
 	"github.com/helixml/helix-org/transports/slack/slacktest"
 	"github.com/helixml/helix-org/transports/telegram"
@@ -65,7 +69,8 @@ func refused(t *testing.T, err error, field, secret string) {
 // TestSecretsAcceptedAtCreationVerifyInbound: for each transport with a
 // secret, edge cases of its charset — what create_stream (a webhook
 // stream's secret) or `config set` (Slack's signing secret, Telegram's
-// secret token) accepts is what its inbound route then verifies, through
+// secret token, GitHub's webhook secret, Postmark's inbound basic-auth
+// user and password) accepts is what its inbound route then verifies, through
 // this binary's own wiring; what they refuse is refused naming the field.
 func TestSecretsAcceptedAtCreationVerifyInbound(t *testing.T) {
 	key := []byte("0123456789abcdef!")
@@ -145,6 +150,64 @@ func TestSecretsAcceptedAtCreationVerifyInbound(t *testing.T) {
 			body := telegramtest.Message{UpdateID: 1, MessageID: 1, ChatID: -100123, From: "ada", Text: "hi"}.JSON()
 			if code, answer := postTo(t, base+"/telegram/webhook", telegramtest.Headers(secret), body); code != 200 {
 				t.Errorf("secret token %q accepted by config set, but an update got %d %s", secret, code, answer)
+			}
+		}
+	})
+	t.Run("github", func(t *testing.T) {
+		issue, err := os.ReadFile(filepath.Join("..", "..", "transports", "github", "testdata", "issues.json"))
+		must(t, err)
+		for _, secret := range []string{"s", "with space", "pädding", "trailing\n", strings.Repeat("x", 4096), `quote"and\\back`, ""} {
+			st, base := transportServer(t)
+			value, _ := json.Marshal(map[string]string{"webhook_secret": secret})
+			if err := github.ConfigSetting.Check(string(value)); err != nil {
+				refused(t, err, "webhook_secret", secret)
+				continue
+			}
+			must(t, st.SetSetting(t.Context(), github.ConfigSetting, string(value)))
+			_, err := st.CreateStream(t.Context(), store.OwnerWorker, domain.Stream{ID: "s-docs", Name: "docs",
+				Transport: domain.Transport{Kind: github.Kind, Config: json.RawMessage(`{"repo":"helixml/docs","events":["issues"]}`)}})
+			must(t, err)
+			h := http.Header{"Content-Type": {"application/json"}, "X-Github-Event": {"issues"}, "X-Github-Delivery": {"d-1"},
+				github.SignatureHeader: {github.Sign(secret, issue)}}
+			code, answer := postTo(t, base+"/github/webhook", h, issue)
+			if secret == "" {
+				if code != 401 {
+					t.Errorf("no webhook secret: %d %s, want 401", code, answer)
+				}
+			} else if code != 200 {
+				t.Errorf("webhook secret %q accepted by config set, but a signed delivery got %d %s", secret, code, answer)
+			}
+		}
+	})
+	t.Run("email", func(t *testing.T) {
+		for _, c := range []struct{ user, password string }{
+			{"postmark", "p"}, {"post mark", "pass:with:colons"}, {"pöstmark", "pässword"}, {"user", strings.Repeat("p", 1024)},
+			{"colon:user", "pw"}, {"user", ""}, {"", "pw"},
+		} {
+			st, base := transportServer(t)
+			value, _ := json.Marshal(map[string]string{"inbound_user": c.user, "inbound_password": c.password, "inbound_address": "h@inbound.postmarkapp.com"})
+			if err := email.ConfigSetting.Check(string(value)); err != nil {
+				refused(t, err, "inbound_user", c.password)
+				continue
+			}
+			must(t, st.SetSetting(t.Context(), email.ConfigSetting, string(value)))
+			_, err := st.CreateStream(t.Context(), store.OwnerWorker, domain.Stream{ID: "s-mail", Name: "mail",
+				Transport: domain.Transport{Kind: email.Kind, Config: json.RawMessage(`{"alias":"sam"}`)}})
+			must(t, err)
+			body := postmarktest.Inbound{InboundHash: "h", Alias: "sam", From: "ada@example.com", Subject: "hi", Text: "hi", PostmarkID: "pm-1", MessageID: "<1@x>"}.JSON()
+			req, _ := http.NewRequest(http.MethodPost, base+"/email/postmark", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.SetBasicAuth(c.user, c.password)
+			resp, err := http.DefaultClient.Do(req)
+			must(t, err)
+			answer, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if c.user == "" || c.password == "" {
+				if resp.StatusCode != 401 {
+					t.Errorf("no inbound credentials: %d %s, want 401", resp.StatusCode, answer)
+				}
+			} else if resp.StatusCode != 200 {
+				t.Errorf("inbound credentials %q accepted by config set, but Postmark's POST got %d %s", c.user, resp.StatusCode, answer)
 			}
 		}
 	})

@@ -71,6 +71,21 @@ var ConfigSetting = domain.SettingSpec{
 		`"inbound_user":"…","inbound_password":"…","api_url":"` + DefaultAPIURL + `","message_stream":"outbound"}. ` +
 		`Inbound mail is refused (401) until inbound_user and inbound_password are set.`,
 	SecretFields: []string{"server_token", "inbound_password"},
+	Validate:     validateSettings,
+}
+
+// validateSettings refuses what could be stored but never verified: an
+// inbound_user with a colon, where basic auth splits user from password
+// (RFC 7617), so Postmark's every POST would get 401.
+func validateSettings(raw string) error {
+	var c Config
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		return domain.Invalid("transport.postmark", "is not a valid JSON object")
+	}
+	if strings.Contains(c.InboundUser, ":") {
+		return domain.Invalid("inbound_user", "cannot contain ':': basic auth splits the user from the password there")
+	}
+	return nil
 }
 
 // MaxBodySetting bounds an inbound webhook body; a larger one gets 413.
