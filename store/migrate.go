@@ -87,8 +87,8 @@ var migrations = []migration{
 	{22, "contact channels of human workers", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&contactRow{})
 	}},
-	{23, "spec tasks cloned from a URL", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&specTaskRow{})
+	{23, "spec tasks cloned from a URL, their lessons, learn questions about items", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&specTaskRow{}, &itemLessonRow{}, &learnQuestionRow{})
 	}},
 }
 

@@ -278,12 +278,17 @@ func (s *Store) CancelSpecTask(ctx context.Context, actor, id, reason string) (d
 				return err
 			}
 		}
-		if _, err = s.moveTx(tx, &row, actor, domain.ActCancel, strings.TrimSpace("Cancelled. "+reason)); err != nil {
+		ev, err := s.moveTx(tx, &row, actor, domain.ActCancel, strings.TrimSpace("Cancelled. "+reason))
+		if err != nil {
 			return err
 		}
 		// Its builders are free for other tasks' items.
-		return tx.Model(&taskItemRow{}).Where("task_id = ? AND state = ?", id, string(domain.ItemInProgress)).
-			Updates(map[string]any{"state": string(domain.ItemPending), "worker": ""}).Error
+		if err := tx.Model(&taskItemRow{}).Where("task_id = ? AND state = ?", id, string(domain.ItemInProgress)).
+			Updates(map[string]any{"state": string(domain.ItemPending), "worker": ""}).Error; err != nil {
+			return err
+		}
+		_, err = s.learnTaskTx(tx, row, ev.ID)
+		return err
 	})
 	if err != nil {
 		return domain.SpecTask{}, fmt.Errorf("cancel spec task %s: %w", id, err)
