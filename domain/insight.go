@@ -235,7 +235,8 @@ const (
 )
 
 // LearnQuestion is what the learn step asks a reviewer about one failed
-// run: what should the worker do next time? The answer becomes an insight.
+// run, or one blocked or retried spec-task item: what should the worker do
+// next time? The answer becomes an insight.
 type LearnQuestion struct {
 	ID         string
 	Activation string
@@ -251,4 +252,8 @@ type LearnQuestion struct {
 	Notice  string
 	Insight string
 	AskedAt time.Time
+	// Task and Item name the spec task item asked about, if it is one;
+	// Activation is then its last run, if any.
+	Task string
+	Item int
 }

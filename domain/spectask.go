@@ -130,7 +130,10 @@ type SpecTask struct {
 	State    TaskState `json:"state"`
 	// Repo is a local git repository the design docs live beside; empty
 	// keeps the documents in the store.
-	Repo     string `json:"repo,omitempty"`
+	Repo string `json:"repo,omitempty"`
+	// Origin is the URL Repo was cloned from, when the task was given one;
+	// the design-docs branch is pushed back there.
+	Origin   string `json:"origin,omitempty"`
 	Planner  string `json:"planner"`
 	Reviewer string `json:"reviewer"`
 	// Builders are the workers items are handed to.

@@ -202,6 +202,7 @@ func TestBadInput(t *testing.T) {
 		{"bad kind lists the valid kinds", "link_insights", map[string]any{"from": "i-a", "to": "i-b", "kind": "causes"}, []string{"/properties/kind", "causes does not equal any of: [similar led_to]"}},
 		{"unexpected argument", "consolidate_insights", map[string]any{"threshold": 0.5}, []string{`unexpected additional properties ["threshold"]`}},
 		{"unknown worker", "learn", map[string]any{"worker": "w-nope"}, []string{`worker "w-nope": not found`}},
+		{"unknown task", "learn", map[string]any{"task": "t-nope"}, []string{`spec task "t-nope": not found`}},
 		{"unknown question", "store_insight", map[string]any{"question": "q-nope", "resolution": "y", "type": "fact"}, []string{`question "q-nope": not found`}},
 	}
 

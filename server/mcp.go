@@ -39,7 +39,7 @@ func (s *Server) workerServer(r *http.Request) *mcp.Server {
 // env is what the caller's tools work with.
 func (s *Server) env(c *caller) *tools.Env {
 	return &tools.Env{Store: s.store, Caller: c.worker, Known: tools.KnownTools(c.skills), ActivationID: c.activation,
-		Skills: s.cfg.Skills, SkillDefs: c.skills}
+		Skills: s.cfg.Skills, SkillDefs: c.skills, Logger: s.cfg.Logger.With("component", "tools")}
 }
 
 // statelessVersion is the first protocol version whose results carry the

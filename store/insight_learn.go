@@ -12,10 +12,16 @@ import (
 	"github.com/helixml/helix-org/domain"
 )
 
-// learnQuestionRow is one question of the learn step; one per failed run.
+// learnQuestionRow is one question of the learn step: one per failed run,
+// or one per troubled item of a spec task. ActivationID is what it is
+// about, so nothing is asked twice: the run, or the item ("t-login/3"),
+// with the item's last run in RunID.
 type learnQuestionRow struct {
 	ID           string `gorm:"primaryKey"`
 	ActivationID string `gorm:"not null;uniqueIndex"`
+	RunID        string
+	TaskID       string
+	ItemSeq      int
 	WorkerID     string `gorm:"not null"`
 	Reviewer     string `gorm:"not null"`
 	Situation    string `gorm:"not null"`
@@ -29,8 +35,12 @@ type learnQuestionRow struct {
 func (learnQuestionRow) TableName() string { return "learn_questions" }
 
 func (r learnQuestionRow) toDomain() domain.LearnQuestion {
-	return domain.LearnQuestion{ID: r.ID, Activation: r.ActivationID, Worker: r.WorkerID, Reviewer: r.Reviewer, Situation: r.Situation,
-		Error: r.Error, Used: strings.Fields(r.Used), Notice: r.Notice, Insight: r.InsightID, AskedAt: r.AskedAt.UTC()}
+	q := domain.LearnQuestion{ID: r.ID, Activation: r.ActivationID, Worker: r.WorkerID, Reviewer: r.Reviewer, Situation: r.Situation,
+		Error: r.Error, Used: strings.Fields(r.Used), Notice: r.Notice, Insight: r.InsightID, AskedAt: r.AskedAt.UTC(), Task: r.TaskID, Item: r.ItemSeq}
+	if r.TaskID != "" {
+		q.Activation = r.RunID
+	}
+	return q
 }
 
 // maxSituation bounds the quoted situation: a question, not a transcript.
@@ -54,7 +64,7 @@ func (s *Store) Learn(ctx context.Context, reviewer, worker string) ([]domain.Le
 			return err
 		}
 		var acts []activationRow
-		if err := tx.Where("worker_id = ? AND status = ? AND id NOT IN (SELECT activation_id FROM learn_questions)", worker, string(domain.ActivationFailed)).
+		if err := tx.Where("worker_id = ? AND status = ? AND id NOT IN (SELECT activation_id FROM learn_questions UNION SELECT run_id FROM learn_questions WHERE run_id <> '')", worker, string(domain.ActivationFailed)).
 			Order("started_at").Limit(20).Find(&acts).Error; err != nil {
 			return fmt.Errorf("failed runs of %s: %w", worker, err)
 		}

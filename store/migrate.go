@@ -87,6 +87,9 @@ var migrations = []migration{
 	{22, "contact channels of human workers", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&contactRow{})
 	}},
+	{23, "spec tasks cloned from a URL, their lessons, learn questions about items", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&specTaskRow{}, &itemLessonRow{}, &learnQuestionRow{})
+	}},
 }
 
 type schemaMigration struct {

@@ -188,6 +188,11 @@ func (s *Store) replanTx(tx *gorm.DB, row specTaskRow, actor string, items []dom
 	if err := domain.CheckItems(all); err != nil {
 		return err
 	}
+	if replace > 0 {
+		if err := replacedTx(tx, row.ID, replace, added); err != nil {
+			return err
+		}
+	}
 	if err := tx.Where("task_id = ?", row.ID).Delete(&taskItemRow{}).Error; err != nil {
 		return err
 	}
@@ -219,7 +224,11 @@ func (s *Store) ReviewSpec(ctx context.Context, actor, id string, approve bool, 
 			return s.resumeTx(tx, row, actor, comments)
 		}
 		ev, err := s.moveTx(tx, &row, actor, domain.ActApprove, "Approved. "+comments)
-		if err != nil || row.State == string(domain.TaskDone) {
+		if err != nil {
+			return err
+		}
+		if row.State == string(domain.TaskDone) {
+			_, err := s.learnTaskTx(tx, row, ev.ID)
 			return err
 		}
 		if _, err := s.moveTx(tx, &row, actor, domain.ActQueue, "Implementation queued."); err != nil {

@@ -41,6 +41,13 @@ func (s *Store) ReportItem(ctx context.Context, actor, id string, seq int, outco
 		it.State, it.Summary, it.FinishedAt = domain.ItemDone, summary, &now
 		if outcome == domain.OutcomeBlocked {
 			it.State = domain.ItemBlocked
+			run, err := handoutRun(tx, id, seq, actor)
+			if err != nil {
+				return err
+			}
+			if err := s.recordLessonTx(tx, id, it, lessonBlocked, actor, run, summary); err != nil {
+				return err
+			}
 		}
 		got = it
 		if err := saveItemTx(tx, id, it); err != nil {
@@ -104,9 +111,15 @@ func (s *Store) SyncChecklist(ctx context.Context, actor, id, progress string) (
 		changed = domain.ApplyChecklist(items, lines)
 		now := s.Now()
 		for _, it := range changed {
+			worker := it.Worker
 			it.Summary, it.FinishedAt = "marked "+string(it.State)+" in a commit of progress.md", &now
 			if err := saveItemTx(tx, id, it); err != nil {
 				return err
+			}
+			if it.State == domain.ItemBlocked {
+				if err := s.recordLessonTx(tx, id, it, lessonBlocked, worker, "", it.Summary); err != nil {
+					return err
+				}
 			}
 		}
 		if len(changed) == 0 {
@@ -138,10 +151,15 @@ func (s *Store) endedRunTx(tx *gorm.DB, a domain.Activation) error {
 	for _, r := range rows {
 		it := r.toDomain()
 		it.Worker, it.StartedAt, it.State = "", nil, domain.ItemPending
+		kind, words := lessonRetried, strings.TrimSpace(fmt.Sprintf("run %s ended without a report: %s %s", a.ID, a.Status, a.Error))
 		if it.Handouts >= 2 {
 			it.State, it.Summary = domain.ItemBlocked, fmt.Sprintf("the runs of %s ended twice without a report (last: %s %s)", a.WorkerID, a.Status, a.Error)
+			kind, words = lessonBlocked, it.Summary
 		}
 		if err := saveItemTx(tx, r.TaskID, it); err != nil {
+			return err
+		}
+		if err := s.recordLessonTx(tx, r.TaskID, it, kind, a.WorkerID, a.ID, words); err != nil {
 			return err
 		}
 		task, err := lockTask(tx, r.TaskID)

@@ -25,6 +25,7 @@ type specTaskRow struct {
 	Priority  int
 	State     string `gorm:"not null;index"`
 	Repo      string
+	Origin    string
 	Planner   string `gorm:"not null"`
 	Reviewer  string `gorm:"not null"`
 	Builders  string `gorm:"not null"`
@@ -45,7 +46,7 @@ func (specTaskRow) TableName() string { return "spec_tasks" }
 
 func (r specTaskRow) toDomain() domain.SpecTask {
 	t := domain.SpecTask{ID: r.ID, Title: r.Title, Prompt: r.Prompt, Priority: r.Priority, State: domain.TaskState(r.State),
-		Repo: r.Repo, Planner: r.Planner, Reviewer: r.Reviewer, Parallel: r.Parallel, Revisions: r.Revisions,
+		Repo: r.Repo, Origin: r.Origin, Planner: r.Planner, Reviewer: r.Reviewer, Parallel: r.Parallel, Revisions: r.Revisions,
 		Comments: r.Comments, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	json.Unmarshal([]byte(r.Builders), &t.Builders)
 	return t
@@ -85,7 +86,7 @@ func (s *Store) CreateSpecTask(ctx context.Context, actor string, t domain.SpecT
 		builders, _ := json.Marshal(t.Builders)
 		now := s.Now()
 		row := specTaskRow{ID: id, Title: t.Title, Prompt: t.Prompt, Priority: t.Priority, State: string(domain.TaskBacklog),
-			Repo: t.Repo, Planner: t.Planner, Reviewer: t.Reviewer, Builders: string(builders), Parallel: t.Parallel,
+			Repo: t.Repo, Origin: t.Origin, Planner: t.Planner, Reviewer: t.Reviewer, Builders: string(builders), Parallel: t.Parallel,
 			Requirements: "# " + t.Title + "\n\n" + t.Prompt + "\n", CreatedBy: actor, CreatedAt: now, UpdatedAt: now}
 		if err := tx.Create(&row).Error; err != nil {
 			return err
@@ -277,12 +278,17 @@ func (s *Store) CancelSpecTask(ctx context.Context, actor, id, reason string) (d
 				return err
 			}
 		}
-		if _, err = s.moveTx(tx, &row, actor, domain.ActCancel, strings.TrimSpace("Cancelled. "+reason)); err != nil {
+		ev, err := s.moveTx(tx, &row, actor, domain.ActCancel, strings.TrimSpace("Cancelled. "+reason))
+		if err != nil {
 			return err
 		}
 		// Its builders are free for other tasks' items.
-		return tx.Model(&taskItemRow{}).Where("task_id = ? AND state = ?", id, string(domain.ItemInProgress)).
-			Updates(map[string]any{"state": string(domain.ItemPending), "worker": ""}).Error
+		if err := tx.Model(&taskItemRow{}).Where("task_id = ? AND state = ?", id, string(domain.ItemInProgress)).
+			Updates(map[string]any{"state": string(domain.ItemPending), "worker": ""}).Error; err != nil {
+			return err
+		}
+		_, err = s.learnTaskTx(tx, row, ev.ID)
+		return err
 	})
 	if err != nil {
 		return domain.SpecTask{}, fmt.Errorf("cancel spec task %s: %w", id, err)

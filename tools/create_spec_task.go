@@ -12,7 +12,7 @@ type createSpecTaskIn struct {
 	Title    string   `json:"title"`
 	Prompt   string   `json:"prompt"`
 	Priority int      `json:"priority,omitempty"`
-	Repo     string   `json:"repo,omitempty"`
+	Repo     string   `json:"repo,omitempty" jsonschema:"path or https/file URL"`
 	Planner  string   `json:"planner"`
 	Builders []string `json:"builders"`
 	Reviewer string   `json:"reviewer,omitempty"`
@@ -22,15 +22,16 @@ type createSpecTaskIn struct {
 func createSpecTask() Tool {
 	return define("create_spec_task", "Start a spec task: planner specs, reviewer approves, builders build.",
 		func(ctx context.Context, env *Env, in createSpecTaskIn) (specStateOut, error) {
+			var origin string
 			if in.Repo != "" {
-				top, err := designdocs.Check(ctx, in.Repo)
+				top, url, err := designdocs.Resolve(ctx, in.Repo, remote(ctx, env))
 				if err != nil {
 					return specStateOut{}, err
 				}
-				in.Repo = top
+				in.Repo, origin = top, url
 			}
 			t, err := env.Store.CreateSpecTask(ctx, env.Caller, domain.SpecTask{ID: in.ID, Title: in.Title, Prompt: in.Prompt,
-				Priority: in.Priority, Repo: in.Repo, Planner: in.Planner, Builders: in.Builders, Reviewer: in.Reviewer, Parallel: in.Parallel})
+				Priority: in.Priority, Repo: in.Repo, Origin: origin, Planner: in.Planner, Builders: in.Builders, Reviewer: in.Reviewer, Parallel: in.Parallel})
 			if err != nil {
 				return specStateOut{}, err
 			}

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -8,11 +9,43 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store/designdocs/gittest"
 )
 
 func TestCreateSpecTask(t *testing.T) {
 	repo := gitRepo(t)
 	plain := notAGitRepo(t)
+	served := t.TempDir()
+	origin := gittest.Bare(t, repo, filepath.Join(served, "app.git"))
+	forge := gittest.Serve(t, served, false)
+	clones := func(allowPrivate bool) func(t *testing.T, f fixture) {
+		return func(t *testing.T, f fixture) {
+			withBuilders(t, f)
+			for _, kv := range []struct {
+				spec domain.SettingSpec
+				v    string
+			}{{SpecClonesDirSetting, t.TempDir()}, {SpecAllowPrivateSetting, fmt.Sprint(allowPrivate)}} {
+				if err := f.env.Store.SetSetting(t.Context(), kv.spec, kv.v); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	cloned := func(url string) func(t *testing.T, f fixture, _ taskOut) {
+		return func(t *testing.T, f fixture, _ taskOut) {
+			view, err := f.env.Store.GetSpecTask(t.Context(), "t-login")
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir, _ := f.env.Store.SettingOr(t.Context(), SpecClonesDirSetting)
+			if view.Task.Origin != url || !strings.HasPrefix(view.Task.Repo, dir) {
+				t.Errorf("repo %q origin %q; want a clone under %s of %s", view.Task.Repo, view.Task.Origin, dir, url)
+			}
+			if got := gitShow(t, view.Task.Repo, "t-login/requirements.md"); !strings.Contains(got, "Add login to the todo app.") {
+				t.Errorf("requirements.md in the clone = %q", got)
+			}
+		}
+	}
 	with := func(edit func(map[string]any)) map[string]any {
 		a := taskArgs("")
 		edit(a)
@@ -48,6 +81,35 @@ func TestCreateSpecTask(t *testing.T) {
 				}
 			},
 		},
+		{
+			name:  "a file URL is cloned, and the design docs are pushed back to it",
+			setup: clones(false),
+			args:  taskArgs("file://" + origin),
+			want:  taskOut{ID: "t-login", State: "spec_generation"},
+			check: func(t *testing.T, f fixture, got taskOut) {
+				cloned("file://"+origin)(t, f, got)
+				if got := gitShow(t, origin, "t-login/requirements.md"); !strings.Contains(got, "Add login to the todo app.") {
+					t.Errorf("requirements.md at the origin = %q", got)
+				}
+			},
+		},
+		{
+			name:  "a loopback http URL is cloned when the setting allows it; a refused push keeps the docs local",
+			setup: clones(true),
+			args:  taskArgs(forge.URL + "/app.git"),
+			want:  taskOut{ID: "t-login", State: "spec_generation"},
+			check: cloned(forge.URL + "/app.git"),
+		},
+		{name: "a loopback URL without the setting", setup: clones(false), args: taskArgs(forge.URL + "/app.git"),
+			wantErr: []string{"repo: ", "127.0.0.1 is a loopback, private", "spec_tasks.allow_private"}, wantIs: domain.ErrInvalid},
+		{name: "a private address", setup: clones(false), args: taskArgs("https://192.168.1.10/app.git"),
+			wantErr: []string{"repo: ", "192.168.1.10 is a loopback, private"}, wantIs: domain.ErrInvalid},
+		{name: "a URL with no repository", setup: clones(true), args: taskArgs(forge.URL + "/nope.git"),
+			wantErr: []string{"repo: ", "/nope.git cannot be cloned: "}, wantIs: domain.ErrInvalid},
+		{name: "a file URL of a directory that is not a repository", setup: clones(true), args: taskArgs("file://" + plain),
+			wantErr: []string{"repo: ", "cannot be cloned: ", "does not appear to be a git repository"}, wantIs: domain.ErrInvalid},
+		{name: "an ssh URL", setup: clones(true), args: taskArgs("git@github.com:org/app.git"),
+			wantErr: []string{"repo: ", "ssh repositories are not supported"}, wantIs: domain.ErrInvalid},
 		{name: "repository missing", setup: withBuilders, args: taskArgs(filepath.Join(plain, "nope")),
 			wantErr: []string{"repo: ", "does not exist"}, wantIs: domain.ErrInvalid},
 		{name: "not a git repository", setup: withBuilders, args: taskArgs(plain),

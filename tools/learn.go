@@ -3,10 +3,13 @@ package tools
 import (
 	"context"
 	"time"
+
+	"github.com/helixml/helix-org/domain"
 )
 
 type learnIn struct {
-	Worker string `json:"worker"`
+	Worker string `json:"worker,omitempty"`
+	Task   string `json:"task,omitempty"`
 }
 
 type questionOut struct {
@@ -17,6 +20,8 @@ type questionOut struct {
 	Used       []string  `json:"used,omitempty"`
 	Notice     string    `json:"notice" jsonschema:"the inbox event that asks it"`
 	AskedAt    time.Time `json:"askedAt"`
+	Task       string    `json:"task,omitempty"`
+	Item       int       `json:"item,omitempty"`
 }
 
 type learnOut struct {
@@ -24,16 +29,25 @@ type learnOut struct {
 }
 
 func learn() Tool {
-	return define("learn", "Ask yourself about a Worker's failed runs.",
+	return define("learn", "Ask yourself about a worker's failed runs or a task's troubled items.",
 		func(ctx context.Context, env *Env, in learnIn) (learnOut, error) {
-			qs, err := env.Store.Learn(ctx, env.Caller, in.Worker)
+			var qs []domain.LearnQuestion
+			var err error
+			switch {
+			case (in.Worker == "") == (in.Task == ""):
+				return learnOut{}, domain.Invalid("worker", "name a worker or a task, not both")
+			case in.Task != "":
+				qs, err = env.Store.LearnTask(ctx, env.Caller, in.Task)
+			default:
+				qs, err = env.Store.Learn(ctx, env.Caller, in.Worker)
+			}
 			if err != nil {
 				return learnOut{}, err
 			}
 			out := learnOut{Questions: []questionOut{}}
 			for _, q := range qs {
 				out.Questions = append(out.Questions, questionOut{ID: q.ID, Activation: q.Activation, Error: q.Error, Situation: q.Situation,
-					Used: q.Used, Notice: q.Notice, AskedAt: q.AskedAt})
+					Used: q.Used, Notice: q.Notice, AskedAt: q.AskedAt, Task: q.Task, Item: q.Item})
 			}
 			return out, nil
 		})

@@ -60,6 +60,21 @@ func TestLearn(t *testing.T) {
 			wantErr: []string{"w-maya may only manage workers below p-support"}},
 		{name: "your own runs", caller: "w-echo", args: map[string]any{"worker": "w-echo"}, wantErr: []string{"w-echo cannot review its own runs"}},
 		{name: "unknown worker", args: map[string]any{"worker": "w-nope"}, wantErr: []string{`worker "w-nope": not found`}, wantIs: domain.ErrNotFound},
+		{
+			name: "a task's troubled items, on demand",
+			setup: func(t *testing.T, f fixture) {
+				withApproved(t, f)
+				report(t, f, "w-b1", 1, "blocked", "no database")
+			},
+			args: map[string]any{"task": "t-login"},
+			want: learnOut{Questions: []questionOut{{Error: "no database", Situation: "Users table", AskedAt: t0, Task: "t-login", Item: 1}}},
+		},
+		{name: "a task without trouble", setup: withApproved, args: map[string]any{"task": "t-login"}, want: learnOut{Questions: []questionOut{}}},
+		{name: "a task you do not review", setup: withApproved, caller: "w-maya", args: map[string]any{"task": "t-login"},
+			wantErr: []string{"only the reviewer w-owner"}, wantIs: domain.ErrForbidden},
+		{name: "unknown task", args: map[string]any{"task": "t-nope"}, wantErr: []string{`spec task "t-nope": not found`}, wantIs: domain.ErrNotFound},
+		{name: "a worker and a task", args: map[string]any{"worker": "w-echo", "task": "t-login"}, wantErr: []string{"worker: name a worker or a task, not both"}, wantIs: domain.ErrInvalid},
+		{name: "neither", args: map[string]any{}, wantErr: []string{"worker: name a worker or a task"}, wantIs: domain.ErrInvalid},
 	}, cmpopts.IgnoreFields(questionOut{}, "ID", "Notice"))
 }
 

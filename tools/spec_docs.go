@@ -49,6 +49,13 @@ func pushDocs(ctx context.Context, env *Env, task, message string, extra map[str
 	if err != nil {
 		return fmt.Errorf("commit design docs of %s: %w", task, err)
 	}
+	if t.Task.Origin != "" {
+		// The commit stands either way: an origin that refuses the push
+		// (no write access, a dumb HTTP server) leaves the docs local.
+		if err := remote(ctx, env).Push(ctx, book.Top, t.Task.Origin); err != nil {
+			env.logger().Warn("design docs not pushed", "task", task, "err", err)
+		}
+	}
 	return nil
 }
 

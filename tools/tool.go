@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"sync"
 	"time"
@@ -33,6 +34,16 @@ type Env struct {
 	// SkillDefs are the skills; each callable one is served as
 	// skill_<name> to workers granted it.
 	SkillDefs []domain.Skill
+	// Logger hears what a tool does not fail for (a push that did not
+	// go through); nil discards it.
+	Logger *slog.Logger
+}
+
+func (e *Env) logger() *slog.Logger {
+	if e.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return e.Logger
 }
 
 // Tool is one MCP tool: its definition plus a way to bind it to a server.

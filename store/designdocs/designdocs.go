@@ -3,7 +3,8 @@
 // .git-worktrees/helix-design-docs beside the repository's working tree,
 // so the main checkout may switch branches without touching it. Every
 // change is a new commit authored as the worker it is made for; nothing
-// here rewrites history. It drives the git CLI and imports only domain.
+// here rewrites history. It drives the git CLI, clones repositories given
+// as URLs (clone.go), and imports only domain and safedial's address check.
 package designdocs
 
 import (
@@ -69,8 +70,8 @@ func Check(ctx context.Context, repo string) (string, error) {
 }
 
 // Open returns the repository's docs worktree, creating the branch (from
-// an empty commit, so it shares nothing with the code) and the worktree
-// when they do not exist yet.
+// origin's when a clone has one, else from an empty commit, so it shares
+// nothing with the code) and the worktree when they do not exist yet.
 func Open(ctx context.Context, repo string) (*Book, error) {
 	top, err := Check(ctx, repo)
 	if err != nil {
@@ -78,7 +79,13 @@ func Open(ctx context.Context, repo string) (*Book, error) {
 	}
 	b := &Book{Top: top, Dir: filepath.Join(top, WorktreeDir)}
 	defer lock(b.Dir)()
-	if _, err := git(ctx, top, "rev-parse", "--verify", "--quiet", "refs/heads/"+Branch); err != nil {
+	_, err = git(ctx, top, "rev-parse", "--verify", "--quiet", "refs/heads/"+Branch)
+	if err != nil {
+		// A clone whose origin has the branch continues it, so pushing
+		// back stays a fast-forward.
+		_, err = git(ctx, top, "branch", Branch, "refs/remotes/origin/"+Branch)
+	}
+	if err != nil {
 		tree, err := git(ctx, top, "hash-object", "-t", "tree", "-w", "--stdin")
 		if err != nil {
 			return nil, err

@@ -1,0 +1,23 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store/designdocs"
+)
+
+// The settings for spec tasks whose repository is a URL.
+var (
+	SpecClonesDirSetting = domain.SettingSpec{Key: "spec_tasks.clones_dir", Type: domain.SettingString, Default: "./clones",
+		Description: "Directory where the server clones spec tasks' repositories given as URLs (relative to its working directory)."}
+	SpecAllowPrivateSetting = domain.SettingSpec{Key: designdocs.AllowPrivateKey, Type: domain.SettingBool, Default: "false",
+		Description: "Let spec tasks' http(s) repository URLs reach loopback, private, link-local and metadata addresses. Off by default."}
+)
+
+// remote is how the server reaches repositories given as URLs, as the
+// settings say now.
+func remote(ctx context.Context, env *Env) designdocs.Remote {
+	dir, _ := env.Store.SettingOr(ctx, SpecClonesDirSetting)
+	return designdocs.Remote{ClonesDir: dir, AllowPrivate: env.Store.BoolSetting(ctx, SpecAllowPrivateSetting)}
+}
