@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"fmt"
-	"strings"
 
 	"gorm.io/gorm"
 
@@ -16,7 +15,7 @@ import (
 // what the score needs; the full rows are loaded for the results alone,
 // which keeps a recall over many matches cheap.
 func (s *Store) rank(tx *gorm.DB, text string, seat *domain.InsightSeat, mode domain.RankMode, limit int) ([]domain.Ranked, error) {
-	cands, err := search(tx, text, seat)
+	cands, err := s.search(tx, text, seat)
 	if err != nil || len(cands) == 0 {
 		return nil, err
 	}
@@ -41,37 +40,12 @@ func (s *Store) rank(tx *gorm.DB, text string, seat *domain.InsightSeat, mode do
 
 // search scores every match by BM25 and returns it with what ranking
 // reads: id, scope, counters and times.
-func search(tx *gorm.DB, text string, seat *domain.InsightSeat) ([]domain.Candidate, error) {
+func (s *Store) search(tx *gorm.DB, text string, seat *domain.InsightSeat) ([]domain.Candidate, error) {
 	terms := domain.Terms(text)
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	match := `"` + strings.Join(terms, `" OR "`) + `"`
-	// CROSS JOIN keeps the full-text table outermost: the other order runs
-	// the whole MATCH once per insight row.
-	q := `SELECT i.id, i.scope, i.target, i.helped, i.failed, i.credit_helped, i.credit_failed, i.last_used, i.created_at, matchinfo(insight_fts, 'pcnalx')
-		FROM insight_fts CROSS JOIN insights i ON i.doc = insight_fts.docid
-		WHERE insight_fts MATCH ? AND i.superseded_by = '' AND NOT i.retired`
-	args := []any{match}
-	if seat != nil {
-		q += ` AND (i.scope = 'org' OR (i.scope = 'role' AND i.target = ?) OR (i.scope = 'position' AND i.target = ?) OR (i.scope = 'worker' AND i.target = ?))`
-		args = append(args, seat.Role, seat.Position, seat.Worker)
-	}
-	rows, err := tx.Raw(q, args...).Rows()
-	if err != nil {
-		return nil, fmt.Errorf("search insights: %w", err)
-	}
-	defer rows.Close()
-	var out []domain.Candidate
-	var mi matchInfo
-	for rows.Next() {
-		c, err := mi.scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("search insights: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return s.dia.searchInsights(tx, terms, seat)
 }
 
 // matchInfo decodes FTS4's matchinfo 'pcnalx' blobs: phrases, columns,
