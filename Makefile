@@ -31,8 +31,9 @@ test:
 # The suite again with every store a test opens (store/storetest) on
 # PostgreSQL: a throwaway cluster per test binary from Debian's
 # postgresql packages, a database per test. Tests that open a SQLite
-# file by its path stay on SQLite.
-PG_PACKAGES ?= ./store/...
+# file by its path stay on SQLite. PG_PACKAGES are the packages green on
+# PostgreSQL so far.
+PG_PACKAGES ?= ./store/... ./tools/...
 test-postgres:
 	HELIX_ORG_TEST_DB=postgres $(GO) test -race -count=1 -timeout 15m $(PG_PACKAGES)
 

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/helixml/helix-org/store"
 	// The pgx driver GORM's postgres driver uses, here as database/sql's
 	// "pgx" for the admin connection.
 	_ "github.com/jackc/pgx/v5/stdlib"
@@ -40,7 +41,11 @@ var cluster struct {
 	n     atomic.Int64
 }
 
-// PostgresURL creates an empty database in the test binary's cluster
+// templateDB is migrated once per cluster; each test's database is a copy
+// of it, which is much faster than migrating every one.
+const templateDB = "helix_template"
+
+// PostgresURL creates a migrated, empty database in the test binary's cluster
 // (starting it on first use) and returns its URL; the database is dropped
 // at the test's cleanup.
 func PostgresURL(t testing.TB) string {
@@ -50,7 +55,7 @@ func PostgresURL(t testing.TB) string {
 		t.Fatalf("postgres test cluster: %v", cluster.err)
 	}
 	name := fmt.Sprintf("t%d", cluster.n.Add(1))
-	if _, err := cluster.admin.ExecContext(t.Context(), "CREATE DATABASE "+name); err != nil {
+	if _, err := cluster.admin.ExecContext(t.Context(), "CREATE DATABASE "+name+" TEMPLATE "+templateDB+" STRATEGY = FILE_COPY"); err != nil {
 		t.Fatalf("create database %s: %v", name, err)
 	}
 	t.Cleanup(func() {
@@ -138,7 +143,21 @@ func startCluster() error {
 		}
 	}
 	cluster.admin = admin
-	return nil
+	return migrateTemplate(dir)
+}
+
+// migrateTemplate creates the template database and runs the store's
+// migrations on it; its connections are closed after, as a template
+// needs.
+func migrateTemplate(dir string) error {
+	if _, err := cluster.admin.Exec("CREATE DATABASE " + templateDB); err != nil {
+		return err
+	}
+	st, err := store.Open(context.Background(), clusterURL(templateDB), store.Options{KeyFile: filepath.Join(dir, "template.key")})
+	if err != nil {
+		return fmt.Errorf("migrate the template database: %w", err)
+	}
+	return st.Close()
 }
 
 // postgresBin is the newest installed PostgreSQL's bin directory
