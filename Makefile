@@ -33,7 +33,7 @@ test:
 # postgresql packages, a database per test. Tests that open a SQLite
 # file by its path stay on SQLite. PG_PACKAGES are the packages green on
 # PostgreSQL so far.
-PG_PACKAGES ?= ./store/... ./agent/ ./tools/... ./dispatch/... ./transports/... ./server/... ./demos/...
+PG_PACKAGES ?= ./store/... ./agent/ ./agent/skill/ ./tools/... ./dispatch/... ./transports/... ./server/... ./demos/...
 test-postgres:
 	HELIX_ORG_TEST_DB=postgres $(GO) test -race -count=1 -timeout 15m $(PG_PACKAGES)
 
