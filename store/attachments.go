@@ -103,10 +103,10 @@ func (s *Store) Attachment(ctx context.Context, ref string) (AttachmentFile, err
 func (s *Store) LatestInbound(ctx context.Context, streamID, messageID, threadID string) (domain.Event, error) {
 	q := s.read(ctx).Where("stream_id = ? AND source = ''", streamID)
 	if messageID != "" {
-		q = q.Where("json_extract(body, '$.messageId') = ?", messageID)
+		q = q.Where(s.dia.jsonText("body", "messageId")+" = ?", messageID)
 	}
 	if threadID != "" {
-		q = q.Where("json_extract(body, '$.threadId') = ?", threadID)
+		q = q.Where(s.dia.jsonText("body", "threadId")+" = ?", threadID)
 	}
 	var r eventRow
 	if err := q.Order("seq DESC").Take(&r).Error; err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
 
@@ -21,7 +22,11 @@ import (
 // edited by hand, could hold.
 func rawDB(t *testing.T, st *store.Store) *gorm.DB {
 	t.Helper()
-	db, err := gorm.Open(sqlite.Open(st.Path()+"?_busy_timeout=10000"), &gorm.Config{})
+	dialector := sqlite.Open(st.Path() + "?_busy_timeout=10000")
+	if store.IsPostgres(st.Path()) {
+		dialector = postgres.Open(st.Path())
+	}
+	db, err := gorm.Open(dialector, &gorm.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,11 +46,11 @@ func (s *Store) EventsBefore(ctx context.Context, q PageQuery) ([]domain.Event, 
 		db = db.Where("created_at < ?", q.Until.UTC())
 	}
 	if q.To != "" {
-		db = db.Where("EXISTS (SELECT 1 FROM json_each(events.body, '$.to') WHERE json_each.value = ?)", q.To)
+		db = db.Where(s.dia.jsonHas("events.body", "to"), q.To)
 	}
 	for field, v := range map[string]string{"actor": q.Actor, "action": q.Action, "target": q.Target} {
 		if v != "" {
-			db = db.Where("json_extract(events.body, '$.extra."+field+"') = ?", v)
+			db = db.Where(s.dia.jsonText("events.body", "extra", field)+" = ?", v)
 		}
 	}
 	var rows []eventRow
@@ -163,7 +163,7 @@ func (s *Store) LatestLogEntry(ctx context.Context, worker, activation string, k
 	}
 	var rows []eventRow
 	err := s.read(ctx).Where("caused_by = ? AND stream_id = ?", activation, domain.ActivationStreamPrefix+worker).
-		Where("json_extract(body, '$.subject') IN ?", names).Order("seq DESC").Limit(1).Find(&rows).Error
+		Where(s.dia.jsonText("body", "subject")+" IN ?", names).Order("seq DESC").Limit(1).Find(&rows).Error
 	if err != nil {
 		return domain.Event{}, false, fmt.Errorf("latest %s of %s: %w", strings.Join(names, "/"), activation, err)
 	}

@@ -64,7 +64,12 @@ func (s *Store) Append(ctx context.Context, ev domain.Event, opts AppendOptions)
 	return stored, nil
 }
 
-func dedupKey(stream, key string) *string { k := stream + "\x00" + key; return &k }
+// dedupKey is the stored key of an inbound message: its stream and its
+// provider key, joined by the dialect's separator.
+func dedupKey(tx *gorm.DB, stream, key string) *string {
+	k := stream + dialectOf(tx).keySep() + key
+	return &k
+}
 
 // deduped returns the event already stored on stream under key, if any.
 func deduped(tx *gorm.DB, stream, key string) (domain.Event, bool, error) {
@@ -72,7 +77,7 @@ func deduped(tx *gorm.DB, stream, key string) (domain.Event, bool, error) {
 		return domain.Event{}, false, nil
 	}
 	var prev eventRow
-	err := tx.Where("dedup_key = ?", dedupKey(stream, key)).Take(&prev).Error
+	err := tx.Where("dedup_key = ?", dedupKey(tx, stream, key)).Take(&prev).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return domain.Event{}, false, nil
 	}
@@ -120,7 +125,7 @@ func (s *Store) appendTx(tx *gorm.DB, ev domain.Event, opts AppendOptions) (doma
 	row := eventRow{ID: ev.ID, StreamID: ev.StreamID, Source: ev.Source, SourceKind: string(ev.SourceKind),
 		CausedBy: ev.CausedBy, Depth: ev.Depth, CreatedAt: ev.CreatedAt, Body: string(body)}
 	if opts.dedupKey != "" {
-		row.DedupKey = dedupKey(ev.StreamID, opts.dedupKey)
+		row.DedupKey = dedupKey(tx, ev.StreamID, opts.dedupKey)
 	}
 	if err := tx.Create(&row).Error; err != nil {
 		return ev, err

@@ -106,6 +106,11 @@ func (s *Store) commitBatch(batch []*writeReq) (notRun []*writeReq) {
 		answer(batch, fmt.Errorf("begin: %w", mapErr(tx.Error)))
 		return nil
 	}
+	if err := s.dia.beginWrite(tx); err != nil {
+		tx.Rollback()
+		answer(batch, fmt.Errorf("begin: %w", mapErr(err)))
+		return nil
+	}
 	for i, r := range batch {
 		if err := s.runInSavepoint(tx, r); err != nil {
 			tx.Rollback()

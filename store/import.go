@@ -37,7 +37,7 @@ func (s *Store) Import(ctx context.Context, fn func(*Importer) error) (map[strin
 	im := &Importer{s: s, counts: map[string]int{}}
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		im.tx, im.counts, im.changes = tx, map[string]int{}, nil
-		if err := tx.Exec("PRAGMA defer_foreign_keys = ON").Error; err != nil {
+		if err := s.dia.deferForeignKeys(tx); err != nil {
 			return err
 		}
 		if err := refuseNonEmpty(tx); err != nil {

@@ -31,7 +31,7 @@ func (im *Importer) Insight(in domain.Insight) error {
 	if !in.Current() {
 		return nil
 	}
-	return im.tx.Exec("INSERT INTO insight_fts (docid, trigger, resolution, tags) VALUES (?, ?, ?, ?)", row.Doc, row.Trigger, row.Resolution, row.Tags).Error
+	return im.s.dia.indexInsight(im.tx, row)
 }
 
 // InsightLink writes a link between two imported insights.

@@ -19,14 +19,8 @@ import (
 // still reach the top (domain.RankMatches), and the full rows for the
 // results alone: a recall over many matches stays cheap.
 func (s *Store) rank(tx *gorm.DB, text string, seat *domain.InsightSeat, mode domain.RankMode, limit int) ([]domain.Ranked, error) {
-	matches, err := s.matchInsights(tx, text)
-	if err != nil || len(matches) == 0 {
-		return nil, err
-	}
-	ranked, err := domain.RankMatches(mode, matches, func(dst []domain.Candidate, ms []domain.Match) ([]domain.Candidate, error) {
-		return s.loadCandidates(tx, dst, ms, seat)
-	}, s.Now(), limit)
-	if err != nil {
+	ranked, err := s.rankMatches(tx, text, seat, mode, limit)
+	if err != nil || len(ranked) == 0 {
 		return nil, err
 	}
 	ids := make([]string, len(ranked))
@@ -45,6 +39,30 @@ func (s *Store) rank(tx *gorm.DB, text string, seat *domain.InsightSeat, mode do
 		ranked[i].Insight = full[ranked[i].Insight.ID]
 	}
 	return ranked, nil
+}
+
+// rankMatches ranks the matches: on SQLite by scoring all from the
+// full-text index and loading the rest only for those that can still
+// reach the top; on PostgreSQL from its dialect's one search.
+func (s *Store) rankMatches(tx *gorm.DB, text string, seat *domain.InsightSeat, mode domain.RankMode, limit int) ([]domain.Ranked, error) {
+	if _, ok := s.dia.(sqliteDialect); !ok {
+		terms := domain.Terms(text)
+		if len(terms) == 0 {
+			return nil, nil
+		}
+		cands, err := s.dia.searchInsights(tx, terms, seat)
+		if err != nil || len(cands) == 0 {
+			return nil, err
+		}
+		return domain.Rank(mode, cands, s.Now(), limit), nil
+	}
+	matches, err := s.matchInsights(tx, text)
+	if err != nil || len(matches) == 0 {
+		return nil, err
+	}
+	return domain.RankMatches(mode, matches, func(dst []domain.Candidate, ms []domain.Match) ([]domain.Candidate, error) {
+		return s.loadCandidates(tx, dst, ms, seat)
+	}, s.Now(), limit)
 }
 
 // matchSQL finds the insights holding any of the query's terms. The
@@ -157,6 +175,29 @@ type matchInfo struct {
 	blob   []byte
 	corpus domain.CorpusStats
 	hits   domain.FieldHits
+}
+
+// scan reads one row of the dialect's full search (id, scope, target,
+// counters, times, matchinfo) into a scored candidate.
+func (m *matchInfo) scan(rows *sql.Rows) (domain.Candidate, error) {
+	var (
+		in       domain.Insight
+		scope    string
+		lastUsed sql.NullTime
+	)
+	st := &in.Stats
+	if err := rows.Scan(&in.ID, &scope, &in.Target, &st.Helped, &st.Failed, &st.CreditHelped, &st.CreditFailed, &lastUsed, &in.CreatedAt, &m.blob); err != nil {
+		return domain.Candidate{}, err
+	}
+	in.Scope = domain.InsightScope(scope)
+	if lastUsed.Valid {
+		st.LastUsed = lastUsed.Time.UTC()
+	}
+	in.CreatedAt = in.CreatedAt.UTC()
+	if err := m.decode(); err != nil {
+		return domain.Candidate{}, err
+	}
+	return domain.Candidate{Insight: in, BM25: domain.BM25(m.corpus, m.hits)}, nil
 }
 
 func (m *matchInfo) at(i int) int { return int(binary.NativeEndian.Uint32(m.blob[4*i:])) }

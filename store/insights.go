@@ -85,15 +85,13 @@ type insightUseRow struct {
 
 func (insightUseRow) TableName() string { return "insight_uses" }
 
-// migrateInsights creates the insight tables and the full-text index.
-// FTS4 rather than FTS5: mattn/go-sqlite3 compiles FTS5 only under a
-// build tag, FTS4 always; matchinfo gives the counts BM25 needs, which
-// domain.BM25 computes.
+// migrateInsights creates the insight tables and the full-text index
+// (its dialect's: FTS4 on SQLite, a tsvector on PostgreSQL).
 func migrateInsights(tx *gorm.DB) error {
 	if err := tx.AutoMigrate(&insightRow{}, &insightLinkRow{}, &insightUseRow{}, &learnQuestionRow{}); err != nil {
 		return err
 	}
-	return tx.Exec("CREATE VIRTUAL TABLE IF NOT EXISTS insight_fts USING fts4(trigger, resolution, tags, tokenize=porter)").Error
+	return dialectOf(tx).createInsightIndex(tx)
 }
 
 // StoreInsight stores a new insight as actor (in activation, when a run
@@ -128,8 +126,7 @@ func (s *Store) insertInsight(tx *gorm.DB, in domain.Insight) (insightRow, error
 	if err := tx.Create(&row).Error; err != nil {
 		return row, fmt.Errorf("store insight: %w", err)
 	}
-	err := tx.Exec("INSERT INTO insight_fts (docid, trigger, resolution, tags) VALUES (?, ?, ?, ?)", row.Doc, row.Trigger, row.Resolution, row.Tags).Error
-	return row, err
+	return row, s.dia.indexInsight(tx, row)
 }
 
 // linkNew adds the automatic links of a freshly stored insight.
@@ -221,7 +218,7 @@ func (s *Store) CorrectInsight(ctx context.Context, actor, id string, p InsightP
 		if err := next.Validate(); err != nil {
 			return err
 		}
-		if err := tx.Exec("DELETE FROM insight_fts WHERE docid = (SELECT doc FROM insights WHERE id = ?)", id).Error; err != nil {
+		if err := s.dia.unindexInsight(tx, id); err != nil {
 			return err
 		}
 		if p.Retire {

@@ -118,5 +118,8 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("migrate to version %d (%s): %w", m.version, m.name, err)
 		}
 	}
+	if err := s.dia.afterMigrate(s.db.WithContext(ctx)); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
 	return nil
 }

@@ -1,4 +1,5 @@
-// Package store persists the org graph in one SQLite file through GORM.
+// Package store persists the org graph through GORM in one SQLite file or
+// a PostgreSQL database (dialect.go).
 // It owns transactions, the audit trail and the event log; it knows nothing
 // of HTTP, MCP or agents. Row structs stay unexported: callers see domain types.
 package store
@@ -14,7 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
@@ -46,6 +46,7 @@ type Options struct {
 // Store is the one concrete handle on the database.
 type Store struct {
 	db      *gorm.DB
+	dia     dialect
 	path    string
 	keyFile string
 	log     *slog.Logger
@@ -68,8 +69,9 @@ type Store struct {
 	stmts sync.Map
 }
 
-// Open opens (creating if needed) the database at path and migrates it.
-func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+// Open opens (creating if needed) the database and migrates it. db is a
+// SQLite file's path or a postgres:// URL (IsPostgres).
+func Open(ctx context.Context, db string, opts Options) (*Store, error) {
 	if opts.Synchronous == "" {
 		opts.Synchronous = "FULL"
 	}
@@ -79,13 +81,30 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.KeyFile == "" {
-		opts.KeyFile = path + ".key"
+	var (
+		dia       dialect = sqliteDialect{}
+		path              = db
+		dialector gorm.Dialector
+	)
+	if IsPostgres(db) {
+		if opts.KeyFile == "" {
+			return nil, fmt.Errorf("open database: a PostgreSQL store needs a key file (--key-file)")
+		}
+		dia, path, dialector = postgresDialect{url: db}, redactURL(db), openPostgres(db)
+		// PostgreSQL keeps microseconds: times the store stamps round to
+		// them, so what a write returns is what a read finds.
+		now := opts.Now
+		opts.Now = func() time.Time { return now().Truncate(time.Microsecond) }
+	} else {
+		if opts.KeyFile == "" {
+			opts.KeyFile = path + ".key"
+		}
+		var err error
+		if dialector, err = openSQLite(path, opts.Synchronous); err != nil {
+			return nil, err
+		}
 	}
-	if err := createPrivate(path); err != nil {
-		return nil, err
-	}
-	db, err := gorm.Open(sqlite.Open(dsn(path, opts.Synchronous)), &gorm.Config{
+	gdb, err := gorm.Open(dialector, &gorm.Config{
 		Logger:                 logger.Default.LogMode(logger.Silent),
 		SkipDefaultTransaction: true,
 		TranslateError:         true,
@@ -94,7 +113,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, keyFile: opts.KeyFile, log: opts.Logger.With("component", "store"), now: opts.Now, transports: opts.Transports,
+	s := &Store{db: gdb, dia: dia, path: path, keyFile: opts.KeyFile, log: opts.Logger.With("component", "store"), now: opts.Now, transports: opts.Transports,
 		writeLock: make(chan struct{}, 1), groupCommit: !opts.NoGroupCommit}
 	s.bc.init()
 	if err := s.migrate(ctx); err != nil {
@@ -106,6 +125,16 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// redactURL is a database URL without its password, to name it in errors
+// and logs.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "postgres://…"
+	}
+	return u.Redacted()
 }
 
 // dsn puts every pragma in the connection string so each pooled connection
@@ -149,7 +178,8 @@ func (s *Store) Close() error {
 	return sqlDB.Close()
 }
 
-// Path is the database file's path.
+// Path is the database file's path, or the PostgreSQL URL without its
+// password.
 func (s *Store) Path() string { return s.path }
 
 // Now is the store's clock.
@@ -164,7 +194,13 @@ func (s *Store) write(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	}
 	s.writeLock <- struct{}{}
 	defer func() { <-s.writeLock }()
-	if err := s.db.WithContext(ctx).Transaction(fn); err != nil {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := s.dia.beginWrite(tx); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+	if err != nil {
 		return mapErr(err)
 	}
 	s.writes.Add(1)
@@ -236,15 +272,8 @@ func pickID(tx *gorm.DB, model any, kind, prefix, want, name string) (string, er
 	return base + "-" + domain.RandomSlug(6), nil
 }
 
-// Pragmas reports the connection settings in force, for tests and `doctor`-style checks.
+// Pragmas reports the connection settings in force, for tests and
+// `doctor`-style checks: SQLite's pragmas, or PostgreSQL's settings.
 func (s *Store) Pragmas(ctx context.Context) (map[string]string, error) {
-	out := map[string]string{}
-	for _, p := range []string{"journal_mode", "synchronous", "foreign_keys", "busy_timeout"} {
-		var v string
-		if err := s.read(ctx).Raw("PRAGMA " + p).Scan(&v).Error; err != nil {
-			return nil, fmt.Errorf("pragma %s: %w", p, err)
-		}
-		out[p] = v
-	}
-	return out, nil
+	return s.dia.settings(ctx, s.db)
 }

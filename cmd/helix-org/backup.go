@@ -39,7 +39,7 @@ database and its key file (or pointing --db and --key-file at them).`,
 			}
 			key, err := os.ReadFile(st.KeyFile())
 			if errors.Is(err, fs.ErrNotExist) {
-				fmt.Fprintf(cmd.OutOrStdout(), "backed up %s to %s (no key file at %s: nothing secret has been set)\n", cfg.DB, dst, st.KeyFile())
+				fmt.Fprintf(cmd.OutOrStdout(), "backed up %s to %s (no key file at %s: nothing secret has been set)\n", st.Path(), dst, st.KeyFile())
 				return nil
 			}
 			if err == nil {
@@ -48,7 +48,7 @@ database and its key file (or pointing --db and --key-file at them).`,
 			if err != nil {
 				return fmt.Errorf("copy the key file: %w (the database copy %s is complete, but useless for secrets without it)", err, dst)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "backed up %s to %s, and its key file to %s.key\n", cfg.DB, dst, dst)
+			fmt.Fprintf(cmd.OutOrStdout(), "backed up %s to %s, and its key file to %s.key\n", st.Path(), dst, dst)
 			return nil
 		},
 	}

@@ -70,7 +70,7 @@ func newDockerHost(st *store.Store, keyFile string, log *slog.Logger) (*dockerHo
 		return nil, err
 	}
 	if keyFile == "" {
-		keyFile = st.Path() + ".key"
+		keyFile = st.KeyFile()
 	}
 	return &dockerHost{st: st, eng: eng, skills: skill.New(eng, st, log), log: log.With("component", "docker"),
 		forbidden: []string{st.Path(), st.Path() + "-wal", st.Path() + "-shm", keyFile}}, nil

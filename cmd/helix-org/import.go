@@ -56,7 +56,7 @@ with create_skill.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "imported %s into %s:", args[0], cfg.DB)
+			fmt.Fprintf(out, "imported %s into %s:", args[0], st.Path())
 			for _, k := range slices.Sorted(maps.Keys(rep.Counts)) {
 				fmt.Fprintf(out, " %d %s,", rep.Counts[k], k)
 			}

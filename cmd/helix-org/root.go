@@ -36,8 +36,8 @@ type dbFlags struct {
 }
 
 func (f *dbFlags) bind(flags *pflag.FlagSet) {
-	flags.StringVar(&f.DB, "db", envOr("HELIX_ORG_DB", "./helix-org.db"), "SQLite database file (env HELIX_ORG_DB)")
-	flags.StringVar(&f.KeyFile, "key-file", envOr("HELIX_ORG_KEY_FILE", ""), "file holding the key that encrypts secret settings; default <db>.key (env HELIX_ORG_KEY_FILE)")
+	flags.StringVar(&f.DB, "db", envOr("HELIX_ORG_DB", "./helix-org.db"), "SQLite database file, or a postgres:// URL (env HELIX_ORG_DB)")
+	flags.StringVar(&f.KeyFile, "key-file", envOr("HELIX_ORG_KEY_FILE", ""), "file holding the key that encrypts secret settings; default <db>.key, ./helix-org.key for PostgreSQL (env HELIX_ORG_KEY_FILE)")
 }
 
 // bindInit adds --init, for the commands that may start a new database.
@@ -50,6 +50,13 @@ func (f *dbFlags) bindInit(flags *pflag.FlagSet) {
 // a mistyped --db or the wrong directory is an error naming the path
 // looked at, not a new, empty organisation.
 func (f *dbFlags) open(ctx context.Context) (*store.Store, error) {
+	if store.IsPostgres(f.DB) {
+		key := f.KeyFile
+		if key == "" {
+			key = "helix-org.key"
+		}
+		return store.Open(ctx, f.DB, store.Options{KeyFile: key, Transports: transports.Specs()})
+	}
 	if _, err := os.Stat(f.DB); errors.Is(err, fs.ErrNotExist) && !f.Init {
 		abs, _ := filepath.Abs(f.DB)
 		hint := "create one with `helix-org bootstrap --init`"

@@ -137,7 +137,7 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	if err := d.Recover(ctx); err != nil {
 		return err
 	}
-	log.Info("helix-org serving", "addr", ln.Addr().String(), "db", cfg.DB, "version", version)
+	log.Info("helix-org serving", "addr", ln.Addr().String(), "db", st.Path(), "version", version)
 	if _, err := st.GetWorker(ctx, "w-owner"); err != nil {
 		log.Warn("no owner yet: run `helix-org bootstrap` to create one and get its MCP URL and token")
 	}

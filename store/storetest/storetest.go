@@ -1,4 +1,6 @@
-// Package storetest opens a real SQLite store in a test's temp dir.
+// Package storetest opens a real store for a test: a SQLite file in its
+// temp dir, or a database of its own in a throwaway PostgreSQL cluster
+// when HELIX_ORG_TEST_DB=postgres (postgres.go).
 package storetest
 
 import (
@@ -23,16 +25,30 @@ func NewWithClock(t testing.TB, now func() time.Time) *store.Store {
 }
 
 // NewWith opens a fresh store with opts (its Transports, its clock); the
-// file and the synchronous pragma are the test's.
+// database, the key file and the synchronous pragma are the test's.
 func NewWith(t testing.TB, opts store.Options) *store.Store {
 	t.Helper()
 	opts.Synchronous = "NORMAL"
-	st, err := store.Open(t.Context(), t.TempDir()+"/helix-org.db", opts)
+	if UsePostgres() && opts.KeyFile == "" {
+		opts.KeyFile = t.TempDir() + "/helix-org.key"
+	}
+	st, err := store.Open(t.Context(), DB(t), opts)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+// DB is a fresh database for t, as store.Open takes it: a file under
+// t.TempDir, or a PostgreSQL URL under HELIX_ORG_TEST_DB=postgres. A PostgreSQL
+// store needs a key file too (store.Options.KeyFile).
+func DB(t testing.TB) string {
+	t.Helper()
+	if UsePostgres() {
+		return PostgresURL(t)
+	}
+	return t.TempDir() + "/helix-org.db"
 }
 
 // Clock is a fake clock that moves only when told to. It is safe for the

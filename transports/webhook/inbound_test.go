@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
 
@@ -285,7 +286,14 @@ func TestInboundNoAckWithoutCommit(t *testing.T) {
 	t.Run("the insert aborts inside the transaction", func(t *testing.T) {
 		r := newInboundRig(t, nil)
 		db := rawDB(t, r.st.Path())
-		if err := db.Exec(`CREATE TRIGGER fail_events BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'disk full'); END`).Error; err != nil {
+		failing := `CREATE TRIGGER fail_events BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'disk full'); END`
+		drop := `DROP TRIGGER fail_events`
+		if store.IsPostgres(r.st.Path()) {
+			failing = `CREATE FUNCTION fail_events() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$;
+				CREATE TRIGGER fail_events BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION fail_events()`
+			drop = `DROP TRIGGER fail_events ON events`
+		}
+		if err := db.Exec(failing).Error; err != nil {
 			t.Fatal(err)
 		}
 		before := r.state(t)
@@ -297,7 +305,7 @@ func TestInboundNoAckWithoutCommit(t *testing.T) {
 			t.Errorf("store changed: %+v → %+v", before, after)
 		}
 		// The failure left no dedup record: the sender's retry is stored.
-		if err := db.Exec(`DROP TRIGGER fail_events`).Error; err != nil {
+		if err := db.Exec(drop).Error; err != nil {
 			t.Fatal(err)
 		}
 		if code, answer := post(t, r.url+"/webhooks/s-hook", h, "hi"); code != 200 || strings.Contains(answer, "duplicate") {
@@ -316,7 +324,11 @@ func TestInboundNoAckWithoutCommit(t *testing.T) {
 // rawDB opens a second connection to the store's file, as another process would.
 func rawDB(t *testing.T, path string) *gorm.DB {
 	t.Helper()
-	db, err := gorm.Open(sqlite.Open("file:"+path+"?_busy_timeout=10000"), &gorm.Config{})
+	dialector := sqlite.Open("file:" + path + "?_busy_timeout=10000")
+	if store.IsPostgres(path) {
+		dialector = postgres.Open(path)
+	}
+	db, err := gorm.Open(dialector, &gorm.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

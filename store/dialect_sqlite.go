@@ -1,0 +1,109 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+// sqliteDialect is the store on one SQLite file: one writer at a time
+// (_txlock=immediate and the store's write lock), FTS4 for insights,
+// VACUUM INTO for backups.
+type sqliteDialect struct{}
+
+func (sqliteDialect) name() string { return "sqlite" }
+
+func openSQLite(path, sync string) (gorm.Dialector, error) {
+	if err := createPrivate(path); err != nil {
+		return nil, err
+	}
+	return sqlite.Open(dsn(path, sync)), nil
+}
+
+func (sqliteDialect) jsonText(col string, keys ...string) string {
+	return "json_extract(" + col + ", '$." + strings.Join(keys, ".") + "')"
+}
+
+func (sqliteDialect) jsonHas(col, key string) string {
+	return "EXISTS (SELECT 1 FROM json_each(" + col + ", '$." + key + "') WHERE json_each.value = ?)"
+}
+
+func (sqliteDialect) keySep() string { return "\x00" }
+
+// beginWrite has nothing to do: every transaction takes SQLite's write
+// lock when it begins (_txlock=immediate).
+func (sqliteDialect) beginWrite(*gorm.DB) error { return nil }
+
+func (sqliteDialect) deferForeignKeys(tx *gorm.DB) error {
+	return tx.Exec("PRAGMA defer_foreign_keys = ON").Error
+}
+
+func (sqliteDialect) afterMigrate(*gorm.DB) error { return nil }
+
+// createInsightIndex uses FTS4 rather than FTS5: mattn/go-sqlite3 compiles
+// FTS5 only under a build tag, FTS4 always; matchinfo gives the counts
+// BM25 needs, which domain.BM25 computes.
+func (sqliteDialect) createInsightIndex(tx *gorm.DB) error {
+	return tx.Exec("CREATE VIRTUAL TABLE IF NOT EXISTS insight_fts USING fts4(trigger, resolution, tags, tokenize=porter)").Error
+}
+
+func (sqliteDialect) indexInsight(tx *gorm.DB, row insightRow) error {
+	return tx.Exec("INSERT INTO insight_fts (docid, trigger, resolution, tags) VALUES (?, ?, ?, ?)", row.Doc, row.Trigger, row.Resolution, row.Tags).Error
+}
+
+func (sqliteDialect) unindexInsight(tx *gorm.DB, id string) error {
+	return tx.Exec("DELETE FROM insight_fts WHERE docid = (SELECT doc FROM insights WHERE id = ?)", id).Error
+}
+
+func (sqliteDialect) searchInsights(tx *gorm.DB, terms []string, seat *domain.InsightSeat) ([]domain.Candidate, error) {
+	match := `"` + strings.Join(terms, `" OR "`) + `"`
+	// CROSS JOIN keeps the full-text table outermost: the other order runs
+	// the whole MATCH once per insight row.
+	q := `SELECT i.id, i.scope, i.target, i.helped, i.failed, i.credit_helped, i.credit_failed, i.last_used, i.created_at, matchinfo(insight_fts, 'pcnalx')
+		FROM insight_fts CROSS JOIN insights i ON i.doc = insight_fts.docid
+		WHERE insight_fts MATCH ? AND i.superseded_by = '' AND NOT i.retired`
+	args := []any{match}
+	if seat != nil {
+		cond, more := seatCondition(seat)
+		q += " AND " + cond
+		args = append(args, more...)
+	}
+	rows, err := tx.Raw(q, args...).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("search insights: %w", err)
+	}
+	defer rows.Close()
+	var out []domain.Candidate
+	var mi matchInfo
+	for rows.Next() {
+		c, err := mi.scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("search insights: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// backup uses VACUUM INTO, which reads one snapshot while other
+// connections, a running server's included, go on writing.
+func (sqliteDialect) backup(ctx context.Context, db *gorm.DB, path string) error {
+	return db.WithContext(ctx).Exec("VACUUM INTO ?", path).Error
+}
+
+func (sqliteDialect) settings(ctx context.Context, db *gorm.DB) (map[string]string, error) {
+	out := map[string]string{}
+	for _, p := range []string{"journal_mode", "synchronous", "foreign_keys", "busy_timeout"} {
+		var v string
+		if err := db.WithContext(ctx).Raw("PRAGMA " + p).Scan(&v).Error; err != nil {
+			return nil, fmt.Errorf("pragma %s: %w", p, err)
+		}
+		out[p] = v
+	}
+	return out, nil
+}
