@@ -12,7 +12,7 @@ type createSpecTaskIn struct {
 	Title    string   `json:"title"`
 	Prompt   string   `json:"prompt"`
 	Priority int      `json:"priority,omitempty"`
-	Repo     string   `json:"repo,omitempty" jsonschema:"path or https/file URL"`
+	Repo     string   `json:"repo,omitempty"`
 	Planner  string   `json:"planner"`
 	Builders []string `json:"builders"`
 	Reviewer string   `json:"reviewer,omitempty"`
