@@ -13,6 +13,7 @@ import (
 	"github.com/helixml/helix-org/agent/llm/llmtest"
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server/servertest"
+	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/transports/email"
 	"github.com/helixml/helix-org/transports/email/postmarktest"
 	"github.com/helixml/helix-org/transports/safedial"
@@ -37,22 +38,7 @@ func TestDemoEmail(t *testing.T) {
 	fake := llmtest.New(t, llm.Anthropic, followRoles)
 	st := demoStore(t)
 	ctx := t.Context()
-	pm := postmarktest.New(t, pmToken)
-	cfg, _ := json.Marshal(email.Config{ServerToken: pmToken, From: "support@example.com", InboundAddress: pmHash + "@inbound.postmarkapp.com",
-		InboundUser: pmUser, InboundPassword: pmPassword, APIURL: pm.URL})
-	for _, s := range []struct {
-		spec  domain.SettingSpec
-		value string
-	}{
-		{email.ConfigSetting, string(cfg)},
-		// The fake Postmark listens on loopback, which outbound refuses by default.
-		{safedial.AllowPrivateSetting, "true"},
-		{agent.RuntimeSetting, agent.RuntimeBuiltin},
-	} {
-		if err := st.SetSetting(ctx, s.spec, s.value); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pm := usePostmark(t, st, "support@example.com")
 	useFake(t, st, llm.Anthropic, fake)
 	logs := &demoLogBuffer{}
 	base, _, owner := startServe(t, st, logs)
@@ -199,4 +185,27 @@ func checkEmail(t *testing.T, want, got postmarktest.Email, text string) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("email to the customer (-want +got):\n%s", diff)
 	}
+}
+
+// usePostmark points the email transport at a fake Postmark on loopback,
+// sending as from, with the built-in agent as the runtime.
+func usePostmark(t *testing.T, st *store.Store, from string) *postmarktest.Server {
+	t.Helper()
+	pm := postmarktest.New(t, pmToken)
+	cfg, _ := json.Marshal(email.Config{ServerToken: pmToken, From: from, InboundAddress: pmHash + "@inbound.postmarkapp.com",
+		InboundUser: pmUser, InboundPassword: pmPassword, APIURL: pm.URL})
+	for _, s := range []struct {
+		spec  domain.SettingSpec
+		value string
+	}{
+		{email.ConfigSetting, string(cfg)},
+		// The fake Postmark listens on loopback, which outbound refuses by default.
+		{safedial.AllowPrivateSetting, "true"},
+		{agent.RuntimeSetting, agent.RuntimeBuiltin},
+	} {
+		if err := st.SetSetting(t.Context(), s.spec, s.value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pm
 }

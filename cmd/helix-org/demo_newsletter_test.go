@@ -1,20 +1,16 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/agent/llm"
 	"github.com/helixml/helix-org/agent/llm/llmtest"
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server/servertest"
-	"github.com/helixml/helix-org/transports/email"
 	"github.com/helixml/helix-org/transports/email/postmarktest"
-	"github.com/helixml/helix-org/transports/safedial"
 )
 
 // TestDemoMLOpsNewsletter is demos/mlops-newsletter/README.md end to end:
@@ -26,21 +22,7 @@ func TestDemoMLOpsNewsletter(t *testing.T) {
 	t.Parallel()
 	fake := llmtest.New(t, llm.Anthropic, followRoles)
 	st := demoStore(t)
-	pm := postmarktest.New(t, pmToken)
-	cfg, _ := json.Marshal(email.Config{ServerToken: pmToken, From: "editor@mlopsweekly.example.com",
-		InboundAddress: pmHash + "@inbound.postmarkapp.com", InboundUser: pmUser, InboundPassword: pmPassword, APIURL: pm.URL})
-	for _, s := range []struct {
-		spec  domain.SettingSpec
-		value string
-	}{
-		{email.ConfigSetting, string(cfg)},
-		{safedial.AllowPrivateSetting, "true"}, // the fake Postmark is on loopback
-		{agent.RuntimeSetting, agent.RuntimeBuiltin},
-	} {
-		if err := st.SetSetting(t.Context(), s.spec, s.value); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pm := usePostmark(t, st, "editor@mlopsweekly.example.com")
 	useFake(t, st, llm.Anthropic, fake)
 	base, _, owner := startServe(t, st, io.Discard)
 	demoTrace(t, st, "w-editor", "w-researcher", "w-journalist")

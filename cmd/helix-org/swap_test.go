@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -9,15 +8,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/agent/llm"
 	"github.com/helixml/helix-org/agent/llm/llmtest"
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
-	"github.com/helixml/helix-org/transports/email"
 	"github.com/helixml/helix-org/transports/email/postmarktest"
-	"github.com/helixml/helix-org/transports/safedial"
 )
 
 // swapScript plays two roles. Support (w-ana) turns a customer's
@@ -77,21 +73,7 @@ func TestSwapAIForHuman(t *testing.T) {
 	script, failed := swapScript()
 	fake := llmtest.New(t, llm.Anthropic, script)
 	st := demoStore(t)
-	pm := postmarktest.New(t, pmToken)
-	cfg, _ := json.Marshal(email.Config{ServerToken: pmToken, From: "org@example.com", InboundAddress: pmHash + "@inbound.postmarkapp.com",
-		InboundUser: pmUser, InboundPassword: pmPassword, APIURL: pm.URL})
-	for _, s := range []struct {
-		spec  domain.SettingSpec
-		value string
-	}{
-		{email.ConfigSetting, string(cfg)},
-		{safedial.AllowPrivateSetting, "true"}, // the fake Postmark is on loopback
-		{agent.RuntimeSetting, agent.RuntimeBuiltin},
-	} {
-		if err := st.SetSetting(t.Context(), s.spec, s.value); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pm := usePostmark(t, st, "org@example.com")
 	useFake(t, st, llm.Anthropic, fake)
 	base, _, owner := startServe(t, st, io.Discard)
 	call := func(tool string, args map[string]any) {
