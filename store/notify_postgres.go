@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -28,6 +29,13 @@ const listenerName = "helix-org listen"
 // listenRetryMax caps the wait between attempts to reconnect.
 const listenRetryMax = 5 * time.Second
 
+// remoteWakeGap is the least time between two wake-ups for other servers'
+// commits: the first wakes the waiters at once, those that follow within
+// the gap once at its end. A busy cluster's servers then do not re-run
+// their loops (dispatch, deliveries, schedules) once per commit of every
+// other server, and a waiter still hears of one within the gap.
+const remoteWakeGap = 50 * time.Millisecond
+
 // Shared reports whether several servers may share the database
 // (PostgreSQL): start-up then leaves running activations with a live lease
 // to the server that runs them.
@@ -37,13 +45,14 @@ func (s *Store) Shared() bool { return s.dia.name() == "postgres" }
 // until Close.
 func (s *Store) listen(url, node string) {
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	s.stopListening = func() { cancel(); <-done }
-	go func() {
-		defer close(done)
+	var wg sync.WaitGroup
+	s.stopListening = func() { cancel(); wg.Wait() }
+	wake := make(chan struct{}, 1)
+	wg.Go(func() { s.wakeForOthers(ctx, wake) })
+	wg.Go(func() {
 		wait := 100 * time.Millisecond
 		for {
-			err := s.listenOnce(ctx, url, node, func() { wait = 100 * time.Millisecond })
+			err := s.listenOnce(ctx, url, node, wake, func() { wait = 100 * time.Millisecond })
 			if ctx.Err() != nil {
 				return
 			}
@@ -55,12 +64,30 @@ func (s *Store) listen(url, node string) {
 			}
 			wait = min(2*wait, listenRetryMax)
 		}
-	}()
+	})
 }
 
-// listenOnce connects, listens and wakes the waiters on each commit of
-// another server until the connection fails or ctx ends.
-func (s *Store) listenOnce(ctx context.Context, url, node string, connected func()) error {
+// wakeForOthers wakes the waiters when wake is signalled, at most once
+// every remoteWakeGap, until ctx ends.
+func (s *Store) wakeForOthers(ctx context.Context, wake <-chan struct{}) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+		}
+		s.bc.notify()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(remoteWakeGap):
+		}
+	}
+}
+
+// listenOnce connects, listens and signals wake on each commit of another
+// server until the connection fails or ctx ends.
+func (s *Store) listenOnce(ctx context.Context, url, node string, wake chan<- struct{}, connected func()) error {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return fmt.Errorf("parse database URL: %w", err)
@@ -84,7 +111,10 @@ func (s *Store) listenOnce(ctx context.Context, url, node string, connected func
 			return fmt.Errorf("wait for a notification: %w", err)
 		}
 		if n.Payload != node {
-			s.bc.notify()
+			select {
+			case wake <- struct{}{}:
+			default: // a wake-up is already due
+			}
 		}
 	}
 }
