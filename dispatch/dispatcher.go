@@ -83,9 +83,12 @@ func New(st *store.Store, runtime domain.Runtime, opts Options) *Dispatcher {
 
 // Recover stops the agents a crash left running and hands the triggers
 // of their runs back to pending. Call it once at start-up, before Run:
-// the old agent is gone before its triggers run again.
+// the old agent is gone before its triggers run again. On a database
+// other servers share it leaves the runs whose lease is live alone (they
+// may be theirs); those of a crashed server lapse within a lease and
+// ReapLapsed, on whichever server ticks first, takes them over.
 func (d *Dispatcher) Recover(ctx context.Context) error {
-	orphans, err := d.st.RunningActivations(ctx)
+	orphans, err := d.st.OrphanedActivations(ctx)
 	if err != nil {
 		return err
 	}
@@ -235,20 +238,18 @@ func (d *Dispatcher) activate(w string) {
 }
 
 // claim starts an activation of w over its pending triggers and takes
-// its lease. ErrNotFound (nothing to run) is not logged.
+// its lease. ErrNotFound (nothing to run, or w runs already — perhaps on
+// another server) is not logged.
 func (d *Dispatcher) claim(w string) (domain.Activation, []domain.Trigger, string, error) {
 	ctx := d.runCtx
 	id := "a-" + domain.RandomSlug(12)
 	timeout := d.st.DurationSetting(ctx, TimeoutSetting)
-	act, trigs, tok, err := d.st.Claim(ctx, w, id, timeout+time.Minute)
+	act, trigs, tok, err := d.st.ClaimLeased(ctx, w, id, timeout+time.Minute, d.lease(ctx))
 	if err != nil {
 		if !errors.Is(err, domain.ErrNotFound) {
 			d.log.Error("claim", "worker", w, "err", err)
 		}
 		return act, nil, "", err
-	}
-	if _, err := d.st.RenewLease(ctx, id, d.lease(ctx)); err != nil {
-		d.log.Error("take the lease of a new activation", "activation", id, "err", err)
 	}
 	return act, trigs, tok, nil
 }

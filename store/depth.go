@@ -30,6 +30,16 @@ type DeepPark struct {
 // triggers, none when the run may start. A trigger no deeper than the
 // limit lets the whole batch run: a person or the outside world spoke.
 func (s *Store) ParkTooDeep(ctx context.Context, worker string, p DeepPark) ([]domain.QueuedTrigger, error) {
+	// Nearly every run has no trigger that deep: a read says so without
+	// queueing for the write lock, which every server shares.
+	var deep int64
+	if err := s.read(ctx).Model(&triggerRow{}).Where("worker_id = ? AND status = ? AND depth > ?", worker, triggerPending, p.MaxDepth).
+		Count(&deep).Error; err != nil {
+		return nil, fmt.Errorf("park triggers of %s past max depth: %w", worker, err)
+	}
+	if deep == 0 {
+		return nil, nil
+	}
 	var out []domain.QueuedTrigger
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		held, err := s.budgetHolds(tx)

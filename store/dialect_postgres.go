@@ -20,12 +20,28 @@ import (
 // lock first, so that every server on the database writes in turn, as
 // SQLite's one writer does; insights are indexed as a tsvector and ranked
 // by BM25 in Go, like the SQLite path.
-type postgresDialect struct{ url string }
+// Each write also notifies the other servers of its commit
+// (notify_postgres.go), as node.
+type postgresDialect struct{ url, node string }
 
 func (postgresDialect) name() string { return "postgres" }
 
 func openPostgres(url string) gorm.Dialector {
 	return postgres.New(postgres.Config{DSN: url})
+}
+
+// idleConnections is how many connections a server keeps open between
+// queries. database/sql keeps 2, so a busy server would connect anew —
+// a backend forked, a login — for most of its queries.
+const idleConnections = 32
+
+func keepConnections(gdb *gorm.DB) error {
+	sqlDB, err := gdb.DB()
+	if err != nil {
+		return err
+	}
+	sqlDB.SetMaxIdleConns(idleConnections)
+	return nil
 }
 
 // writeLockKey is the advisory lock every write transaction holds: an
@@ -53,8 +69,8 @@ func (postgresDialect) jsonHas(col, key string) string {
 // keySep is the unit separator: PostgreSQL's text cannot hold SQLite's NUL.
 func (postgresDialect) keySep() string { return "\x1f" }
 
-func (postgresDialect) beginWrite(tx *gorm.DB) error {
-	return tx.Exec("SELECT pg_advisory_xact_lock(?)", writeLockKey).Error
+func (d postgresDialect) beginWrite(tx *gorm.DB) error {
+	return tx.Exec("SELECT pg_advisory_xact_lock(?), pg_notify(?, ?)", writeLockKey, changesChannel, d.node).Error
 }
 
 func (postgresDialect) deferForeignKeys(tx *gorm.DB) error {

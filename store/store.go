@@ -67,6 +67,9 @@ type Store struct {
 	// stmts are the prepared statements of queries whose text never
 	// changes, by that text (prepared.go).
 	stmts sync.Map
+	// stopListening ends the wake-ups from other servers' commits
+	// (notify_postgres.go); nil on SQLite.
+	stopListening func()
 }
 
 // Open opens (creating if needed) the database and migrates it. db is a
@@ -90,7 +93,7 @@ func Open(ctx context.Context, db string, opts Options) (*Store, error) {
 		if opts.KeyFile == "" {
 			return nil, fmt.Errorf("open database: a PostgreSQL store needs a key file (--key-file)")
 		}
-		dia, path, dialector = postgresDialect{url: db}, redactURL(db), openPostgres(db)
+		dia, path, dialector = postgresDialect{url: db, node: newNode()}, redactURL(db), openPostgres(db)
 		// PostgreSQL keeps microseconds: times the store stamps round to
 		// them, so what a write returns is what a read finds.
 		now := opts.Now
@@ -113,6 +116,11 @@ func Open(ctx context.Context, db string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
+	if IsPostgres(db) {
+		if err := keepConnections(gdb); err != nil {
+			return nil, fmt.Errorf("open database %s: %w", path, err)
+		}
+	}
 	s := &Store{db: gdb, dia: dia, path: path, keyFile: opts.KeyFile, log: opts.Logger.With("component", "store"), now: opts.Now, transports: opts.Transports,
 		writeLock: make(chan struct{}, 1), groupCommit: !opts.NoGroupCommit}
 	s.bc.init()
@@ -123,6 +131,9 @@ func Open(ctx context.Context, db string, opts Options) (*Store, error) {
 	if err := s.sealStreamSecrets(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	if pg, ok := dia.(postgresDialect); ok {
+		s.listen(pg.url, pg.node)
 	}
 	return s, nil
 }
@@ -170,6 +181,9 @@ func (s *Store) Transports() *domain.Transports { return s.transports }
 
 // Close releases the database.
 func (s *Store) Close() error {
+	if s.stopListening != nil {
+		s.stopListening()
+	}
 	s.closeStatements()
 	sqlDB, err := s.db.DB()
 	if err != nil {

@@ -43,11 +43,15 @@ func TestClaimRecordsTaint(t *testing.T) {
 			if _, err := st.Subscribe(ctx, "", "s-x", "w-ai"); err != nil {
 				t.Fatal(err)
 			}
-			if _, _, _, err := st.Claim(ctx, "w-ai", "a-hire", time.Hour); err != nil {
+			hire, _, _, err := st.Claim(ctx, "w-ai", "a-hire", time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hire.Status = domain.ActivationSucceeded
+			if err := st.FinishActivation(ctx, hire, exitLog()); err != nil {
 				t.Fatal(err)
 			}
 			msg := domain.Message{Body: "do something"}
-			var err error
 			if c.source == "" {
 				_, err = st.AppendInbound(ctx, []domain.Inbound{{StreamID: "s-x", Key: "k", Message: msg}}, 0)
 			} else {

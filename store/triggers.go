@@ -118,7 +118,9 @@ func (s *Store) insertTrigger(tx *gorm.DB, worker string, ev domain.Event, kind 
 // WorkersWithPending lists workers that have triggers waiting and due: a
 // worker with a trigger backing off waits as a whole, so what arrives in
 // the meantime is coalesced into its next try instead of failing alone.
-// Triggers a reached budget holds are left out (budget_holds.go).
+// Triggers a reached budget holds are left out (budget_holds.go), and so
+// are workers with a run in progress — on any server sharing the
+// database — whose next run Claim would refuse anyway.
 func (s *Store) WorkersWithPending(ctx context.Context) ([]string, error) {
 	var ids []string
 	held, err := s.budgetHolds(s.read(ctx))
@@ -126,7 +128,8 @@ func (s *Store) WorkersWithPending(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	backingOff := s.read(ctx).Model(&triggerRow{}).Select("worker_id").Where("status = ? AND not_before > ?", triggerPending, s.Now())
-	q := s.read(ctx).Model(&triggerRow{}).Where("status = ? AND worker_id NOT IN (?)", triggerPending, backingOff)
+	busy := s.read(ctx).Model(&activationRow{}).Select("worker_id").Where("status = ?", string(domain.ActivationRunning))
+	q := s.read(ctx).Model(&triggerRow{}).Where("status = ? AND worker_id NOT IN (?) AND worker_id NOT IN (?)", triggerPending, backingOff, busy)
 	if err := held.exclude(s.read(ctx), q).Distinct().Order("worker_id").Pluck("worker_id", &ids).Error; err != nil {
 		return nil, fmt.Errorf("workers with pending triggers: %w", err)
 	}
@@ -135,10 +138,24 @@ func (s *Store) WorkersWithPending(ctx context.Context) ([]string, error) {
 
 // Claim starts an activation for a worker over all its pending triggers,
 // oldest first, and mints its token (valid for tokenTTL, revoked when it
-// finishes), in one transaction. It returns ErrNotFound when none wait.
-// Triggers of a dismissed worker are closed instead of run; those a
-// reached budget holds stay pending.
+// finishes), in one transaction. It returns ErrNotFound when none wait,
+// and when the worker already runs: one run per worker, whichever server
+// of those sharing the database runs it. Triggers of a dismissed worker
+// are closed instead of run; those a reached budget holds stay pending.
+// The activation has no lease (ClaimLeased).
 func (s *Store) Claim(ctx context.Context, worker, activationID string, tokenTTL time.Duration) (domain.Activation, []domain.Trigger, string, error) {
+	return s.ClaimLeased(ctx, worker, activationID, tokenTTL, 0)
+}
+
+// ClaimLeased is Claim with the activation's lease taken in the same
+// transaction (none when lease is 0): a server that dies right after
+// claiming leaves a run that lapses, never one that blocks its worker.
+//
+// Claims from every server take turns behind the write lock (beginWrite),
+// so checking for a running activation and inserting one cannot
+// interleave: here that lock is the equal of FOR UPDATE SKIP LOCKED,
+// without a second server waiting on rows the first has taken.
+func (s *Store) ClaimLeased(ctx context.Context, worker, activationID string, tokenTTL, lease time.Duration) (domain.Activation, []domain.Trigger, string, error) {
 	var act activationRow
 	var trigs []domain.Trigger
 	tok, hash, err := newToken(ActivationTokenPrefix)
@@ -146,6 +163,13 @@ func (s *Store) Claim(ctx context.Context, worker, activationID string, tokenTTL
 		return domain.Activation{}, nil, "", err
 	}
 	err = s.write(ctx, func(tx *gorm.DB) error {
+		var running []string
+		if err := tx.Model(&activationRow{}).Where("worker_id = ? AND status = ?", worker, string(domain.ActivationRunning)).Limit(1).Pluck("id", &running).Error; err != nil {
+			return err
+		}
+		if len(running) > 0 {
+			return fmt.Errorf("%s already runs activation %s: %w", worker, running[0], domain.ErrNotFound)
+		}
 		held, err := s.budgetHolds(tx)
 		if err != nil {
 			return err
@@ -170,18 +194,12 @@ func (s *Store) Claim(ctx context.Context, worker, activationID string, tokenTTL
 		if w.DismissedAt != nil {
 			status = triggerDone
 		}
+		if trigs, err = withEvents(tx, rows, activationID); err != nil {
+			return err
+		}
 		ids := make([]int64, len(rows))
 		for i, r := range rows {
 			ids[i] = r.ID
-			var ev eventRow
-			if err := tx.Where("seq = ?", r.EventSeq).Take(&ev).Error; err != nil {
-				return fmt.Errorf("event %d of trigger %d: %w", r.EventSeq, r.ID, err)
-			}
-			dev, err := ev.toDomain()
-			if err != nil {
-				return err
-			}
-			trigs = append(trigs, domain.Trigger{ID: r.ID, WorkerID: worker, Kind: domain.TriggerKind(r.Kind), ActivationID: activationID, Attempts: r.Attempts, Event: dev})
 		}
 		if err := tx.Model(&triggerRow{}).Where("id IN ?", ids).Updates(map[string]any{"status": status, "activation_id": activationID}).Error; err != nil {
 			return err
@@ -192,6 +210,10 @@ func (s *Store) Claim(ctx context.Context, worker, activationID string, tokenTTL
 		}
 		idsJSON, _ := json.Marshal(ids)
 		act = activationRow{ID: activationID, WorkerID: worker, TriggerIDs: string(idsJSON), Status: string(domain.ActivationRunning), StartedAt: s.Now()}
+		if lease > 0 {
+			until := s.Now().Add(lease)
+			act.LeaseUntil = &until
+		}
 		if act.TaintReason, err = s.taintOf(tx, trigs); err != nil {
 			return err
 		}
@@ -206,6 +228,45 @@ func (s *Store) Claim(ctx context.Context, worker, activationID string, tokenTTL
 		return domain.Activation{}, nil, "", fmt.Errorf("claim triggers of %s: %w", worker, err)
 	}
 	return act.toDomain(), trigs, tok, nil
+}
+
+// claimChunk bounds the events read in one query, under SQLite's limit on
+// bound parameters.
+const claimChunk = 500
+
+// withEvents turns the claimed trigger rows into triggers of the
+// activation, each with its event, read a chunk at a time: a run that
+// coalesced a burst reads it in a few queries, not one per trigger, while
+// it holds the write lock.
+func withEvents(tx *gorm.DB, rows []triggerRow, activationID string) ([]domain.Trigger, error) {
+	events := make(map[int64]domain.Event, len(rows))
+	for start := 0; start < len(rows); start += claimChunk {
+		chunk := rows[start:min(start+claimChunk, len(rows))]
+		seqs := make([]int64, len(chunk))
+		for i, r := range chunk {
+			seqs[i] = r.EventSeq
+		}
+		var evs []eventRow
+		if err := tx.Where("seq IN ?", seqs).Find(&evs).Error; err != nil {
+			return nil, fmt.Errorf("events of the claimed triggers: %w", err)
+		}
+		for _, ev := range evs {
+			dev, err := ev.toDomain()
+			if err != nil {
+				return nil, err
+			}
+			events[ev.Seq] = dev
+		}
+	}
+	trigs := make([]domain.Trigger, 0, len(rows))
+	for _, r := range rows {
+		ev, ok := events[r.EventSeq]
+		if !ok {
+			return nil, fmt.Errorf("event %d of trigger %d: %w", r.EventSeq, r.ID, domain.ErrNotFound)
+		}
+		trigs = append(trigs, domain.Trigger{ID: r.ID, WorkerID: r.WorkerID, Kind: domain.TriggerKind(r.Kind), ActivationID: activationID, Attempts: r.Attempts, Event: ev})
+	}
+	return trigs, nil
 }
 
 // StartActivation records that an activation's agent is running — its
@@ -284,9 +345,7 @@ func (s *Store) closeActivation(tx *gorm.DB, a domain.Activation, logs ...domain
 	return true, tx.Save(&row).Error
 }
 
-// RunningActivations lists the activations recorded as running. At
-// start-up these are what a crash cut off, with the agents it may have
-// left behind.
+// RunningActivations lists the activations recorded as running.
 func (s *Store) RunningActivations(ctx context.Context) ([]domain.Activation, error) {
 	var rows []activationRow
 	if err := s.read(ctx).Where("status = ?", string(domain.ActivationRunning)).Order("started_at, id").Find(&rows).Error; err != nil {
@@ -295,18 +354,43 @@ func (s *Store) RunningActivations(ctx context.Context) ([]domain.Activation, er
 	return mapRows(rows, activationRow.toDomain), nil
 }
 
-// RecoverActivations runs at start-up: activations a crash left running are
-// marked interrupted and their triggers become pending again.
+// OrphanedActivations lists, at start-up, the running activations a crash
+// cut off, with the agents it may have left behind. On a database of its
+// own that is every running one. On a shared one (Shared) it is only
+// those whose lease lapsed or was never taken: the others are the live
+// runs of other servers, and a crashed server's own lapse within a lease.
+func (s *Store) OrphanedActivations(ctx context.Context) ([]domain.Activation, error) {
+	var rows []activationRow
+	if err := s.orphaned(s.read(ctx)).Order("started_at, id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("orphaned activations: %w", err)
+	}
+	return mapRows(rows, activationRow.toDomain), nil
+}
+
+// orphaned narrows a query on activations to OrphanedActivations'.
+func (s *Store) orphaned(q *gorm.DB) *gorm.DB {
+	q = q.Where("status = ?", string(domain.ActivationRunning))
+	if s.Shared() {
+		q = q.Where("lease_until IS NULL OR lease_until < ?", s.Now())
+	}
+	return q
+}
+
+// RecoverActivations runs at start-up: the activations a crash left
+// running (OrphanedActivations) are marked interrupted and their triggers
+// become pending again.
 func (s *Store) RecoverActivations(ctx context.Context) (int, error) {
 	var n int
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var rows []activationRow
-		if err := tx.Where("status = ?", string(domain.ActivationRunning)).Find(&rows).Error; err != nil {
+		if err := s.orphaned(tx).Find(&rows).Error; err != nil {
 			return err
 		}
 		n = len(rows)
 		now := s.Now()
+		ids := make([]string, 0, len(rows))
 		for _, r := range rows {
+			ids = append(ids, r.ID)
 			if err := tx.Model(&activationRow{}).Where("id = ?", r.ID).Updates(map[string]any{
 				"status": string(domain.ActivationInterrupted), "finished_at": &now, "error": "server stopped before the run finished"}).Error; err != nil {
 				return err
@@ -316,7 +400,11 @@ func (s *Store) RecoverActivations(ctx context.Context) (int, error) {
 				return err
 			}
 		}
-		return tx.Model(&triggerRow{}).Where("status = ?", triggerClaimed).Update("status", triggerPending).Error
+		q := tx.Model(&triggerRow{}).Where("status = ?", triggerClaimed)
+		if s.Shared() { // other servers' claimed triggers are theirs
+			q = q.Where("activation_id IN ?", append(ids, ""))
+		}
+		return q.Update("status", triggerPending).Error
 	})
 	if err != nil {
 		return 0, fmt.Errorf("recover activations: %w", err)

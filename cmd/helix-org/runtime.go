@@ -19,14 +19,20 @@ func runtimes(st *store.Store, dh *dockerHost) agent.Selector {
 }
 
 // reapOrphans is the dispatcher's Reap: it stops the host agents of runs
-// a crash cut off, then this instance's leftover activation containers.
-func reapOrphans(dh *dockerHost, log *slog.Logger) func(context.Context, []domain.Activation) error {
+// a crash cut off, then, on a database of its own, this instance's
+// leftover activation containers.
+func reapOrphans(st *store.Store, dh *dockerHost, log *slog.Logger) func(context.Context, []domain.Activation) error {
 	return func(ctx context.Context, orphans []domain.Activation) error {
 		kctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		n, err := agent.StopOrphans(kctx, orphans)
 		if n > 0 {
 			log.Info("stopped agents a crash left running", "count", n)
+		}
+		if st.Shared() {
+			// Containers left over cannot be told from those other
+			// servers on this Docker host run now.
+			return err
 		}
 		return errors.Join(err, dh.reapActivations(ctx))
 	}

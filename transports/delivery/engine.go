@@ -235,10 +235,16 @@ func (e *Engine) enqueue(ctx context.Context) error {
 	}
 }
 
-// attempt claims one delivery, sends it and records how it went.
+// AttemptLease is the shortest a claimed attempt holds its delivery:
+// longer than any sender lets one attempt run (30s), so that no other
+// server sharing the database claims it again while it is being sent.
+const AttemptLease = time.Minute
+
+// attempt claims one delivery, sends it and records how it went. The
+// claim is also when an attempt a crash cut short is tried again.
 func (e *Engine) attempt(ctx context.Context, d domain.Delivery) error {
 	now := e.opts.Now()
-	d, err := e.st.ClaimDelivery(ctx, d.ID, now, now.Add(e.backoff(d.Attempts+1)))
+	d, err := e.st.ClaimDelivery(ctx, d.ID, now, now.Add(max(e.backoff(d.Attempts+1), AttemptLease)))
 	if errors.Is(err, domain.ErrConflict) {
 		return nil
 	}

@@ -99,7 +99,12 @@ type rig struct {
 func newRig(t *testing.T) rig {
 	t.Helper()
 	clock := storetest.NewClock(t0)
-	st := storetest.NewWith(t, store.Options{Now: clock.Now, Transports: hookTransports})
+	return seedRig(t, storetest.NewWith(t, store.Options{Now: clock.Now, Transports: hookTransports}), clock)
+}
+
+// seedRig writes the rig's org into st, whose clock is clock.
+func seedRig(t *testing.T, st *store.Store, clock *storetest.Clock) rig {
+	t.Helper()
 	ctx := t.Context()
 	if _, err := st.Bootstrap(ctx, []string{"publish"}); err != nil {
 		t.Fatal(err)

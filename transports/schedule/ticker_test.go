@@ -23,7 +23,12 @@ type rig struct {
 func newRig(t *testing.T, start time.Time, config string) rig {
 	t.Helper()
 	clock := storetest.NewClock(start)
-	st := storetest.NewWith(t, store.Options{Now: clock.Now, Transports: transport.List{schedule.Transport}.Specs()})
+	return seedRig(t, storetest.NewWith(t, store.Options{Now: clock.Now, Transports: transport.List{schedule.Transport}.Specs()}), clock, config)
+}
+
+// seedRig writes the rig's org into st, whose clock is clock.
+func seedRig(t *testing.T, st *store.Store, clock *storetest.Clock, config string) rig {
+	t.Helper()
 	ctx := t.Context()
 	steps := []func() error{
 		func() error { _, err := st.Bootstrap(ctx, nil); return err },
