@@ -17,7 +17,7 @@ type setContactIn struct {
 }
 
 func setContact() Tool {
-	return define("set_contact", "Reach a human Worker on a channel at an address; neither removes it.",
+	return define("set_contact", "Reach a human at a channel address.",
 		func(ctx context.Context, env *Env, in setContactIn) (domain.Stream, error) {
 			if in.Worker == "" {
 				return domain.Stream{}, domain.Required("worker")
