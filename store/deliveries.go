@@ -39,7 +39,7 @@ func (deliveryRow) TableName() string { return "deliveries" }
 func (r deliveryRow) toDomain() domain.Delivery {
 	d := domain.Delivery{ID: r.ID, EventID: r.EventID, EventSeq: r.EventSeq, StreamID: r.StreamID, Kind: domain.TransportKind(r.Kind),
 		Status: domain.DeliveryStatus(r.Status), Attempts: r.Attempts, LastStatus: r.LastStatus, LastError: r.LastError,
-		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+		RemoteID: r.RemoteID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	if r.Status == string(domain.DeliveryPending) {
 		t := time.Unix(0, r.NextAttemptNs).UTC()
 		d.NextAttemptAt = &t
