@@ -46,7 +46,8 @@ type TransportSpec struct {
 	// Trusted says what arrives on the kind's streams comes from the
 	// server itself (the schedule's clock), not the outside world. Events
 	// from any other kind's inbound routes taint the runs they trigger.
-	Trusted bool	// Contact, when set, lets a human worker be reached on the kind
+	Trusted bool
+	// Contact, when set, lets a human worker be reached on the kind
 	// (set_contact).
 	Contact *ContactSpec
 }
