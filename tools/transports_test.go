@@ -33,16 +33,16 @@ var testTransports = domain.NewTransports(
 		}
 		return json.Marshal(map[string]string{"alias": worker})
 	}}},
-	domain.TransportSpec{Kind: "chat", About: "a chat with a bot", Config: `{"chat":"42"}`, Publish: true, Check: strictConfig[struct {
-		Chat string `json:"chat"`
-	}], Contact: &domain.ContactSpec{Address: "a chat id", Stream: func(_, address string) (json.RawMessage, error) {
-		return json.Marshal(map[string]string{"chat": address})
-	}}},
 	domain.TransportSpec{Kind: "github", About: "GitHub webhooks in; nothing goes out", Config: `{"repo":"owner/name","events":["issues"]}`,
 		Check: strictConfig[struct {
 			Repo   string   `json:"repo"`
 			Events []string `json:"events"`
 		}]},
+	domain.TransportSpec{Kind: "chat", About: "a chat with a bot", Config: `{"chat":"42"}`, Publish: true, Check: strictConfig[struct {
+		Chat string `json:"chat"`
+	}], Contact: &domain.ContactSpec{Address: "a chat id", Stream: func(_, address string) (json.RawMessage, error) {
+		return json.Marshal(map[string]string{"chat": address})
+	}}},
 )
 
 func strictConfig[T any](raw json.RawMessage) error {
