@@ -47,6 +47,23 @@ type TransportSpec struct {
 	// server itself (the schedule's clock), not the outside world. Events
 	// from any other kind's inbound routes taint the runs they trigger.
 	Trusted bool
+	// Contact, when set, lets a human worker be reached on the kind
+	// (set_contact).
+	Contact *ContactSpec
+}
+
+// ContactSpec is how a human worker is reached on a transport kind: what
+// its address is and the contact stream that address makes.
+type ContactSpec struct {
+	// Address says what an address is, for set_contact's errors.
+	Address string
+	// Stream checks address and returns the config of worker's contact
+	// stream; its errors name the field "address".
+	Stream func(worker, address string) (json.RawMessage, error)
+	// Mail says the channel shows a subject and needs a recipient: a
+	// relayed message keeps its subject and is addressed to the address.
+	// A chat shows the subject at the head of the text instead.
+	Mail bool
 }
 
 var localSpec = TransportSpec{Kind: TransportLocal, About: "a stream inside the organisation only", Config: "none", Publish: true, Trusted: true}
@@ -93,6 +110,27 @@ func (r *Transports) Spec(field string, kind TransportKind) (TransportSpec, erro
 		}
 	}
 	return TransportSpec{}, EnumError(field, "transport kind", kind, r.Kinds())
+}
+
+// ContactKinds lists the kinds a human worker can be reached on.
+func (r *Transports) ContactKinds() []TransportKind {
+	var ks []TransportKind
+	for _, s := range r.All() {
+		if s.Contact != nil {
+			ks = append(ks, s.Kind)
+		}
+	}
+	return ks
+}
+
+// Contact returns how a human is reached on kind, or an error naming
+// field and the kinds it can be reached on.
+func (r *Transports) Contact(field string, kind TransportKind) (ContactSpec, error) {
+	spec, err := r.Spec(field, kind)
+	if err != nil || spec.Contact == nil {
+		return ContactSpec{}, EnumError(field, "contact channel", kind, r.ContactKinds())
+	}
+	return *spec.Contact, nil
 }
 
 // Validate checks the kind and its config.

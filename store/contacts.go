@@ -15,7 +15,7 @@ import (
 	"github.com/helixml/helix-org/domain"
 )
 
-// ContactStreamPrefix + worker id is the email stream a human worker's
+// ContactStreamPrefix + worker id is the stream a human worker's
 // contact channel runs on: what it is sent goes out there, and its replies
 // come in there.
 const ContactStreamPrefix = "s-contact-"
@@ -32,37 +32,33 @@ type contactRow struct {
 
 func (contactRow) TableName() string { return "contacts" }
 
-// Contact is where a human worker is reached: Kind "email" (Address an
-// email address), "slack" (a channel id, such as the D… of its DM with
-// the bot) or "telegram" (the chat_id of its chat with the bot).
+// Contact is where a human worker is reached: Kind a transport kind
+// that has a domain.ContactSpec (email, a Slack or Telegram chat…),
+// Address what that kind calls an address.
 type Contact struct {
 	Kind, Address string
 }
 
-// ContactKinds are the transports a contact channel runs on.
-var ContactKinds = []string{"email", "slack", "telegram"}
-
-var emailAddress = regexp.MustCompile(`^[^@\s<>,;"]+@[^@\s<>,;"]+\.[^@\s<>,;"]+$`)
-
-// transport is the contact stream's transport: an email stream whose
-// alias is the worker's id, or a Slack channel, or a Telegram chat.
-func (c Contact) transport(worker string) (domain.Transport, error) {
-	var cfg map[string]string
-	switch c.Kind {
-	case "email":
-		if len(c.Address) > domain.MaxAddress || !emailAddress.MatchString(c.Address) {
-			return domain.Transport{}, domain.Invalid("email", "%q is not an email address such as lee@example.com", c.Address)
-		}
-		cfg = map[string]string{"alias": worker}
-	case "slack":
-		cfg = map[string]string{"channel": c.Address}
-	case "telegram":
-		cfg = map[string]string{"chat_id": c.Address}
-	default:
-		return domain.Transport{}, domain.EnumError("kind", "contact channel", c.Kind, ContactKinds)
+// transport is the contact stream's transport, as the kind's ContactSpec
+// builds it from the address.
+func (s *Store) contactTransport(worker string, c Contact) (domain.Transport, error) {
+	kind := domain.TransportKind(c.Kind)
+	spec, err := s.transports.Contact("channel", kind)
+	if err != nil {
+		return domain.Transport{}, err
 	}
-	raw, _ := json.Marshal(cfg)
-	return domain.Transport{Kind: domain.TransportKind(c.Kind), Config: raw}, nil
+	if c.Address == "" {
+		return domain.Transport{}, domain.Invalid("address", "is required: %s takes %s", kind, spec.Address)
+	}
+	cfg, err := spec.Stream(worker, c.Address)
+	if err != nil {
+		return domain.Transport{}, err
+	}
+	tr := domain.Transport{Kind: kind, Config: cfg}
+	if err := s.transports.Validate(tr); err != nil {
+		return domain.Transport{}, fmt.Errorf("%s contact: %w", kind, err)
+	}
+	return tr, nil
 }
 
 // SetContact gives a human worker below actor (or actor itself) a contact
@@ -74,11 +70,8 @@ func (s *Store) SetContact(ctx context.Context, actor, worker string, c Contact)
 	var tr domain.Transport
 	if c != (Contact{}) {
 		var err error
-		if tr, err = c.transport(worker); err != nil {
+		if tr, err = s.contactTransport(worker, c); err != nil {
 			return domain.Stream{}, err
-		}
-		if err := s.transports.Validate(tr); err != nil {
-			return domain.Stream{}, fmt.Errorf("%s contact: %w", c.Kind, err)
 		}
 	}
 	stream := ContactStreamPrefix + worker
@@ -141,10 +134,10 @@ func (s *Store) contactStream(tx *gorm.DB, actor, id, worker string, tr domain.T
 var relayTag = regexp.MustCompile(`\[helix (e-[0-9a-z]+)\]`)
 
 // relayContacts runs in every append's transaction: an event for a hired
-// human worker with a contact channel is copied onto its contact stream,
-// addressed to its email (the email sender mails it); an email the worker
-// sends back there is appended as the worker's own answer, on the stream
-// and thread of the event it answers.
+// human worker with a contact channel is copied onto its contact stream
+// (the kind's sender sends it); a message the worker sends back there is
+// appended as the worker's own answer, on the stream and thread of the
+// event it answers.
 func (s *Store) relayContacts(tx *gorm.DB, ev domain.Event) error {
 	var contacts []heldContact
 	err := tx.Table("contacts").Select("contacts.worker_id, contacts.kind, contacts.address, contacts.stream_id, workers.position_id").
@@ -209,7 +202,7 @@ func (s *Store) relayOut(tx *gorm.DB, c heldContact, ev domain.Event) error {
 	extra, _ := json.Marshal(map[string]string{"relayOf": ev.ID, "stream": ev.StreamID})
 	msg := domain.Message{From: ev.Message.From, Subject: cut(subject, domain.MaxSubject-40) + " [helix " + ev.ID + "]",
 		Body: cut(ev.Message.Body, domain.DefaultMaxBody), BodyContentType: ev.Message.BodyContentType, Extra: extra}
-	if c.Kind == "email" {
+	if spec, _ := s.transports.Contact("", domain.TransportKind(c.Kind)); spec.Mail {
 		msg.To = []string{c.Address}
 	} else {
 		// A chat shows no subject: it heads the text.
@@ -219,23 +212,12 @@ func (s *Store) relayOut(tx *gorm.DB, c heldContact, ev domain.Event) error {
 	return err
 }
 
-// relayAnswer appends the worker's emailed answer where the event it
-// answers was: found by the subject's tag, else the last event relayed to
-// it. An email that answers nothing stays on the contact stream.
+// relayAnswer appends the worker's answer where the event it answers
+// was (answered). An answer to nothing stays on the contact stream.
 func (s *Store) relayAnswer(tx *gorm.DB, c heldContact, ev domain.Event) error {
-	id := ""
-	if m := relayTag.FindStringSubmatch(ev.Message.Subject); m != nil {
-		id = m[1]
-	} else {
-		var last eventRow
-		err := tx.Where("stream_id = ? AND source <> ''", c.StreamID).Order("seq DESC").Take(&last).Error
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		id = last.CausedBy
+	id, err := answered(tx, c.StreamID, ev.Message)
+	if err != nil || id == "" {
+		return err
 	}
 	var orig eventRow
 	if err := tx.Where("id = ?", id).Take(&orig).Error; errors.Is(err, gorm.ErrRecordNotFound) {
@@ -257,6 +239,37 @@ func (s *Store) relayAnswer(tx *gorm.DB, c heldContact, ev domain.Event) error {
 	msg := domain.Message{From: c.WorkerID, Body: cut(ev.Message.Body, domain.DefaultMaxBody), ThreadID: thread, InReplyTo: o.ID}
 	_, err = s.appendTx(tx, domain.Event{StreamID: stream, Source: c.WorkerID, CausedBy: ev.ID, Message: msg}, AppendOptions{})
 	return err
+}
+
+// answered is the event an answer on a contact stream answers: the one
+// whose relayed copy the chat message replies to (the delivery that
+// posted it has the remote id its inReplyTo or thread names), else the
+// one an email subject's tag names, else the last one relayed.
+func answered(tx *gorm.DB, stream string, m domain.Message) (string, error) {
+	for _, ref := range []string{m.InReplyTo, m.ThreadID} {
+		if ref == "" {
+			continue
+		}
+		var ids []string
+		err := tx.Table("deliveries").Joins("JOIN events ON events.id = deliveries.event_id").
+			Where("deliveries.stream_id = ? AND deliveries.remote_id = ?", stream, ref).
+			Order("deliveries.id DESC").Limit(1).Pluck("events.caused_by", &ids).Error
+		if err != nil {
+			return "", err
+		}
+		if len(ids) == 1 && ids[0] != "" {
+			return ids[0], nil
+		}
+	}
+	if tag := relayTag.FindStringSubmatch(m.Subject); tag != nil {
+		return tag[1], nil
+	}
+	var last []string
+	err := tx.Model(&eventRow{}).Where("stream_id = ? AND source <> ''", stream).Order("seq DESC").Limit(1).Pluck("caused_by", &last).Error
+	if err != nil || len(last) == 0 {
+		return "", err
+	}
+	return last[0], nil
 }
 
 // cut keeps a relayed text within a limit the original was allowed to
@@ -293,7 +306,7 @@ func (s *Store) ExportContacts(ctx context.Context) ([]WorkerContact, error) {
 // stream, s-contact-<worker>, comes with the streams and must be there.
 func (im *Importer) Contact(c WorkerContact) error {
 	what := "contact of " + c.Worker
-	if _, err := c.transport(c.Worker); err != nil {
+	if _, err := im.s.contactTransport(c.Worker, c.Contact); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	var w workerRow

@@ -21,14 +21,17 @@ type deliveryRow struct {
 	EventID       string `gorm:"not null;uniqueIndex:idx_delivery_event_kind,priority:1"`
 	Kind          string `gorm:"not null;uniqueIndex:idx_delivery_event_kind,priority:2"`
 	EventSeq      int64  `gorm:"not null"`
-	StreamID      string `gorm:"not null;index"`
+	StreamID      string `gorm:"not null;index;index:idx_delivery_remote,priority:1"`
 	Status        string `gorm:"not null;index:idx_delivery_due,priority:1"`
 	NextAttemptNs int64  `gorm:"not null;index:idx_delivery_due,priority:2"`
 	Attempts      int    `gorm:"not null"`
 	LastStatus    int
 	LastError     string
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	// RemoteID is the remote's id of the delivered message (Slack's ts,
+	// Telegram's message_id): a chat answer names it (relayAnswer).
+	RemoteID  string `gorm:"index:idx_delivery_remote,priority:2"`
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 func (deliveryRow) TableName() string { return "deliveries" }
@@ -36,7 +39,7 @@ func (deliveryRow) TableName() string { return "deliveries" }
 func (r deliveryRow) toDomain() domain.Delivery {
 	d := domain.Delivery{ID: r.ID, EventID: r.EventID, EventSeq: r.EventSeq, StreamID: r.StreamID, Kind: domain.TransportKind(r.Kind),
 		Status: domain.DeliveryStatus(r.Status), Attempts: r.Attempts, LastStatus: r.LastStatus, LastError: r.LastError,
-		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+		RemoteID: r.RemoteID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	if r.Status == string(domain.DeliveryPending) {
 		t := time.Unix(0, r.NextAttemptNs).UTC()
 		d.NextAttemptAt = &t
@@ -216,6 +219,8 @@ type DeliveryResult struct {
 	NextAttemptAt time.Time
 	// DisableStream stops every pending and later delivery on the stream.
 	DisableStream bool
+	// RemoteID is the remote's id of what was delivered, if it gave one.
+	RemoteID string
 }
 
 // FinishDelivery records an attempt and the delivery's new state in one
@@ -231,8 +236,11 @@ func (s *Store) FinishDelivery(ctx context.Context, id int64, r DeliveryResult) 
 			Status: a.Status, Error: a.Error}).Error; err != nil {
 			return err
 		}
-		res := tx.Model(&deliveryRow{}).Where("id = ?", id).Updates(map[string]any{"status": string(r.Status), "last_status": a.Status,
-			"last_error": a.Error, "next_attempt_ns": next, "updated_at": s.Now()})
+		set := map[string]any{"status": string(r.Status), "last_status": a.Status, "last_error": a.Error, "next_attempt_ns": next, "updated_at": s.Now()}
+		if r.RemoteID != "" {
+			set["remote_id"] = r.RemoteID
+		}
+		res := tx.Model(&deliveryRow{}).Where("id = ?", id).Updates(set)
 		if res.Error != nil {
 			return res.Error
 		}

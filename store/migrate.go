@@ -90,6 +90,9 @@ var migrations = []migration{
 	{23, "spec tasks cloned from a URL, their lessons, learn questions about items", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&specTaskRow{}, &itemLessonRow{}, &learnQuestionRow{})
 	}},
+	{24, "the remote's id of each delivered message", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&deliveryRow{})
+	}},
 }
 
 type schemaMigration struct {

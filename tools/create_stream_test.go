@@ -93,12 +93,12 @@ func TestCreateStream(t *testing.T) {
 		{
 			name:    "unknown bare kind lists the valid kinds",
 			args:    map[string]any{"name": "x", "transport": "smtp"},
-			wantErr: []string{`transport.kind: unknown transport kind "smtp" (valid: "local", "webhook", "email", "github")`},
+			wantErr: []string{`transport.kind: unknown transport kind "smtp" (valid: "local", "webhook", "email", "github", "chat")`},
 		},
 		{
 			name:    "unknown kind in an object",
 			args:    map[string]any{"name": "x", "transport": map[string]any{"kind": "smtp"}},
-			wantErr: []string{`transport.kind: unknown transport kind "smtp" (valid: "local", "webhook", "email", "github")`},
+			wantErr: []string{`transport.kind: unknown transport kind "smtp" (valid: "local", "webhook", "email", "github", "chat")`},
 		},
 		{
 			name:    "transport neither a string nor an object",

@@ -38,7 +38,7 @@ func TestListStreams(t *testing.T) {
 		{
 			name:    "unknown kind lists the valid kinds",
 			args:    map[string]any{"kind": "smtp"},
-			wantErr: []string{`kind: unknown transport kind "smtp" (valid: "local", "webhook", "email", "github")`},
+			wantErr: []string{`kind: unknown transport kind "smtp" (valid: "local", "webhook", "email", "github", "chat")`},
 		},
 	})
 }

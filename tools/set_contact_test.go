@@ -16,7 +16,7 @@ func TestSetContact(t *testing.T) {
 	runTable(t, "set_contact", []toolCase[domain.Stream]{
 		{
 			name: "a human's email: its DMs are copied to its contact stream, addressed to it",
-			args: map[string]any{"worker": "w-maya", "email": "maya@example.com"},
+			args: map[string]any{"worker": "w-maya", "channel": "email", "address": "maya@example.com"},
 			want: contact,
 			check: func(t *testing.T, f fixture, _ domain.Stream) {
 				dm, err := f.env.Store.EnsureDM(t.Context(), "w-echo", "w-maya")
@@ -36,23 +36,48 @@ func TestSetContact(t *testing.T) {
 		{
 			name:   "your own",
 			caller: "w-maya",
-			args:   map[string]any{"worker": "w-maya", "email": "maya@example.com"},
+			args:   map[string]any{"worker": "w-maya", "channel": "email", "address": "maya@example.com"},
 			want:   withCreator(contact, "w-maya"),
 		},
 		{
 			name:    "an AI worker",
-			args:    map[string]any{"worker": "w-echo", "email": "echo@example.com"},
+			args:    map[string]any{"worker": "w-echo", "channel": "email", "address": "echo@example.com"},
 			wantErr: []string{"worker: w-echo is an AI worker; only a human worker has a contact channel"},
 		},
 		{
 			name:    "not an address",
-			args:    map[string]any{"worker": "w-maya", "email": "maya at example"},
-			wantErr: []string{`email: "maya at example" is not an email address`},
+			args:    map[string]any{"worker": "w-maya", "channel": "email", "address": "maya at example"},
+			wantErr: []string{`address: "maya at example" is not an email address`},
 		},
 		{
-			name:    "two channels",
-			args:    map[string]any{"worker": "w-maya", "email": "maya@example.com", "telegram": "4242"},
-			wantErr: []string{"telegram: give one channel: email is given too"},
+			name: "a chat: the subject heads the text, nobody is addressed",
+			args: map[string]any{"worker": "w-maya", "channel": "chat", "address": "4242"},
+			want: domain.Stream{ID: "s-contact-w-maya", Name: "contact w-maya", Description: "messages to and from w-maya",
+				Transport: domain.Transport{Kind: "chat"}, CreatedBy: "w-owner", CreatedAt: t0},
+			check: func(t *testing.T, f fixture, _ domain.Stream) {
+				sent, err := f.env.Store.Append(t.Context(), domain.Event{StreamID: "s-inbox", Source: "w-echo",
+					Message: domain.Message{To: []string{"w-maya"}, Subject: "Ticket 7", Body: "Can you take it?"}}, store.AppendOptions{})
+				must(t)(sent, err)
+				evs, err := f.env.Store.ReadEvents(t.Context(), store.EventQuery{StreamIDs: []string{"s-contact-w-maya"}})
+				if err != nil || len(evs) != 1 || len(evs[0].Message.To) != 0 || evs[0].Message.Body != "Ticket 7 [helix "+sent.ID+"]\n\nCan you take it?" {
+					t.Errorf("contact stream holds %+v, %v; want the message, its subject heading the text", evs, err)
+				}
+			},
+		},
+		{
+			name:    "a channel nobody is reached on",
+			args:    map[string]any{"worker": "w-maya", "channel": "github", "address": "maya"},
+			wantErr: []string{`channel: unknown contact channel "github" (valid: "email", "chat")`},
+		},
+		{
+			name:    "a channel without an address",
+			args:    map[string]any{"worker": "w-maya", "channel": "chat"},
+			wantErr: []string{"address: is required: chat takes a chat id"},
+		},
+		{
+			name:    "an address without a channel",
+			args:    map[string]any{"worker": "w-maya", "address": "maya@example.com"},
+			wantErr: []string{"channel: is required with an address (valid: email, chat)"},
 		},
 		{
 			name: "none removes the channel: DMs stay in helix-org",
@@ -71,7 +96,7 @@ func TestSetContact(t *testing.T) {
 		},
 		{
 			name: "a message naming its position in `to` is relayed like one naming it",
-			args: map[string]any{"worker": "w-maya", "email": "maya@example.com"},
+			args: map[string]any{"worker": "w-maya", "channel": "email", "address": "maya@example.com"},
 			want: contact,
 			check: func(t *testing.T, f fixture, _ domain.Stream) {
 				ask := func(to string) {
@@ -89,20 +114,20 @@ func TestSetContact(t *testing.T) {
 		{
 			name:    "a dismissed worker",
 			setup:   func(t *testing.T, f fixture) { must(t)(f.env.Store.DismissWorker(t.Context(), "w-owner", "w-maya")) },
-			args:    map[string]any{"worker": "w-maya", "email": "maya@example.com"},
+			args:    map[string]any{"worker": "w-maya", "channel": "email", "address": "maya@example.com"},
 			wantErr: []string{`worker "w-maya" is dismissed`},
 			wantIs:  domain.ErrConflict,
 		},
 		{
 			name:    "missing worker",
-			args:    map[string]any{"email": "maya@example.com"},
+			args:    map[string]any{"channel": "email", "address": "maya@example.com"},
 			wantErr: []string{"worker"},
 		},
 		{
 			name:    "a worker beside you",
 			setup:   func(t *testing.T, f fixture) { withLead(t, f); f.grant(t, "w-lead", "set_contact") },
 			caller:  "w-lead",
-			args:    map[string]any{"worker": "w-maya", "email": "maya@example.com"},
+			args:    map[string]any{"worker": "w-maya", "channel": "email", "address": "maya@example.com"},
 			wantErr: []string{"w-lead"},
 			wantIs:  domain.ErrForbidden,
 		},

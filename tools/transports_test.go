@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/helixml/helix-org/domain"
 )
@@ -26,12 +27,22 @@ var testTransports = domain.NewTransports(
 			return domain.Required(domain.ConfigField("alias"))
 		}
 		return nil
-	}},
+	}, Contact: &domain.ContactSpec{Address: "an email address", Mail: true, Stream: func(worker, address string) (json.RawMessage, error) {
+		if !strings.Contains(address, "@") {
+			return nil, domain.Invalid("address", "%q is not an email address", address)
+		}
+		return json.Marshal(map[string]string{"alias": worker})
+	}}},
 	domain.TransportSpec{Kind: "github", About: "GitHub webhooks in; nothing goes out", Config: `{"repo":"owner/name","events":["issues"]}`,
 		Check: strictConfig[struct {
 			Repo   string   `json:"repo"`
 			Events []string `json:"events"`
 		}]},
+	domain.TransportSpec{Kind: "chat", About: "a chat with a bot", Config: `{"chat":"42"}`, Publish: true, Check: strictConfig[struct {
+		Chat string `json:"chat"`
+	}], Contact: &domain.ContactSpec{Address: "a chat id", Stream: func(_, address string) (json.RawMessage, error) {
+		return json.Marshal(map[string]string{"chat": address})
+	}}},
 )
 
 func strictConfig[T any](raw json.RawMessage) error {

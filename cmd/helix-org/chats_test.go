@@ -51,7 +51,7 @@ func TestSlackEndToEnd(t *testing.T) {
 		t.Fatalf("event: %d %s", code, answer)
 	}
 	got := fake.Next(t)
-	want := slacktest.Post{Token: token, Channel: "C0GENERAL", Text: "echo: is the build green?", ThreadTS: "1712345678.000200"}
+	want := slacktest.Post{Token: token, Channel: "C0GENERAL", Text: "echo: is the build green?", ThreadTS: "1712345678.000200", TS: "1712345999.000001"}
 	if got != want {
 		t.Errorf("chat.postMessage = %+v, want %+v", got, want)
 	}
@@ -84,7 +84,7 @@ func TestTelegramEndToEnd(t *testing.T) {
 		t.Fatalf("update: %d %s", code, answer)
 	}
 	got := fake.Next(t)
-	want := telegramtest.Sent{ChatID: -1001234567890, Text: "echo: deploy done?", ReplyToMessageID: 41, MessageThreadID: 7}
+	want := telegramtest.Sent{ChatID: -1001234567890, Text: "echo: deploy done?", ReplyToMessageID: 41, MessageThreadID: 7, MessageID: 501}
 	if got != want {
 		t.Errorf("sendMessage = %+v, want %+v", got, want)
 	}

@@ -39,7 +39,7 @@ func TestHumanOnEmail(t *testing.T) {
 		{"create_role", map[string]any{"id": "r-billing", "title": "Billing lead", "content": "Decide refunds."}},
 		{"create_position", map[string]any{"id": "p-billing", "role": "r-billing", "title": "Billing lead"}},
 		{"hire_worker", map[string]any{"id": "w-lee", "position": "p-billing", "kind": "human", "name": "Lee"}},
-		{"set_contact", map[string]any{"worker": "w-lee", "email": "lee@example.com"}},
+		{"set_contact", map[string]any{"worker": "w-lee", "channel": "email", "address": "lee@example.com"}},
 		{"create_stream", map[string]any{"id": "s-billing", "name": "billing"}},
 	} {
 		servertest.Call[map[string]any](t, owner, c.tool, c.args)
@@ -109,7 +109,7 @@ func TestHumanOnSlack(t *testing.T) {
 	servertest.Call[map[string]any](t, owner, "create_role", map[string]any{"id": "r-billing", "title": "Billing lead", "content": "Decide refunds."})
 	servertest.Call[map[string]any](t, owner, "create_position", map[string]any{"id": "p-billing", "role": "r-billing", "title": "Billing lead"})
 	servertest.Call[map[string]any](t, owner, "hire_worker", map[string]any{"id": "w-lee", "position": "p-billing", "kind": "human", "name": "Lee"})
-	servertest.Call[map[string]any](t, owner, "set_contact", map[string]any{"worker": "w-lee", "slack": "D0LEE"})
+	servertest.Call[map[string]any](t, owner, "set_contact", map[string]any{"worker": "w-lee", "channel": "slack", "address": "D0LEE"})
 
 	dm := servertest.Call[struct {
 		Stream string       `json:"stream"`
@@ -145,7 +145,7 @@ func TestHumanOnTelegram(t *testing.T) {
 	tg := telegramtest.New(t, token)
 	st.SetSetting(t.Context(), telegram.ConfigSetting, `{"bot_token":"`+token+`","secret_token":"`+secret+`","api_url":"`+tg.URL+`"}`)
 	st.SetSetting(t.Context(), safedial.AllowPrivateSetting, "true") // the fake Telegram is on loopback
-	servertest.Call[map[string]any](t, owner, "set_contact", map[string]any{"worker": "w-lead", "telegram": strconv.Itoa(chat)})
+	servertest.Call[map[string]any](t, owner, "set_contact", map[string]any{"worker": "w-lead", "channel": "telegram", "address": strconv.Itoa(chat)})
 	servertest.Call[domain.Grant](t, owner, "grant_tool", map[string]any{"worker": "w-doer", "tool": "dismiss_worker", "approval": "required"})
 
 	// w-doer is asked to dismiss w-temp; the call waits for w-lead, whose

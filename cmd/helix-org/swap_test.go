@@ -141,7 +141,7 @@ func TestSwapAIForHuman(t *testing.T) {
 	// 2. A human on email holds it.
 	call("dismiss_worker", map[string]any{"id": "w-bill"})
 	call("hire_worker", map[string]any{"id": "w-lee", "position": "p-billing", "kind": "human", "name": "Lee"})
-	call("set_contact", map[string]any{"worker": "w-lee", "email": "lee@example.com"})
+	call("set_contact", map[string]any{"worker": "w-lee", "channel": "email", "address": "lee@example.com"})
 	n := 0
 	byEmail := func(want, reply string) func(domain.Event) {
 		return func(req domain.Event) {

@@ -44,6 +44,10 @@ type Outcome struct {
 	// Disable stops this stream's endpoint (e.g. HTTP 410 Gone): this and
 	// every later delivery on the stream are marked disabled, not sent.
 	Disable bool
+	// RemoteID is the remote's id of the message delivered (Slack's ts,
+	// Telegram's message_id), recorded so that an answer quoting it is
+	// known to answer this event.
+	RemoteID string
 }
 
 // Failed reports whether the attempt did not deliver.

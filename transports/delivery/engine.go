@@ -273,7 +273,8 @@ func (e *Engine) attempt(ctx context.Context, d domain.Delivery) error {
 
 // finish turns an Outcome into the delivery's next state.
 func (e *Engine) finish(ctx context.Context, d domain.Delivery, start time.Time, took time.Duration, out Outcome) error {
-	res := store.DeliveryResult{Attempt: domain.DeliveryAttempt{Attempt: d.Attempts, StartedAt: start, Duration: took, Status: out.Status}}
+	res := store.DeliveryResult{Attempt: domain.DeliveryAttempt{Attempt: d.Attempts, StartedAt: start, Duration: took, Status: out.Status},
+		RemoteID: out.RemoteID}
 	if out.Err != nil {
 		res.Attempt.Error = out.Err.Error()
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -24,6 +25,7 @@ var Transport = transport.Descriptor{
 		Config:  `{"alias":"sam"}: mail to <hash>+sam@<inbound domain> lands here; replies go out from transport.postmark's "from" with Reply-To the alias`,
 		Check:   func(raw json.RawMessage) error { _, err := ParseStreamConfig(raw); return err },
 		Publish: true,
+		Contact: &domain.ContactSpec{Address: "an email address such as lee@example.com", Stream: contactStream, Mail: true},
 	},
 	Settings:  Settings,
 	Endpoints: func(d transport.Deps) []inbound.Endpoint { return []inbound.Endpoint{Endpoint(d.Store)} },
@@ -54,6 +56,17 @@ func ParseStreamConfig(raw json.RawMessage) (StreamConfig, error) {
 		return c, domain.Invalid(field, "is longer than 64 characters")
 	}
 	return c, nil
+}
+
+var emailAddress = regexp.MustCompile(`^[^@\s<>,;"]+@[^@\s<>,;"]+\.[^@\s<>,;"]+$`)
+
+// contactStream is the stream a human reached at address runs on: its
+// alias is the worker's id, so the replies it mails come back there.
+func contactStream(worker, address string) (json.RawMessage, error) {
+	if len(address) > domain.MaxAddress || !emailAddress.MatchString(address) {
+		return nil, domain.Invalid("address", "%q is not an email address such as lee@example.com", address)
+	}
+	return json.Marshal(StreamConfig{Alias: worker})
 }
 
 // DefaultAPIURL is Postmark's API.

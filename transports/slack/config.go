@@ -29,6 +29,7 @@ var Transport = transport.Descriptor{
 		Config:  `{"channel":"C0123ABCD","thread_ts":"1712345678.000100"}; thread_ts is optional and narrows the stream to one thread`,
 		Check:   func(raw json.RawMessage) error { _, err := ParseStreamConfig(raw); return err },
 		Publish: true,
+		Contact: &domain.ContactSpec{Address: "a channel id, such as the D… of the human's DM with the bot", Stream: contactStream},
 	},
 	Settings:  Settings,
 	Endpoints: func(d transport.Deps) []inbound.Endpoint { return []inbound.Endpoint{Endpoint(d.Store, d.Now)} },
@@ -138,6 +139,14 @@ func ParseStreamConfig(raw json.RawMessage) (StreamConfig, error) {
 		return c, domain.Invalid(domain.ConfigField("thread_ts"), "%q must be a message ts such as \"1712345678.000100\"", c.ThreadTS)
 	}
 	return c, nil
+}
+
+// contactStream is the stream of a human reached in the channel address.
+func contactStream(_, address string) (json.RawMessage, error) {
+	if !channelID.MatchString(address) {
+		return nil, domain.Invalid("address", "%q must be a Slack channel id, such as the \"D0123ABCD\" of the human's DM with the bot", address)
+	}
+	return json.Marshal(StreamConfig{Channel: address})
 }
 
 // stripValue keeps a JSON decoding error from quoting the value it choked

@@ -131,6 +131,7 @@ func (s *Sender) post(ctx context.Context, cfg Config, m postMessage) delivery.O
 	out := delivery.Outcome{Status: resp.StatusCode}
 	switch {
 	case resp.StatusCode == http.StatusOK && ans.OK:
+		out.RemoteID = ans.TS
 		return out
 	case resp.StatusCode == http.StatusTooManyRequests:
 		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {

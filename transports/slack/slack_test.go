@@ -260,13 +260,19 @@ func TestRepliesThreaded(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.msg.From = "w-bot"
-			if _, err := f.st.Append(t.Context(), domain.Event{StreamID: "s-general", Source: "w-bot", Message: tt.msg}, store.AppendOptions{}); err != nil {
+			ev, err := f.st.Append(t.Context(), domain.Event{StreamID: "s-general", Source: "w-bot", Message: tt.msg}, store.AppendOptions{})
+			if err != nil {
 				t.Fatal(err)
 			}
 			if err := engine.Step(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			if got := f.slack.Next(t); got != tt.want {
+			got := f.slack.Next(t)
+			// The remote's id of the message is recorded on its delivery.
+			if ds, err := f.st.ListDeliveries(t.Context(), store.DeliveryQuery{EventID: ev.ID}); err != nil || len(ds) != 1 || ds[0].RemoteID == "" || ds[0].RemoteID != got.TS {
+				t.Errorf("delivery of %s: %+v, %v; want it delivered as %v", ev.ID, ds, err, got.TS)
+			}
+			if tt.want.TS = got.TS; got != tt.want {
 				t.Errorf("chat.postMessage got %+v, want %+v", got, tt.want)
 			}
 		})
@@ -283,4 +289,27 @@ func TestRepliesThreaded(t *testing.T) {
 			t.Errorf("429: %+v, want a retry after 7s", out)
 		}
 	})
+}
+
+// TestContact: the address set_contact takes for Slack is a channel id,
+// and the contact stream it makes is a valid slack stream, shown as chat.
+func TestContact(t *testing.T) {
+	for _, tt := range []struct{ name, address, want string }{
+		{"the DM with the bot", "D0LEE", `{"channel":"D0LEE"}`},
+		{"a channel's name", "#billing", `address: "#billing" must be a Slack channel id`},
+		{"a user id", "U0LEE", `address: "U0LEE" must be a Slack channel id`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := slack.Transport.Contact.Stream("w-lee", tt.address)
+			if err != nil {
+				if !errors.Is(err, domain.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("err = %v, want ErrInvalid containing %q", err, tt.want)
+				}
+				return
+			}
+			if string(cfg) != tt.want || slack.Transport.Check(cfg) != nil || slack.Transport.Contact.Mail {
+				t.Errorf("contact stream %s (check: %v), want %s, shown as chat", cfg, slack.Transport.Check(cfg), tt.want)
+			}
+		})
+	}
 }

@@ -29,6 +29,7 @@ var Transport = transport.Descriptor{
 		Config:  `{"chat_id":"-1001234567890","message_thread_id":7}; message_thread_id is optional and narrows the stream to one forum topic`,
 		Check:   func(raw json.RawMessage) error { _, err := ParseStreamConfig(raw); return err },
 		Publish: true,
+		Contact: &domain.ContactSpec{Address: "the chat_id of the human's chat with the bot", Stream: contactStream},
 	},
 	Settings:  Settings,
 	Endpoints: func(d transport.Deps) []inbound.Endpoint { return []inbound.Endpoint{Endpoint(d.Store)} },
@@ -141,4 +142,12 @@ func ParseStreamConfig(raw json.RawMessage) (StreamConfig, error) {
 		return c, domain.Invalid(domain.ConfigField("message_thread_id"), "must be a topic's positive id")
 	}
 	return c, nil
+}
+
+// contactStream is the stream of a human reached in the chat address.
+func contactStream(_, address string) (json.RawMessage, error) {
+	if !chatID.MatchString(address) {
+		return nil, domain.Invalid("address", "%q must be the chat_id of the human's chat with the bot, such as \"90017\"", address)
+	}
+	return json.Marshal(StreamConfig{ChatID: address})
 }

@@ -105,6 +105,9 @@ type answer struct {
 	Parameters  struct {
 		RetryAfter int `json:"retry_after"`
 	} `json:"parameters"`
+	Result struct {
+		MessageID int64 `json:"message_id"`
+	} `json:"result"`
 }
 
 func (s *Sender) post(ctx context.Context, cfg Config, m sendMessage) delivery.Outcome {
@@ -131,6 +134,9 @@ func (s *Sender) post(ctx context.Context, cfg Config, m sendMessage) delivery.O
 	out := delivery.Outcome{Status: resp.StatusCode}
 	switch {
 	case resp.StatusCode == http.StatusOK && ans.OK:
+		if ans.Result.MessageID > 0 {
+			out.RemoteID = strconv.FormatInt(ans.Result.MessageID, 10)
+		}
 		return out
 	case resp.StatusCode == http.StatusTooManyRequests:
 		out.RetryAfter = time.Duration(ans.Parameters.RetryAfter) * time.Second

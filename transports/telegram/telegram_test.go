@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -223,13 +224,19 @@ func TestRepliesThreaded(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.msg.From = "w-bot"
-			if _, err := f.st.Append(t.Context(), domain.Event{StreamID: tt.stream, Source: "w-bot", Message: tt.msg}, store.AppendOptions{}); err != nil {
+			ev, err := f.st.Append(t.Context(), domain.Event{StreamID: tt.stream, Source: "w-bot", Message: tt.msg}, store.AppendOptions{})
+			if err != nil {
 				t.Fatal(err)
 			}
 			if err := engine.Step(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			if got := f.tg.Next(t); got != tt.want {
+			got := f.tg.Next(t)
+			// The remote's id of the message is recorded on its delivery.
+			if ds, err := f.st.ListDeliveries(t.Context(), store.DeliveryQuery{EventID: ev.ID}); err != nil || len(ds) != 1 || ds[0].RemoteID == "" || ds[0].RemoteID != strconv.FormatInt(got.MessageID, 10) {
+				t.Errorf("delivery of %s: %+v, %v; want it delivered as %v", ev.ID, ds, err, got.MessageID)
+			}
+			if tt.want.MessageID = got.MessageID; got != tt.want {
 				t.Errorf("sendMessage got %+v, want %+v", got, tt.want)
 			}
 		})
@@ -251,4 +258,27 @@ func TestRepliesThreaded(t *testing.T) {
 			t.Errorf("unreachable API: %v, want a retried error without the token", out.Err)
 		}
 	})
+}
+
+// TestContact: the address set_contact takes for Telegram is a chat_id,
+// and the contact stream it makes is a valid telegram stream.
+func TestContact(t *testing.T) {
+	for _, tt := range []struct{ name, address, want string }{
+		{"a private chat", "90017", `{"chat_id":"90017"}`},
+		{"a group", "-1001234567890", `{"chat_id":"-1001234567890"}`},
+		{"a username", "@lee", `address: "@lee" must be the chat_id of the human's chat with the bot`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := telegram.Transport.Contact.Stream("w-lee", tt.address)
+			if err != nil {
+				if !errors.Is(err, domain.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("err = %v, want ErrInvalid containing %q", err, tt.want)
+				}
+				return
+			}
+			if string(cfg) != tt.want || telegram.Transport.Check(cfg) != nil || telegram.Transport.Contact.Mail {
+				t.Errorf("contact stream %s (check: %v), want %s, shown as chat", cfg, telegram.Transport.Check(cfg), tt.want)
+			}
+		})
+	}
 }

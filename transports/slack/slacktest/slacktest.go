@@ -25,6 +25,8 @@ type Post struct {
 	Channel  string `json:"channel"`
 	Text     string `json:"text"`
 	ThreadTS string `json:"thread_ts"`
+	// TS is the ts the fake gave the message, when it accepted it.
+	TS string `json:"-"`
 }
 
 // Reply is a scripted answer to the next call.
@@ -91,13 +93,16 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	s.posts = append(s.posts, p)
 	var rep *Reply
 	if len(s.replies) > 0 {
 		rep, s.replies = &s.replies[0], s.replies[1:]
 	}
 	s.seq++
 	ts := fmt.Sprintf("1712345999.%06d", s.seq)
+	if rep == nil && p.Token == s.token && p.Text != "" {
+		p.TS = ts
+	}
+	s.posts = append(s.posts, p)
 	s.mu.Unlock()
 	s.got <- p
 	switch {

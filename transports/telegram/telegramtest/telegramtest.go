@@ -21,6 +21,8 @@ type Sent struct {
 	Text             string `json:"text"`
 	MessageThreadID  int64  `json:"message_thread_id"`
 	ReplyToMessageID int64  `json:"reply_to_message_id"`
+	// MessageID is the id the fake gave the message, when it accepted it.
+	MessageID int64 `json:"-"`
 }
 
 // Reply is a scripted answer to the next call.
@@ -91,6 +93,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.next++
 	id := s.next
+	if rep == nil && m.Text != "" {
+		m.MessageID = id
+	}
 	s.mu.Unlock()
 	s.got <- m
 	switch {
