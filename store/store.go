@@ -6,6 +6,7 @@ package store
 
 import (
 	"context"
+	"crypto/cipher"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -45,7 +46,9 @@ type Options struct {
 
 // Store is the one concrete handle on the database.
 type Store struct {
-	db      *gorm.DB
+	db *gorm.DB
+	// reads is db with the read statements prepared once (pool.go).
+	reads   *gorm.DB
 	dia     dialect
 	path    string
 	keyFile string
@@ -67,6 +70,11 @@ type Store struct {
 	// stmts are the prepared statements of queries whose text never
 	// changes, by that text (prepared.go).
 	stmts sync.Map
+	// settings caches settings as stored (settings_cache.go).
+	settings settingsCache
+	// cipher seals secrets with the key file, once it has been read.
+	cipherMu sync.Mutex
+	cipher   cipher.AEAD
 }
 
 // Open opens (creating if needed) the database and migrates it. db is a
@@ -109,11 +117,16 @@ func Open(ctx context.Context, db string, opts Options) (*Store, error) {
 		SkipDefaultTransaction: true,
 		TranslateError:         true,
 		NowFunc:                func() time.Time { return opts.Now().UTC() },
+		PrepareStmtMaxSize:     maxPrepared,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	s := &Store{db: gdb, dia: dia, path: path, keyFile: opts.KeyFile, log: opts.Logger.With("component", "store"), now: opts.Now, transports: opts.Transports,
+	reads, err := tunePool(gdb, dia)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	s := &Store{db: gdb, reads: reads, dia: dia, path: path, keyFile: opts.KeyFile, log: opts.Logger.With("component", "store"), now: opts.Now, transports: opts.Transports,
 		writeLock: make(chan struct{}, 1), groupCommit: !opts.NoGroupCommit}
 	s.bc.init()
 	if err := s.migrate(ctx); err != nil {
@@ -171,6 +184,7 @@ func (s *Store) Transports() *domain.Transports { return s.transports }
 // Close releases the database.
 func (s *Store) Close() error {
 	s.closeStatements()
+	s.closeReads()
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
@@ -216,7 +230,7 @@ func (s *Store) CommitStats() (writes, commits int64) {
 }
 
 // read returns a context-bound handle for queries.
-func (s *Store) read(ctx context.Context) *gorm.DB { return s.db.WithContext(ctx) }
+func (s *Store) read(ctx context.Context) *gorm.DB { return s.reads.WithContext(ctx) }
 
 // mapErr turns GORM's translated errors into domain sentinels.
 func mapErr(err error) error {
