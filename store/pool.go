@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"database/sql"
 	"fmt"
 
 	"gorm.io/gorm"
@@ -12,31 +14,55 @@ import (
 // statements prepared on them.
 const maxIdleConns = 32
 
-// maxPrepared bounds the read statements kept prepared, least recently
-// used first out: queries whose IN lists vary have many texts.
+// maxPrepared bounds the statements kept prepared: queries whose IN lists
+// vary have a text per length. Past it, a query is prepared per call, as
+// before.
 const maxPrepared = 512
 
 // tunePool sizes the connection pool and returns the handle reads go
-// through. On SQLite it prepares each read's text once per connection
-// (GORM's statement cache) instead of on every call, where parsing and
-// planning cost as much as running a point lookup. Writes stay on the
-// plain handle: statements prepared inside a transaction die with it.
-// PostgreSQL's driver caches its statements itself.
-func tunePool(db *gorm.DB, dia dialect) (*gorm.DB, error) {
-	sqlDB, err := db.DB()
+// through. On SQLite each read's text is prepared once per connection
+// (preparedReads) instead of on every call, where parsing and planning
+// cost as much as running a point lookup. Writes stay on the plain
+// handle. PostgreSQL's driver caches its statements itself.
+func (s *Store) tunePool() (*gorm.DB, error) {
+	sqlDB, err := s.db.DB()
 	if err != nil {
 		return nil, fmt.Errorf("connection pool: %w", err)
 	}
 	sqlDB.SetMaxIdleConns(maxIdleConns)
-	if dia.name() != "sqlite" {
-		return db, nil
+	if s.dia.name() != "sqlite" {
+		return s.db, nil
 	}
-	return db.Session(&gorm.Session{PrepareStmt: true}), nil
+	// A context makes the session's statement its own, so setting its
+	// pool leaves s.db's alone.
+	reads := s.db.Session(&gorm.Session{NewDB: true, Context: context.Background()})
+	reads.Statement.ConnPool = preparedReads{DB: sqlDB, s: s}
+	return reads, nil
 }
 
-// closeReads closes the read statements GORM prepared, before the database.
-func (s *Store) closeReads() {
-	if p, ok := s.reads.Statement.ConnPool.(*gorm.PreparedStmtDB); ok {
-		p.Close()
-	}
+// preparedReads is the connection pool of SQLite reads: a query runs as
+// the statement prepared.go keeps for its text. Transactions begun on it
+// are plain database/sql ones.
+type preparedReads struct {
+	*sql.DB
+	s *Store
 }
+
+func (p preparedReads) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, ok, err := p.s.preparedIfRoom(ctx, q)
+	if err != nil || !ok {
+		return p.DB.QueryContext(ctx, q, args...)
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (p preparedReads) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	st, ok, err := p.s.preparedIfRoom(ctx, q)
+	if err != nil || !ok {
+		return p.DB.QueryRowContext(ctx, q, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// GetDBConn lets GORM's DB() find the pool underneath.
+func (p preparedReads) GetDBConn() (*sql.DB, error) { return p.DB, nil }

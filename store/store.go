@@ -69,7 +69,8 @@ type Store struct {
 	bc              broadcaster
 	// stmts are the prepared statements of queries whose text never
 	// changes, by that text (prepared.go).
-	stmts sync.Map
+	stmts  sync.Map
+	nstmts atomic.Int64
 	// settings caches settings as stored (settings_cache.go).
 	settings settingsCache
 	// cipher seals secrets with the key file, once it has been read.
@@ -117,18 +118,16 @@ func Open(ctx context.Context, db string, opts Options) (*Store, error) {
 		SkipDefaultTransaction: true,
 		TranslateError:         true,
 		NowFunc:                func() time.Time { return opts.Now().UTC() },
-		PrepareStmtMaxSize:     maxPrepared,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	reads, err := tunePool(gdb, dia)
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", path, err)
-	}
-	s := &Store{db: gdb, reads: reads, dia: dia, path: path, keyFile: opts.KeyFile, log: opts.Logger.With("component", "store"), now: opts.Now, transports: opts.Transports,
+	s := &Store{db: gdb, dia: dia, path: path, keyFile: opts.KeyFile, log: opts.Logger.With("component", "store"), now: opts.Now, transports: opts.Transports,
 		writeLock: make(chan struct{}, 1), groupCommit: !opts.NoGroupCommit}
 	s.bc.init()
+	if s.reads, err = s.tunePool(); err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -184,7 +183,6 @@ func (s *Store) Transports() *domain.Transports { return s.transports }
 // Close releases the database.
 func (s *Store) Close() error {
 	s.closeStatements()
-	s.closeReads()
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
