@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"gorm.io/gorm"
 
@@ -72,4 +74,35 @@ func (s *Store) Analyze(ctx context.Context) error {
 		return nil
 	}
 	return s.db.WithContext(ctx).Exec("ANALYZE events").Error
+}
+
+// ExplainReadEvents is the database's plan for ReadEvents on one stream,
+// one line per step.
+func (s *Store) ExplainReadEvents(ctx context.Context, stream string, since int64, limit int) (string, error) {
+	explain := "EXPLAIN QUERY PLAN "
+	if s.dia.name() == "postgres" {
+		explain = "EXPLAIN "
+	}
+	rows, err := s.db.WithContext(ctx).Raw(explain+readEventsSQL, []string{stream}, since, limit).Rows()
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", err
+	}
+	var plan []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return "", err
+		}
+		plan = append(plan, fmt.Sprint(vals[len(vals)-1]))
+	}
+	return strings.Join(plan, "\n"), rows.Err()
 }

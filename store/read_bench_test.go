@@ -20,6 +20,11 @@ import (
 func BenchmarkReadEvents(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 100_000, 1_000_000} {
 		st, first := filledStream(b, n)
+		plan, err := st.ExplainReadEvents(b.Context(), "s-bench", first+int64(n/2), store.MaxReadLimit)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("plan at %d events:\n%s", n, plan)
 		for _, limit := range []int{50, store.MaxReadLimit} {
 			for _, page := range []struct {
 				name  string
