@@ -41,14 +41,24 @@ func (s *Store) tunePool() (*gorm.DB, error) {
 }
 
 // preparedReads is the connection pool of SQLite reads: a query runs as
-// the statement prepared.go keeps for its text. Transactions begun on it
-// are plain database/sql ones.
+// the statement prepared.go keeps for its text, on a context SQLite's
+// driver cannot cancel — with one that can, it steps every row on a
+// goroutine of its own, and database/sql watches it with another, which
+// costs more than a point lookup. A read whose context is already done
+// fails before it starts; one under way finishes its statement. The
+// reads that can run long (insight search) use queryFixed, which watches
+// the context between rows. Transactions begun on it are plain
+// database/sql ones.
 type preparedReads struct {
 	*sql.DB
 	s *Store
 }
 
 func (p preparedReads) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ctx = context.WithoutCancel(ctx)
 	st, ok, err := p.s.preparedIfRoom(ctx, q)
 	if err != nil || !ok {
 		return p.DB.QueryContext(ctx, q, args...)
@@ -57,6 +67,10 @@ func (p preparedReads) QueryContext(ctx context.Context, q string, args ...any) 
 }
 
 func (p preparedReads) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	if ctx.Err() != nil {
+		return p.DB.QueryRowContext(ctx, q, args...) // fails with ctx's error
+	}
+	ctx = context.WithoutCancel(ctx)
 	st, ok, err := p.s.preparedIfRoom(ctx, q)
 	if err != nil || !ok {
 		return p.DB.QueryRowContext(ctx, q, args...)
