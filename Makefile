@@ -10,7 +10,7 @@ LDFLAGS := -X main.version=$(VERSION)
 LOAD_CLIENTS ?= 8
 LOAD_CALLS   ?= 200
 
-.PHONY: build run test test-postgres bench bench-memory load fuzz lint ci clean print-staticcheck-version
+.PHONY: build run test test-postgres bench bench-read bench-memory load fuzz lint ci clean print-staticcheck-version
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/helix-org
@@ -39,8 +39,17 @@ PG_RACE     ?= -race
 test-postgres:
 	HELIX_ORG_TEST_DB=postgres $(GO) test $(PG_RACE) -count=1 -timeout 20m -skip '^TestClusterTwoServersOneDatabase$$' $(PG_PACKAGES)
 
+# bench runs every benchmark, BenchmarkReadEvents on SQLite among them;
+# `make bench-read` runs that one on both stores.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+
+# read_events' store read on one stream of 1k, 10k, 100k and 1M events
+# (the newest page and one from the middle), p50-ms and p99-ms, on SQLite
+# and on a throwaway PostgreSQL cluster. Target: p50 under 2 ms at every size.
+bench-read:
+	$(GO) test -run '^$$' -bench '^BenchmarkReadEvents$$' -benchtime 200x -count=1 ./store/
+	HELIX_ORG_TEST_DB=postgres $(GO) test -run '^$$' -bench '^BenchmarkReadEvents$$' -benchtime 200x -count=1 ./store/
 
 # Insight memory: precision@5 of the baseline and learned rankings after
 # 500 simulated activations over five seeds, and recall latency at 100k

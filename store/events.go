@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -165,6 +166,13 @@ type EventQuery struct {
 // MaxReadLimit caps one read.
 const MaxReadLimit = 500
 
+// readEventsSQL is ReadEvents' query: on (stream_id, seq) through the
+// stream_id index, whose entries end with the rowid (SQLite) or which the
+// planner pairs with the primary key (PostgreSQL), so a page costs the
+// same at any depth of history (BenchmarkReadEvents).
+const readEventsSQL = `SELECT seq, id, stream_id, COALESCE(source, ''), source_kind, COALESCE(caused_by, ''), depth, created_at, body
+	FROM events WHERE stream_id IN ? AND seq > ? ORDER BY seq LIMIT ?`
+
 // ReadEvents returns events on the given streams after the cursor.
 func (s *Store) ReadEvents(ctx context.Context, q EventQuery) ([]domain.Event, error) {
 	if len(q.StreamIDs) == 0 {
@@ -173,21 +181,46 @@ func (s *Store) ReadEvents(ctx context.Context, q EventQuery) ([]domain.Event, e
 	if q.Limit <= 0 || q.Limit > MaxReadLimit {
 		q.Limit = MaxReadLimit
 	}
-	var rows []eventRow
-	err := s.read(ctx).Where("stream_id IN ? AND seq > ?", q.StreamIDs, q.Since).
-		Order("seq ASC").Limit(q.Limit).Find(&rows).Error
+	// Scanned by hand, not by GORM's reflection, and on a context SQLite's
+	// driver cannot cancel, which would step each row on a goroutine of its
+	// own (prepared.go): a page is bounded, and ctx is watched between rows.
+	rows, err := s.read(context.WithoutCancel(ctx)).Raw(readEventsSQL, q.StreamIDs, q.Since, q.Limit).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("read events: %w", err)
 	}
-	out := make([]domain.Event, 0, len(rows))
-	for _, r := range rows {
-		ev, err := r.toDomain()
+	defer rows.Close()
+	out := make([]domain.Event, 0, min(q.Limit, 64))
+	for n := 0; rows.Next(); n++ {
+		if err := watchRows(ctx, n); err != nil {
+			return nil, fmt.Errorf("read events: %w", err)
+		}
+		ev, err := scanEvent(rows)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read events: %w", err)
 		}
 		out = append(out, ev)
 	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
 	return out, nil
+}
+
+// scanEvent reads one row of readEventsSQL's columns.
+func scanEvent(rows *sql.Rows) (domain.Event, error) {
+	var (
+		ev         domain.Event
+		sourceKind string
+		body       sql.RawBytes
+	)
+	if err := rows.Scan(&ev.Seq, &ev.ID, &ev.StreamID, &ev.Source, &sourceKind, &ev.CausedBy, &ev.Depth, &ev.CreatedAt, &body); err != nil {
+		return ev, err
+	}
+	ev.SourceKind, ev.CreatedAt = domain.SourceKind(sourceKind), ev.CreatedAt.UTC()
+	if err := json.Unmarshal(body, &ev.Message); err != nil {
+		return ev, fmt.Errorf("decode event %s: %w", ev.ID, err)
+	}
+	return ev, nil
 }
 
 // GetEvent returns one event by id.

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"gorm.io/gorm"
 
@@ -43,4 +45,64 @@ func (s *Store) RecallReference(ctx context.Context, reader, query string, mode 
 		return nil, err
 	}
 	return domain.Rank(mode, cands, s.Now(), limit), nil
+}
+
+// FillStream puts n events on stream in one statement, without the checks,
+// triggers and fsyncs of Append: a benchmark's history in seconds rather
+// than n appends. Their bodies are "event 1" … "event n", oldest first.
+func (s *Store) FillStream(ctx context.Context, stream string, n int) error {
+	series := "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?) "
+	from := "c"
+	if s.dia.name() == "postgres" {
+		series, from = "", "generate_series(1, ?) AS c(x)"
+	}
+	q := "INSERT INTO events (id, stream_id, source, source_kind, caused_by, depth, created_at, body) " + series +
+		"SELECT 'e-fill-' || CAST(? AS text) || '-' || x, CAST(? AS text), '', 'system', '', 0, ?, " +
+		`'{"body":"event ' || x || '"}' FROM ` + from
+	args := []any{n, stream, stream, s.Now()}
+	if s.dia.name() == "postgres" {
+		args = []any{stream, stream, s.Now(), n}
+	}
+	return s.db.WithContext(ctx).Exec(q, args...).Error
+}
+
+// Analyze refreshes the planner's statistics, as PostgreSQL's autovacuum
+// does after a bulk insert; SQLite keeps none unless asked, nor does the
+// store ask.
+func (s *Store) Analyze(ctx context.Context) error {
+	if s.dia.name() != "postgres" {
+		return nil
+	}
+	return s.db.WithContext(ctx).Exec("ANALYZE events").Error
+}
+
+// ExplainReadEvents is the database's plan for ReadEvents on one stream,
+// one line per step.
+func (s *Store) ExplainReadEvents(ctx context.Context, stream string, since int64, limit int) (string, error) {
+	explain := "EXPLAIN QUERY PLAN "
+	if s.dia.name() == "postgres" {
+		explain = "EXPLAIN "
+	}
+	rows, err := s.db.WithContext(ctx).Raw(explain+readEventsSQL, []string{stream}, since, limit).Rows()
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", err
+	}
+	var plan []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return "", err
+		}
+		plan = append(plan, fmt.Sprint(vals[len(vals)-1]))
+	}
+	return strings.Join(plan, "\n"), rows.Err()
 }

@@ -53,6 +53,7 @@ func (s *Store) Import(ctx context.Context, fn func(*Importer) error) (map[strin
 		}
 		return s.audit(tx, Change{Action: "import", Target: "org", After: im.counts})
 	})
+	s.settings.clear() // it may have set some
 	if err != nil {
 		return nil, fmt.Errorf("import: %w", err)
 	}

@@ -49,7 +49,21 @@ func (s *Store) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
 		st.Close()
 		return prev.(*sql.Stmt), nil
 	}
+	s.nstmts.Add(1)
 	return st, nil
+}
+
+// preparedIfRoom is prepared while fewer than maxPrepared statements are
+// kept; past that, ok is false and the caller runs q unprepared.
+func (s *Store) preparedIfRoom(ctx context.Context, q string) (st *sql.Stmt, ok bool, err error) {
+	if st, ok := s.stmts.Load(q); ok {
+		return st.(*sql.Stmt), true, nil
+	}
+	if s.nstmts.Load() >= maxPrepared {
+		return nil, false, nil
+	}
+	st, err = s.prepared(ctx, q)
+	return st, err == nil, err
 }
 
 // closeStatements closes the prepared statements, before the database.
@@ -57,6 +71,7 @@ func (s *Store) closeStatements() {
 	s.stmts.Range(func(q, st any) bool {
 		st.(*sql.Stmt).Close()
 		s.stmts.Delete(q)
+		s.nstmts.Add(-1)
 		return true
 	})
 }

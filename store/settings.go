@@ -47,6 +47,7 @@ func (s *Store) SetSetting(ctx context.Context, spec domain.SettingSpec, value s
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		return tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&settingRow{Key: spec.Key, Value: stored, UpdatedAt: s.Now()}).Error
 	})
+	s.settings.clear()
 	if err != nil {
 		return fmt.Errorf("set %s: %w", spec.Key, err)
 	}
@@ -55,21 +56,37 @@ func (s *Store) SetSetting(ctx context.Context, spec domain.SettingSpec, value s
 
 // Setting returns a stored value (decrypted) and whether one is set.
 func (s *Store) Setting(ctx context.Context, key string) (string, bool, error) {
-	var row settingRow
-	err := s.read(ctx).Where("key = ?", key).Take(&row).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return "", false, nil
+	stored, ok, err := s.storedSetting(ctx, key)
+	if err != nil || !ok {
+		return "", false, err
 	}
-	if err != nil {
-		return "", false, fmt.Errorf("get setting %s: %w", key, err)
-	}
-	if strings.HasPrefix(row.Value, encPrefix) {
-		v, err := s.decrypt(row.Value)
+	if strings.HasPrefix(stored, encPrefix) {
+		v, err := s.decrypt(stored)
 		if err != nil {
 			return "", false, fmt.Errorf("decrypt setting %s: %w", key, err)
 		}
 		return v, true, nil
 	}
+	return stored, true, nil
+}
+
+// storedSetting is key's value as stored, from the cache when it is fresh
+// (settings_cache.go).
+func (s *Store) storedSetting(ctx context.Context, key string) (string, bool, error) {
+	cached, gen, hit := s.settings.get(key)
+	if hit {
+		return cached.stored, cached.ok, nil
+	}
+	var row settingRow
+	err := s.read(ctx).Where("key = ?", key).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		s.settings.put(key, gen, "", false)
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("get setting %s: %w", key, err)
+	}
+	s.settings.put(key, gen, row.Value, true)
 	return row.Value, true, nil
 }
 
@@ -90,6 +107,7 @@ func (s *Store) DeleteSetting(ctx context.Context, key string) error {
 		affected = res.RowsAffected
 		return res.Error
 	})
+	s.settings.clear()
 	if err != nil {
 		return fmt.Errorf("delete setting %s: %w", key, err)
 	}
@@ -131,7 +149,15 @@ func (s *Store) key() ([]byte, error) {
 	return k, nil
 }
 
+// aead is the cipher of the key file, read once: every webhook's stream
+// secret is decrypted with it, and the file does not change under an open
+// store.
 func (s *Store) aead() (cipher.AEAD, error) {
+	s.cipherMu.Lock()
+	defer s.cipherMu.Unlock()
+	if s.cipher != nil {
+		return s.cipher, nil
+	}
 	k, err := s.key()
 	if err != nil {
 		return nil, err
@@ -140,7 +166,10 @@ func (s *Store) aead() (cipher.AEAD, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cipher.NewGCM(block)
+	if s.cipher, err = cipher.NewGCM(block); err != nil {
+		return nil, err
+	}
+	return s.cipher, nil
 }
 
 func (s *Store) encrypt(plain string) (string, error) {

@@ -8,8 +8,9 @@ import (
 	"github.com/helixml/helix-org/domain"
 )
 
-// SettingOr returns the stored value of spec, or its default. It reads the
-// database every time so a `config set` takes effect without a restart.
+// SettingOr returns the stored value of spec, or its default. A `config
+// set` takes effect without a restart: at once when made through this
+// store, within settingsTTL when another process made it.
 func (s *Store) SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error) {
 	v, ok, err := s.Setting(ctx, spec.Key)
 	if err != nil || !ok {

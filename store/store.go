@@ -6,6 +6,7 @@ package store
 
 import (
 	"context"
+	"crypto/cipher"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -45,7 +46,9 @@ type Options struct {
 
 // Store is the one concrete handle on the database.
 type Store struct {
-	db      *gorm.DB
+	db *gorm.DB
+	// reads is db with the read statements prepared once (pool.go).
+	reads   *gorm.DB
 	dia     dialect
 	path    string
 	keyFile string
@@ -66,7 +69,13 @@ type Store struct {
 	bc              broadcaster
 	// stmts are the prepared statements of queries whose text never
 	// changes, by that text (prepared.go).
-	stmts sync.Map
+	stmts  sync.Map
+	nstmts atomic.Int64
+	// settings caches settings as stored (settings_cache.go).
+	settings settingsCache
+	// cipher seals secrets with the key file, once it has been read.
+	cipherMu sync.Mutex
+	cipher   cipher.AEAD
 	// stopListening ends the wake-ups from other servers' commits
 	// (notify_postgres.go); nil on SQLite.
 	stopListening func()
@@ -124,6 +133,9 @@ func Open(ctx context.Context, db string, opts Options) (*Store, error) {
 	s := &Store{db: gdb, dia: dia, path: path, keyFile: opts.KeyFile, log: opts.Logger.With("component", "store"), now: opts.Now, transports: opts.Transports,
 		writeLock: make(chan struct{}, 1), groupCommit: !opts.NoGroupCommit}
 	s.bc.init()
+	if s.reads, err = s.tunePool(); err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -230,7 +242,7 @@ func (s *Store) CommitStats() (writes, commits int64) {
 }
 
 // read returns a context-bound handle for queries.
-func (s *Store) read(ctx context.Context) *gorm.DB { return s.db.WithContext(ctx) }
+func (s *Store) read(ctx context.Context) *gorm.DB { return s.reads.WithContext(ctx) }
 
 // mapErr turns GORM's translated errors into domain sentinels.
 func mapErr(err error) error {

@@ -18,6 +18,9 @@ type config struct {
 	Clients int
 	Calls   int
 	Timeout time.Duration
+	// CPUProfile, when set, is written with the in-process load's CPU
+	// profile (server and clients both), for go tool pprof.
+	CPUProfile string
 }
 
 func parseFlags(args []string, errOut io.Writer) (config, error) {
@@ -29,6 +32,7 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 	fs.StringVar(&cfg.Stream, "stream", "s-load", "stream to publish on; created when missing")
 	fs.IntVar(&cfg.Clients, "clients", 8, "concurrent MCP clients")
 	fs.IntVar(&cfg.Calls, "calls", 200, "publish calls per client")
+	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.DurationVar(&cfg.Timeout, "timeout", 5*time.Minute, "stop after this long whatever is left")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err

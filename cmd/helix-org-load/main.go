@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 )
 
@@ -19,10 +20,27 @@ func main() {
 	defer stop()
 	cfg, err := parseFlags(os.Args[1:], os.Stderr)
 	if err == nil {
-		err = run(ctx, cfg, os.Stdout)
+		err = profiled(cfg.CPUProfile, func() error { return run(ctx, cfg, os.Stdout) })
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helix-org-load:", err)
 		os.Exit(1)
 	}
+}
+
+// profiled runs fn, writing a CPU profile of it to path when path is set.
+func profiled(path string, fn func() error) error {
+	if path == "" {
+		return fn()
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("-cpuprofile: %w", err)
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return fmt.Errorf("-cpuprofile: %w", err)
+	}
+	defer pprof.StopCPUProfile()
+	return fn()
 }

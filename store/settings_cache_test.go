@@ -1,0 +1,70 @@
+package store_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/store/storetest"
+)
+
+var limitSetting = domain.SettingSpec{Key: "test.limit", Type: domain.SettingInt, Default: "10"}
+
+// TestSettingSeenAtOnce: a value set or deleted through the store is what
+// the next read returns, cache or no cache.
+func TestSettingSeenAtOnce(t *testing.T) {
+	ctx := t.Context()
+	st := storetest.New(t)
+	steps := []struct {
+		name string
+		do   func() error
+		want int64
+	}{
+		{"default", func() error { return nil }, 10},
+		{"set", func() error { return st.SetSetting(ctx, limitSetting, "20") }, 20},
+		{"set again", func() error { return st.SetSetting(ctx, limitSetting, "30") }, 30},
+		{"deleted", func() error { return st.DeleteSetting(ctx, limitSetting.Key) }, 10},
+	}
+	for _, step := range steps {
+		if err := step.do(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if got := st.IntSetting(ctx, limitSetting); got != step.want {
+			t.Errorf("%s: IntSetting = %d, want %d", step.name, got, step.want)
+		}
+	}
+}
+
+// TestSettingFromAnotherProcess: a value another store handle writes to the
+// same database — the CLI's `config set` beside a running server, or a
+// second server on PostgreSQL — takes effect without a restart, within
+// the cache's lifetime.
+func TestSettingFromAnotherProcess(t *testing.T) {
+	ctx := t.Context()
+	db := storetest.DB(t)
+	key := filepath.Join(t.TempDir(), "helix-org.key")
+	open := func() *store.Store {
+		st, err := store.Open(ctx, db, store.Options{Synchronous: "NORMAL", KeyFile: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	server, cli := open(), open()
+	if got := server.IntSetting(ctx, limitSetting); got != 10 {
+		t.Fatalf("before: %d, want the default 10", got)
+	}
+	if err := cli.SetSetting(ctx, limitSetting, "42"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for server.IntSetting(ctx, limitSetting) != 42 {
+		if time.Now().After(deadline) {
+			t.Fatal("the server never saw the value the other handle set")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
