@@ -93,6 +93,7 @@ var migrations = []migration{
 	{24, "the remote's id of each delivered message", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&deliveryRow{})
 	}},
+	{25, "events by stream in order, on PostgreSQL", migrateStreamOrder},
 }
 
 type schemaMigration struct {
@@ -125,4 +126,17 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
+}
+
+// migrateStreamOrder lets PostgreSQL read a page of one stream from its
+// index alone, however many events other streams hold. SQLite's index on
+// stream_id already ends with seq (the rowid), so it needs nothing.
+func migrateStreamOrder(tx *gorm.DB) error {
+	if dialectOf(tx).name() != "postgres" {
+		return nil
+	}
+	if err := tx.Exec("CREATE INDEX IF NOT EXISTS idx_events_stream_seq ON events (stream_id, seq)").Error; err != nil {
+		return err
+	}
+	return tx.Exec("DROP INDEX IF EXISTS idx_events_stream_id").Error
 }
