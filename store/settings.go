@@ -73,7 +73,7 @@ func (s *Store) Setting(ctx context.Context, key string) (string, bool, error) {
 // storedSetting is key's value as stored, from the cache when it is fresh
 // (settings_cache.go).
 func (s *Store) storedSetting(ctx context.Context, key string) (string, bool, error) {
-	cached, gen, hit := s.settings.get(key)
+	cached, gen, hit := s.settings.get(key, s.commitsElsewhere(ctx))
 	if hit {
 		return cached.stored, cached.ok, nil
 	}

@@ -5,11 +5,11 @@ import (
 	"time"
 )
 
-// settingsTTL bounds how stale a cached setting may be when another
-// process wrote it — `helix-org config set` on the same SQLite file, or
-// another server on the same PostgreSQL database — so their changes still
-// take effect without a restart, within a second. This store's own writes
-// (SetSetting, DeleteSetting, Import) clear the cache when they commit.
+// settingsTTL is a backstop: the cache is dropped at once when another
+// process commits (commitsElsewhere), and this bounds staleness should
+// that signal fail (PostgreSQL's listener reconnecting). This store's own
+// writes (SetSetting, DeleteSetting, Import) clear the cache when they
+// commit.
 const settingsTTL = time.Second
 
 // settingsCache holds settings as stored (secret ones still encrypted),
@@ -21,6 +21,8 @@ type settingsCache struct {
 	// it found, which may predate the write that cleared.
 	gen uint64
 	m   map[string]cachedSetting
+	// seen is the commitsElsewhere mark the cached values were read at.
+	seen uint64
 }
 
 type cachedSetting struct {
@@ -31,9 +33,16 @@ type cachedSetting struct {
 
 // get returns key's cached value, or the generation a read of it should
 // pass to put.
-func (c *settingsCache) get(key string) (cachedSetting, uint64, bool) {
+// mark is commitsElsewhere now: when it moved, what is cached may be
+// stale and is dropped.
+func (c *settingsCache) get(key string, mark uint64) (cachedSetting, uint64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if mark != c.seen {
+		c.seen = mark
+		c.gen++
+		clear(c.m)
+	}
 	v, ok := c.m[key]
 	if ok && time.Now().Before(v.until) {
 		return v, c.gen, true

@@ -79,6 +79,8 @@ type Store struct {
 	// stopListening ends the wake-ups from other servers' commits
 	// (notify_postgres.go); nil on SQLite.
 	stopListening func()
+	// others marks commits made elsewhere (commits_elsewhere.go).
+	others otherCommits
 }
 
 // Open opens (creating if needed) the database and migrates it. db is a
@@ -144,6 +146,10 @@ func Open(ctx context.Context, db string, opts Options) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
+	if err := s.watchOtherCommits(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
 	if pg, ok := dia.(postgresDialect); ok {
 		s.listen(pg.url, pg.node)
 	}
@@ -196,6 +202,7 @@ func (s *Store) Close() error {
 	if s.stopListening != nil {
 		s.stopListening()
 	}
+	s.closeOtherCommits()
 	s.closeStatements()
 	sqlDB, err := s.db.DB()
 	if err != nil {
