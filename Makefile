@@ -10,7 +10,7 @@ LDFLAGS := -X main.version=$(VERSION)
 LOAD_CLIENTS ?= 8
 LOAD_CALLS   ?= 200
 
-.PHONY: build run test test-postgres bench bench-read bench-memory load fuzz lint ci clean print-staticcheck-version
+.PHONY: build run test test-postgres cluster bench bench-read bench-memory load fuzz lint ci clean print-staticcheck-version
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/helix-org
@@ -41,6 +41,12 @@ test-postgres:
 
 # bench runs every benchmark, BenchmarkReadEvents on SQLite among them;
 # `make bench-read` runs that one on both stores.
+# Two servers on one throwaway PostgreSQL database, 10,000 events to 100
+# AI workers through both, one server killed mid-run (make test runs the
+# same test with 2,000 events).
+cluster:
+	HELIX_ORG_CLUSTER_EVENTS=10000 $(GO) test -race -count=1 -timeout 20m -run '^TestClusterTwoServersOneDatabase$$' -v ./cmd/helix-org/
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
 
