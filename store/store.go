@@ -42,6 +42,11 @@ type Options struct {
 	// apiece, instead of batching writes that arrive together
 	// (groupcommit.go). It is for side-by-side benchmarks.
 	NoGroupCommit bool
+	// NoListen leaves out hearing other servers' commits on PostgreSQL
+	// (notify_postgres.go), for a store that is its database's only user.
+	// Tests on synctest's fake clock need it: the listener's socket read
+	// never lets their bubble settle.
+	NoListen bool
 }
 
 // Store is the one concrete handle on the database.
@@ -150,7 +155,7 @@ func Open(ctx context.Context, db string, opts Options) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	if pg, ok := dia.(postgresDialect); ok {
+	if pg, ok := dia.(postgresDialect); ok && !opts.NoListen {
 		s.listen(pg.url, pg.node)
 	}
 	return s, nil

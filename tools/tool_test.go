@@ -34,7 +34,9 @@ type fixture struct {
 func newFixture(t *testing.T) fixture {
 	t.Helper()
 	clock := storetest.NewClock(t0)
-	st := storetest.NewWith(t, store.Options{Now: clock.Now, Transports: testTransports})
+	// NoListen: several tests run in synctest bubbles (read_events' long
+	// polls), and one store needs no other server's wake-ups.
+	st := storetest.NewWith(t, store.Options{Now: clock.Now, Transports: testTransports, NoListen: true})
 	ctx := t.Context()
 	if _, err := st.Bootstrap(ctx, Names()); err != nil {
 		t.Fatalf("bootstrap: %v", err)
