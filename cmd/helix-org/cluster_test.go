@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,14 +137,7 @@ func startClusterServer(t *testing.T, url, key, dir string) clusterServer {
 			t.Logf("log of the server on %s (last 4 KB):\n%s", addr, out[max(0, len(out)-4096):])
 		}
 	})
-	until(t, 20*time.Second, "server health", func() bool {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
+	waitHealthy(t, addr)
 	return clusterServer{cmd: cmd, addr: addr}
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"encoding/json"
 	"io"
 	"strconv"
@@ -32,18 +34,7 @@ func TestHumanOnEmail(t *testing.T) {
 	st.SetSetting(t.Context(), email.ConfigSetting, string(cfg))
 	st.SetSetting(t.Context(), safedial.AllowPrivateSetting, "true") // the fake Postmark is on loopback
 	base, _, owner := startServe(t, st, io.Discard)
-	for _, c := range []struct {
-		tool string
-		args map[string]any
-	}{
-		{"create_role", map[string]any{"id": "r-billing", "title": "Billing lead", "content": "Decide refunds."}},
-		{"create_position", map[string]any{"id": "p-billing", "role": "r-billing", "title": "Billing lead"}},
-		{"hire_worker", map[string]any{"id": "w-lee", "position": "p-billing", "kind": "human", "name": "Lee"}},
-		{"set_contact", map[string]any{"worker": "w-lee", "channel": "email", "address": "lee@example.com"}},
-		{"create_stream", map[string]any{"id": "s-billing", "name": "billing"}},
-	} {
-		servertest.Call[map[string]any](t, owner, c.tool, c.args)
-	}
+	hireLee(t, owner, "email", "lee@example.com")
 
 	// A DM reaches Lee's mailbox, Reply-To Lee's own inbound alias.
 	dm := servertest.Call[struct {
@@ -189,5 +180,23 @@ func TestHumanOnTelegram(t *testing.T) {
 	}
 	if fromLead != 1 {
 		t.Errorf("Lead answered %d times on the DM, want once", fromLead)
+	}
+}
+
+// hireLee hires Lee, a human billing lead reached on channel at address,
+// and creates the billing stream colleagues write to.
+func hireLee(t *testing.T, owner *mcp.ClientSession, channel, address string) {
+	t.Helper()
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"create_role", map[string]any{"id": "r-billing", "title": "Billing lead", "content": "Decide refunds."}},
+		{"create_position", map[string]any{"id": "p-billing", "role": "r-billing", "title": "Billing lead"}},
+		{"hire_worker", map[string]any{"id": "w-lee", "position": "p-billing", "kind": "human", "name": "Lee"}},
+		{"set_contact", map[string]any{"worker": "w-lee", "channel": channel, "address": address}},
+		{"create_stream", map[string]any{"id": "s-billing", "name": "billing"}},
+	} {
+		servertest.Call[map[string]any](t, owner, c.tool, c.args)
 	}
 }

@@ -69,19 +69,8 @@ func TestHumanAnswersInThread(t *testing.T) {
 			next, reply := ch.start(t, st)
 			st.SetSetting(t.Context(), safedial.AllowPrivateSetting, "true") // the fakes are on loopback
 			base, _, owner := startServe(t, st, io.Discard)
-			for _, c := range []struct {
-				tool string
-				args map[string]any
-			}{
-				{"create_role", map[string]any{"id": "r-billing", "title": "Billing lead", "content": "Decide refunds."}},
-				{"create_position", map[string]any{"id": "p-billing", "role": "r-billing", "title": "Billing lead"}},
-				{"hire_worker", map[string]any{"id": "w-lee", "position": "p-billing", "kind": "human", "name": "Lee"}},
-				{"set_contact", map[string]any{"worker": "w-lee", "channel": ch.channel, "address": ch.address}},
-				{"create_stream", map[string]any{"id": "s-billing", "name": "billing"}},
-				{"subscribe", map[string]any{"stream": "s-billing"}},
-			} {
-				servertest.Call[map[string]any](t, owner, c.tool, c.args)
-			}
+			hireLee(t, owner, ch.channel, ch.address)
+			servertest.Call[map[string]any](t, owner, "subscribe", map[string]any{"stream": "s-billing"})
 
 			dm := servertest.Call[struct {
 				Stream string       `json:"stream"`

@@ -62,14 +62,7 @@ func startBinaryIn(t *testing.T, dir, addr string, args ...string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	until(t, 20*time.Second, "server health", func() bool {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
+	waitHealthy(t, addr)
 	return cmd
 }
 
@@ -206,4 +199,17 @@ func TestDurabilityAcrossSIGKILL(t *testing.T) {
 	if err := srv.Wait(); err != nil {
 		t.Errorf("serve after SIGTERM: %v", err)
 	}
+}
+
+// waitHealthy waits until the server at addr answers /healthz.
+func waitHealthy(t *testing.T, addr string) {
+	t.Helper()
+	until(t, 20*time.Second, "server health", func() bool {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
 }

@@ -74,14 +74,7 @@ func startEdgeServer(t *testing.T, exe string, flags ...string) edgeServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	until(t, 20*time.Second, "server health", func() bool {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
+	waitHealthy(t, addr)
 	return edgeServer{cmd: cmd, base: "http://" + addr, token: tok, st: st}
 }
 
