@@ -32,7 +32,13 @@ func NewWith(t testing.TB, opts store.Options) *store.Store {
 	if UsePostgres() && opts.KeyFile == "" {
 		opts.KeyFile = t.TempDir() + "/helix-org.key"
 	}
-	st, err := store.Open(t.Context(), DB(t), opts)
+	db := ""
+	if UsePostgres() {
+		db = PostgresURL(t)
+	} else {
+		db = sqliteCopy(t)
+	}
+	st, err := store.Open(t.Context(), db, opts)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
