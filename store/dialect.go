@@ -44,6 +44,11 @@ type dialect interface {
 	// backup writes a consistent copy of the database to path, which
 	// exists, empty and owner-only.
 	backup(ctx context.Context, db *gorm.DB, path string) error
+	// eventPageSQL wraps a query for events' columns (readEventsSQL) so
+	// that it returns one row: the events as one JSON array of
+	// domain.Event objects, createdAt as stored, "[]" when none. Empty
+	// means the store reads the rows themselves.
+	eventPageSQL(query string) string
 	// settings are the connection settings in force (Pragmas).
 	settings(ctx context.Context, db *gorm.DB) (map[string]string, error)
 }

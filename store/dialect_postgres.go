@@ -345,3 +345,7 @@ func (postgresDialect) settings(ctx context.Context, db *gorm.DB) (map[string]st
 	}
 	return out, nil
 }
+
+// eventPageSQL is none: pgx reads rows cheaply, and json_agg costs the
+// server more than it saves (BenchmarkReadEvents).
+func (postgresDialect) eventPageSQL(string) string { return "" }
