@@ -101,7 +101,7 @@ func (s *Store) commitQueued() {
 func (s *Store) commitBatch(batch []*writeReq) (notRun []*writeReq) {
 	// The transaction outlives any one caller: a cancelled caller must not
 	// roll back its batch-mates.
-	tx := s.db.WithContext(context.Background()).Begin()
+	tx := s.begin(context.Background())
 	if tx.Error != nil {
 		answer(batch, fmt.Errorf("begin: %w", mapErr(tx.Error)))
 		return nil

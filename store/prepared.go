@@ -27,6 +27,8 @@ func (s *Store) queryFixed(tx *gorm.DB, q string, args ...any) (*sql.Rows, error
 		return st.QueryContext(ctx, args...)
 	case *sql.Tx:
 		return pool.StmtContext(ctx, st).QueryContext(ctx, args...)
+	case *preparedTx:
+		return pool.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	default:
 		return pool.QueryContext(ctx, q, args...)
 	}
@@ -83,4 +85,53 @@ func watchRows(ctx context.Context, n int) error {
 		return ctx.Err()
 	}
 	return nil
+}
+
+// begin starts a write transaction. On SQLite, once migrated, its
+// statements run as the store's prepared ones bound to the transaction
+// (preparedTx): preparing an insert costs SQLite about as much as running
+// it, and a write transaction would otherwise prepare every statement it
+// runs anew.
+func (s *Store) begin(ctx context.Context) *gorm.DB {
+	tx := s.db.WithContext(ctx).Begin()
+	if tx.Error != nil || !s.prepareWrites.Load() {
+		return tx
+	}
+	if sqlTx, ok := tx.Statement.ConnPool.(*sql.Tx); ok {
+		tx.Statement.ConnPool = &preparedTx{Tx: sqlTx, s: s}
+	}
+	return tx
+}
+
+// preparedTx is a write transaction's connection pool: each text is the
+// store's prepared statement (prepared.go) bound to the transaction,
+// which database/sql prepares once per connection. Past maxPrepared
+// texts, a statement is prepared for its one use, as before.
+type preparedTx struct {
+	*sql.Tx
+	s *Store
+}
+
+func (p *preparedTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	st, ok, err := p.s.preparedIfRoom(context.WithoutCancel(ctx), q)
+	if err != nil || !ok {
+		return p.Tx.ExecContext(ctx, q, args...)
+	}
+	return p.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+}
+
+func (p *preparedTx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, ok, err := p.s.preparedIfRoom(context.WithoutCancel(ctx), q)
+	if err != nil || !ok {
+		return p.Tx.QueryContext(ctx, q, args...)
+	}
+	return p.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+}
+
+func (p *preparedTx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	st, ok, err := p.s.preparedIfRoom(context.WithoutCancel(ctx), q)
+	if err != nil || !ok {
+		return p.Tx.QueryRowContext(ctx, q, args...)
+	}
+	return p.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 }

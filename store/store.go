@@ -76,6 +76,9 @@ type Store struct {
 	// changes, by that text (prepared.go).
 	stmts  sync.Map
 	nstmts atomic.Int64
+	// prepareWrites is set once migrations have run: from then on write
+	// transactions on SQLite reuse prepared statements too (begin).
+	prepareWrites atomic.Bool
 	// settings caches settings as stored (settings_cache.go).
 	settings settingsCache
 	// cipher seals secrets with the key file, once it has been read.
@@ -147,6 +150,7 @@ func Open(ctx context.Context, db string, opts Options) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
+	s.prepareWrites.Store(s.dia.name() == "sqlite")
 	if err := s.sealStreamSecrets(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -232,13 +236,19 @@ func (s *Store) write(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	}
 	s.writeLock <- struct{}{}
 	defer func() { <-s.writeLock }()
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := s.dia.beginWrite(tx); err != nil {
-			return err
-		}
-		return fn(tx)
-	})
+	tx := s.begin(ctx)
+	if tx.Error != nil {
+		return mapErr(tx.Error)
+	}
+	err := s.dia.beginWrite(tx)
+	if err == nil {
+		err = fn(tx)
+	}
 	if err != nil {
+		tx.Rollback()
+		return mapErr(err)
+	}
+	if err := tx.Commit().Error; err != nil {
 		return mapErr(err)
 	}
 	s.writes.Add(1)
