@@ -65,10 +65,13 @@ bench-memory:
 	$(GO) test -run '^$$' -bench '^BenchmarkMemoryRecall100k$$' -benchtime 500x -count 1 ./store/
 
 # The load tool prints publish with group commit and with a commit per
-# write, and the disk's fsync rate; the benchmark does the same for
+# write, and the disk's fsync rate, with go-sdk clients and then with
+# clients that post JSON-RPC themselves (little client CPU beside the
+# server's); the benchmark does the same for
 # inbound webhooks from 16 senders.
 load:
 	$(GO) run ./cmd/helix-org-load -clients $(LOAD_CLIENTS) -calls $(LOAD_CALLS)
+	$(GO) run ./cmd/helix-org-load -clients $(LOAD_CLIENTS) -calls $(LOAD_CALLS) -client wire
 	$(GO) test -count=1 -run '^TestInboundLoad$$' -v ./transports/webhook/
 	$(GO) test -count=1 -run '^$$' -bench '^BenchmarkInboundWebhook$$/sync=FULL' -benchtime 8000x ./transports/webhook/
 

@@ -5,7 +5,7 @@ import "github.com/helixml/helix-org/domain"
 // Operational config keys read by the dispatcher.
 var (
 	MaxConcurrentSetting = domain.SettingSpec{Key: "dispatch.max_concurrent", Type: domain.SettingInt, Default: "4",
-		Description: "Most activations running at once across all workers."}
+		Description: "Most activations one server runs at once, across all its workers."}
 	TimeoutSetting = domain.SettingSpec{Key: "dispatch.timeout", Type: domain.SettingDuration, Default: "10m",
 		Description: "Longest one activation may run before it is killed."}
 	MaxDepthSetting = domain.SettingSpec{Key: "dispatch.max_depth", Type: domain.SettingInt, Default: "8",

@@ -18,6 +18,9 @@ type config struct {
 	Clients int
 	Calls   int
 	Timeout time.Duration
+	// Client is how the load calls: "sdk" (go-sdk sessions) or "wire"
+	// (JSON-RPC posted directly, wire.go).
+	Client string
 	// CPUProfile, when set, is written with the in-process load's CPU
 	// profile (server and clients both), for go tool pprof.
 	CPUProfile string
@@ -32,6 +35,7 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 	fs.StringVar(&cfg.Stream, "stream", "s-load", "stream to publish on; created when missing")
 	fs.IntVar(&cfg.Clients, "clients", 8, "concurrent MCP clients")
 	fs.IntVar(&cfg.Calls, "calls", 200, "publish calls per client")
+	fs.StringVar(&cfg.Client, "client", "sdk", "how clients call: sdk (go-sdk MCP sessions) or wire (JSON-RPC posted directly, no SDK: the server's rate, with little client CPU beside it)")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.DurationVar(&cfg.Timeout, "timeout", 5*time.Minute, "stop after this long whatever is left")
 	if err := fs.Parse(args); err != nil {
@@ -44,6 +48,8 @@ func (c config) validate() error {
 	switch {
 	case c.Clients < 1 || c.Calls < 1:
 		return errors.New("-clients and -calls must be at least 1")
+	case c.Client != "sdk" && c.Client != "wire":
+		return fmt.Errorf("-client: %q is not a client (valid: sdk, wire)", c.Client)
 	case c.Timeout <= 0:
 		return errors.New("-timeout must be positive")
 	case c.URL != "" && c.Token == "":

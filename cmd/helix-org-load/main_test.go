@@ -8,16 +8,38 @@ import (
 )
 
 func TestRunInProcess(t *testing.T) {
-	var out strings.Builder
-	cfg := config{Stream: "s-load", Clients: 2, Calls: 3, Timeout: time.Minute}
-	if err := run(t.Context(), cfg, &out); err != nil {
-		t.Fatalf("run: %v\n%s", err, out.String())
+	for _, client := range []string{"sdk", "wire"} {
+		t.Run(client, func(t *testing.T) {
+			var out strings.Builder
+			cfg := config{Stream: "s-load", Clients: 2, Calls: 3, Timeout: time.Minute, Client: client}
+			if err := run(t.Context(), cfg, &out); err != nil {
+				t.Fatalf("run: %v\n%s", err, out.String())
+			}
+			for _, want := range []string{"in-process, fresh database, group commit", "in-process, fresh database, a commit per write",
+				"2 " + client + " clients × 3 publish calls", "6 ok, 0 failed", "p50", "calls/s", "6 writes in 6 commits (1.0 per fsync)", "fsync:"} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("output lacks %q:\n%s", want, out.String())
+				}
+			}
+		})
 	}
-	for _, want := range []string{"in-process, fresh database, group commit", "in-process, fresh database, a commit per write",
-		"2 clients × 3 publish calls", "6 ok, 0 failed", "p50", "calls/s", "6 writes in 6 commits (1.0 per fsync)", "fsync:"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
+}
+
+// TestWireClientFailsOnToolErrors: a wire client's call that the server
+// refuses is a failed call, not a counted publish.
+func TestWireClientFailsOnToolErrors(t *testing.T) {
+	srv, err := startServer(t.Context(), commitModes[0].opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.stop()
+	c := newWireClient(srv.url, srv.token)
+	if err := c.call(t.Context(), "publish", map[string]any{"stream": "s-missing", "body": "x"}); err == nil || !strings.Contains(err.Error(), "tool error") {
+		t.Errorf("publish to a missing stream: %v, want a tool error", err)
+	}
+	bad := newWireClient(srv.url, "hxo_wrong")
+	if err := bad.call(t.Context(), "publish", map[string]any{"stream": "s-load", "body": "x"}); err == nil || !strings.Contains(err.Error(), "HTTP 401") {
+		t.Errorf("with a wrong token: %v, want HTTP 401", err)
 	}
 }
 
@@ -35,6 +57,8 @@ func TestParseFlags(t *testing.T) {
 		{"remote host refused", []string{"-url", "http://10.0.0.5:8080/workers/w-owner/mcp", "-token", "t"}, "not a loopback"},
 		{"remote name refused", []string{"-url", "https://example.com/workers/w-owner/mcp", "-token", "t"}, "not a loopback"},
 		{"zero clients", []string{"-clients", "0"}, "at least 1"},
+		{"wire client", []string{"-client", "wire"}, ""},
+		{"unknown client", []string{"-client", "curl"}, "valid: sdk, wire"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -61,16 +61,12 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 // runAgainst loads one server; st, when the server is in-process, tells
 // how many writes shared each commit.
 func runAgainst(ctx context.Context, cfg config, target string, st *store.Store, out io.Writer) error {
-	sessions, err := connect(ctx, cfg)
+	callers, closeAll, err := clients(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		for _, cs := range sessions {
-			cs.Close()
-		}
-	}()
-	if err := ensureStream(ctx, sessions[0], cfg.Stream); err != nil {
+	defer closeAll()
+	if err := ensureStream(ctx, callers[0], cfg.Stream); err != nil {
 		return err
 	}
 	var writes, commits int64
@@ -78,7 +74,7 @@ func runAgainst(ctx context.Context, cfg config, target string, st *store.Store,
 		writes, commits = st.CommitStats()
 	}
 	cpu0 := cpuTime()
-	res := publishLoad(ctx, sessions, cfg.Stream, cfg.Calls)
+	res := publishLoad(ctx, callers, cfg.Stream, cfg.Calls)
 	cpu := cpuTime() - cpu0
 	report(out, target, cfg, res)
 	if st != nil {
@@ -93,6 +89,36 @@ func runAgainst(ctx context.Context, cfg config, target string, st *store.Store,
 		return fmt.Errorf("%d of %d calls failed, first: %w", res.Errors, cfg.Clients*cfg.Calls, res.FirstErr)
 	}
 	return nil
+}
+
+// caller makes one tool call, failing on a tool error.
+type caller func(ctx context.Context, name string, args map[string]any) error
+
+// clients are cfg.Clients callers of cfg.Client's kind, and what closes
+// them.
+func clients(ctx context.Context, cfg config) ([]caller, func(), error) {
+	out := make([]caller, 0, cfg.Clients)
+	if cfg.Client == "wire" {
+		for range cfg.Clients {
+			out = append(out, newWireClient(cfg.URL, cfg.Token).call)
+		}
+		return out, func() {}, nil
+	}
+	sessions, err := connect(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, cs := range sessions {
+		out = append(out, func(ctx context.Context, name string, args map[string]any) error {
+			_, err := call(ctx, cs, name, args)
+			return err
+		})
+	}
+	return out, func() {
+		for _, cs := range sessions {
+			cs.Close()
+		}
+	}, nil
 }
 
 // connect opens one MCP session per client, each over its own connections.
@@ -126,11 +152,11 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(r)
 }
 
-func ensureStream(ctx context.Context, cs *mcp.ClientSession, stream string) error {
-	if _, err := call(ctx, cs, "get_stream", map[string]any{"id": stream}); err == nil {
+func ensureStream(ctx context.Context, call caller, stream string) error {
+	if err := call(ctx, "get_stream", map[string]any{"id": stream}); err == nil {
 		return nil
 	}
-	if _, err := call(ctx, cs, "create_stream", map[string]any{"id": stream, "name": stream}); err != nil {
+	if err := call(ctx, "create_stream", map[string]any{"id": stream, "name": stream}); err != nil {
 		return fmt.Errorf("create stream %s: %w", stream, err)
 	}
 	return nil
@@ -154,8 +180,8 @@ func call(ctx context.Context, cs *mcp.ClientSession, name string, args map[stri
 	return res, nil
 }
 
-// publishLoad has every session publish calls times, all at once.
-func publishLoad(ctx context.Context, sessions []*mcp.ClientSession, stream string, calls int) result {
+// publishLoad has every client publish calls times, all at once.
+func publishLoad(ctx context.Context, callers []caller, stream string, calls int) result {
 	var (
 		mu  sync.Mutex
 		res result
@@ -163,7 +189,7 @@ func publishLoad(ctx context.Context, sessions []*mcp.ClientSession, stream stri
 		bad atomic.Int64
 	)
 	start := time.Now()
-	for i, cs := range sessions {
+	for i, call := range callers {
 		wg.Go(func() {
 			lat := make([]time.Duration, 0, calls)
 			for n := range calls {
@@ -171,7 +197,7 @@ func publishLoad(ctx context.Context, sessions []*mcp.ClientSession, stream stri
 					break
 				}
 				t := time.Now()
-				_, err := call(ctx, cs, "publish", map[string]any{"stream": stream, "body": fmt.Sprintf("load client %d call %d", i, n)})
+				err := call(ctx, "publish", map[string]any{"stream": stream, "body": fmt.Sprintf("load client %d call %d", i, n)})
 				if err != nil {
 					if bad.Add(1) == 1 {
 						mu.Lock()
@@ -215,7 +241,7 @@ func report(out io.Writer, target string, cfg config, res result) {
 	ok := len(res.Latencies)
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	fmt.Fprintf(out, "target:  %s\n", target)
-	fmt.Fprintf(out, "load:    %d clients × %d publish calls on %s\n", cfg.Clients, cfg.Calls, cfg.Stream)
+	fmt.Fprintf(out, "load:    %d %s clients × %d publish calls on %s\n", cfg.Clients, cfg.Client, cfg.Calls, cfg.Stream)
 	fmt.Fprintf(out, "calls:   %d ok, %d failed in %s\n", ok, res.Errors, res.Elapsed.Round(time.Millisecond))
 	fmt.Fprintf(out, "latency: p50 %.2f ms  p99 %.2f ms  max %.2f ms\n",
 		ms(percentile(res.Latencies, 50)), ms(percentile(res.Latencies, 99)), ms(percentile(res.Latencies, 100)))
