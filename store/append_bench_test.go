@@ -11,6 +11,7 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/store/storetest"
 )
 
 // BenchmarkAppend appends from one writer and from 16 at once, with
@@ -82,4 +83,40 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkAppendWithContacts appends to a stream none of them follow
+// with 0 and 1,000 people reachable on a channel: an append looks only at
+// the contacts it can concern, so its cost should not grow with them.
+func BenchmarkAppendWithContacts(b *testing.B) {
+	for _, people := range []int{0, 1_000} {
+		b.Run(fmt.Sprintf("contacts=%d", people), func(b *testing.B) {
+			st := storetest.NewWith(b, store.Options{Transports: chatTransports})
+			ctx := b.Context()
+			if _, err := st.Bootstrap(ctx, nil); err != nil {
+				b.Fatal(err)
+			}
+			st.CreateRole(ctx, "w-owner", domain.Role{ID: "r-a", Title: "A", Content: "a"})
+			st.CreatePosition(ctx, "w-owner", domain.Position{ID: "p-a", RoleID: "r-a", Title: "A"})
+			if _, err := st.CreateStream(ctx, "w-owner", domain.Stream{ID: "s-a", Name: "a", Transport: domain.Transport{Kind: domain.TransportLocal}}); err != nil {
+				b.Fatal(err)
+			}
+			for i := range people {
+				id := fmt.Sprintf("w-person-%d", i)
+				if _, err := st.HireWorker(ctx, "w-owner", domain.Worker{ID: id, Kind: domain.WorkerHuman, PositionID: "p-a", Name: id}, nil); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := st.SetContact(ctx, "w-owner", id, store.Contact{Kind: string(kindChat), Address: fmt.Sprint(i)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			cpu0 := cpuTime()
+			for b.Loop() {
+				if _, err := st.Append(ctx, domain.Event{StreamID: "s-a", Source: "w-owner", Message: domain.Message{Body: "hello"}}, store.AppendOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+		})
+	}
 }

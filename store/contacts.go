@@ -140,9 +140,8 @@ var relayTag = regexp.MustCompile(`\[helix (e-[0-9a-z]+)\]`)
 // event it answers.
 func (s *Store) relayContacts(tx *gorm.DB, ev domain.Event) error {
 	var contacts []heldContact
-	err := tx.Table("contacts").Select("contacts.worker_id, contacts.kind, contacts.address, contacts.stream_id, workers.position_id").
-		Joins("JOIN workers ON workers.id = contacts.worker_id AND workers.dismissed_at IS NULL").Scan(&contacts).Error
-	if err != nil || len(contacts) == 0 {
+	q, args := concerned(ev)
+	if err := tx.Raw(q, args...).Scan(&contacts).Error; err != nil || len(contacts) == 0 {
 		return err
 	}
 	for _, c := range contacts {
@@ -163,6 +162,35 @@ func (s *Store) relayContacts(tx *gorm.DB, ev domain.Event) error {
 		}
 	}
 	return nil
+}
+
+// heldContacts selects the contacts of workers still hired; concerned
+// adds the condition.
+const heldContacts = `SELECT contacts.worker_id, contacts.kind, contacts.address, contacts.stream_id, workers.position_id
+	FROM contacts JOIN workers ON workers.id = contacts.worker_id AND workers.dismissed_at IS NULL WHERE `
+
+// concerned is the query for the contacts ev can concern, one indexed
+// lookup per way, so that an append costs the same with a thousand people
+// on channels as with one (BenchmarkAppendWithContacts): the contact whose
+// stream ev is on (an answer), and those relayedFor may take — the
+// inbox's owner, whoever ev names in to (worker or position), a DM
+// stream's members. relayContacts still decides; this leaves out the rest.
+func concerned(ev domain.Event) (string, []any) {
+	q, args := heldContacts+"contacts.stream_id = ?", []any{ev.StreamID}
+	names := slices.Clone(ev.Message.To)
+	if owner, ok := strings.CutPrefix(ev.StreamID, domain.InboxStreamPrefix); ok {
+		// InboxStream trims the worker prefix when there is one.
+		names = append(names, domain.PrefixWorker+owner, owner)
+	}
+	if len(names) > 0 {
+		q += " UNION " + heldContacts + "contacts.worker_id IN ? UNION " + heldContacts + "workers.position_id IN ?"
+		args = append(args, names, names)
+	}
+	if strings.HasPrefix(ev.StreamID, domain.DMStreamPrefix) {
+		q += " UNION " + heldContacts + "contacts.worker_id IN (SELECT worker_id FROM subscriptions WHERE stream_id = ?)"
+		args = append(args, ev.StreamID)
+	}
+	return q + " ORDER BY 1", args
 }
 
 // heldContact is the contact of a worker still hired, with its position.

@@ -133,3 +133,73 @@ func answerTo(t *testing.T, st *store.Store, inbound string, streams ...string) 
 	t.Fatalf("no answer caused by %s", inbound)
 	return domain.Event{}
 }
+
+// TestRelayReachesWhomItConcerns: what a human on a channel is sent —
+// their inbox, a message naming them or their position, their DMs — and
+// what they are not: other traffic, what they said themselves.
+func TestRelayReachesWhomItConcerns(t *testing.T) {
+	st := storetest.NewWith(t, store.Options{Transports: chatTransports})
+	seed(t, st)
+	ctx := t.Context()
+	for _, w := range []domain.Worker{
+		{ID: "w-lee", Kind: domain.WorkerHuman, PositionID: "p-a", Name: "Lee"},
+		{ID: "w-kim", Kind: domain.WorkerHuman, PositionID: "p-a", Name: "Kim"},
+	} {
+		if _, err := st.HireWorker(ctx, "w-owner", w, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.SetContact(ctx, "w-owner", "w-lee", store.Contact{Kind: string(kindChat), Address: "42"}); err != nil {
+		t.Fatal(err)
+	}
+	dm, err := st.EnsureDM(ctx, "w-owner", "w-lee")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherDM, err := st.EnsureDM(ctx, "w-owner", "w-kim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	contact := store.ContactStreamPrefix + "w-lee"
+	tests := []struct {
+		name    string
+		ev      domain.Event
+		inbox   string // set: a notice to this worker's inbox, with ev's message
+		relayed bool
+	}{
+		{"the inbox", domain.Event{Message: domain.Message{Body: "approve?"}}, "w-lee", true},
+		{"to the worker", domain.Event{StreamID: "s-a", Source: "w-owner", Message: domain.Message{To: []string{"w-lee"}, Body: "a"}}, "", true},
+		{"to the position", domain.Event{StreamID: "s-a", Source: "w-owner", Message: domain.Message{To: []string{"p-a"}, Body: "b"}}, "", true},
+		{"a DM", domain.Event{StreamID: dm.ID, Source: "w-owner", Message: domain.Message{Body: "c"}}, "", true},
+		{"another's DM", domain.Event{StreamID: otherDM.ID, Source: "w-owner", Message: domain.Message{Body: "d"}}, "", false},
+		{"another's inbox", domain.Event{Message: domain.Message{Body: "e"}}, "w-kim", false},
+		{"to someone else", domain.Event{StreamID: "s-a", Source: "w-owner", Message: domain.Message{To: []string{"w-kim"}, Body: "f"}}, "", false},
+		{"to nobody", domain.Event{StreamID: "s-a", Source: "w-owner", Message: domain.Message{Body: "g"}}, "", false},
+		{"what they said", domain.Event{StreamID: "s-a", Source: "w-lee", Message: domain.Message{To: []string{"w-lee"}, Body: "h"}}, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before, err := st.ReadEvents(ctx, store.EventQuery{StreamIDs: []string{contact}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ev domain.Event
+			if tt.inbox != "" {
+				ev, err = st.Notify(ctx, tt.inbox, tt.ev.Message, "")
+			} else {
+				ev, err = st.Append(ctx, tt.ev, store.AppendOptions{})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			after, err := st.ReadEvents(ctx, store.EventQuery{StreamIDs: []string{contact}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			relayed := len(after) == len(before)+1 && after[len(after)-1].CausedBy == ev.ID
+			if relayed != tt.relayed || len(after) > len(before)+1 {
+				t.Errorf("relayed = %v (%d events on %s, %d before), want %v", relayed, len(after), contact, len(before), tt.relayed)
+			}
+		})
+	}
+}
