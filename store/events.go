@@ -200,7 +200,7 @@ func (s *Store) ReadEvents(ctx context.Context, q EventQuery) ([]domain.Event, e
 		if err := db.Raw(pageSQL, q.StreamIDs, q.Since, q.Limit).Row().Scan(&page); err != nil {
 			return nil, fmt.Errorf("read events: %w", err)
 		}
-		out, err := decodeEventPage(page)
+		out, err := decodeEventPage(page, q.Limit)
 		if err != nil {
 			return nil, fmt.Errorf("read events: %w", err)
 		}
@@ -253,8 +253,8 @@ type pageEvent struct {
 }
 
 // decodeEventPage reads eventPageSQL's array, oldest first.
-func decodeEventPage(page []byte) ([]domain.Event, error) {
-	var rows []pageEvent
+func decodeEventPage(page []byte, limit int) ([]domain.Event, error) {
+	rows := make([]pageEvent, 0, limit)
 	if err := fastjson.Unmarshal(page, &rows); err != nil {
 		return nil, fmt.Errorf("decode events: %w", err)
 	}
