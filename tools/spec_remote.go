@@ -11,6 +11,8 @@ import (
 var (
 	SpecClonesDirSetting = domain.SettingSpec{Key: "spec_tasks.clones_dir", Type: domain.SettingString, Default: "./clones",
 		Description: "Directory where the server clones spec tasks' repositories given as URLs (relative to its working directory)."}
+	SpecMaxCloneSetting = domain.SettingSpec{Key: designdocs.MaxBytesKey, Type: domain.SettingInt, Default: "1073741824",
+		Description: "Most bytes a clone of a spec task's repository may take on disk; a larger one is stopped, removed and refused. 0 or less: no limit."}
 	SpecAllowPrivateSetting = domain.SettingSpec{Key: designdocs.AllowPrivateKey, Type: domain.SettingBool, Default: "false",
 		Description: "Let spec tasks' http(s) repository URLs reach loopback, private, link-local and metadata addresses. Off by default."}
 )
@@ -19,5 +21,6 @@ var (
 // settings say now.
 func remote(ctx context.Context, env *Env) designdocs.Remote {
 	dir, _ := env.Store.SettingOr(ctx, SpecClonesDirSetting)
-	return designdocs.Remote{ClonesDir: dir, AllowPrivate: env.Store.BoolSetting(ctx, SpecAllowPrivateSetting)}
+	return designdocs.Remote{ClonesDir: dir, AllowPrivate: env.Store.BoolSetting(ctx, SpecAllowPrivateSetting),
+		MaxBytes: env.Store.IntSetting(ctx, SpecMaxCloneSetting)}
 }

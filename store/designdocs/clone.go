@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/netip"
 	"net/url"
@@ -13,6 +14,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/safedial"
@@ -34,7 +37,14 @@ type Remote struct {
 	AllowPrivate bool
 	// Resolver resolves host names; nil is the system's.
 	Resolver *net.Resolver
+	// MaxBytes caps a clone's size on disk (MaxBytesKey): git is stopped
+	// once its copy grows past it, and the copy removed. 0 is no cap.
+	MaxBytes int64
 }
+
+// MaxBytesKey is the setting that sets Remote.MaxBytes; named in the
+// error a clone over it gets.
+const MaxBytesKey = "spec_tasks.max_clone_bytes"
 
 // scpLike is git's user@host:path shorthand for ssh.
 var scpLike = regexp.MustCompile(`^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:`)
@@ -83,13 +93,61 @@ func (r Remote) Clone(ctx context.Context, rawURL string) (string, error) {
 		return "", fmt.Errorf("clone %s: %w", redact(u), err)
 	}
 	defer os.RemoveAll(tmp)
-	if _, err := remoteGit(ctx, tmp, u.Scheme, pin, "clone", "--quiet", "--no-recurse-submodules", "--", u.String(), "repo"); err != nil {
+	cloneCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	tooBig := r.watchSize(cloneCtx, tmp, stop)
+	_, err = remoteGit(cloneCtx, tmp, u.Scheme, pin, "clone", "--quiet", "--no-recurse-submodules", "--", u.String(), "repo")
+	if tooBig() || r.MaxBytes > 0 && dirSize(tmp) > r.MaxBytes {
+		return "", domain.Invalid("repo", "%s is larger than %d bytes, the most a clone may take (the setting %s)", redact(u), r.MaxBytes, MaxBytesKey)
+	}
+	if err != nil {
 		return "", domain.Invalid("repo", "%s cannot be cloned: %v", redact(u), gitWords(err))
 	}
 	if err := os.Rename(filepath.Join(tmp, "repo"), dir); err != nil {
 		return "", fmt.Errorf("clone %s: %w", redact(u), err)
 	}
 	return git(ctx, dir, "rev-parse", "--show-toplevel")
+}
+
+// watchSize stops a clone into dir, by stop, once dir holds more than
+// MaxBytes; tooBig reports whether it did. A clone that finishes between
+// two looks is measured again by the caller.
+func (r Remote) watchSize(ctx context.Context, dir string, stop func()) (tooBig func() bool) {
+	var over atomic.Bool
+	if r.MaxBytes <= 0 {
+		return over.Load
+	}
+	go func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if dirSize(dir) > r.MaxBytes {
+					over.Store(true)
+					stop()
+					return
+				}
+			}
+		}
+	}()
+	return over.Load
+}
+
+// dirSize is the bytes of the regular files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // Push sends the design-docs branch of the clone at top back to origin.

@@ -1,6 +1,7 @@
 package designdocs_test
 
 import (
+	"crypto/rand"
 	"errors"
 	"os"
 	"path/filepath"
@@ -141,6 +142,52 @@ func TestPushSendsTheDocsBranchBack(t *testing.T) {
 			}
 			if got := gittest.Git(t, origin, "rev-parse", designdocs.Branch); got != head {
 				t.Errorf("origin's %s = %s, want %s", designdocs.Branch, got, head)
+			}
+		})
+	}
+}
+
+// TestCloneOverTheLimit: a repository larger than MaxBytes is refused
+// with an error naming the field and the setting, and leaves nothing in
+// the clones directory; under the limit it clones.
+func TestCloneOverTheLimit(t *testing.T) {
+	root := t.TempDir()
+	src := gittest.Repo(t, filepath.Join(root, "src"))
+	big := make([]byte, 4<<20)
+	rand.Read(big) // incompressible: the pack is as large as the file
+	if err := os.WriteFile(filepath.Join(src, "big.bin"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, src, "add", "big.bin")
+	gittest.Git(t, src, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "a big file")
+	gittest.Bare(t, src, filepath.Join(root, "big.git"))
+	srv := gittest.Serve(t, root, false)
+	tests := []struct {
+		name     string
+		url      string
+		maxBytes int64
+		wantErr  bool
+	}{
+		{"file URL over", "file://" + src, 1 << 20, true},
+		{"smart HTTP over", srv.URL + "/big.git", 1 << 20, true},
+		{"smart HTTP under", srv.URL + "/big.git", 64 << 20, false},
+		{"no limit", "file://" + src, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := designdocs.Remote{ClonesDir: t.TempDir(), AllowPrivate: true, MaxBytes: tt.maxBytes}
+			_, err := r.Clone(t.Context(), tt.url)
+			if !tt.wantErr {
+				if err != nil {
+					t.Fatalf("Clone = %v, want a clone", err)
+				}
+				return
+			}
+			if !errors.Is(err, domain.ErrInvalid) || !strings.Contains(err.Error(), "repo") || !strings.Contains(err.Error(), designdocs.MaxBytesKey) {
+				t.Fatalf("Clone = %v, want an invalid repo naming %s", err, designdocs.MaxBytesKey)
+			}
+			if entries, _ := os.ReadDir(r.ClonesDir); len(entries) != 0 {
+				t.Errorf("clones dir holds %d entries after a refused clone, want none", len(entries))
 			}
 		})
 	}
