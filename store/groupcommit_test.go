@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -370,5 +371,41 @@ func TestGroupCommitBoundsBatches(t *testing.T) {
 	}
 	if _, after := st.CommitStats(); after-before != 2 {
 		t.Errorf("%d queued writes took %d commits, want 2 (64, then 1)", writes, after-before)
+	}
+}
+
+// TestCommitPerWriteFailuresUndo: without group commit, a write that
+// fails or panics is rolled back and lets the next write in (a panic
+// must not leave SQLite's write lock held).
+func TestCommitPerWriteFailuresUndo(t *testing.T) {
+	st := storetest.NewWith(t, store.Options{NoGroupCommit: true})
+	seed(t, st)
+	ctx := t.Context()
+	clobber := func(tx *gorm.DB) { tx.Exec("UPDATE streams SET name = 'clobbered' WHERE id = 's-a'") }
+	if err := st.Write(ctx, func(tx *gorm.DB) error { clobber(tx); return errors.New("boom") }); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("failing write = %v, want boom", err)
+	}
+	func() {
+		defer func() {
+			if p := recover(); p != "kaboom" {
+				t.Errorf("panic = %v, want kaboom", p)
+			}
+		}()
+		st.Write(ctx, func(tx *gorm.DB) error { clobber(tx); panic("kaboom") })
+	}()
+	var after domain.Event
+	done := make(chan error, 1)
+	go func() { done <- appendBody(ctx, st, "s-a", "after", &after)() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("append after the failures: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("append after a panicked write still waiting after 10 s: the write lock was left held")
+	}
+	s, err := st.GetStream(ctx, "s-a")
+	if err != nil || s.Name != "a" {
+		t.Errorf("stream s-a = %q, %v; want its name a, the failed writes undone", s.Name, err)
 	}
 }

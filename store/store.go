@@ -240,14 +240,21 @@ func (s *Store) write(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	if tx.Error != nil {
 		return mapErr(tx.Error)
 	}
+	committed := false
+	defer func() {
+		// A panicking write must not leave SQLite's write lock held.
+		if !committed {
+			tx.Rollback()
+		}
+	}()
 	err := s.dia.beginWrite(tx)
 	if err == nil {
 		err = fn(tx)
 	}
 	if err != nil {
-		tx.Rollback()
 		return mapErr(err)
 	}
+	committed = true
 	if err := tx.Commit().Error; err != nil {
 		return mapErr(err)
 	}
