@@ -177,10 +177,10 @@ const heldContacts = `SELECT contacts.worker_id, contacts.kind, contacts.address
 // stream's members. relayContacts still decides; this leaves out the rest.
 func concerned(ev domain.Event) (string, []any) {
 	q, args := heldContacts+"contacts.stream_id = ?", []any{ev.StreamID}
-	names := slices.Clone(ev.Message.To)
+	names := ev.Message.To
 	if owner, ok := strings.CutPrefix(ev.StreamID, domain.InboxStreamPrefix); ok {
 		// InboxStream trims the worker prefix when there is one.
-		names = append(names, domain.PrefixWorker+owner, owner)
+		names = append(slices.Clip(names), domain.PrefixWorker+owner, owner)
 	}
 	if len(names) > 0 {
 		q += " UNION " + heldContacts + "contacts.worker_id IN ? UNION " + heldContacts + "workers.position_id IN ?"

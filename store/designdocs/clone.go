@@ -118,18 +118,23 @@ func (r Remote) watchSize(ctx context.Context, dir string, stop func()) (tooBig 
 		return over.Load
 	}
 	go func() {
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
+		// Every 100 ms, or less often when walking the copy takes long
+		// (a checkout of many files): the watch stays a small share of
+		// the clone's own work.
+		wait := time.NewTimer(100 * time.Millisecond)
+		defer wait.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-tick.C:
+			case <-wait.C:
+				start := time.Now()
 				if dirSize(dir) > r.MaxBytes {
 					over.Store(true)
 					stop()
 					return
 				}
+				wait.Reset(max(100*time.Millisecond, 10*time.Since(start)))
 			}
 		}
 	}()

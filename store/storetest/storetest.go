@@ -32,13 +32,7 @@ func NewWith(t testing.TB, opts store.Options) *store.Store {
 	if UsePostgres() && opts.KeyFile == "" {
 		opts.KeyFile = t.TempDir() + "/helix-org.key"
 	}
-	db := ""
-	if UsePostgres() {
-		db = PostgresURL(t)
-	} else {
-		db = sqliteCopy(t)
-	}
-	st, err := store.Open(t.Context(), db, opts)
+	st, err := store.Open(t.Context(), DB(t), opts)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -46,15 +40,16 @@ func NewWith(t testing.TB, opts store.Options) *store.Store {
 	return st
 }
 
-// DB is a fresh database for t, as store.Open takes it: a file under
-// t.TempDir, or a PostgreSQL URL under HELIX_ORG_TEST_DB=postgres. A PostgreSQL
-// store needs a key file too (store.Options.KeyFile).
+// DB is a fresh, migrated database for t, as store.Open takes it: a copy
+// of the template file under t.TempDir (sqlite.go), or a PostgreSQL URL
+// under HELIX_ORG_TEST_DB=postgres. A PostgreSQL store needs a key file
+// too (store.Options.KeyFile).
 func DB(t testing.TB) string {
 	t.Helper()
 	if UsePostgres() {
 		return PostgresURL(t)
 	}
-	return t.TempDir() + "/helix-org.db"
+	return sqliteCopy(t)
 }
 
 // Clock is a fake clock that moves only when told to. It is safe for the
