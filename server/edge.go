@@ -116,9 +116,10 @@ type rpcRequestKey struct{}
 
 // rpcRequest is the part of a JSON-RPC request the server itself reads.
 type rpcRequest struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
 }
 
 // rpcRequestOf returns the request refuseMalformed parsed, or an empty one.

@@ -13,3 +13,10 @@ func (s *Server) WaitTasks() {
 		<-rt.done
 	}
 }
+
+// ServeCallsViaSDK sends every tools/call to the go-sdk, as the reference
+// the server's own answers are compared with.
+func (s *Server) ServeCallsViaSDK() { s.viaSDK = true }
+
+// DirectCalls is how many calls the server answered without the go-sdk.
+func (s *Server) DirectCalls() int64 { return s.directCalls.Load() }

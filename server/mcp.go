@@ -20,20 +20,36 @@ func (s *Server) workerServer(r *http.Request) *mcp.Server {
 	if c == nil {
 		return nil
 	}
-	skills := c.skills
-	key := strings.Join(c.granted, ",") + "|" + c.activation + "|" + tools.SkillsKey(skills)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	cs := s.cachedLocked(c)
+	if cs.srv == nil {
+		cs.srv = tools.NewServer(cs.env, c.granted)
+		if s.cfg.Metrics != nil {
+			cs.srv.AddReceivingMiddleware(countToolCalls(s.cfg.Metrics, cs.env.Known))
+		}
+	}
+	return cs.srv
+}
+
+// callerEnv returns what the caller's tools work with, kept while its
+// grants, run and skills stay as they are.
+func (s *Server) callerEnv(c *caller) *tools.Env {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cachedLocked(c).env
+}
+
+// cachedLocked returns the caller's cache entry, new when its grants, run
+// or skills changed; the MCP server in it is built when first asked for.
+func (s *Server) cachedLocked(c *caller) *cachedServer {
+	key := strings.Join(c.granted, ",") + "|" + c.activation + "|" + tools.SkillsKey(c.skills)
 	if cs, ok := s.servers[c.worker]; ok && cs.key == key {
-		return cs.srv
+		return cs
 	}
-	env := s.env(c)
-	srv := tools.NewServer(env, c.granted)
-	if s.cfg.Metrics != nil {
-		srv.AddReceivingMiddleware(countToolCalls(s.cfg.Metrics, env.Known))
-	}
-	s.servers[c.worker] = cachedServer{key: key, srv: srv}
-	return srv
+	cs := &cachedServer{key: key, env: s.env(c)}
+	s.servers[c.worker] = cs
+	return cs
 }
 
 // env is what the caller's tools work with.

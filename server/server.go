@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -64,17 +65,23 @@ type Server struct {
 	relay *relay.Relay
 	ui    *ui.UI
 
-	// servers caches each worker's MCP server for its current grant set,
-	// so a request only rebuilds one when the grants changed.
+	// servers caches each worker's tool environment and MCP server for
+	// its current grant set, so a request only rebuilds them when the
+	// grants changed.
 	mu      sync.Mutex
-	servers map[string]cachedServer
+	servers map[string]*cachedServer
 	// running are the tasks this process is running, by id.
 	running map[string]runningTask
+	// directCalls counts the calls serveCalls answered without the
+	// go-sdk; viaSDK (tests only) sends every call to it instead.
+	directCalls atomic.Int64
+	viaSDK      bool
 }
 
 type cachedServer struct {
 	key string
-	srv *mcp.Server
+	env *tools.Env
+	srv *mcp.Server // nil until the go-sdk serves the worker a request
 }
 
 // New builds the server's handler tree.
@@ -88,7 +95,7 @@ func New(st *store.Store, cfg Config) *Server {
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = DefaultCallTimeout
 	}
-	s := &Server{store: st, cfg: cfg, log: cfg.Logger.With("component", "server"), mux: http.NewServeMux(), servers: map[string]cachedServer{},
+	s := &Server{store: st, cfg: cfg, log: cfg.Logger.With("component", "server"), mux: http.NewServeMux(), servers: map[string]*cachedServer{},
 		running: map[string]runningTask{}}
 	// No call of a task can still be running in a new process.
 	if n, err := st.FailInterruptedTasks(context.Background()); err != nil {

@@ -128,8 +128,8 @@ func (s *Server) runTask(ctx context.Context, c *caller, id, tool string, args j
 		close(rt.done)
 	}()
 	env := s.env(c)
-	res, err := tools.InvokeResult(ctx, env, c.granted, tool, args)
-	s.countTaskCall(env.Known, tool, res, err)
+	res, _, err := tools.InvokeResult(ctx, env, c.granted, tool, args)
+	s.countCall(env.Known, tool, res, err)
 	var kept taskAnswer
 	status, message := store.TaskCompleted, ""
 	switch {
@@ -149,9 +149,9 @@ func (s *Server) runTask(ctx context.Context, c *caller, id, tool string, args j
 	}
 }
 
-// countTaskCall counts a task's call as countToolCalls counts the calls
-// the SDK serves.
-func (s *Server) countTaskCall(known []string, tool string, res *mcp.CallToolResult, err error) {
+// countCall counts a call the server answers itself (a task's, or
+// serveCalls') as countToolCalls counts the calls the SDK serves.
+func (s *Server) countCall(known []string, tool string, res *mcp.CallToolResult, err error) {
 	if s.cfg.Metrics == nil {
 		return
 	}

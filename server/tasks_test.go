@@ -112,6 +112,30 @@ func TestTasks(t *testing.T) {
 	}
 }
 
+// TestTaskCallsAreGated: a call asked for as a task passes the same
+// approval gate as a plain call. Before, a worker whose grant of publish
+// required approval could publish at once by asking for a task.
+func TestTaskCallsAreGated(t *testing.T) {
+	h := servertest.Start(t, server.Config{})
+	owner := h.Owner(t)
+	seedOrg(t, h, owner)
+	servertest.Call[domain.Stream](t, owner, "create_stream", map[string]any{"id": "s-news", "name": "news"})
+	servertest.Call[any](t, owner, "grant_tool", map[string]any{"worker": "w-maya", "tool": "publish", "approval": "required"})
+	maya := &taskClient{t: t, url: h.URL("w-maya"), token: servertest.Token(t, h.Store, "w-maya")}
+
+	id, _, _ := task(t, maya.rpc("tools/call", map[string]any{"name": "publish", "arguments": map[string]any{"stream": "s-news", "body": "now"}, "task": map[string]any{}}))
+	res := maya.rpc("tasks/result", map[string]any{"taskId": id})
+	if !strings.Contains(string(res.Result), `"pending":true`) || !strings.Contains(string(res.Result), "waits for w-owner to approve it") {
+		t.Errorf("task result = %s, want the call held for approval", res.Result)
+	}
+	if evs, err := h.Store.ReadEvents(t.Context(), store.EventQuery{StreamIDs: []string{"s-news"}, Limit: 10}); err != nil || len(evs) != 0 {
+		t.Errorf("s-news holds %d events (%v), want none before approval", len(evs), err)
+	}
+	if pending, err := h.Store.ListApprovals(t.Context(), store.OwnerWorker, store.ApprovalFilter{State: domain.ApprovalPending}); err != nil || len(pending) != 1 || pending[0].WorkerID != "w-maya" {
+		t.Errorf("pending approvals = %+v (%v), want maya's publish", pending, err)
+	}
+}
+
 // TestTasksSurviveARestart: a task's state is in the store. One that was
 // working when the process stopped is failed, with why, by the next
 // server; an ended one keeps its answer.

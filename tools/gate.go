@@ -145,18 +145,29 @@ func holdForApproval(env *Env, granted []string) mcp.Middleware {
 			if !ok || !slices.Contains(granted, p.Name) {
 				return next(ctx, method, req)
 			}
-			pending, args, err := gate(ctx, env, t, p.Arguments)
-			if err != nil {
-				res := &mcp.CallToolResult{}
-				res.SetError(err)
-				return res, nil
+			held, args := gateResult(ctx, env, t, p.Arguments)
+			if held != nil {
+				return held, nil
 			}
-			if pending == nil {
-				p.Arguments = args
-				return next(ctx, method, req)
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pending approval " + pending.Approval.ID + ". " + pending.Note}},
-				StructuredContent: pending}, nil
+			p.Arguments = args
+			return next(ctx, method, req)
 		}
 	}
+}
+
+// gateResult runs the gate as a tools/call answers it: a held call's
+// pending approval, or a failure of the gate itself, as the result (held
+// non-nil); otherwise the arguments to run the call with.
+func gateResult(ctx context.Context, env *Env, t Tool, args json.RawMessage) (held *mcp.CallToolResult, _ json.RawMessage) {
+	pending, args, err := gate(ctx, env, t, args)
+	if err != nil {
+		res := &mcp.CallToolResult{}
+		res.SetError(err)
+		return res, nil
+	}
+	if pending == nil {
+		return nil, args
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pending approval " + pending.Approval.ID + ". " + pending.Note}},
+		StructuredContent: pending}, nil
 }

@@ -71,6 +71,12 @@ func (t Tool) run(ctx context.Context, env *Env, args json.RawMessage) (any, err
 	return t.call(ctx, env, args)
 }
 
+// IsBuiltin reports whether name is a built-in tool's (not a skill's).
+func IsBuiltin(name string) bool {
+	_, ok := builtin(name)
+	return ok
+}
+
 // builtin finds a built-in tool by name.
 func builtin(name string) (Tool, bool) {
 	i := slices.IndexFunc(All(), func(t Tool) bool { return t.Name == name })
@@ -121,22 +127,29 @@ func (e missingGrant) Error() string {
 
 func (missingGrant) Unwrap() error { return domain.ErrForbidden }
 
-// InvokeResult runs a built-in tool as Invoke does and answers as a
-// tools/call on the caller's endpoint would: structured content and its
-// text, a link for a large result, a failure as a tool error. It serves
-// calls the go-sdk cannot run, such as a task's, whose context it honours
-// to the end.
-func InvokeResult(ctx context.Context, env *Env, granted []string, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+// InvokeResult runs a built-in tool as a tools/call on the caller's
+// endpoint does — grant, approval gate, arguments, handler — and answers
+// as that call would: structured content and its text, a link for a large
+// result, a held call's pending approval, a failure as a tool error. It
+// serves the calls the server answers without the go-sdk: a task's, whose
+// context it honours to the end, and the plain calls of built-in tools.
+// reached is false when the grant or the gate answered before the tool.
+func InvokeResult(ctx context.Context, env *Env, granted []string, name string, args json.RawMessage) (res *mcp.CallToolResult, reached bool, err error) {
 	if !slices.Contains(granted, name) && slices.Contains(env.Known, name) {
 		res := &mcp.CallToolResult{}
 		res.SetError(missingGrant{worker: env.Caller, tool: name})
-		return res, nil
+		return res, false, nil
 	}
 	t, ok := builtin(name)
 	if !ok {
 		res := &mcp.CallToolResult{}
 		res.SetError(domain.Invalid("name", "unknown tool %q", name))
-		return res, nil
+		return res, false, nil
 	}
-	return callResult(ctx, env, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: args}}, name, t.input, t.call)
+	held, args := gateResult(ctx, env, t, args)
+	if held != nil {
+		return held, false, nil
+	}
+	res, err = callResult(ctx, env, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: args}}, name, t.input, t.call)
+	return res, true, err
 }

@@ -55,7 +55,7 @@ var schemaCache = mcp.NewSchemaCache()
 // prompts they enable. A call to any other known tool gets a tool error that
 // names the missing grant, instead of the SDK's bare "unknown tool".
 func NewServer(env *Env, granted []string) *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "helix-org", Version: Version},
+	srv := mcp.NewServer(Implementation(),
 		&mcp.ServerOptions{SchemaCache: schemaCache, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}},
 			Instructions: "helix-org organisation graph. You are worker " + env.Caller + ". Use the help prompt to see what you can do. Tool properties shown without a type take a string. " + gateNote,
 			SetCacheable: private})
@@ -80,6 +80,12 @@ func private(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
 
 // Version is the binary's version, set by cmd at link time.
 var Version = "dev"
+
+// Implementation is the server's name and version, as initialize and
+// 2026-07-28 results give them.
+func Implementation() *mcp.Implementation {
+	return &mcp.Implementation{Name: "helix-org", Version: Version}
+}
 
 // requireGrant answers a call to a known tool (built-in or skill_<name>)
 // the caller does not hold with an error naming the grant.

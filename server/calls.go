@@ -1,0 +1,251 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/helixml/helix-org/tools"
+)
+
+// serveCalls answers a plain tools/call of a built-in tool itself, with
+// tools.InvokeResult — the grant, approval gate, argument check and
+// handler the go-sdk's server runs too — and writes the answer the go-sdk
+// would write. The go-sdk decodes a call about 26 times, each into a
+// fresh 32 KB buffer: 350 KB of garbage a call, and with its collection
+// about a third of a publish's CPU. Every request that is not plainly
+// such a call (another method, a skill, an unknown tool, a task, _meta
+// beyond the protocol's own, headers the SDK checks or refuses) goes on to
+// the go-sdk, which stays the reference: TestDirectCallsAnswerAsTheSDK
+// sends every kind of call both ways and compares the answers byte for
+// byte.
+func (s *Server) serveCalls(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		call, ok := s.directCall(r)
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		c := callerFrom(r.Context())
+		env := s.callerEnv(c)
+		// As in the go-sdk, a client that goes away does not stop its call.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), s.cfg.CallTimeout)
+		defer cancel()
+		res, reached, err := tools.InvokeResult(ctx, env, c.granted, call.name, call.args)
+		s.countCall(env.Known, call.name, res, err)
+		s.directCalls.Add(1)
+		writeCallAnswer(w, call, res, reached, err)
+	})
+}
+
+// directCall is a tools/call serveCalls answers itself.
+type directCall struct {
+	id   json.RawMessage
+	name string
+	args json.RawMessage
+	// modern (2026-07-28): the result names the server, and says it is
+	// complete when the tool ran.
+	modern bool
+}
+
+// directVersions are the protocol versions whose plain tools/call
+// serveCalls answers.
+var directVersions = []string{"2025-06-18", "2025-11-25", statelessVersion}
+
+// directCall reports whether r is a call serveCalls answers, and which.
+func (s *Server) directCall(r *http.Request) (directCall, bool) {
+	req := rpcRequestOf(r)
+	version := r.Header.Get("MCP-Protocol-Version")
+	if s.viaSDK || r.Method != http.MethodPost || req.Method != "tools/call" || req.JSONRPC != "2.0" ||
+		callerFrom(r.Context()) == nil || !slices.Contains(directVersions, version) ||
+		!plainHeaders(r, version) {
+		return directCall{}, false
+	}
+	id, ok := plainID(req.ID)
+	if !ok {
+		return directCall{}, false
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(req.Params, &params) != nil {
+		return directCall{}, false
+	}
+	var name string
+	if json.Unmarshal(params["name"], &name) != nil || !tools.IsBuiltin(name) {
+		return directCall{}, false
+	}
+	for k, v := range params {
+		switch {
+		case k == "name" || k == "arguments":
+		case k == "_meta" && version >= statelessVersion && plainMeta(v, version):
+		default:
+			return directCall{}, false
+		}
+	}
+	if version >= statelessVersion && params["_meta"] == nil {
+		return directCall{}, false
+	}
+	args := params["arguments"]
+	if bytes.Equal(args, []byte("null")) {
+		args = nil
+	}
+	return directCall{id: id, name: name, args: args, modern: version >= statelessVersion}, true
+}
+
+// plainHeaders reports whether r's headers are ones the go-sdk would take
+// a call with and do nothing more about.
+func plainHeaders(r *http.Request, version string) bool {
+	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
+		return false
+	}
+	if !acceptsBoth(r.Header.Values("Accept")) || r.Header.Get("Last-Event-ID") != "" || !localHostOK(r) {
+		return false
+	}
+	for k := range r.Header {
+		if strings.HasPrefix(k, "Mcp-Param-") {
+			return false
+		}
+	}
+	if version >= statelessVersion {
+		// The 2026-07-28 standard headers must name the call in the body.
+		var p struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(rpcRequestOf(r).Params, &p)
+		return r.Header.Get("Mcp-Method") == "tools/call" && p.Name != "" && r.Header.Get("Mcp-Name") == p.Name
+	}
+	return true
+}
+
+// acceptsBoth: Accept names application/json and text/event-stream
+// themselves (the go-sdk takes wildcards too; those go to it).
+func acceptsBoth(values []string) bool {
+	var js, sse bool
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			base, _, _ := strings.Cut(part, ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json":
+				js = true
+			case "text/event-stream":
+				sse = true
+			}
+		}
+	}
+	return js && sse
+}
+
+// localHostOK mirrors the go-sdk's DNS-rebinding guard: a request that
+// reached a loopback address must name a loopback host. One that does not
+// goes to the go-sdk, which refuses it.
+func localHostOK(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil || !isLoopback(local.String()) {
+		return true
+	}
+	return isLoopback(r.Host)
+}
+
+func isLoopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// plainID returns a request id as the go-sdk writes it back: an integer
+// as it is, a string re-encoded. Any other id goes to the go-sdk.
+func plainID(raw json.RawMessage) (json.RawMessage, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return nil, false
+		}
+		b, err := json.Marshal(s)
+		return b, err == nil
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return nil, false
+	}
+	return strconv.AppendInt(nil, n, 10), true
+}
+
+// plainMeta: a 2026-07-28 call's _meta holds only the protocol's own
+// keys, with the version the header names.
+func plainMeta(raw json.RawMessage, version string) bool {
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(raw, &meta) != nil {
+		return false
+	}
+	var v string
+	if json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &v) != nil || v != version {
+		return false
+	}
+	for k := range meta {
+		switch k {
+		case mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// writeCallAnswer writes the JSON-RPC answer to call as the go-sdk's
+// stateless, JSON-answering handler writes it. The go-sdk marks a result
+// complete only when the tool's handler made it, not when the grant check
+// or the approval gate (middleware) answered.
+func writeCallAnswer(w http.ResponseWriter, call directCall, res *mcp.CallToolResult, reached bool, err error) {
+	msg := struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  json.RawMessage `json:"result,omitempty"`
+		Error   *jsonrpc.Error  `json:"error,omitempty"`
+	}{JSONRPC: "2.0", ID: call.id}
+	if err == nil {
+		if res.Content == nil {
+			res.Content = []mcp.Content{}
+		}
+		if call.modern {
+			res.Meta = mcp.Meta{mcp.MetaKeyServerInfo: tools.Implementation()}
+		}
+		msg.Result, err = json.Marshal(res)
+		if err == nil && call.modern && reached {
+			msg.Result = append(msg.Result[:len(msg.Result)-1], `,"resultType":"complete"}`...)
+		}
+	}
+	if err != nil {
+		msg.Result = nil
+		msg.Error = wireError(err)
+	}
+	body, _ := json.Marshal(msg)
+	w.Header().Set("Cache-Control", "no-cache, no-transform")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
+}
+
+// wireError is err as the go-sdk puts a handler's error on the wire: a
+// JSON-RPC error as it is, any other with its text.
+func wireError(err error) *jsonrpc.Error {
+	if e, ok := err.(*jsonrpc.Error); ok {
+		return e
+	}
+	return &jsonrpc.Error{Message: err.Error()}
+}
