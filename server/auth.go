@@ -20,37 +20,30 @@ type callerKey struct{}
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
-		info, ok := s.verify(w, r)
+		tok, ok := bearer(r)
 		if !ok {
+			unauthorized(w, `Bearer realm="helix-org"`, "missing bearer token")
 			return
 		}
-		if info.WorkerID != id {
-			http.Error(w, "forbidden: this token belongs to another worker", http.StatusForbidden)
+		// Grants and skills are read here, once per request (the SDK asks
+		// for the server twice), where a store failure can still be a 500.
+		b, err := s.store.Authenticate(r.Context(), tok)
+		switch {
+		case errors.Is(err, store.ErrBadToken):
+			unauthorized(w, `Bearer realm="helix-org", error="invalid_token"`, "invalid or expired token")
 			return
-		}
-		wk, err := s.store.GetWorker(r.Context(), id)
-		if err != nil {
+		case err != nil:
 			writeError(w, s.log, err)
 			return
-		}
-		if !wk.Active() {
+		case b.Token.WorkerID != id:
+			http.Error(w, "forbidden: this token belongs to another worker", http.StatusForbidden)
+			return
+		case !b.Worker.Active():
 			http.Error(w, "forbidden: worker "+id+" has been dismissed", http.StatusForbidden)
 			return
 		}
-		// Grants and skills are loaded here, once per request (the SDK asks
-		// for the server twice), where a store failure can still be a 500.
-		granted, err := s.store.LiveTools(r.Context(), id)
-		if err != nil {
-			writeError(w, s.log, err)
-			return
-		}
-		skills, err := s.store.ListSkills(r.Context())
-		if err != nil {
-			writeError(w, s.log, err)
-			return
-		}
 		extendDeadlines(w, s.cfg.CallTimeout)
-		c := &caller{worker: id, activation: info.ActivationID, granted: granted, skills: skills}
+		c := &caller{worker: id, activation: b.Token.ActivationID, granted: b.Tools, skills: b.Skills}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	})
 }

@@ -49,6 +49,8 @@ type dialect interface {
 	// domain.Event objects, createdAt as stored, "[]" when none. Empty
 	// means the store reads the rows themselves.
 	eventPageSQL(query string) string
+	// createEpochTrigger makes changes to t move epoch name (epochs.go).
+	createEpochTrigger(tx *gorm.DB, name string, t epochTable) error
 	// settings are the connection settings in force (Pragmas).
 	settings(ctx context.Context, db *gorm.DB) (map[string]string, error)
 }

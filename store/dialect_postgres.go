@@ -93,6 +93,30 @@ BEGIN
 END $$`).Error
 }
 
+// createEpochTrigger fires once per statement: a bulk change moves the
+// epoch once. The epoch's row stays locked until the change commits, so
+// changes to the tables of one epoch take turns.
+func (postgresDialect) createEpochTrigger(tx *gorm.DB, name string, t epochTable) error {
+	err := tx.Exec(`CREATE OR REPLACE FUNCTION bump_cache_epoch() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE cache_epochs SET n = n + 1 WHERE name = TG_ARGV[0];
+	RETURN NULL;
+END $$`).Error
+	if err != nil {
+		return err
+	}
+	events := "DELETE OR UPDATE"
+	if len(t.columns) > 0 {
+		events += " OF " + strings.Join(t.columns, ", ")
+	}
+	if !t.noInsert {
+		events += " OR INSERT"
+	}
+	trigger := "epoch_" + name + "_" + t.table
+	return tx.Exec("CREATE OR REPLACE TRIGGER " + trigger + " AFTER " + events + " ON " + t.table +
+		" FOR EACH STATEMENT EXECUTE FUNCTION bump_cache_epoch('" + name + "')").Error
+}
+
 // createInsightIndex keeps each insight's three fields in one tsvector,
 // weighted A (trigger), B (resolution) and C (tags) so the field of each
 // hit can be told, and their lengths in tokens as SQLite's tokenizer

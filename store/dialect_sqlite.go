@@ -45,6 +45,27 @@ func (sqliteDialect) deferForeignKeys(tx *gorm.DB) error {
 
 func (sqliteDialect) afterMigrate(*gorm.DB) error { return nil }
 
+// createEpochTrigger: SQLite triggers fire per row; a bulk change moves
+// the epoch by more than one, which is all the same to its readers.
+func (sqliteDialect) createEpochTrigger(tx *gorm.DB, name string, t epochTable) error {
+	bump := " ON " + t.table + " BEGIN UPDATE cache_epochs SET n = n + 1 WHERE name = '" + name + "'; END"
+	update := "UPDATE"
+	if len(t.columns) > 0 {
+		update += " OF " + strings.Join(t.columns, ", ")
+	}
+	events := []string{"DELETE", update}
+	if !t.noInsert {
+		events = append(events, "INSERT")
+	}
+	for _, ev := range events {
+		trigger := "epoch_" + name + "_" + t.table + "_" + strings.ToLower(strings.Fields(ev)[0])
+		if err := tx.Exec("CREATE TRIGGER IF NOT EXISTS " + trigger + " AFTER " + ev + bump).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // createInsightIndex uses FTS4 rather than FTS5: mattn/go-sqlite3 compiles
 // FTS5 only under a build tag, FTS4 always; matchinfo gives the counts
 // BM25 needs, which domain.BM25 computes.

@@ -106,3 +106,6 @@ func (s *Store) ExplainReadEvents(ctx context.Context, stream string, since int6
 	}
 	return strings.Join(plan, "\n"), rows.Err()
 }
+
+// AuthEpoch reads the epoch the auth cache is kept at.
+func (s *Store) AuthEpoch(ctx context.Context) (int64, error) { return s.epoch(ctx, epochAuth) }

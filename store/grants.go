@@ -173,11 +173,32 @@ func (s *Store) ApprovalRequired(ctx context.Context, worker, tool string) (bool
 // LiveTools returns the tools a worker may call right now. Expiry is
 // checked at read time, so an expired grant vanishes without a restart.
 func (s *Store) LiveTools(ctx context.Context, worker string) ([]string, error) {
-	var tools []string
-	err := s.read(ctx).Model(&grantRow{}).Where("worker_id = ? AND (expires_at IS NULL OR expires_at > ?)", worker, s.Now()).
-		Order("tool").Pluck("tool", &tools).Error
-	if err != nil {
-		return nil, fmt.Errorf("live tools of %s: %w", worker, err)
+	tools, _, err := s.liveGrants(ctx, worker)
+	return tools, err
+}
+
+// liveGrants are worker's live tools by name, and when the first of them
+// lapses (zero: none does).
+func (s *Store) liveGrants(ctx context.Context, worker string) ([]string, time.Time, error) {
+	var rows []struct {
+		Tool      string
+		ExpiresAt *time.Time
 	}
-	return tools, nil
+	err := s.read(ctx).Model(&grantRow{}).Select("tool", "expires_at").Where("worker_id = ? AND (expires_at IS NULL OR expires_at > ?)", worker, s.Now()).
+		Order("tool").Find(&rows).Error
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("live tools of %s: %w", worker, err)
+	}
+	var tools []string
+	if len(rows) > 0 {
+		tools = make([]string, len(rows))
+	}
+	var lapse time.Time
+	for i, r := range rows {
+		tools[i] = r.Tool
+		if r.ExpiresAt != nil && (lapse.IsZero() || r.ExpiresAt.Before(lapse)) {
+			lapse = *r.ExpiresAt
+		}
+	}
+	return tools, lapse, nil
 }

@@ -94,6 +94,7 @@ var migrations = []migration{
 		return tx.AutoMigrate(&deliveryRow{})
 	}},
 	{25, "events by stream in order, on PostgreSQL", migrateStreamOrder},
+	{26, "cache epochs, moved by triggers on what caches copy", migrateEpochs},
 }
 
 type schemaMigration struct {

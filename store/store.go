@@ -81,6 +81,8 @@ type Store struct {
 	prepareWrites atomic.Bool
 	// settings caches settings as stored (settings_cache.go).
 	settings settingsCache
+	// auth caches what authenticating a token reads (auth_cache.go).
+	auth authCache
 	// cipher seals secrets with the key file, once it has been read.
 	cipherMu sync.Mutex
 	cipher   cipher.AEAD

@@ -113,25 +113,38 @@ type TokenInfo struct {
 // VerifyToken returns who a live token belongs to. A token whose prefix
 // does not match its kind is refused: a prefix is a promise to scanners.
 func (s *Store) VerifyToken(ctx context.Context, tok string) (TokenInfo, error) {
+	row, err := s.liveToken(ctx, tok)
+	if err != nil {
+		return TokenInfo{}, err
+	}
+	s.touchToken(ctx, row)
+	return row.info(), nil
+}
+
+// liveToken is tok's row when tok is live.
+func (s *Store) liveToken(ctx context.Context, tok string) (tokenRow, error) {
 	prefix := TokenPrefix
 	if strings.HasPrefix(tok, ActivationTokenPrefix) {
 		prefix = ActivationTokenPrefix
 	} else if !strings.HasPrefix(tok, TokenPrefix) {
-		return TokenInfo{}, ErrBadToken
+		return tokenRow{}, ErrBadToken
 	}
 	var row tokenRow
 	err := s.read(ctx).Where("hash = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)", hashToken(tok), s.Now()).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return TokenInfo{}, ErrBadToken
+		return tokenRow{}, ErrBadToken
 	}
 	if err != nil {
-		return TokenInfo{}, fmt.Errorf("look up token: %w", err)
+		return tokenRow{}, fmt.Errorf("look up token: %w", err)
 	}
 	if (row.Kind == TokenActivation) != (prefix == ActivationTokenPrefix) {
-		return TokenInfo{}, ErrBadToken
+		return tokenRow{}, ErrBadToken
 	}
-	s.touchToken(ctx, row)
-	return TokenInfo{WorkerID: row.WorkerID, Kind: row.Kind, ActivationID: row.ActivationID}, nil
+	return row, nil
+}
+
+func (r tokenRow) info() TokenInfo {
+	return TokenInfo{WorkerID: r.WorkerID, Kind: r.Kind, ActivationID: r.ActivationID}
 }
 
 // RevokeToken ends one token, e.g. when the chat session it was minted for exits.

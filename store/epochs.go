@@ -1,0 +1,90 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"gorm.io/gorm"
+)
+
+// epochRow counts the changes to what one in-process cache copies. The
+// database's own triggers move it, in the transaction of the change, so a
+// change made by any process on the database — another server, the CLI —
+// moves it when it commits, and one indexed read tells a cache whether it
+// may answer. Writes that do not change what is copied (a token's or a
+// skill's last use) leave it.
+type epochRow struct {
+	Name string `gorm:"primaryKey"`
+	N    int64  `gorm:"not null;default:0"`
+}
+
+func (epochRow) TableName() string { return "cache_epochs" }
+
+// The caches an epoch guards.
+const (
+	// epochAuth moves with tokens, workers, grants and skills: what
+	// authenticating a request reads (auth_cache.go).
+	epochAuth = "auth"
+)
+
+// epochTables are the tables each epoch follows, with the columns whose
+// updates move it (none: any update).
+var epochTables = map[string][]epochTable{
+	epochAuth: {
+		{table: "tokens", columns: []string{"worker_id", "kind", "activation_id", "expires_at", "revoked_at"}, noInsert: true},
+		{table: "workers", noInsert: true},
+		{table: "grants"},
+		{table: "skills", columns: []string{"description", "input_schema", "template", "version", "image", "container", "status", "error"}},
+	},
+}
+
+// epochTable is one table an epoch follows. An insert of a token or a
+// worker cannot change what a cache copied: nothing was cached for it.
+type epochTable struct {
+	table    string
+	columns  []string
+	noInsert bool
+}
+
+func migrateEpochs(tx *gorm.DB) error {
+	if err := tx.AutoMigrate(&epochRow{}); err != nil {
+		return err
+	}
+	for name, tables := range epochTables {
+		if err := tx.Create(&epochRow{Name: name}).Error; err != nil {
+			return err
+		}
+		for _, t := range tables {
+			if err := dialectOf(tx).createEpochTrigger(tx, name, t); err != nil {
+				return fmt.Errorf("epoch %s on %s: %w", name, t.table, err)
+			}
+		}
+	}
+	return nil
+}
+
+// epochSQL reads one epoch; the names are constants, so each query's text
+// is fixed and prepared once.
+var epochSQL = map[string]string{
+	epochAuth: "SELECT n FROM cache_epochs WHERE name = '" + epochAuth + "'",
+}
+
+// epoch reads the named epoch.
+func (s *Store) epoch(ctx context.Context, name string) (int64, error) {
+	rows, err := s.queryFixed(s.read(ctx), epochSQL[name])
+	if err != nil {
+		return 0, fmt.Errorf("read epoch %s: %w", name, err)
+	}
+	defer rows.Close()
+	var n int64
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return 0, fmt.Errorf("read epoch %s: %w", name, err)
+		}
+		return 0, fmt.Errorf("read epoch %s: no row", name)
+	}
+	if err := rows.Scan(&n); err != nil {
+		return 0, fmt.Errorf("read epoch %s: %w", name, err)
+	}
+	return n, rows.Close()
+}
