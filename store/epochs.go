@@ -25,6 +25,8 @@ const (
 	// epochAuth moves with tokens, workers, grants and skills: what
 	// authenticating a request reads (auth_cache.go).
 	epochAuth = "auth"
+	// epochSettings moves with settings (settings_cache.go).
+	epochSettings = "settings"
 )
 
 // epochTables are the tables each epoch follows, with the columns whose
@@ -36,6 +38,7 @@ var epochTables = map[string][]epochTable{
 		{table: "grants"},
 		{table: "skills", columns: []string{"description", "input_schema", "template", "version", "image", "container", "status", "error"}},
 	},
+	epochSettings: {{table: "settings"}},
 }
 
 // epochTable is one table an epoch follows. An insert of a token or a
@@ -66,7 +69,8 @@ func migrateEpochs(tx *gorm.DB) error {
 // epochSQL reads one epoch; the names are constants, so each query's text
 // is fixed and prepared once.
 var epochSQL = map[string]string{
-	epochAuth: "SELECT n FROM cache_epochs WHERE name = '" + epochAuth + "'",
+	epochAuth:     "SELECT n FROM cache_epochs WHERE name = '" + epochAuth + "'",
+	epochSettings: "SELECT n FROM cache_epochs WHERE name = '" + epochSettings + "'",
 }
 
 // epoch reads the named epoch.

@@ -103,8 +103,7 @@ func (s *Store) listenOnce(ctx context.Context, url, node string, wake chan<- st
 	}
 	connected()
 	// Whatever other servers committed while nobody listened is caught
-	// up on by the waiters' next read, and by the caches.
-	s.others.remote.Add(1)
+	// up on by the waiters' next read.
 	s.bc.notify()
 	for {
 		n, err := conn.WaitForNotification(ctx)
@@ -112,7 +111,6 @@ func (s *Store) listenOnce(ctx context.Context, url, node string, wake chan<- st
 			return fmt.Errorf("wait for a notification: %w", err)
 		}
 		if n.Payload != node {
-			s.others.remote.Add(1)
 			select {
 			case wake <- struct{}{}:
 			default: // a wake-up is already due

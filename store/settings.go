@@ -73,12 +73,16 @@ func (s *Store) Setting(ctx context.Context, key string) (string, bool, error) {
 // storedSetting is key's value as stored, from the cache when it is fresh
 // (settings_cache.go).
 func (s *Store) storedSetting(ctx context.Context, key string) (string, bool, error) {
-	cached, gen, hit := s.settings.get(key, s.commitsElsewhere(ctx))
+	epoch, err := s.epoch(ctx, epochSettings)
+	if err != nil {
+		return "", false, fmt.Errorf("get setting %s: %w", key, err)
+	}
+	cached, gen, hit := s.settings.get(key, epoch)
 	if hit {
 		return cached.stored, cached.ok, nil
 	}
 	var row settingRow
-	err := s.read(ctx).Where("key = ?", key).Take(&row).Error
+	err = s.read(ctx).Where("key = ?", key).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		s.settings.put(key, gen, "", false)
 		return "", false, nil

@@ -1,53 +1,43 @@
 package store
 
-import (
-	"sync"
-	"time"
-)
-
-// settingsTTL is a backstop: the cache is dropped at once when another
-// process commits (commitsElsewhere), and this bounds staleness should
-// that signal fail (PostgreSQL's listener reconnecting). This store's own
-// writes (SetSetting, DeleteSetting, Import) clear the cache when they
-// commit.
-const settingsTTL = time.Second
+import "sync"
 
 // settingsCache holds settings as stored (secret ones still encrypted),
 // so the hot paths — every inbound request's body limit, every publish's —
-// do not read the database for a value that almost never changes.
+// do not read the settings table for a value that almost never changes.
+// It is kept at the settings epoch (epochs.go), which every change to
+// the table moves when it commits, whichever process makes it: a `config
+// set` from the CLI beside a running server, or another server on
+// PostgreSQL, applies to the next read. This store's own writes (SetSetting,
+// DeleteSetting, Import) also clear it.
 type settingsCache struct {
 	mu sync.Mutex
 	// gen counts clears: a read that began before one must not store what
 	// it found, which may predate the write that cleared.
 	gen uint64
 	m   map[string]cachedSetting
-	// seen is the commitsElsewhere mark the cached values were read at.
-	seen uint64
+	// epoch is the settings epoch the cached values were read at.
+	epoch int64
 }
 
 type cachedSetting struct {
 	stored string
 	ok     bool // a value is stored; false caches its absence
-	until  time.Time
 }
 
 // get returns key's cached value, or the generation a read of it should
-// pass to put.
-// mark is commitsElsewhere now: when it moved, what is cached may be
-// stale and is dropped.
-func (c *settingsCache) get(key string, mark uint64) (cachedSetting, uint64, bool) {
+// pass to put. epoch is the settings epoch read before: when it moved,
+// what is cached may be stale and is dropped.
+func (c *settingsCache) get(key string, epoch int64) (cachedSetting, uint64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if mark != c.seen {
-		c.seen = mark
+	if epoch != c.epoch {
+		c.epoch = epoch
 		c.gen++
 		clear(c.m)
 	}
 	v, ok := c.m[key]
-	if ok && time.Now().Before(v.until) {
-		return v, c.gen, true
-	}
-	return cachedSetting{}, c.gen, false
+	return v, c.gen, ok
 }
 
 // put caches what a read that began at generation gen found, unless the
@@ -61,7 +51,7 @@ func (c *settingsCache) put(key string, gen uint64, stored string, ok bool) {
 	if c.m == nil {
 		c.m = map[string]cachedSetting{}
 	}
-	c.m[key] = cachedSetting{stored: stored, ok: ok, until: time.Now().Add(settingsTTL)}
+	c.m[key] = cachedSetting{stored: stored, ok: ok}
 }
 
 // clear forgets every cached value; writes call it after they commit.

@@ -9,8 +9,8 @@ import (
 )
 
 // SettingOr returns the stored value of spec, or its default. A `config
-// set` takes effect without a restart: at once when made through this
-// store, within settingsTTL when another process made it.
+// set` takes effect without a restart, on the next read, whichever
+// process made it (settings_cache.go).
 func (s *Store) SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error) {
 	v, ok, err := s.Setting(ctx, spec.Key)
 	if err != nil || !ok {

@@ -89,8 +89,6 @@ type Store struct {
 	// stopListening ends the wake-ups from other servers' commits
 	// (notify_postgres.go); nil on SQLite.
 	stopListening func()
-	// others marks commits made elsewhere (commits_elsewhere.go).
-	others otherCommits
 }
 
 // Open opens (creating if needed) the database and migrates it. db is a
@@ -157,10 +155,6 @@ func Open(ctx context.Context, db string, opts Options) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	if err := s.watchOtherCommits(ctx); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("open database %s: %w", path, err)
-	}
 	if pg, ok := dia.(postgresDialect); ok && !opts.NoListen {
 		s.listen(pg.url, pg.node)
 	}
@@ -213,7 +207,6 @@ func (s *Store) Close() error {
 	if s.stopListening != nil {
 		s.stopListening()
 	}
-	s.closeOtherCommits()
 	s.closeStatements()
 	sqlDB, err := s.db.DB()
 	if err != nil {
