@@ -80,8 +80,11 @@ func (u *UI) loadViewer(ctx context.Context, sessionID string) (*viewer, error) 
 
 // setSession hands the browser its session cookie. It is Secure over TLS
 // or when ui.secure_cookies says a proxy terminates TLS in front of us.
+// Its lifetime is relative (Max-Age), so a browser whose clock differs
+// from the server's keeps it as long as the session lasts; the server
+// ends the session by its own clock either way.
 func (u *UI) setSession(w http.ResponseWriter, r *http.Request, id string, sess store.Session) {
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/ui/", Expires: sess.ExpiresAt,
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/ui/", MaxAge: max(1, int(sess.ExpiresAt.Sub(sess.CreatedAt).Seconds())),
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: u.secureCookies(r)})
 }
 

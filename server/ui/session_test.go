@@ -18,9 +18,7 @@ import (
 // set) has passed, an open live view is told the session ended and
 // stops, and the next page asks to sign in again.
 func TestSessionExpiry(t *testing.T) {
-	// The real time, not the pages' fixed t0: the session cookie expires
-	// with the session, and the client's cookie jar drops it by the real
-	// clock (with t0 this test failed from 21:30 UTC on t0's day on).
+	// The store's clock starts at the real time, as a server's does.
 	clock := storetest.NewClock(time.Now().UTC().Truncate(time.Second))
 	st := storetest.NewWith(t, store.Options{Now: clock.Now, Transports: servertest.Transports})
 	h := servertest.StartWith(t, st, server.Config{})
