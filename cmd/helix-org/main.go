@@ -7,9 +7,13 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/helixml/helix-org/tools"
 )
 
 func main() {
+	// Once, before anything serves: servers read it on every call.
+	tools.Version = version
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := newRootCmd().ExecuteContext(ctx); err != nil {

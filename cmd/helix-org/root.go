@@ -82,7 +82,6 @@ func settings() domain.Settings {
 }
 
 func newRootCmd() *cobra.Command {
-	tools.Version = version
 	root := &cobra.Command{
 		Use:           "helix-org",
 		Short:         "An organisation of humans and AI agents, served over MCP",
