@@ -43,7 +43,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		extendDeadlines(w, s.cfg.CallTimeout)
-		c := &caller{worker: id, activation: b.Token.ActivationID, granted: b.Tools, skills: b.Skills}
+		c := &caller{worker: id, activation: b.Token.ActivationID, granted: b.Tools, held: b.Held, skills: b.Skills}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	})
 }
@@ -74,6 +74,7 @@ type caller struct {
 	worker     string
 	activation string
 	granted    []string
+	held       []string // of granted, those whose calls wait for approval
 	skills     []domain.Skill
 }
 

@@ -16,6 +16,9 @@ type Bearer struct {
 	Worker domain.Worker
 	// Tools are the worker's live grants, by name.
 	Tools []string
+	// Held are those of Tools whose calls wait for a person's approval
+	// (ApprovalRequired).
+	Held []string
 	// Skills are every skill of the org.
 	Skills []domain.Skill
 }
@@ -48,10 +51,12 @@ func (s *Store) Authenticate(ctx context.Context, tok string) (Bearer, error) {
 	if b.Worker, err = s.GetWorker(ctx, row.WorkerID); err != nil {
 		return Bearer{}, err
 	}
-	var lapse time.Time
-	if b.Tools, lapse, err = s.liveGrants(ctx, row.WorkerID); err != nil {
+	g, err := s.liveGrants(ctx, row.WorkerID)
+	if err != nil {
 		return Bearer{}, err
 	}
+	b.Tools, b.Held = g.tools, g.held
+	lapse := g.lapse
 	if b.Skills, err = s.ListSkills(ctx); err != nil {
 		return Bearer{}, err
 	}

@@ -80,6 +80,10 @@ func TestAuthenticateSeesEveryChange(t *testing.T) {
 			_, err := cli.GrantTool(ctx, store.OwnerWorker, domain.Grant{WorkerID: "w-maya", Tool: "list_roles"})
 			return err
 		}, tok, []string{"list_roles", "read_events"}, false, false, false},
+		{"a grant made to wait for approval", func() error {
+			_, err := cli.GrantTool(ctx, store.OwnerWorker, domain.Grant{WorkerID: "w-maya", Tool: "list_roles", Approval: domain.ApprovalRequired})
+			return err
+		}, tok, []string{"list_roles", "read_events"}, false, false, false},
 		{"a grant lapses", func() error { clock.Advance(time.Hour); return nil }, tok, []string{"list_roles"}, false, false, true},
 		{"a token lapses", func() error { clock.Advance(time.Hour); return nil }, short, nil, false, true, true},
 		{"a skill added", func() error {
@@ -95,6 +99,8 @@ func TestAuthenticateSeesEveryChange(t *testing.T) {
 		{"the token revoked", func() error { return cli.RevokeToken(ctx, tok) }, tok, nil, false, true, false},
 	}
 	wantSkills := map[string]int{"a skill added": 1, "a skill used": 1}
+	wantHeld := map[string][]string{"a grant made to wait for approval": {"list_roles"}, "a grant lapses": {"list_roles"},
+		"a skill added": {"list_roles"}, "a skill used": {"list_roles"}}
 	epoch, err := server.AuthEpoch(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +135,8 @@ func TestAuthenticateSeesEveryChange(t *testing.T) {
 			t.Errorf("%s: %s holds %v, want w-maya holding %v", step.name, b.Token.WorkerID, b.Tools, step.wantTools)
 		case len(b.Skills) != wantSkills[step.name]:
 			t.Errorf("%s: %d skills, want %d", step.name, len(b.Skills), wantSkills[step.name])
+		case !slices.Equal(b.Held, wantHeld[step.name]):
+			t.Errorf("%s: %v wait for approval, want %v", step.name, b.Held, wantHeld[step.name])
 		}
 	}
 }

@@ -173,32 +173,42 @@ func (s *Store) ApprovalRequired(ctx context.Context, worker, tool string) (bool
 // LiveTools returns the tools a worker may call right now. Expiry is
 // checked at read time, so an expired grant vanishes without a restart.
 func (s *Store) LiveTools(ctx context.Context, worker string) ([]string, error) {
-	tools, _, err := s.liveGrants(ctx, worker)
-	return tools, err
+	g, err := s.liveGrants(ctx, worker)
+	return g.tools, err
 }
 
-// liveGrants are worker's live tools by name, and when the first of them
-// lapses (zero: none does).
-func (s *Store) liveGrants(ctx context.Context, worker string) ([]string, time.Time, error) {
+// liveGrantSet is what a worker's live grants allow.
+type liveGrantSet struct {
+	tools []string // by name
+	held  []string // those whose calls wait for approval
+	lapse time.Time
+}
+
+// liveGrants are worker's live grants, and when the first of them lapses
+// (zero: none does).
+func (s *Store) liveGrants(ctx context.Context, worker string) (liveGrantSet, error) {
 	var rows []struct {
 		Tool      string
+		Approval  string
 		ExpiresAt *time.Time
 	}
-	err := s.read(ctx).Model(&grantRow{}).Select("tool", "expires_at").Where("worker_id = ? AND (expires_at IS NULL OR expires_at > ?)", worker, s.Now()).
+	err := s.read(ctx).Model(&grantRow{}).Select("tool", "approval", "expires_at").Where("worker_id = ? AND (expires_at IS NULL OR expires_at > ?)", worker, s.Now()).
 		Order("tool").Find(&rows).Error
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("live tools of %s: %w", worker, err)
+		return liveGrantSet{}, fmt.Errorf("live tools of %s: %w", worker, err)
 	}
-	var tools []string
+	var g liveGrantSet
 	if len(rows) > 0 {
-		tools = make([]string, len(rows))
+		g.tools = make([]string, len(rows))
 	}
-	var lapse time.Time
 	for i, r := range rows {
-		tools[i] = r.Tool
-		if r.ExpiresAt != nil && (lapse.IsZero() || r.ExpiresAt.Before(lapse)) {
-			lapse = *r.ExpiresAt
+		g.tools[i] = r.Tool
+		if r.Approval == string(domain.ApprovalRequired) {
+			g.held = append(g.held, r.Tool)
+		}
+		if r.ExpiresAt != nil && (g.lapse.IsZero() || r.ExpiresAt.Before(g.lapse)) {
+			g.lapse = *r.ExpiresAt
 		}
 	}
-	return tools, lapse, nil
+	return g, nil
 }

@@ -37,6 +37,10 @@ type Env struct {
 	// Logger hears what a tool does not fail for (a push that did not
 	// go through); nil discards it.
 	Logger *slog.Logger
+	// ApprovalRequired, when set, says whether the caller's grant of a
+	// tool requires approval, from the grants read when the request was
+	// authenticated; unset, the store is asked.
+	ApprovalRequired func(tool string) bool
 }
 
 func (e *Env) logger() *slog.Logger {
