@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"gorm.io/gorm"
 )
@@ -27,6 +29,8 @@ const (
 	epochAuth = "auth"
 	// epochSettings moves with settings (settings_cache.go).
 	epochSettings = "settings"
+	// epochStreams moves with streams (stream_cache.go).
+	epochStreams = "streams"
 )
 
 // epochTables are the tables each epoch follows, with the columns whose
@@ -39,6 +43,7 @@ var epochTables = map[string][]epochTable{
 		{table: "skills", columns: []string{"description", "input_schema", "template", "version", "image", "container", "status", "error"}},
 	},
 	epochSettings: {{table: "settings"}},
+	epochStreams:  {{table: "streams"}},
 }
 
 // epochTable is one table an epoch follows. An insert of a token or a
@@ -53,7 +58,8 @@ func migrateEpochs(tx *gorm.DB) error {
 	if err := tx.AutoMigrate(&epochRow{}); err != nil {
 		return err
 	}
-	for name, tables := range epochTables {
+	for _, name := range slices.Sorted(maps.Keys(epochTables)) {
+		tables := epochTables[name]
 		if err := tx.Create(&epochRow{Name: name}).Error; err != nil {
 			return err
 		}
@@ -71,6 +77,7 @@ func migrateEpochs(tx *gorm.DB) error {
 var epochSQL = map[string]string{
 	epochAuth:     "SELECT n FROM cache_epochs WHERE name = '" + epochAuth + "'",
 	epochSettings: "SELECT n FROM cache_epochs WHERE name = '" + epochSettings + "'",
+	epochStreams:  "SELECT n FROM cache_epochs WHERE name = '" + epochStreams + "'",
 }
 
 // epoch reads the named epoch.

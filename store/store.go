@@ -83,6 +83,8 @@ type Store struct {
 	settings settingsCache
 	// auth caches what authenticating a token reads (auth_cache.go).
 	auth authCache
+	// streams caches streams as read (stream_cache.go).
+	streams streamCache
 	// cipher seals secrets with the key file, once it has been read.
 	cipherMu sync.Mutex
 	cipher   cipher.AEAD

@@ -78,28 +78,16 @@ func (s *Store) CreateStream(ctx context.Context, actor string, st domain.Stream
 
 // GetStream returns one stream, its transport secrets redacted.
 func (s *Store) GetStream(ctx context.Context, id string) (domain.Stream, error) {
-	var r streamRow
-	if err := s.read(ctx).Where("id = ?", id).Take(&r).Error; err != nil {
-		return domain.Stream{}, notFoundOr(err, "stream", id)
-	}
-	return s.stream(r), nil
+	c, err := s.cachedStream(ctx, id)
+	return c.shown, err
 }
 
 // StreamWithSecrets returns one stream with its transport secrets
 // decrypted, for the transport code that verifies or signs with them and
 // for nothing else: never show what it returns.
 func (s *Store) StreamWithSecrets(ctx context.Context, id string) (domain.Stream, error) {
-	var r streamRow
-	if err := s.read(ctx).Where("id = ?", id).Take(&r).Error; err != nil {
-		return domain.Stream{}, notFoundOr(err, "stream", id)
-	}
-	cfg, err := s.openConfig(domain.TransportKind(r.TransportKind), r.TransportConfig)
-	if err != nil {
-		return domain.Stream{}, fmt.Errorf("stream %s: %w", id, err)
-	}
-	st := r.toDomain()
-	st.Transport.Config = json.RawMessage(cfg)
-	return st, nil
+	c, err := s.cachedStream(ctx, id)
+	return c.opened, err
 }
 
 // ListStreams returns streams by id, optionally of one transport kind.
