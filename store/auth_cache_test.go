@@ -3,7 +3,6 @@ package store_test
 import (
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -22,17 +21,7 @@ import (
 func TestAuthenticateSeesEveryChange(t *testing.T) {
 	ctx := t.Context()
 	clock := storetest.NewClock(time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC))
-	db := storetest.DB(t)
-	key := filepath.Join(t.TempDir(), "helix-org.key")
-	open := func() *store.Store {
-		st, err := store.Open(ctx, db, store.Options{Synchronous: "NORMAL", KeyFile: key, Now: clock.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
-	server, cli := open(), open()
+	server, cli := twoHandles(t, clock.Now)
 	if _, err := server.Bootstrap(ctx, []string{"publish", "read_events", "list_roles", "grant_tool"}); err != nil {
 		t.Fatal(err)
 	}

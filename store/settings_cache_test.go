@@ -3,6 +3,7 @@ package store_test
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
@@ -42,17 +43,7 @@ func TestSettingSeenAtOnce(t *testing.T) {
 // returns, though the server had it cached.
 func TestSettingFromAnotherProcess(t *testing.T) {
 	ctx := t.Context()
-	db := storetest.DB(t)
-	key := filepath.Join(t.TempDir(), "helix-org.key")
-	open := func() *store.Store {
-		st, err := store.Open(ctx, db, store.Options{Synchronous: "NORMAL", KeyFile: key})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
-	server, cli := open(), open()
+	server, cli := twoHandles(t, nil)
 	steps := []struct {
 		name string
 		do   func() error
@@ -72,4 +63,21 @@ func TestSettingFromAnotherProcess(t *testing.T) {
 			t.Errorf("%s: the server reads %d, want %d", step.name, got, step.want)
 		}
 	}
+}
+
+// twoHandles opens two stores on one database, as a server and the CLI
+// beside it, or two servers on PostgreSQL, are; now is their clock (nil:
+// the real one).
+func twoHandles(t *testing.T, now func() time.Time) (server, cli *store.Store) {
+	db := storetest.DB(t)
+	key := filepath.Join(t.TempDir(), "helix-org.key")
+	open := func() *store.Store {
+		st, err := store.Open(t.Context(), db, store.Options{Synchronous: "NORMAL", KeyFile: key, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	return open(), open()
 }

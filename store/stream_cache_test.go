@@ -2,13 +2,12 @@ package store_test
 
 import (
 	"errors"
-	"path/filepath"
 	"testing"
+
+	"gorm.io/gorm"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
-	"github.com/helixml/helix-org/store/storetest"
-	"gorm.io/gorm"
 )
 
 // TestStreamSeenAtOnce: a stream another handle on the same database
@@ -17,17 +16,7 @@ import (
 // StreamWithSecrets return, though the server had the stream cached.
 func TestStreamSeenAtOnce(t *testing.T) {
 	ctx := t.Context()
-	db := storetest.DB(t)
-	key := filepath.Join(t.TempDir(), "helix-org.key")
-	open := func() *store.Store {
-		st, err := store.Open(ctx, db, store.Options{Synchronous: "NORMAL", KeyFile: key})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
-	server, cli := open(), open()
+	server, cli := twoHandles(t, nil)
 	if _, err := server.Bootstrap(ctx, []string{"publish"}); err != nil {
 		t.Fatal(err)
 	}
