@@ -67,8 +67,7 @@ func (s *Server) directCall(r *http.Request) (directCall, bool) {
 	req := rpcRequestOf(r)
 	version := r.Header.Get("MCP-Protocol-Version")
 	if s.viaSDK || r.Method != http.MethodPost || req.Method != "tools/call" || req.JSONRPC != "2.0" ||
-		callerFrom(r.Context()) == nil || !slices.Contains(directVersions, version) ||
-		!plainHeaders(r, version) {
+		callerFrom(r.Context()) == nil || !slices.Contains(directVersions, version) {
 		return directCall{}, false
 	}
 	id, ok := plainID(req.ID)
@@ -80,7 +79,7 @@ func (s *Server) directCall(r *http.Request) (directCall, bool) {
 		return directCall{}, false
 	}
 	var name string
-	if json.Unmarshal(params["name"], &name) != nil || !tools.IsBuiltin(name) {
+	if json.Unmarshal(params["name"], &name) != nil || !tools.IsBuiltin(name) || !plainHeaders(r, version, name) {
 		return directCall{}, false
 	}
 	for k, v := range params {
@@ -102,8 +101,8 @@ func (s *Server) directCall(r *http.Request) (directCall, bool) {
 }
 
 // plainHeaders reports whether r's headers are ones the go-sdk would take
-// a call with and do nothing more about.
-func plainHeaders(r *http.Request, version string) bool {
+// a call of tool with and do nothing more about.
+func plainHeaders(r *http.Request, version, tool string) bool {
 	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
 		return false
 	}
@@ -117,11 +116,7 @@ func plainHeaders(r *http.Request, version string) bool {
 	}
 	if version >= statelessVersion {
 		// The 2026-07-28 standard headers must name the call in the body.
-		var p struct {
-			Name string `json:"name"`
-		}
-		_ = json.Unmarshal(rpcRequestOf(r).Params, &p)
-		return r.Header.Get("Mcp-Method") == "tools/call" && p.Name != "" && r.Header.Get("Mcp-Name") == p.Name
+		return r.Header.Get("Mcp-Method") == "tools/call" && r.Header.Get("Mcp-Name") == tool
 	}
 	return true
 }

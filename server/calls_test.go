@@ -47,36 +47,41 @@ func TestDirectCallsAnswerAsTheSDK(t *testing.T) {
 		name, worker, version, id, tool, params string
 		header                                  map[string]string
 		direct                                  bool
+		// legacyOnly: only before 2026-07-28 is it a plain call; at
+		// 2026-07-28 the go-sdk checks what differs (its headers).
+		legacyOnly bool
 	}{
-		{"a read", store.OwnerWorker, "", "1", "get_role", `"arguments":{"id":"r-staff"}`, nil, true},
-		{"a list", store.OwnerWorker, "", "2", "list_workers", `"arguments":{}`, nil, true},
-		{"no arguments", store.OwnerWorker, "", "3", "list_roles", ``, nil, true},
-		{"null arguments", store.OwnerWorker, "", "4", "list_roles", `"arguments":null`, nil, true},
-		{"a write", store.OwnerWorker, "", "5", "publish", `"arguments":{"stream":"s-news","body":"hello <b>&</b> \u00e9"}`, nil, true},
-		{"a string id", store.OwnerWorker, "", `"a\u0041"`, "get_worker", `"arguments":{}`, nil, true},
-		{"not found", store.OwnerWorker, "", "6", "get_role", `"arguments":{"id":"r-none"}`, nil, true},
-		{"a missing argument", store.OwnerWorker, "", "7", "publish", `"arguments":{"body":"x"}`, nil, true},
-		{"an unknown argument", store.OwnerWorker, "", "8", "get_role", `"arguments":{"id":"r-staff","colour":"red"}`, nil, true},
-		{"a wrong type", store.OwnerWorker, "", "9", "read_events", `"arguments":{"streams":["s-news"],"limit":"ten"}`, nil, true},
-		{"arguments not an object", store.OwnerWorker, "", "10", "get_role", `"arguments":5`, nil, true},
-		{"a reason on an ungated call", store.OwnerWorker, "", "11", "get_role", `"arguments":{"id":"r-staff","_reason":"checking"}`, nil, true},
-		{"a missing grant", "w-maya", "", "12", "list_roles", `"arguments":{}`, nil, true},
-		{"a held call", "w-maya", "", "13", "publish", `"arguments":{"stream":"s-news","body":"may I?","_reason":"news"}`, nil, true},
-		{"a granted read", "w-maya", "", "14", "read_events", `"arguments":{"streams":["s-news"],"limit":5}`, nil, true},
+		{"a read", store.OwnerWorker, "", "1", "get_role", `"arguments":{"id":"r-staff"}`, nil, true, false},
+		{"a list", store.OwnerWorker, "", "2", "list_workers", `"arguments":{}`, nil, true, false},
+		{"no arguments", store.OwnerWorker, "", "3", "list_roles", ``, nil, true, false},
+		{"null arguments", store.OwnerWorker, "", "4", "list_roles", `"arguments":null`, nil, true, false},
+		{"a write", store.OwnerWorker, "", "5", "publish", `"arguments":{"stream":"s-news","body":"hello <b>&</b> \u00e9"}`, nil, true, false},
+		{"a string id", store.OwnerWorker, "", `"a\u0041"`, "get_worker", `"arguments":{}`, nil, true, false},
+		{"not found", store.OwnerWorker, "", "6", "get_role", `"arguments":{"id":"r-none"}`, nil, true, false},
+		{"a missing argument", store.OwnerWorker, "", "7", "publish", `"arguments":{"body":"x"}`, nil, true, false},
+		{"an unknown argument", store.OwnerWorker, "", "8", "get_role", `"arguments":{"id":"r-staff","colour":"red"}`, nil, true, false},
+		{"a wrong type", store.OwnerWorker, "", "9", "read_events", `"arguments":{"streams":["s-news"],"limit":"ten"}`, nil, true, false},
+		{"arguments not an object", store.OwnerWorker, "", "10", "get_role", `"arguments":5`, nil, true, false},
+		{"a reason on an ungated call", store.OwnerWorker, "", "11", "get_role", `"arguments":{"id":"r-staff","_reason":"checking"}`, nil, true, false},
+		{"a missing grant", "w-maya", "", "12", "list_roles", `"arguments":{}`, nil, true, false},
+		{"a held call", "w-maya", "", "13", "publish", `"arguments":{"stream":"s-news","body":"may I?","_reason":"news"}`, nil, true, false},
+		{"a granted read", "w-maya", "", "14", "read_events", `"arguments":{"streams":["s-news"],"limit":5}`, nil, true, false},
 		// What the go-sdk answers alone.
-		{"a skill", store.OwnerWorker, "", "20", "skill_none", `"arguments":{}`, nil, false},
-		{"an unknown tool", store.OwnerWorker, "", "21", "no_such_tool", `"arguments":{}`, nil, false},
-		{"a progress token", store.OwnerWorker, "", "22", "get_worker", `"arguments":{},"_meta":{"progressToken":"p"}`, nil, false},
-		{"a fractional id", store.OwnerWorker, "", "1.5", "get_worker", `"arguments":{}`, nil, false},
-		{"a null id", store.OwnerWorker, "", "null", "get_worker", `"arguments":{}`, nil, false},
-		{"an unknown version header", store.OwnerWorker, "2099-01-01", "23", "get_worker", `"arguments":{}`, nil, false},
-		{"no version header", store.OwnerWorker, "-", "24", "get_worker", `"arguments":{}`, nil, false},
-		{"an accept wildcard", store.OwnerWorker, "", "25", "get_worker", `"arguments":{}`, map[string]string{"Accept": "*/*"}, false},
-		{"accept without SSE", store.OwnerWorker, "", "26", "get_worker", `"arguments":{}`, map[string]string{"Accept": "application/json"}, false},
-		{"a foreign host", store.OwnerWorker, "", "27", "get_worker", `"arguments":{}`, map[string]string{"Host": "evil.example"}, false},
-		{"a text body", store.OwnerWorker, "", "28", "get_worker", `"arguments":{}`, map[string]string{"Content-Type": "text/plain"}, false},
-		{"a Last-Event-ID", store.OwnerWorker, "", "29", "get_worker", `"arguments":{}`, map[string]string{"Last-Event-ID": "1"}, false},
-		{"a task", store.OwnerWorker, "", "30", "get_worker", `"arguments":{},"task":{"ttl":60000}`, nil, false},
+		{"a skill", store.OwnerWorker, "", "20", "skill_none", `"arguments":{}`, nil, false, false},
+		{"an unknown tool", store.OwnerWorker, "", "21", "no_such_tool", `"arguments":{}`, nil, false, false},
+		{"a progress token", store.OwnerWorker, "", "22", "get_worker", `"arguments":{},"_meta":{"progressToken":"p"}`, nil, false, false},
+		{"a fractional id", store.OwnerWorker, "", "1.5", "get_worker", `"arguments":{}`, nil, false, false},
+		{"a null id", store.OwnerWorker, "", "null", "get_worker", `"arguments":{}`, nil, false, false},
+		{"an unknown version header", store.OwnerWorker, "2099-01-01", "23", "get_worker", `"arguments":{}`, nil, false, false},
+		{"no version header", store.OwnerWorker, "-", "24", "get_worker", `"arguments":{}`, nil, false, false},
+		{"an accept wildcard", store.OwnerWorker, "", "25", "get_worker", `"arguments":{}`, map[string]string{"Accept": "*/*"}, false, false},
+		{"accept without SSE", store.OwnerWorker, "", "26", "get_worker", `"arguments":{}`, map[string]string{"Accept": "application/json"}, false, false},
+		{"a foreign host", store.OwnerWorker, "", "27", "get_worker", `"arguments":{}`, map[string]string{"Host": "evil.example"}, false, false},
+		{"a text body", store.OwnerWorker, "", "28", "get_worker", `"arguments":{}`, map[string]string{"Content-Type": "text/plain"}, false, false},
+		{"a Last-Event-ID", store.OwnerWorker, "", "29", "get_worker", `"arguments":{}`, map[string]string{"Last-Event-ID": "1"}, false, false},
+		{"a task", store.OwnerWorker, "", "30", "get_worker", `"arguments":{},"task":{"ttl":60000}`, nil, false, false},
+		{"an Mcp-Name naming another tool", store.OwnerWorker, "", "31", "get_worker", `"arguments":{}`, map[string]string{"Mcp-Name": "list_roles"}, true, true},
+		{"no Mcp-Method", store.OwnerWorker, "", "32", "get_worker", `"arguments":{}`, map[string]string{"Mcp-Method": ""}, true, true},
 	}
 	versions := []string{"2025-06-18", v20251125, v20260728}
 	for _, c := range calls {
@@ -108,8 +113,9 @@ func TestDirectCallsAnswerAsTheSDK(t *testing.T) {
 				}
 				before := direct.DirectCalls()
 				got := post(t, domain.MCPURL(hd.URL, c.worker), token, body, header)
-				if answered := direct.DirectCalls() - before; answered != map[bool]int64{true: 1}[c.direct] {
-					t.Errorf("answered directly %d times, want %v", answered, c.direct)
+				wantDirect := c.direct && !(c.legacyOnly && v == v20260728)
+				if answered := direct.DirectCalls() - before; answered != map[bool]int64{true: 1}[wantDirect] {
+					t.Errorf("answered directly %d times, want %v", answered, wantDirect)
 				}
 				want := post(t, domain.MCPURL(hs.URL, c.worker), token, body, header)
 				if got.status != want.status {
