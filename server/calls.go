@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"mime"
-	"net"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/helixml/helix-org/server/ui"
 	"github.com/helixml/helix-org/tools"
 )
 
@@ -106,7 +105,7 @@ func plainHeaders(r *http.Request, version, tool string) bool {
 	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
 		return false
 	}
-	if !acceptsBoth(r.Header.Values("Accept")) || r.Header.Get("Last-Event-ID") != "" || !localHostOK(r) {
+	if !acceptsBoth(r.Header.Values("Accept")) || r.Header.Get("Last-Event-ID") != "" || ui.ReboundHost(r) {
 		return false
 	}
 	for k := range r.Header {
@@ -137,29 +136,6 @@ func acceptsBoth(values []string) bool {
 		}
 	}
 	return js && sse
-}
-
-// localHostOK mirrors the go-sdk's DNS-rebinding guard: a request that
-// reached a loopback address must name a loopback host. One that does not
-// goes to the go-sdk, which refuses it.
-func localHostOK(r *http.Request) bool {
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || local == nil || !isLoopback(local.String()) {
-		return true
-	}
-	return isLoopback(r.Host)
-}
-
-func isLoopback(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = strings.Trim(hostport, "[]")
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
 
 // plainID returns a request id as the go-sdk writes it back: an integer

@@ -27,7 +27,7 @@ const (
 	// epochAuth moves with tokens, workers, grants and skills: what
 	// authenticating a request reads (auth_cache.go).
 	epochAuth = "auth"
-	// epochSettings moves with settings (settings_cache.go).
+	// epochSettings moves with settings (epoch_cache.go).
 	epochSettings = "settings"
 	// epochStreams moves with streams (stream_cache.go).
 	epochStreams = "streams"

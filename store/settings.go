@@ -70,8 +70,14 @@ func (s *Store) Setting(ctx context.Context, key string) (string, bool, error) {
 	return stored, true, nil
 }
 
+// cachedSetting is a setting as stored; ok false caches its absence.
+type cachedSetting struct {
+	stored string
+	ok     bool
+}
+
 // storedSetting is key's value as stored, from the cache when it is fresh
-// (settings_cache.go).
+// (epoch_cache.go).
 func (s *Store) storedSetting(ctx context.Context, key string) (string, bool, error) {
 	epoch, err := s.epoch(ctx, epochSettings)
 	if err != nil {
@@ -84,13 +90,13 @@ func (s *Store) storedSetting(ctx context.Context, key string) (string, bool, er
 	var row settingRow
 	err = s.read(ctx).Where("key = ?", key).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		s.settings.put(key, gen, "", false)
+		s.settings.put(key, gen, cachedSetting{})
 		return "", false, nil
 	}
 	if err != nil {
 		return "", false, fmt.Errorf("get setting %s: %w", key, err)
 	}
-	s.settings.put(key, gen, row.Value, true)
+	s.settings.put(key, gen, cachedSetting{stored: row.Value, ok: true})
 	return row.Value, true, nil
 }
 

@@ -10,7 +10,7 @@ import (
 
 // SettingOr returns the stored value of spec, or its default. A `config
 // set` takes effect without a restart, on the next read, whichever
-// process made it (settings_cache.go).
+// process made it (epoch_cache.go).
 func (s *Store) SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error) {
 	v, ok, err := s.Setting(ctx, spec.Key)
 	if err != nil || !ok {

@@ -79,12 +79,12 @@ type Store struct {
 	// prepareWrites is set once migrations have run: from then on write
 	// transactions on SQLite reuse prepared statements too (begin).
 	prepareWrites atomic.Bool
-	// settings caches settings as stored (settings_cache.go).
-	settings settingsCache
+	// settings caches settings as stored (epoch_cache.go).
+	settings epochCache[cachedSetting]
 	// auth caches what authenticating a token reads (auth_cache.go).
 	auth authCache
 	// streams caches streams as read (stream_cache.go).
-	streams streamCache
+	streams epochCache[cachedStream]
 	// cipher seals secrets with the key file, once it has been read.
 	cipherMu sync.Mutex
 	cipher   cipher.AEAD

@@ -3,6 +3,7 @@ package ui
 import (
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 )
 
@@ -29,7 +30,7 @@ func (u *UI) secure(next http.Handler) http.Handler {
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Cross-Origin-Opener-Policy", "same-origin")
-		if reboundHost(r) {
+		if ReboundHost(r) {
 			http.Error(w, "forbidden: invalid Host header "+r.Host, http.StatusForbidden)
 			return
 		}
@@ -38,22 +39,23 @@ func (u *UI) secure(next http.Handler) http.Handler {
 	})
 }
 
-// reboundHost spots DNS rebinding the way the MCP endpoint does: a request
-// that reached a loopback listener under a name that is not loopback.
-func reboundHost(r *http.Request) bool {
+// ReboundHost spots DNS rebinding exactly as the go-sdk does on the MCP
+// endpoint, which answers some calls without it (server/calls.go): a
+// request that reached a loopback listener under a name that is not
+// loopback.
+func ReboundHost(r *http.Request) bool {
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	return ok && local != nil && isLoopback(local.String()) && !isLoopback(r.Host)
 }
 
 func isLoopback(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
 	}
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
+	if host == "localhost" {
 		return true
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
