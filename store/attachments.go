@@ -67,9 +67,6 @@ func (s *Store) appendInboundTx(tx *gorm.DB, m domain.Inbound, maxBody int) (dom
 	if len(m.Contents) > 0 && len(m.Contents) != len(m.Message.Attachments) {
 		return domain.Receipt{}, fmt.Errorf("%d contents for %d attachments: %w", len(m.Contents), len(m.Message.Attachments), domain.ErrInvalid)
 	}
-	if prev, dup, err := deduped(tx, m.StreamID, m.Key); err != nil || dup {
-		return domain.Receipt{Event: prev, Duplicate: dup}, err
-	}
 	ev := domain.Event{ID: domain.NewEventID(), StreamID: m.StreamID, Message: m.Message}
 	rows := make([]attachmentRow, len(m.Contents))
 	ev.Message.Attachments = slices.Clone(ev.Message.Attachments)
@@ -79,9 +76,9 @@ func (s *Store) appendInboundTx(tx *gorm.DB, m domain.Inbound, maxBody int) (dom
 		rows[i] = attachmentRow{ID: a.Ref, EventID: ev.ID, StreamID: ev.StreamID, Name: a.Name,
 			ContentType: a.ContentType, Size: a.Size, Content: c, CreatedAt: s.Now()}
 	}
-	stored, err := s.appendTx(tx, ev, AppendOptions{MaxBody: maxBody, dedupKey: m.Key})
-	if err != nil || len(rows) == 0 {
-		return domain.Receipt{Event: stored}, err
+	stored, dup, err := s.appendOnce(tx, ev, AppendOptions{MaxBody: maxBody, dedupKey: m.Key})
+	if err != nil || dup || len(rows) == 0 {
+		return domain.Receipt{Event: stored, Duplicate: dup}, err
 	}
 	return domain.Receipt{Event: stored}, tx.Create(&rows).Error
 }

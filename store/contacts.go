@@ -139,9 +139,8 @@ var relayTag = regexp.MustCompile(`\[helix (e-[0-9a-z]+)\]`)
 // appended as the worker's own answer, on the stream and thread of the
 // event it answers.
 func (s *Store) relayContacts(tx *gorm.DB, ev domain.Event) error {
-	var contacts []heldContact
-	q, args := concerned(ev)
-	if err := tx.Raw(q, args...).Scan(&contacts).Error; err != nil || len(contacts) == 0 {
+	contacts, err := s.concernedContacts(tx, ev)
+	if err != nil || len(contacts) == 0 {
 		return err
 	}
 	for _, c := range contacts {
@@ -183,14 +182,38 @@ func concerned(ev domain.Event) (string, []any) {
 		names = append(slices.Clip(names), domain.PrefixWorker+owner, owner)
 	}
 	if len(names) > 0 {
-		q += " UNION " + heldContacts + "contacts.worker_id IN ? UNION " + heldContacts + "workers.position_id IN ?"
-		args = append(args, names, names)
+		in := inList(len(names))
+		q += " UNION " + heldContacts + "contacts.worker_id IN " + in + " UNION " + heldContacts + "workers.position_id IN " + in
+		for range 2 {
+			for _, n := range names {
+				args = append(args, n)
+			}
+		}
 	}
 	if strings.HasPrefix(ev.StreamID, domain.DMStreamPrefix) {
 		q += " UNION " + heldContacts + "contacts.worker_id IN (SELECT worker_id FROM subscriptions WHERE stream_id = ?)"
 		args = append(args, ev.StreamID)
 	}
 	return q + " ORDER BY 1", args
+}
+
+// concernedContacts runs concerned's query.
+func (s *Store) concernedContacts(tx *gorm.DB, ev domain.Event) ([]heldContact, error) {
+	q, args := concerned(ev)
+	rows, err := s.queryFixed(tx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("contacts of %s: %w", ev.ID, err)
+	}
+	defer rows.Close()
+	var out []heldContact
+	for rows.Next() {
+		var c heldContact
+		if err := rows.Scan(&c.WorkerID, &c.Kind, &c.Address, &c.StreamID, &c.PositionID); err != nil {
+			return nil, fmt.Errorf("contacts of %s: %w", ev.ID, err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
 }
 
 // heldContact is the contact of a worker still hired, with its position.

@@ -81,22 +81,22 @@ var epochSQL = map[string]string{
 	epochStreams:  "SELECT n FROM cache_epochs WHERE name = '" + epochStreams + "'",
 }
 
-// epoch reads the named epoch.
+// epoch reads the named epoch: one prepared point lookup on the pool,
+// without a GORM session, since every authenticated request and every
+// cached read pays for it.
 func (s *Store) epoch(ctx context.Context, name string) (int64, error) {
-	rows, err := s.queryFixed(s.read(ctx), epochSQL[name])
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	// Uncancellable: see queryFixed.
+	ctx = context.WithoutCancel(ctx)
+	st, err := s.prepared(ctx, epochSQL[name])
 	if err != nil {
 		return 0, fmt.Errorf("read epoch %s: %w", name, err)
 	}
-	defer rows.Close()
 	var n int64
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return 0, fmt.Errorf("read epoch %s: %w", name, err)
-		}
-		return 0, fmt.Errorf("read epoch %s: no row", name)
-	}
-	if err := rows.Scan(&n); err != nil {
+	if err := st.QueryRowContext(ctx).Scan(&n); err != nil {
 		return 0, fmt.Errorf("read epoch %s: %w", name, err)
 	}
-	return n, rows.Close()
+	return n, nil
 }

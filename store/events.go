@@ -100,15 +100,39 @@ func deduped(tx *gorm.DB, stream, key string) (domain.Event, bool, error) {
 // the same message rules: a body that is not blank and within the
 // appender's limit, every other field within its fixed limit.
 func (s *Store) appendTx(tx *gorm.DB, ev domain.Event, opts AppendOptions) (domain.Event, error) {
+	stored, _, err := s.appendOnce(tx, ev, opts)
+	return stored, err
+}
+
+// Statements of every append, run without GORM (queryFixed). An event
+// whose dedup key its stream already stored inserts nothing and returns
+// no row.
+const (
+	streamExistsSQL = "SELECT 1 FROM streams WHERE id = ?"
+	sourceKindSQL   = "SELECT kind FROM workers WHERE id = ?"
+	insertEventSQL  = `INSERT INTO events (id, stream_id, source, source_kind, caused_by, dedup_key, depth, created_at, body)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedup_key) DO NOTHING RETURNING seq`
+)
+
+// appendOnce is appendTx, with opts.dedupKey: when the stream already
+// stored an event under that key, it returns that event and dup, and
+// stores nothing.
+func (s *Store) appendOnce(tx *gorm.DB, ev domain.Event, opts AppendOptions) (stored domain.Event, dup bool, err error) {
 	if err := ev.Message.Validate(opts.MaxBody); err != nil {
-		return ev, err
+		// A retry of what was stored is a duplicate, even if the limits
+		// have changed since.
+		if prev, dup, derr := deduped(tx, ev.StreamID, opts.dedupKey); derr != nil || dup {
+			return prev, dup, derr
+		}
+		return ev, false, err
 	}
-	ok, err := exists(tx, &streamRow{}, ev.StreamID)
+	var one int
+	ok, err := s.scanFixed(tx, streamExistsSQL, []any{ev.StreamID}, &one)
 	if err != nil {
-		return ev, err
+		return ev, false, err
 	}
 	if !ok {
-		return ev, domain.NotFound("stream", ev.StreamID)
+		return ev, false, domain.NotFound("stream", ev.StreamID)
 	}
 	if ev.ID == "" {
 		ev.ID = domain.NewEventID()
@@ -116,32 +140,43 @@ func (s *Store) appendTx(tx *gorm.DB, ev domain.Event, opts AppendOptions) (doma
 	ev.CreatedAt = s.Now()
 	ev.SourceKind = domain.SourceSystem
 	if ev.Source != "" {
-		var w workerRow
-		if err := tx.Select("kind").Where("id = ?", ev.Source).Take(&w).Error; err != nil {
-			return ev, fmt.Errorf("source worker %q: %w", ev.Source, mapErr(err))
+		var kind string
+		ok, err := s.scanFixed(tx, sourceKindSQL, []any{ev.Source}, &kind)
+		if err == nil && !ok {
+			err = fmt.Errorf("%w: %w", domain.ErrNotFound, gorm.ErrRecordNotFound)
 		}
-		ev.SourceKind = domain.SourceKind(w.Kind)
+		if err != nil {
+			return ev, false, fmt.Errorf("source worker %q: %w", ev.Source, err)
+		}
+		ev.SourceKind = domain.SourceKind(kind)
 	}
-	if ev.Depth, err = eventDepth(tx, ev); err != nil {
-		return ev, err
+	if ev.Depth, err = s.eventDepth(tx, ev); err != nil {
+		return ev, false, err
 	}
 	body, err := json.Marshal(ev.Message)
 	if err != nil {
-		return ev, fmt.Errorf("encode message: %w", err)
+		return ev, false, fmt.Errorf("encode message: %w", err)
 	}
-	row := eventRow{ID: ev.ID, StreamID: ev.StreamID, Source: ev.Source, SourceKind: string(ev.SourceKind),
-		CausedBy: ev.CausedBy, Depth: ev.Depth, CreatedAt: ev.CreatedAt, Body: string(body)}
+	var key *string
 	if opts.dedupKey != "" {
-		row.DedupKey = dedupKey(tx, ev.StreamID, opts.dedupKey)
+		key = dedupKey(tx, ev.StreamID, opts.dedupKey)
 	}
-	if err := tx.Create(&row).Error; err != nil {
-		return ev, err
+	ok, err = s.scanFixed(tx, insertEventSQL, []any{ev.ID, ev.StreamID, ev.Source, string(ev.SourceKind),
+		ev.CausedBy, key, ev.Depth, ev.CreatedAt, string(body)}, &ev.Seq)
+	if err != nil {
+		return ev, false, err
 	}
-	ev.Seq = row.Seq
+	if !ok {
+		prev, dup, err := deduped(tx, ev.StreamID, opts.dedupKey)
+		if err == nil && !dup {
+			err = fmt.Errorf("insert event %s: no row and no duplicate", ev.ID)
+		}
+		return prev, dup, err
+	}
 	if err := s.enqueueTriggers(tx, ev); err != nil {
-		return ev, err
+		return ev, false, err
 	}
-	return ev, s.relayContacts(tx, ev)
+	return ev, false, s.relayContacts(tx, ev)
 }
 
 // eventDepth is 0 for what humans, the outside world and the system say,
@@ -149,17 +184,18 @@ func (s *Store) appendTx(tx *gorm.DB, ev domain.Event, opts AppendOptions) (doma
 // publishes during one (CausedBy names the activation): a chain of AI
 // runs waking each other grows deeper with each step, whatever streams it
 // crosses, and the dispatcher stops it at dispatch.max_depth.
-func eventDepth(tx *gorm.DB, ev domain.Event) (int, error) {
+func (s *Store) eventDepth(tx *gorm.DB, ev domain.Event) (int, error) {
 	if ev.SourceKind != domain.SourceAI || ev.CausedBy == "" {
 		return 0, nil
 	}
-	var deepest *int
-	err := tx.Model(&triggerRow{}).Select("MAX(depth)").Where("activation_id = ? AND worker_id = ?", ev.CausedBy, ev.Source).Scan(&deepest).Error
-	if err != nil || deepest == nil {
+	var deepest sql.NullInt64
+	if _, err := s.scanFixed(tx, deepestTriggerSQL, []any{ev.CausedBy, ev.Source}, &deepest); err != nil || !deepest.Valid {
 		return 0, err
 	}
-	return *deepest + 1, nil
+	return int(deepest.Int64) + 1, nil
 }
+
+const deepestTriggerSQL = "SELECT MAX(depth) FROM triggers WHERE activation_id = ? AND worker_id = ?"
 
 // EventQuery selects events oldest first.
 type EventQuery struct {

@@ -4,12 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"gorm.io/gorm"
 )
 
 // queryFixed runs q, a query whose text never changes, as a statement
-// prepared once per store, on the connection or transaction tx uses.
+// prepared once per store, on the connection or transaction tx uses. q
+// is written with ? placeholders, whatever the dialect (fixedText).
 //
 // It runs on a context the SQLite driver cannot cancel: with one that
 // can, the driver steps every row on a goroutine of its own, a handoff
@@ -18,20 +21,130 @@ import (
 // instead (watchRows).
 func (s *Store) queryFixed(tx *gorm.DB, q string, args ...any) (*sql.Rows, error) {
 	ctx := context.WithoutCancel(tx.Statement.Context)
-	st, err := s.prepared(ctx, q)
+	st, err := s.stmtOf(ctx, tx, q)
 	if err != nil {
 		return nil, err
 	}
-	switch pool := tx.Statement.ConnPool.(type) {
-	case *sql.DB:
-		return st.QueryContext(ctx, args...)
-	case *sql.Tx:
-		return pool.StmtContext(ctx, st).QueryContext(ctx, args...)
-	case *preparedTx:
-		return pool.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
-	default:
-		return pool.QueryContext(ctx, q, args...)
+	var rows *sql.Rows
+	if st == nil {
+		rows, err = tx.Statement.ConnPool.QueryContext(ctx, s.fixedText(q), args...)
+	} else {
+		rows, err = st.QueryContext(ctx, args...)
 	}
+	return rows, s.translated(err)
+}
+
+// scanFixed scans the first row of queryFixed into dest; found is false
+// when there is none.
+func (s *Store) scanFixed(tx *gorm.DB, q string, args []any, dest ...any) (found bool, err error) {
+	rows, err := s.queryFixed(tx, q, args...)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return false, rows.Err()
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return false, err
+	}
+	return true, rows.Close()
+}
+
+// execFixed is queryFixed for a statement that returns no rows. The hot
+// writes (an event, its triggers) use these two rather than GORM, whose
+// building of each statement and scanning by reflection cost several
+// times SQLite's own work, all of it inside the serial part of a batch
+// (groupcommit.go).
+func (s *Store) execFixed(tx *gorm.DB, q string, args ...any) (sql.Result, error) {
+	ctx := context.WithoutCancel(tx.Statement.Context)
+	st, err := s.stmtOf(ctx, tx, q)
+	if err != nil {
+		return nil, err
+	}
+	var res sql.Result
+	if st == nil {
+		res, err = tx.Statement.ConnPool.ExecContext(ctx, s.fixedText(q), args...)
+	} else {
+		res, err = st.ExecContext(ctx, args...)
+	}
+	return res, s.translated(err)
+}
+
+// translated is err as GORM gives it (TranslateError: ErrDuplicatedKey,
+// ErrForeignKeyViolated), for a statement run without GORM.
+func (s *Store) translated(err error) error {
+	if t, ok := s.db.Dialector.(gorm.ErrorTranslator); ok && err != nil {
+		return t.Translate(err)
+	}
+	return err
+}
+
+// stmtOf is q's prepared statement on tx's connection or transaction; nil
+// when tx's pool is one this store did not open, or past maxPrepared
+// statements, and the caller runs the text.
+func (s *Store) stmtOf(ctx context.Context, tx *gorm.DB, q string) (*sql.Stmt, error) {
+	pool := tx.Statement.ConnPool
+	switch pool.(type) {
+	case *sql.DB, *sql.Tx, *preparedTx:
+	default:
+		return nil, nil
+	}
+	st, ok, err := s.preparedIfRoom(ctx, s.fixedText(q))
+	if err != nil || !ok {
+		return nil, err
+	}
+	switch pool := pool.(type) {
+	case *sql.Tx:
+		return pool.StmtContext(ctx, st), nil
+	case *preparedTx:
+		return pool.Tx.StmtContext(ctx, st), nil
+	}
+	return st, nil
+}
+
+// fixedText is q, written with ? placeholders, in the dialect's own:
+// unchanged on SQLite, $1, $2, … on PostgreSQL, converted once per text.
+func (s *Store) fixedText(q string) string {
+	if s.dia.name() != "postgres" {
+		return q
+	}
+	if t, ok := s.texts.Load(q); ok {
+		return t.(string)
+	}
+	t := numberedPlaceholders(q)
+	s.texts.Store(q, t)
+	return t
+}
+
+// numberedPlaceholders turns each ? outside a quoted string or name into
+// $1, $2, ….
+func numberedPlaceholders(q string) string {
+	var b strings.Builder
+	n := 0
+	var quote byte
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '?':
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// inList is "(?, ?, …)" for n values, n > 0.
+func inList(n int) string {
+	return "(" + strings.Repeat("?, ", n-1) + "?)"
 }
 
 // prepared returns q's statement, preparing it on first use.

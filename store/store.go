@@ -76,6 +76,8 @@ type Store struct {
 	// changes, by that text (prepared.go).
 	stmts  sync.Map
 	nstmts atomic.Int64
+	// texts are fixed queries in PostgreSQL's placeholders (fixedText).
+	texts sync.Map
 	// prepareWrites is set once migrations have run: from then on write
 	// transactions on SQLite reuse prepared statements too (begin).
 	prepareWrites atomic.Bool

@@ -121,6 +121,12 @@ func TestDedupKeyStoresOnce(t *testing.T) {
 	if err != nil || !dup2 || second.ID != first.ID {
 		t.Errorf("repeat append: dup=%v id=%s (first %s) err=%v", dup2, second.ID, first.ID, err)
 	}
+	// A retry of what was stored stays a duplicate after the body limit
+	// has dropped below it.
+	rs, err := st.AppendInbound(ctx, []domain.Inbound{in}, len(in.Message.Body)-1)
+	if err != nil || !rs[0].Duplicate || rs[0].Event.ID != first.ID {
+		t.Errorf("repeat append over a lower limit: %+v, %v; want the first event as a duplicate", rs, err)
+	}
 	evs, _ := st.ReadEvents(ctx, store.EventQuery{StreamIDs: []string{"s-a"}})
 	if len(evs) != 1 {
 		t.Errorf("%d events stored, want 1", len(evs))

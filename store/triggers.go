@@ -95,12 +95,20 @@ func (s *Store) enqueueTriggers(tx *gorm.DB, ev domain.Event) error {
 	if strings.HasPrefix(ev.StreamID, domain.ActivationStreamPrefix) {
 		return nil
 	}
-	var workers []string
-	err := tx.Table("subscriptions").Joins("JOIN workers ON workers.id = subscriptions.worker_id").
-		Where("subscriptions.stream_id = ? AND workers.kind = ? AND workers.dismissed_at IS NULL AND workers.id <> ?",
-			ev.StreamID, string(domain.WorkerAI), ev.Source).
-		Order("workers.id").Pluck("workers.id", &workers).Error
+	rows, err := s.queryFixed(tx, subscribedAISQL, ev.StreamID, string(domain.WorkerAI), ev.Source)
 	if err != nil {
+		return fmt.Errorf("find subscribers of %s: %w", ev.StreamID, err)
+	}
+	defer rows.Close()
+	var workers []string
+	for rows.Next() {
+		var w string
+		if err := rows.Scan(&w); err != nil {
+			return fmt.Errorf("find subscribers of %s: %w", ev.StreamID, err)
+		}
+		workers = append(workers, w)
+	}
+	if err := rows.Close(); err != nil {
 		return fmt.Errorf("find subscribers of %s: %w", ev.StreamID, err)
 	}
 	for _, w := range workers {
@@ -111,8 +119,18 @@ func (s *Store) enqueueTriggers(tx *gorm.DB, ev domain.Event) error {
 	return nil
 }
 
+// subscribedAISQL selects a stream's hired AI subscribers but one (the
+// event's source).
+const subscribedAISQL = `SELECT workers.id FROM subscriptions JOIN workers ON workers.id = subscriptions.worker_id
+	WHERE subscriptions.stream_id = ? AND workers.kind = ? AND workers.dismissed_at IS NULL AND workers.id <> ? ORDER BY workers.id`
+
+// insertTriggerSQL stores a new trigger as GORM would create a triggerRow.
+const insertTriggerSQL = `INSERT INTO triggers (worker_id, event_seq, kind, status, activation_id, created_at, attempts, not_before, last_error, reason, depth)
+	VALUES (?, ?, ?, ?, '', ?, 0, NULL, '', '', ?)`
+
 func (s *Store) insertTrigger(tx *gorm.DB, worker string, ev domain.Event, kind domain.TriggerKind) error {
-	return tx.Create(&triggerRow{WorkerID: worker, EventSeq: ev.Seq, Kind: string(kind), Status: triggerPending, Depth: ev.Depth, CreatedAt: s.Now()}).Error
+	_, err := s.execFixed(tx, insertTriggerSQL, worker, ev.Seq, string(kind), triggerPending, s.Now(), ev.Depth)
+	return err
 }
 
 // WorkersWithPending lists workers that have triggers waiting and due: a
