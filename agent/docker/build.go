@@ -65,6 +65,11 @@ func (e *Engine) Build(ctx context.Context, files []File, opts BuildOptions) (st
 		Memory: opts.Memory, MemorySwap: opts.Memory,
 	})
 	if err != nil {
+		// The daemon may answer only once the build is under way, so the
+		// time cap can end the request before a line of log arrives.
+		if ctx.Err() != nil {
+			return "", "", &BuildError{Msg: "timed out: " + ctx.Err().Error()}
+		}
 		return "", "", fmt.Errorf("start image build: %w", err)
 	}
 	defer resp.Body.Close()
