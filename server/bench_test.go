@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -35,14 +36,18 @@ var commitModes = []struct {
 }
 
 // startBench boots a real server over a store opened with the production
-// defaults (synchronous=FULL) and its metrics, so the numbers are what
-// `helix-org serve` gives.
+// defaults (synchronous=FULL) and its metrics, with serve's collector
+// target (TuneGC), so the numbers are what `helix-org serve` gives.
 func startBench(b *testing.B) *servertest.Harness {
 	return startBenchWith(b, store.Options{})
 }
 
 func startBenchWith(b *testing.B, opts store.Options) *servertest.Harness {
 	b.Helper()
+	gogc := debug.SetGCPercent(100)
+	debug.SetGCPercent(gogc)
+	b.Cleanup(func() { debug.SetGCPercent(gogc) })
+	server.TuneGC()
 	st, err := store.Open(b.Context(), b.TempDir()+"/helix-org.db", opts)
 	if err != nil {
 		b.Fatalf("open store: %v", err)

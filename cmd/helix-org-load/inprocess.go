@@ -20,7 +20,9 @@ import (
 type inProcess struct {
 	url, token string
 	st         *store.Store
-	stop       func()
+	// gogc is the collector's target in force (server.TuneGC).
+	gogc int
+	stop func()
 }
 
 // commitModes are the store's two ways of committing, loaded one after
@@ -34,8 +36,10 @@ var commitModes = []struct {
 }
 
 // startServer serves a fresh bootstrapped database on 127.0.0.1 with the
-// production store defaults (synchronous=FULL) changed by opts.
+// production store defaults (synchronous=FULL) changed by opts, and the
+// collector's target serve sets (server.TuneGC).
 func startServer(ctx context.Context, opts store.Options) (*inProcess, error) {
+	gogc := server.TuneGC()
 	dir, err := os.MkdirTemp("", "helix-org-load-")
 	if err != nil {
 		return nil, err
@@ -72,7 +76,7 @@ func startServer(ctx context.Context, opts store.Options) (*inProcess, error) {
 		<-done
 		cleanup()
 	}
-	return &inProcess{url: domain.MCPURL("http://"+ln.Addr().String(), w.ID), token: token, st: st, stop: stop}, nil
+	return &inProcess{url: domain.MCPURL("http://"+ln.Addr().String(), w.ID), token: token, st: st, gogc: gogc, stop: stop}, nil
 }
 
 // fsyncRate appends and fsyncs a small record in a loop in dir for d: the

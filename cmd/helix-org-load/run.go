@@ -44,7 +44,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		}
 		c := cfg
 		c.URL, c.Token = srv.url, srv.token
-		err = runAgainst(ctx, c, srv.url+" (in-process, fresh database, "+mode.name+")", srv.st, out)
+		err = runAgainst(ctx, c, fmt.Sprintf("%s (in-process, fresh database, %s, GOGC=%d)", srv.url, mode.name, srv.gogc), srv.st, out)
 		srv.stop()
 		if err != nil {
 			return err

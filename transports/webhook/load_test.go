@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -157,10 +159,15 @@ func openLoadStore(tb testing.TB, opts store.Options) *store.Store {
 	return st
 }
 
+// serveGCPercent is the collector's target `helix-org serve` runs with
+// (server.GCPercent): the benchmark's figures are the server's.
+const serveGCPercent = 200
+
 // BenchmarkInboundWebhook measures signed inbound webhooks through the real
 // server into SQLite from 16 concurrent senders, with the store as `serve`
 // opens it (synchronous=FULL, group commit), with a commit per write, and
-// as tests open it (NORMAL). store.BenchmarkFsync is the disk's limit.
+// as tests open it (NORMAL); with serve's collector target throughout.
+// store.BenchmarkFsync is the disk's limit.
 func BenchmarkInboundWebhook(b *testing.B) {
 	for _, mode := range []struct {
 		name string
@@ -171,6 +178,10 @@ func BenchmarkInboundWebhook(b *testing.B) {
 		{"sync=NORMAL/group-commit", store.Options{Synchronous: "NORMAL"}},
 	} {
 		b.Run(mode.name, func(b *testing.B) {
+			// As serve runs (server.GCPercent), unless GOGC says otherwise.
+			if _, set := os.LookupEnv("GOGC"); !set {
+				defer debug.SetGCPercent(debug.SetGCPercent(serveGCPercent))
+			}
 			st := openLoadStore(b, mode.opts)
 			url := loadServer(b, st)
 			const senders = 16
