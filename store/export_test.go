@@ -109,3 +109,6 @@ func (s *Store) ExplainReadEvents(ctx context.Context, stream string, since int6
 
 // AuthEpoch reads the epoch the auth cache is kept at.
 func (s *Store) AuthEpoch(ctx context.Context) (int64, error) { return s.epoch(ctx, epochAuth) }
+
+// NumberedPlaceholders is a fixed query's text as PostgreSQL gets it.
+var NumberedPlaceholders = numberedPlaceholders

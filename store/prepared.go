@@ -80,9 +80,10 @@ func (s *Store) translated(err error) error {
 	return err
 }
 
-// stmtOf is q's prepared statement on tx's connection or transaction; nil
-// when tx's pool is one this store did not open, or past maxPrepared
-// statements, and the caller runs the text.
+// stmtOf is q's prepared statement on tx's connection or transaction. It
+// is nil, and the caller runs the text on tx's pool, past maxPrepared
+// statements and for any other pool: the reads' (preparedReads) prepares
+// each text itself.
 func (s *Store) stmtOf(ctx context.Context, tx *gorm.DB, q string) (*sql.Stmt, error) {
 	pool := tx.Statement.ConnPool
 	switch pool.(type) {
