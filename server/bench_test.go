@@ -44,9 +44,10 @@ func startBench(b *testing.B) *servertest.Harness {
 
 func startBenchWith(b *testing.B, opts store.Options) *servertest.Harness {
 	b.Helper()
-	gogc := debug.SetGCPercent(100)
-	debug.SetGCPercent(gogc)
-	b.Cleanup(func() { debug.SetGCPercent(gogc) })
+	// The target in force comes back once the benchmark ends.
+	prev := debug.SetGCPercent(100)
+	debug.SetGCPercent(prev)
+	b.Cleanup(func() { debug.SetGCPercent(prev) })
 	server.TuneGC()
 	st, err := store.Open(b.Context(), b.TempDir()+"/helix-org.db", opts)
 	if err != nil {
