@@ -12,56 +12,39 @@ import (
 
 var limitSetting = domain.SettingSpec{Key: "test.limit", Type: domain.SettingInt, Default: "10"}
 
-// TestSettingSeenAtOnce: a value set or deleted through the store is what
-// the next read returns, cache or no cache.
+// TestSettingSeenAtOnce: a value set or deleted through the server's own
+// store handle, or through another on the same database — the CLI's
+// `config set` beside a running server, or a second server on PostgreSQL
+// — is what the server's very next read returns, though it had the value
+// cached.
 func TestSettingSeenAtOnce(t *testing.T) {
 	ctx := t.Context()
-	st := storetest.New(t)
-	steps := []struct {
-		name string
-		do   func() error
-		want int64
-	}{
-		{"default", func() error { return nil }, 10},
-		{"set", func() error { return st.SetSetting(ctx, limitSetting, "20") }, 20},
-		{"set again", func() error { return st.SetSetting(ctx, limitSetting, "30") }, 30},
-		{"deleted", func() error { return st.DeleteSetting(ctx, limitSetting.Key) }, 10},
-	}
-	for _, step := range steps {
-		if err := step.do(); err != nil {
-			t.Fatalf("%s: %v", step.name, err)
-		}
-		if got := st.IntSetting(ctx, limitSetting); got != step.want {
-			t.Errorf("%s: IntSetting = %d, want %d", step.name, got, step.want)
-		}
-	}
-}
-
-// TestSettingFromAnotherProcess: a value another store handle writes to the
-// same database — the CLI's `config set` beside a running server, or a
-// second server on PostgreSQL — is what the server's very next read
-// returns, though the server had it cached.
-func TestSettingFromAnotherProcess(t *testing.T) {
-	ctx := t.Context()
 	server, cli := twoHandles(t, nil)
-	steps := []struct {
+	for _, by := range []struct {
 		name string
-		do   func() error
-		want int64
-	}{
-		{"default", func() error { return nil }, 10},
-		{"cached", func() error { return nil }, 10},
-		{"set elsewhere", func() error { return cli.SetSetting(ctx, limitSetting, "42") }, 42},
-		{"set again elsewhere", func() error { return cli.SetSetting(ctx, limitSetting, "43") }, 43},
-		{"deleted elsewhere", func() error { return cli.DeleteSetting(ctx, limitSetting.Key) }, 10},
-	}
-	for _, step := range steps {
-		if err := step.do(); err != nil {
-			t.Fatalf("%s: %v", step.name, err)
-		}
-		if got := server.IntSetting(ctx, limitSetting); got != step.want {
-			t.Errorf("%s: the server reads %d, want %d", step.name, got, step.want)
-		}
+		st   *store.Store
+	}{{"the server", server}, {"another process", cli}} {
+		t.Run(by.name, func(t *testing.T) {
+			steps := []struct {
+				name string
+				do   func() error
+				want int64
+			}{
+				{"default", func() error { return nil }, 10},
+				{"cached", func() error { return nil }, 10},
+				{"set", func() error { return by.st.SetSetting(ctx, limitSetting, "20") }, 20},
+				{"set again", func() error { return by.st.SetSetting(ctx, limitSetting, "30") }, 30},
+				{"deleted", func() error { return by.st.DeleteSetting(ctx, limitSetting.Key) }, 10},
+			}
+			for _, step := range steps {
+				if err := step.do(); err != nil {
+					t.Fatalf("%s: %v", step.name, err)
+				}
+				if got := server.IntSetting(ctx, limitSetting); got != step.want {
+					t.Errorf("%s by %s: the server reads %d, want %d", step.name, by.name, got, step.want)
+				}
+			}
+		})
 	}
 }
 
