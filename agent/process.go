@@ -36,7 +36,16 @@ func runAgent(ctx context.Context, cmd *exec.Cmd, run domain.Run, sb *Bwrap, bin
 		st, _ := procStat(pid)
 		run.Started(domain.AgentProcess{PGID: pid, StartTicks: st.startTicks})
 	}, onLine)
-	return domain.RunResult{ExitStatus: code}, err
+	return domain.RunResult{ExitStatus: code, Killed: err == nil && killed(ctx, code)}, err
+}
+
+// killed reports whether an agent that exited with code was killed by a
+// signal the server did not send (it signals only once ctx ends): the
+// process itself (-1), or, through a shell or bwrap that did not exec it,
+// 128+SIGKILL or 128+SIGTERM. Then its work may be half done and its
+// triggers run again.
+func killed(ctx context.Context, code int) bool {
+	return ctx.Err() == nil && (code == -1 || code == 128+int(syscall.SIGKILL) || code == 128+int(syscall.SIGTERM))
 }
 
 // runProcess runs a caller-built command in its own process group, feeds

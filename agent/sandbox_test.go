@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -151,6 +152,82 @@ func members(pgid int) map[int]string {
 		}
 	}
 	return out
+}
+
+// TestAgentKilledFromOutsideIsKilled: an agent that a shell did not exec
+// (`X=1 sleep 60`), killed by a signal the server did not send, exits
+// 128+n through the shell — and through bwrap — and the run says it was
+// killed, so its triggers run again; an agent that exits 137 of its own
+// accord is killed too, and one the server stops is not.
+func TestAgentKilledFromOutsideIsKilled(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		sb     *agent.Bwrap
+		signal syscall.Signal
+		want   int
+	}{
+		{"host, SIGKILL", nil, syscall.SIGKILL, 137},
+		{"host, SIGTERM", nil, syscall.SIGTERM, 143},
+		{"sandbox, SIGKILL", sandbox(t, agent.SandboxPaths{}), syscall.SIGKILL, 137},
+		{"sandbox, SIGTERM", sandbox(t, agent.SandboxPaths{}), syscall.SIGTERM, 143},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var log logSink
+			run := uniqueRun(t, &log)
+			started := make(chan domain.AgentProcess, 1)
+			run.OnStart = func(p domain.AgentProcess) { started <- p }
+			type result struct {
+				res domain.RunResult
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				res, err := (&agent.Command{Line: "X=1 sleep 60", Sandbox: tt.sb}).Run(t.Context(), run)
+				done <- result{res, err}
+			}()
+			p := <-started
+			sleeper := 0
+			poll(t, "a sleep in the agent's process group", func() bool {
+				for pid, comm := range members(p.PGID) {
+					if comm == "sleep" {
+						sleeper = pid
+					}
+				}
+				return sleeper != 0
+			})
+			if err := syscall.Kill(sleeper, tt.signal); err != nil {
+				t.Fatal(err)
+			}
+			r := <-done
+			if r.err != nil || r.res.ExitStatus != tt.want || !r.res.Killed {
+				t.Errorf("run = %+v, %v; want exit %d, killed", r.res, r.err, tt.want)
+			}
+		})
+	}
+	t.Run("stopped by the server", func(t *testing.T) {
+		var log logSink
+		ctx, cancel := context.WithCancel(t.Context())
+		run := uniqueRun(t, &log)
+		run.OnStart = func(domain.AgentProcess) {
+			go func() {
+				for len(processesOf(run.ActivationID, "sleep")) == 0 && ctx.Err() == nil {
+					time.Sleep(10 * time.Millisecond) // polling /proc for the agent's sleep
+				}
+				cancel()
+			}()
+		}
+		res, err := (&agent.Command{Line: "X=1 sleep 60", Sandbox: sandbox(t, agent.SandboxPaths{})}).Run(ctx, run)
+		if err == nil || res.Killed {
+			t.Errorf("run = %+v, %v; want the context's error, not killed", res, err)
+		}
+	})
+	t.Run("exits 137 of its own accord", func(t *testing.T) {
+		var log logSink
+		res, err := (&agent.Command{Line: "exit 137"}).Run(t.Context(), uniqueRun(t, &log))
+		if err != nil || !res.Killed {
+			t.Errorf("run = %+v, %v; want killed (a shell cannot tell the two apart)", res, err)
+		}
+	})
 }
 
 // TestSandboxedAgentStops: when the server stops a sandboxed run, SIGTERM

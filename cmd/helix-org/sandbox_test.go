@@ -507,3 +507,59 @@ func TestHostRuntimesRefuseWithoutASandbox(t *testing.T) {
 		return strings.Contains(logs.String(), "agent.sandbox is off: this agent runs unsandboxed")
 	})
 }
+
+// TestAgentKilledThroughAShellRunsAgain: an agent that `sh -c` did not
+// exec (`X=1 sleep 60`), killed from outside with kill -9 — found in the
+// run's recorded process group — exits 137 through the shell; its run
+// fails as killed and its trigger runs again, in the sandbox and off it.
+func TestAgentKilledThroughAShellRunsAgain(t *testing.T) {
+	for _, tt := range []struct {
+		name, sandbox string
+	}{{"sandboxed", agent.SandboxBwrap}, {"unsandboxed", agent.SandboxOff}} {
+		t.Run(tt.name, func(t *testing.T) {
+			st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "helix-org.db"), store.Options{Transports: transports.Specs(), Synchronous: "NORMAL"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			// The first run marks its directory and sleeps; the second finds the mark.
+			setAll(t, st, map[*domain.SettingSpec]string{&agent.RuntimeSetting: agent.RuntimeCommand, &agent.SandboxSetting: tt.sandbox,
+				&agent.CommandSetting:         `cat >/dev/null; if [ -e ran ]; then echo again; exit 0; fi; touch ran; X=1 sleep 60`,
+				&dispatch.StartBackoffSetting: "20ms"})
+			startServe(t, st, io.Discard)
+			st.CreateRole(t.Context(), "w-owner", domain.Role{ID: "r-reader", Title: "Reader", Content: "Read."})
+			st.CreatePosition(t.Context(), "w-owner", domain.Position{ID: "p-reader", RoleID: "r-reader", Title: "Reader"})
+			hireAI(t, st, "w-sleeper")
+			var first domain.Activation
+			until(t, 30*time.Second, "the first run's sleep", func() bool {
+				acts, _ := st.ListActivations(t.Context(), "w-sleeper")
+				if len(acts) != 1 || acts[0].Process == nil {
+					return false
+				}
+				first = acts[0]
+				return sleeperOf(first.Process.PGID) != 0
+			})
+			if err := syscall.Kill(sleeperOf(first.Process.PGID), syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			waitIdle(t, st)
+			acts, _ := st.ListActivations(t.Context(), "w-sleeper")
+			if i := slices.IndexFunc(acts, func(a domain.Activation) bool { return a.ID == first.ID }); len(acts) != 2 || i < 0 ||
+				acts[i].Status != domain.ActivationFailed || acts[i].Error != "agent process died: killed by a signal" ||
+				acts[1-i].Status != domain.ActivationSucceeded || !slices.Equal(acts[1-i].TriggerIDs, first.TriggerIDs) {
+				t.Fatalf("runs = %+v; want the killed one failed and its trigger run again", acts)
+			}
+			wantAll(t, "activation log", logText(t, st, "w-sleeper"), "retry: the agent process died (attempt 1 of 5)", "output: again")
+		})
+	}
+}
+
+// sleeperOf is the `sleep` in a process group, or 0.
+func sleeperOf(pgid int) int {
+	for _, pid := range groupMembers(pgid) {
+		if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); strings.TrimSpace(string(comm)) == "sleep" {
+			return pid
+		}
+	}
+	return 0
+}
