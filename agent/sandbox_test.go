@@ -373,3 +373,26 @@ func TestSandboxTakesARelativeWorkerDirectory(t *testing.T) {
 		t.Errorf("made = %q, %v", data, err)
 	}
 }
+
+// BenchmarkCommandStart is what the sandbox adds to a run: a command that
+// does nothing, on the host and in the sandbox.
+func BenchmarkCommandStart(b *testing.B) {
+	check := agent.CheckSandbox(b.Context(), "")
+	if check.Err != nil {
+		b.Fatal(check.Err)
+	}
+	exe, _ := os.Executable()
+	for _, bm := range []struct {
+		name string
+		sb   *agent.Bwrap
+	}{{"host", nil}, {"sandbox", &agent.Bwrap{Path: check.Bwrap, Exe: exe}}} {
+		b.Run(bm.name, func(b *testing.B) {
+			run := domain.Run{ActivationID: "a-bench", WorkerID: "w-bench", EnvDir: b.TempDir(), Log: func(domain.LogEntry) {}}
+			for b.Loop() {
+				if res, err := (&agent.Command{Line: "true", Sandbox: bm.sb}).Run(b.Context(), run); err != nil || res.ExitStatus != 0 {
+					b.Fatal(res, err)
+				}
+			}
+		})
+	}
+}
