@@ -70,14 +70,20 @@ var Runtimes = []RuntimeDef{
 		Picked:  func(_ context.Context, env RuntimeEnv) bool { _, err := env.lookPath("claude"); return err == nil },
 		New: func(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error) {
 			sb, err := env.sandbox(ctx, run)
-			return &Claude{Model: env.get(ctx, ModelSetting), Effort: env.get(ctx, EffortSetting), Sandbox: sb}, err
+			if err != nil {
+				return nil, err
+			}
+			return &Claude{Model: env.get(ctx, ModelSetting), Effort: env.get(ctx, EffortSetting), Sandbox: sb}, nil
 		}},
 	{Name: RuntimeCommand, Description: "agent.command, run with /bin/sh -c in the worker's directory",
 		Default: "else when agent.command is set",
 		Picked:  func(ctx context.Context, env RuntimeEnv) bool { return env.get(ctx, CommandSetting) != "" },
 		New: func(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error) {
 			sb, err := env.sandbox(ctx, run)
-			return &Command{Line: env.get(ctx, CommandSetting), Sandbox: sb}, err
+			if err != nil {
+				return nil, err
+			}
+			return &Command{Line: env.get(ctx, CommandSetting), Sandbox: sb}, nil
 		}},
 	{Name: RuntimeBuiltin, Description: "the built-in agent (`helix-org agent run`), calling agent.model through the server's relay",
 		Default: "else", Picked: func(context.Context, RuntimeEnv) bool { return true }, New: newBuiltin},
@@ -166,7 +172,10 @@ func newBuiltin(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Run
 		return nil, err
 	}
 	sb, err := env.sandbox(ctx, run)
-	return &Builtin{Exe: exe, LLM: llm, Sandbox: sb}, err
+	if err != nil {
+		return nil, err
+	}
+	return &Builtin{Exe: exe, LLM: llm, Sandbox: sb}, nil
 }
 
 // sandbox is the sandbox of one host run, from the settings read per run:
