@@ -133,6 +133,7 @@ func TestDemoSpecTasks(t *testing.T) {
 	st.SetSetting(ctx, agent.RuntimeSetting, agent.RuntimeBuiltin)
 	useFake(t, st, llm.Anthropic, fake)
 	st.SetSetting(ctx, agent.BashSetting, `{"workers":["w-b1","w-b2"]}`) // README step 2
+	shareWithAgents(t, st, repo)                                         // README step 2
 	_, _, owner := startServe(t, st, io.Discard)
 
 	fill := strings.NewReplacer("<repo>", repo)
