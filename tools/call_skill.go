@@ -30,5 +30,5 @@ func callSkill() Tool {
 				return skillOutput{}, err
 			}
 			return runSkill(ctx, env, sk.Name, schema, in.Input)
-		})
+		}).annotated("Call skill", adds)
 }

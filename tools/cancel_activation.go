@@ -26,5 +26,5 @@ func cancelActivation() Tool {
 			}
 			a, err := dispatch.CancelActivation(ctx, env.Store, in.Activation, env.Caller, in.Drop)
 			return cancelActivationOut{ID: a.ID, WorkerID: a.WorkerID, Status: a.Status}, err
-		})
+		}).annotated("Cancel run", destructive|idempotent)
 }

@@ -17,5 +17,5 @@ func cancelSpecTask() Tool {
 				return specStateOut{}, err
 			}
 			return stateOf(t), pushDocs(ctx, env, t.ID, "cancel "+t.ID, nil)
-		})
+		}).annotated("Cancel spec task", destructive|idempotent|openWorld)
 }

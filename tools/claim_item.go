@@ -21,5 +21,5 @@ func claimItem() Tool {
 				return itemStateOut{}, err
 			}
 			return itemStateOf(it), pushDocs(ctx, env, in.Task, "claim of item "+strconv.Itoa(in.Item), nil)
-		})
+		}).annotated("Claim item", openWorld)
 }

@@ -41,5 +41,5 @@ func consolidateInsights() Tool {
 				out.Proposals = append(out.Proposals, proposalOut{Kind: "dormant", IDs: []string{in.ID}, Why: "not used for 30 days or more"})
 			}
 			return out, nil
-		})
+		}).annotated("Consolidate insights", readOnly|idempotent)
 }

@@ -38,5 +38,5 @@ func correctInsight() Tool {
 				return correctInsightOut{}, err
 			}
 			return correctInsightOut{Insight: insightOf(got)}, nil
-		}, enum("type", domain.InsightTypes))
+		}, enum("type", domain.InsightTypes)).annotated("Correct insight", destructive)
 }

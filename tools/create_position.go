@@ -17,5 +17,5 @@ func createPosition() Tool {
 	return define("create_position", "Create a Position for a Role below yours.",
 		func(ctx context.Context, env *Env, in createPositionIn) (domain.Position, error) {
 			return env.Store.CreatePosition(ctx, env.Caller, domain.Position{ID: in.ID, RoleID: in.Role, Title: in.Title, ReportsTo: in.ReportsTo})
-		})
+		}).annotated("Create position", adds)
 }

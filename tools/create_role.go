@@ -16,5 +16,5 @@ func createRole() Tool {
 	return define("create_role", "Create a Role: a markdown job description.",
 		func(ctx context.Context, env *Env, in createRoleIn) (domain.Role, error) {
 			return env.Store.CreateRole(ctx, env.Caller, domain.Role{ID: in.ID, Title: in.Title, Content: in.Content})
-		})
+		}).annotated("Create role", adds)
 }

@@ -47,7 +47,7 @@ func createSkill() Tool {
 				return skillView{}, err
 			}
 			return viewOf(sk), nil
-		}, enum("template", domain.SkillTemplates))
+		}, enum("template", domain.SkillTemplates)).annotated("Create skill", adds)
 }
 
 // skillExamples checks each example's input against the skill's input

@@ -36,5 +36,5 @@ func createSpecTask() Tool {
 				return specStateOut{}, err
 			}
 			return stateOf(t), pushDocs(ctx, env, t.ID, "requirements of "+t.ID, nil)
-		})
+		}).annotated("Create spec task", openWorld)
 }

@@ -32,7 +32,7 @@ func createStream() Tool {
 			}
 			st, err := env.Store.CreateStream(ctx, env.Caller, domain.Stream{ID: in.ID, Name: in.Name, Description: in.Description, Transport: t})
 			return redacted(env, st), configHelp(env.Store.Transports(), t, err)
-		}).withTransports(transportSchema)
+		}).withTransports(transportSchema).annotated("Create stream", adds)
 }
 
 // notReserved refuses the ids the system gives DM streams and activation

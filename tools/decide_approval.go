@@ -37,7 +37,7 @@ func decideApproval() Tool {
 				errText = fmt.Sprintf("encode result: %v", err)
 			}
 			return env.Store.FinishApproval(ctx, a.ID, raw, errText)
-		}, enum("decision", domain.ApprovalDecisions))
+		}, enum("decision", domain.ApprovalDecisions)).annotated("Decide approval", destructive|openWorld)
 }
 
 // runAsRequester runs an approved call as the worker that asked, with the

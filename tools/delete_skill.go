@@ -29,5 +29,5 @@ func deleteSkill() Tool {
 				return deleteSkillOut{}, err
 			}
 			return deleteSkillOut{Name: in.Name, Deleted: true}, nil
-		})
+		}).annotated("Delete skill", destructive|idempotent)
 }

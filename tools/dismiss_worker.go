@@ -16,5 +16,5 @@ func dismissWorker() Tool {
 				return domain.Worker{}, domain.Invalid("id", "you cannot dismiss yourself")
 			}
 			return env.Store.DismissWorker(ctx, env.Caller, in.ID)
-		})
+		}).annotated("Dismiss worker", destructive|idempotent)
 }

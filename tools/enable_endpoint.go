@@ -30,5 +30,5 @@ func enableEndpoint() Tool {
 				return enableEndpointOut{}, err
 			}
 			return enableEndpointOut{Stream: in.Stream, Enabled: true}, nil
-		})
+		}).annotated("Enable endpoint", idempotent|openWorld)
 }

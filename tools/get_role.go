@@ -17,5 +17,5 @@ func getRole() Tool {
 				return domain.Role{}, domain.Required("id")
 			}
 			return env.Store.GetRole(ctx, in.ID)
-		})
+		}).annotated("Get role", readOnly|idempotent)
 }

@@ -39,5 +39,5 @@ func getSkill() Tool {
 				return getSkillOut{}, err
 			}
 			return getSkillOut{Skill: viewOf(sk), Source: src}, nil
-		})
+		}).annotated("Get skill", readOnly|idempotent)
 }

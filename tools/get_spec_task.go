@@ -14,5 +14,5 @@ func getSpecTask() Tool {
 	return define("get_spec_task", "A spec task's state, documents and items.",
 		func(ctx context.Context, env *Env, in taskIn) (store.SpecTaskView, error) {
 			return env.Store.GetSpecTask(ctx, in.Task)
-		})
+		}).annotated("Get spec task", readOnly|idempotent)
 }

@@ -30,5 +30,5 @@ func getStream() Tool {
 				members = append(members, s.WorkerID)
 			}
 			return getStreamOut{Stream: redacted(env, st), Members: members}, err
-		})
+		}).annotated("Get stream", readOnly|idempotent)
 }

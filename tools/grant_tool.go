@@ -42,7 +42,7 @@ func grantTool() Tool {
 				return domain.Grant{}, err
 			}
 			return env.Store.GrantTool(ctx, env.Caller, domain.Grant{WorkerID: in.Worker, Tool: in.Tool, ExpiresAt: exp, Approval: approval})
-		}, enum("approval", domain.GrantApprovals))
+		}, enum("approval", domain.GrantApprovals)).annotated("Grant tool", idempotent)
 }
 
 func parseExpiry(now time.Time, at, in string) (*time.Time, error) {

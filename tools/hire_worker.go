@@ -25,7 +25,7 @@ func hireWorker() Tool {
 			}
 			w := domain.Worker{ID: in.ID, Kind: domain.WorkerKind(in.Kind), PositionID: in.Position, Name: in.Name, Identity: in.Identity}
 			return env.Store.HireWorker(ctx, env.Caller, w, dedupe(in.Grants))
-		}, enum("kind", domain.WorkerKinds))
+		}, enum("kind", domain.WorkerKinds)).annotated("Hire worker", adds)
 }
 
 // checkGrantable rejects unknown tool names and tools the caller does not

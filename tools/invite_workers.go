@@ -43,5 +43,5 @@ func inviteWorkers() Tool {
 				}
 			}
 			return out, nil
-		})
+		}).annotated("Invite workers", idempotent)
 }

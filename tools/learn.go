@@ -50,5 +50,5 @@ func learn() Tool {
 					Used: q.Used, Notice: q.Notice, AskedAt: q.AskedAt, Task: q.Task, Item: q.Item})
 			}
 			return out, nil
-		})
+		}).annotated("Learn from failures", idempotent)
 }

@@ -38,5 +38,5 @@ func linkInsights() Tool {
 				out.Links = append(out.Links, linkOut{From: l.From, To: l.To, Kind: string(l.Kind), Similarity: round3(max(l.Similarity, 0))})
 			}
 			return out, nil
-		}, enum("kind", domain.InsightLinkKinds))
+		}, enum("kind", domain.InsightLinkKinds)).annotated("Link insights", idempotent)
 }

@@ -32,5 +32,5 @@ func listApprovals() Tool {
 				as = []domain.Approval{}
 			}
 			return listApprovalsOut{Approvals: as}, nil
-		}, enum("state", domain.ApprovalStates))
+		}, enum("state", domain.ApprovalStates)).annotated("List approvals", readOnly|idempotent)
 }

@@ -37,5 +37,5 @@ func listBudgets() Tool {
 				out.Budgets = append(out.Budgets, budgetOf(st))
 			}
 			return out, nil
-		}, enum("scope", domain.BudgetScopes))
+		}, enum("scope", domain.BudgetScopes)).annotated("List budgets", readOnly|idempotent)
 }

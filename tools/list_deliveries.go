@@ -43,5 +43,5 @@ func listDeliveries() Tool {
 			}
 			disabled, err := env.Store.DisabledEndpoints(ctx)
 			return listDeliveriesOut{Deliveries: orEmpty(ds), DisabledStreams: orEmpty(disabled)}, err
-		}, enum("status", domain.DeliveryStatuses))
+		}, enum("status", domain.DeliveryStatuses)).annotated("List deliveries", readOnly|idempotent)
 }

@@ -34,5 +34,5 @@ func listGrants() Tool {
 				out[i] = grantView{Grant: g, Live: g.Live(env.Store.Now())}
 			}
 			return listGrantsOut{Grants: out}, err
-		})
+		}).annotated("List grants", readOnly|idempotent)
 }

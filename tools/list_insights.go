@@ -43,5 +43,5 @@ func listInsights() Tool {
 				out.Insights = append(out.Insights, insightOf(x))
 			}
 			return out, nil
-		}, enum("scope", domain.InsightScopes), enum("type", domain.InsightTypes))
+		}, enum("scope", domain.InsightScopes), enum("type", domain.InsightTypes)).annotated("List insights", readOnly|idempotent)
 }

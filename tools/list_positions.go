@@ -25,5 +25,5 @@ func listPositions() Tool {
 				}
 			}
 			return listPositionsOut{Positions: orEmpty(out)}, err
-		})
+		}).annotated("List positions", readOnly|idempotent)
 }

@@ -15,7 +15,7 @@ func listRoles() Tool {
 		func(ctx context.Context, env *Env, _ struct{}) (listRolesOut, error) {
 			roles, err := env.Store.ListRoles(ctx)
 			return listRolesOut{Roles: orEmpty(roles)}, err
-		})
+		}).annotated("List roles", readOnly|idempotent)
 }
 
 // orEmpty keeps JSON output a list, never null.

@@ -30,5 +30,5 @@ func listSkills() Tool {
 				out.Skills = append(out.Skills, listedSkill{skillView: viewOf(sk), Versions: versionsOf(sk, vs)})
 			}
 			return out, nil
-		})
+		}).annotated("List skills", readOnly|idempotent)
 }

@@ -15,5 +15,5 @@ func listSpecTasks() Tool {
 		func(ctx context.Context, env *Env, _ struct{}) (listSpecTasksOut, error) {
 			ts, err := env.Store.ListSpecTasks(ctx)
 			return listSpecTasksOut{Tasks: orEmpty(ts)}, err
-		})
+		}).annotated("List spec tasks", readOnly|idempotent)
 }

@@ -27,5 +27,5 @@ func listWorkers() Tool {
 			}
 			ws, err := env.Store.ListWorkers(ctx, store.WorkerFilter{IncludeDismissed: in.IncludeDismissed, PositionID: in.Position, Kind: domain.WorkerKind(in.Kind)})
 			return listWorkersOut{Workers: orEmpty(ws)}, err
-		}, enum("kind", domain.WorkerKinds))
+		}, enum("kind", domain.WorkerKinds)).annotated("List workers", readOnly|idempotent)
 }

@@ -52,7 +52,7 @@ func publish() Tool {
 				return domain.Event{}, err
 			}
 			return appendMessage(ctx, env, st.ID, in.envelope)
-		})
+		}).annotated("Publish", openWorld)
 }
 
 // publishable refuses streams that only the system or the outside world

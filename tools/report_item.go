@@ -28,5 +28,5 @@ func reportItem() Tool {
 			note := fmt.Sprintf("# Item %d: %s\n\n%s by %s\n\n%s\n", it.Seq, it.Title, in.Outcome, env.Caller, in.Summary)
 			return itemStateOf(it), pushDocs(ctx, env, in.Task, fmt.Sprintf("item %d %s", it.Seq, in.Outcome),
 				map[string]string{fmt.Sprintf("sessions/%d-%s.md", it.Seq, env.Caller): note})
-		}, enum("outcome", domain.ItemOutcomes))
+		}, enum("outcome", domain.ItemOutcomes)).annotated("Report item", openWorld)
 }

@@ -18,5 +18,5 @@ func reviewSpec() Tool {
 				return specStateOut{}, err
 			}
 			return stateOf(t), pushDocs(ctx, env, t.ID, "review of "+t.ID+": "+string(t.State), nil)
-		})
+		}).annotated("Review spec", openWorld)
 }

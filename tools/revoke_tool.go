@@ -30,5 +30,5 @@ func revokeTool() Tool {
 				return revokeToolOut{}, err
 			}
 			return revokeToolOut{Worker: in.Worker, Tool: in.Tool, Revoked: true}, nil
-		})
+		}).annotated("Revoke tool", destructive|idempotent)
 }

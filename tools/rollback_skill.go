@@ -25,5 +25,5 @@ func rollbackSkill() Tool {
 				return skillView{}, err
 			}
 			return viewOf(sk), nil
-		})
+		}).annotated("Roll back skill", destructive)
 }

@@ -52,7 +52,7 @@ func setBudget() Tool {
 				return setBudgetOut{}, err
 			}
 			return setBudgetOut{Budget: budgetOf(st), Message: setMessage(st)}, nil
-		}, enum("scope", domain.BudgetScopes), enum("window", domain.BudgetWindows))
+		}, enum("scope", domain.BudgetScopes), enum("window", domain.BudgetWindows)).annotated("Set budget", destructive|idempotent)
 }
 
 // softLimit is the soft threshold set_budget was given: absolute amounts,

@@ -27,7 +27,7 @@ func setContact() Tool {
 				return domain.Stream{}, domain.Invalid("channel", "is required with an address (valid: %s)", joinKinds(env.Store.Transports().ContactKinds()))
 			}
 			return env.Store.SetContact(ctx, env.Caller, in.Worker, c)
-		}).withTransports(func(ts *domain.Transports, s *jsonschema.Schema) { enum("channel", ts.ContactKinds())(s) })
+		}).withTransports(func(ts *domain.Transports, s *jsonschema.Schema) { enum("channel", ts.ContactKinds())(s) }).annotated("Set contact channel", destructive|idempotent)
 }
 
 func joinKinds(ks []domain.TransportKind) string {

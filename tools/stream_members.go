@@ -45,5 +45,5 @@ func streamMembers() Tool {
 				out.Members = append(out.Members, member{Worker: w.ID, Name: w.Name, Kind: w.Kind, Since: s.CreatedAt})
 			}
 			return out, nil
-		})
+		}).annotated("Stream members", readOnly|idempotent)
 }

@@ -37,5 +37,5 @@ func submitSpec() Tool {
 				return specStateOut{}, err
 			}
 			return stateOf(t), pushDocs(ctx, env, t.ID, "spec of "+t.ID, nil)
-		})
+		}).annotated("Submit spec", openWorld)
 }

@@ -53,6 +53,7 @@ func (e *Env) logger() *slog.Logger {
 // Tool is one MCP tool: its definition plus a way to bind it to a server.
 type Tool struct {
 	Name        string
+	Title       string
 	Description string
 	// def is built once; schemas are inferred from the Go types.
 	def *mcp.Tool
@@ -86,6 +87,37 @@ func (t Tool) Def(ts *domain.Transports) *mcp.Tool {
 	def.InputSchema = shown(in)
 	d, _ := t.defs.LoadOrStore(ts, &def)
 	return d.(*mcp.Tool)
+}
+
+// hint is one of the annotations a tool declares about what a call does;
+// a tool has the hints it names and every other is false. Clients act on
+// them — one may run a read-only tool without asking, or warn before a
+// destructive one — so each tool states all four, not the protocol's
+// defaults (destructive and open-world when unsaid).
+type hint uint8
+
+const (
+	// readOnly: a call changes nothing a caller can see.
+	readOnly hint = 1 << iota
+	// destructive: a call may remove or overwrite what is there, not only add.
+	destructive
+	// idempotent: the same call again changes nothing more.
+	idempotent
+	// openWorld: a call may reach beyond helix-org — send to a person or
+	// system outside, or fetch from or push to one.
+	openWorld
+	// adds is none of them: a call adds to the org, and the same call
+	// again adds again.
+	adds hint = 0
+)
+
+// annotated gives the tool its title and hints; every tool in All has
+// them (TestEveryToolIsAnnotated).
+func (t Tool) annotated(title string, h hint) Tool {
+	t.Title, t.def.Title = title, title
+	t.def.Annotations = &mcp.ToolAnnotations{Title: title, ReadOnlyHint: h&readOnly != 0, DestructiveHint: new(h&destructive != 0),
+		IdempotentHint: h&idempotent != 0, OpenWorldHint: new(h&openWorld != 0)}
+	return t
 }
 
 // withTransports makes the tool's schema list the store's transport kinds.

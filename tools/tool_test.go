@@ -249,3 +249,19 @@ func TestEveryToolHasATable(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryToolIsAnnotated: every tool has a title and states all four
+// hints, and none contradicts itself.
+func TestEveryToolIsAnnotated(t *testing.T) {
+	for _, tool := range All() {
+		a := tool.Def(testTransports).Annotations
+		switch {
+		case tool.Title == "" || a == nil || a.Title != tool.Title:
+			t.Errorf("%s has no title and annotations (define(…).annotated(title, hints))", tool.Name)
+		case a.DestructiveHint == nil || a.OpenWorldHint == nil:
+			t.Errorf("%s leaves destructiveHint or openWorldHint to the protocol's default", tool.Name)
+		case a.ReadOnlyHint && (*a.DestructiveHint || !a.IdempotentHint):
+			t.Errorf("%s is read-only yet destructive or not idempotent: %+v", tool.Name, *a)
+		}
+	}
+}

@@ -17,5 +17,5 @@ func unsubscribe() Tool {
 			}
 			err := env.Store.Unsubscribe(ctx, env.Caller, in.Stream, in.Worker)
 			return subscribeOut{Stream: in.Stream, Worker: in.Worker, Changed: err == nil}, err
-		})
+		}).annotated("Unsubscribe", destructive|idempotent)
 }

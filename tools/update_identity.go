@@ -18,5 +18,5 @@ func updateIdentity() Tool {
 				in.ID = env.Caller
 			}
 			return env.Store.UpdateIdentity(ctx, env.Caller, in.ID, in.Identity)
-		})
+		}).annotated("Update identity", destructive|idempotent)
 }

@@ -23,5 +23,5 @@ func updateRole() Tool {
 				return domain.Role{}, domain.Invalid("content", "give title, content or both to change")
 			}
 			return env.Store.UpdateRole(ctx, env.Caller, in.ID, store.RoleUpdate{Title: in.Title, Content: in.Content})
-		})
+		}).annotated("Update role", destructive|idempotent)
 }

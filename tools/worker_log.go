@@ -44,5 +44,5 @@ func workerLog() Tool {
 				out.Cursor = evs[len(evs)-1].Seq
 			}
 			return out, err
-		})
+		}).annotated("Worker log", readOnly|idempotent)
 }
