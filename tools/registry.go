@@ -57,7 +57,7 @@ var schemaCache = mcp.NewSchemaCache()
 func NewServer(env *Env, granted []string) *mcp.Server {
 	srv := mcp.NewServer(Implementation(),
 		&mcp.ServerOptions{SchemaCache: schemaCache, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}},
-			Instructions: "helix-org organisation graph. You are worker " + env.Caller + ". Use the help prompt to see what you can do. Tool properties shown without a type take a string. " + gateNote,
+			Instructions: "helix-org organisation graph. You are worker " + env.Caller + ". Use the help prompt to see what you can do. " + gateNote,
 			SetCacheable: private})
 	for _, t := range All() {
 		if slices.Contains(granted, t.Name) {

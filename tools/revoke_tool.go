@@ -7,8 +7,8 @@ import (
 )
 
 type revokeToolIn struct {
-	Worker string `json:"worker"`
-	Tool   string `json:"tool"`
+	Worker string `json:"worker" jsonschema:"whose grant (w-…): a worker below you, or you"`
+	Tool   string `json:"tool" jsonschema:"the tool's name, e.g. publish"`
 }
 
 type revokeToolOut struct {
@@ -18,7 +18,7 @@ type revokeToolOut struct {
 }
 
 func revokeTool() Tool {
-	return define("revoke_tool", "Revoke a tool grant.",
+	return define("revoke_tool", "Revoke a tool grant from a Worker below you, or from yourself.",
 		func(ctx context.Context, env *Env, in revokeToolIn) (revokeToolOut, error) {
 			if in.Worker == "" {
 				return revokeToolOut{}, domain.Required("worker")

@@ -127,9 +127,9 @@ func (t Tool) withTransports(f func(ts *domain.Transports, in *jsonschema.Schema
 }
 
 // schemaOptions maps types the inferrer cannot express to JSON Schema:
-// raw JSON is "any value", times are RFC 3339 strings.
+// raw JSON is any JSON value (anyJSON), times are RFC 3339 strings.
 var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-	reflect.TypeFor[json.RawMessage](): {},
+	reflect.TypeFor[json.RawMessage](): anyJSON(),
 	reflect.TypeFor[time.Time]():       {Type: "string", Format: "date-time"},
 }}
 
@@ -236,9 +236,13 @@ func enum[T ~string](prop string, values []T) func(*jsonschema.Schema) {
 	}
 }
 
-// propSchema finds a (possibly nested, dot-separated) property.
+// propSchema finds a (possibly nested, dot-separated) property; a step
+// into a list goes into its items ("examples.output").
 func propSchema(s *jsonschema.Schema, path string) *jsonschema.Schema {
 	for _, name := range splitDots(path) {
+		if s != nil && s.Properties == nil {
+			s = s.Items
+		}
 		if s == nil || s.Properties == nil {
 			return nil
 		}

@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,49 +51,6 @@ func TestToolsListGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "tools_list.golden.json", append(b, '\n'))
-}
-
-// TestToolsListBudget: what a model is shown of the owner's tools/list —
-// each tool's name, description and input schema, compact JSON, which
-// the built-in agent and Claude send with every model call — stays
-// within tools.ListBudget, and within tools.ToolBudget per tool on
-// average, so a new tool must be as terse as the rest. The order is
-// deterministic (by name), so the list caches and diffs.
-func TestToolsListBudget(t *testing.T) {
-	all := ownerTools(t)
-	var shown, wire int
-	names := make([]string, len(all))
-	for i, tool := range all {
-		names[i] = tool.Name
-		b, err := json.Marshal(struct {
-			Name        string `json:"name"`
-			Description string `json:"description"`
-			InputSchema any    `json:"inputSchema"`
-		}{tool.Name, tool.Description, tool.InputSchema})
-		if err != nil {
-			t.Fatal(err)
-		}
-		shown += len(b)
-		if tool.Description == "" {
-			t.Errorf("%s has no description", tool.Name)
-		}
-		if tool.OutputSchema == nil {
-			t.Errorf("%s declares no output schema", tool.Name)
-		}
-	}
-	if b, err := json.Marshal(all); err == nil {
-		wire = len(b)
-	}
-	t.Logf("owner's tools/list: %d tools, %d B shown to a model (%d B/tool), %d B on the wire with output schemas", len(all), shown, shown/len(all), wire)
-	if shown > tools.ListBudget {
-		t.Errorf("the owner's tools/list shows a model %d B, over tools.ListBudget (%d B): trim descriptions and schemas", shown, tools.ListBudget)
-	}
-	if avg := shown / len(all); avg > tools.ToolBudget {
-		t.Errorf("the owner's tools average %d B each, over tools.ToolBudget (%d B): trim the new tools", avg, tools.ToolBudget)
-	}
-	if !slices.IsSorted(names) {
-		t.Errorf("tools/list is not in name order: %v", names)
-	}
 }
 
 // ownerTools lists the tools of a fully granted worker (the owner), as a
