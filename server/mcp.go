@@ -115,11 +115,22 @@ var taskTools = []string{"create_skill", "call_skill", "rollback_skill"}
 // nothing needed changing or it could not be read.
 func fitAnswer(modern bool, method string, body []byte) ([]byte, bool) {
 	var msg map[string]json.RawMessage
-	var result map[string]any
 	if json.Unmarshal(body, &msg) != nil || msg["result"] == nil {
 		return nil, false
 	}
-	dec := json.NewDecoder(bytes.NewReader(msg["result"]))
+	result, ok := fitResult(modern, method, msg["result"])
+	if !ok {
+		return nil, false
+	}
+	msg["result"] = result
+	b, err := json.Marshal(msg)
+	return b, err == nil
+}
+
+// fitResult is fitAnswer on the result alone.
+func fitResult(modern bool, method string, raw json.RawMessage) (json.RawMessage, bool) {
+	var result map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber() // numbers pass through exactly
 	if dec.Decode(&result) != nil {
 		return nil, false
@@ -153,14 +164,7 @@ func fitAnswer(modern bool, method string, body []byte) ([]byte, bool) {
 		delete(result, "cacheScope")
 	}
 	b, err := json.Marshal(result)
-	if err != nil {
-		return nil, false
-	}
-	msg["result"] = b
-	if b, err = json.Marshal(msg); err != nil {
-		return nil, false
-	}
-	return b, true
+	return b, err == nil
 }
 
 // bufferedResponse holds an answer until it has been looked at.
