@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,13 +12,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/tools"
 )
 
 // serveLists answers a plain tools/list itself, with the answer kept for
-// the caller's catalog. A list changes only when the grants or skills it
-// is built from do — and those are read at every request's
-// authentication, where a change in any process moves an epoch — yet the
+// the caller's catalog. A list changes only when the grants, skills or
+// limits it is built from do — read at every request's authentication
+// or answer, where a change in any process moves an epoch — yet the
 // go-sdk lists a server's tools anew each time, marshalling every schema
 // (9 ms for the owner). Any other tools/list (a cursor, a progress token,
 // headers the go-sdk checks) goes on to the go-sdk, which stays the
@@ -29,7 +31,9 @@ func (s *Server) serveLists(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		result, err := s.lists.answer(s, callerFrom(r.Context()), modern)
+		c := callerFrom(r.Context())
+		c.readLimits()
+		result, err := s.catalogs.answer(s, c, modern)
 		if err != nil {
 			s.log.Error("encode tools/list", "err", err)
 			next.ServeHTTP(w, r)
@@ -96,44 +100,64 @@ func listID(raw json.RawMessage, modern bool) (json.RawMessage, bool) {
 	return b, err == nil
 }
 
-// listCache keeps each catalog's tools/list result, encoded for clients
-// before 2026-07-28 and for 2026-07-28, by what the catalog is built from.
-type listCache struct {
+// catalogCache keeps each grant set's catalog and its tools/list result,
+// encoded for clients before 2026-07-28 and for 2026-07-28, by what the
+// catalog is built from (catalogKey).
+type catalogCache struct {
 	mu      sync.Mutex
-	answers map[string]*listAnswers
+	entries map[string]*catalogEntry
 }
 
-// maxLists bounds the cache: a few grant sets are common, and a server
-// with more rebuilds a list now and then rather than growing.
-const maxLists = 256
+// maxCatalogs bounds the cache: a few grant sets are common, and a server
+// with more rebuilds a catalog now and then rather than growing.
+const maxCatalogs = 256
 
-type listAnswers struct {
+type catalogEntry struct {
+	cat            *tools.Catalog
 	once           sync.Once
 	legacy, modern json.RawMessage
 	err            error
 }
 
-// answer is the tools/list result for c, encoded once per catalog.
-func (l *listCache) answer(s *Server, c *caller, modern bool) (json.RawMessage, error) {
-	key := strings.Join(c.granted, ",") + "|" + tools.SkillsKey(c.skills)
+// catalogKey is what a caller's catalog is built from: its grants, the
+// skills there are and the limits on what it shows.
+func catalogKey(c *caller) string {
+	return fmt.Sprintf("%s|%s|%d/%d", strings.Join(c.granted, ","), tools.SkillsKey(c.skills), c.limits.Threshold, c.limits.Budget)
+}
+
+// get is c's catalog, built once per key.
+func (l *catalogCache) get(s *Server, c *caller) *catalogEntry {
+	key := catalogKey(c)
 	l.mu.Lock()
-	a := l.answers[key]
-	if a == nil {
-		if len(l.answers) >= maxLists {
-			clear(l.answers)
+	defer l.mu.Unlock()
+	e := l.entries[key]
+	if e == nil {
+		if len(l.entries) >= maxCatalogs {
+			clear(l.entries)
 		}
-		a = &listAnswers{}
-		l.answers[key] = a
+		e = &catalogEntry{cat: tools.NewCatalog(c.limits, tools.Builtins(s.store.Transports(), c.granted), tools.Skills(c.skills, c.granted))}
+		l.entries[key] = e
 	}
-	l.mu.Unlock()
-	a.once.Do(func() {
-		cat := tools.NewCatalog(tools.Builtins(s.store.Transports(), c.granted), tools.Skills(c.skills, c.granted))
-		a.legacy, a.modern, a.err = listResults(cat.Tools())
-	})
+	return e
+}
+
+// answer is the tools/list result for c, encoded once per catalog.
+func (l *catalogCache) answer(s *Server, c *caller, modern bool) (json.RawMessage, error) {
+	e := l.get(s, c)
+	e.once.Do(func() { e.legacy, e.modern, e.err = listResults(e.cat.Shown()) })
 	if modern {
-		return a.modern, a.err
+		return e.modern, e.err
 	}
-	return a.legacy, a.err
+	return e.legacy, e.err
+}
+
+// toolLimits are the limits on what r's tools/list shows: none when it
+// turns tool search off (domain.ToolSearchHeader).
+func (s *Server) toolLimits(r *http.Request) tools.Limits {
+	if strings.EqualFold(r.Header.Get(domain.ToolSearchHeader), "off") {
+		return tools.Limits{}
+	}
+	return tools.LimitsOf(r.Context(), s.store)
 }
 
 // listResults encodes a list of tools as the go-sdk answers tools/list:

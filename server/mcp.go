@@ -14,17 +14,21 @@ import (
 )
 
 // workerServer returns the MCP server for the authenticated worker, holding
-// exactly the tools it has live grants for.
+// exactly the tools it has live grants for, listing them as its catalog
+// shows them.
 func (s *Server) workerServer(r *http.Request) *mcp.Server {
 	c := callerFrom(r.Context())
 	if c == nil {
 		return nil
 	}
+	c.readLimits()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cs := s.cachedLocked(c)
-	if cs.srv == nil {
-		cs.srv = tools.NewServer(cs.env, c.granted)
+	if key := catalogKey(c); cs.srv == nil || cs.catalog != key {
+		env := *cs.env
+		env.Catalog = s.catalogs.get(s, c).cat
+		cs.srv, cs.catalog = tools.NewServer(&env, c.granted), key
 		if s.cfg.Metrics != nil {
 			cs.srv.AddReceivingMiddleware(countToolCalls(s.cfg.Metrics, cs.env.Known))
 		}

@@ -78,14 +78,17 @@ type Server struct {
 	directCalls atomic.Int64
 	directLists atomic.Int64
 	viaSDK      bool
-	// lists keeps each grant set's tools/list answer.
-	lists listCache
+	// catalogs keeps each grant set's catalog and tools/list answer.
+	catalogs catalogCache
 }
 
 type cachedServer struct {
 	key string
 	env *tools.Env
 	srv *mcp.Server // nil until the go-sdk serves the worker a request
+	// catalog is the catalogKey srv lists its tools by: the limits may
+	// change while the grants do not.
+	catalog string
 }
 
 // New builds the server's handler tree.
@@ -100,7 +103,7 @@ func New(st *store.Store, cfg Config) *Server {
 		cfg.CallTimeout = DefaultCallTimeout
 	}
 	s := &Server{store: st, cfg: cfg, log: cfg.Logger.With("component", "server"), mux: http.NewServeMux(), servers: map[string]*cachedServer{},
-		running: map[string]runningTask{}, lists: listCache{answers: map[string]*listAnswers{}}}
+		running: map[string]runningTask{}, catalogs: catalogCache{entries: map[string]*catalogEntry{}}}
 	// No call of a task can still be running in a new process.
 	if n, err := st.FailInterruptedTasks(context.Background()); err != nil {
 		s.log.Error("fail interrupted tasks", "err", err)

@@ -42,7 +42,7 @@ func dm() Tool {
 			}
 			ev, err := appendMessage(ctx, env, st.ID, in.envelope)
 			return dmOut{Stream: st.ID, Event: ev}, err
-		}).annotated("Direct message", openWorld)
+		}).annotated("Direct message", openWorld).inCore(3)
 }
 
 // holder is the worker a DM to id goes to: id itself, or the one worker

@@ -45,5 +45,5 @@ func getAttachment() Tool {
 				out.Text = string(f.Content)
 			}
 			return out, nil
-		}).annotated("Get attachment", readOnly|idempotent)
+		}).annotated("Get attachment", readOnly|idempotent).inCore(6)
 }

@@ -32,5 +32,5 @@ func getWorker() Tool {
 			}
 			streams, err := env.Store.SubscribedStreams(ctx, w.ID)
 			return getWorkerOut{Worker: w, Position: p, Streams: orEmpty(streams)}, err
-		}).annotated("Get worker", readOnly|idempotent)
+		}).annotated("Get worker", readOnly|idempotent).inCore(9)
 }

@@ -42,5 +42,5 @@ func insightFeedback() Tool {
 					Effectiveness: round3(st.LearnedEffectiveness())})
 			}
 			return out, nil
-		}, enum("outcome", domain.InsightOutcomes)).annotated("Insight feedback", adds)
+		}, enum("outcome", domain.InsightOutcomes)).annotated("Insight feedback", adds).inCore(7)
 }

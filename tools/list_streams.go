@@ -28,5 +28,5 @@ func listStreams() Tool {
 				sts[i] = redacted(env, sts[i])
 			}
 			return listStreamsOut{Streams: orEmpty(sts)}, err
-		}).withTransports(func(ts *domain.Transports, s *jsonschema.Schema) { enum("kind", ts.Kinds())(s) }).annotated("List streams", readOnly|idempotent)
+		}).withTransports(func(ts *domain.Transports, s *jsonschema.Schema) { enum("kind", ts.Kinds())(s) }).annotated("List streams", readOnly|idempotent).inCore(10)
 }

@@ -65,7 +65,7 @@ func publish() Tool {
 				return domain.Event{}, err
 			}
 			return appendMessage(ctx, env, st.ID, in.envelope)
-		}).annotated("Publish", openWorld)
+		}).annotated("Publish", openWorld).inCore(2)
 }
 
 // publishable refuses streams that only the system or the outside world

@@ -48,5 +48,5 @@ func recall() Tool {
 					Effectiveness: round3(r.Effectiveness), Recency: round3(r.Recency), Use: string(r.Use()), Via: r.Via, ViaKind: string(r.ViaKind)})
 			}
 			return out, nil
-		}).annotated("Recall insights", readOnly|idempotent)
+		}).annotated("Recall insights", readOnly|idempotent).inCore(4)
 }

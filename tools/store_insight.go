@@ -39,5 +39,5 @@ func storeInsight() Tool {
 				return storeInsightOut{}, err
 			}
 			return storeInsightOut{Insight: insightOf(got)}, nil
-		}, enum("type", domain.InsightTypes), enum("scope", domain.InsightScopes)).annotated("Store insight", adds)
+		}, enum("type", domain.InsightTypes), enum("scope", domain.InsightScopes)).annotated("Store insight", adds).inCore(5)
 }

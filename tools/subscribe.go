@@ -28,5 +28,5 @@ func subscribe() Tool {
 			}
 			added, err := env.Store.Subscribe(ctx, env.Caller, in.Stream, in.Worker)
 			return subscribeOut{Stream: in.Stream, Worker: in.Worker, Changed: len(added) > 0}, err
-		}).annotated("Subscribe", idempotent)
+		}).annotated("Subscribe", idempotent).inCore(8)
 }

@@ -41,6 +41,9 @@ type Env struct {
 	// tool requires approval, from the grants read when the request was
 	// authenticated; unset, the store is asked.
 	ApprovalRequired func(tool string) bool
+	// Catalog is the caller's tools as its tools/list shows them and
+	// find_tools searches them; nil shows every granted tool.
+	Catalog *Catalog
 }
 
 func (e *Env) logger() *slog.Logger {
@@ -55,6 +58,9 @@ type Tool struct {
 	Name        string
 	Title       string
 	Description string
+	// core places the tool in the compact core a worker with many grants
+	// is shown beside find_tools, 1 first; 0 leaves it to be found.
+	core int
 	// def is built once; schemas are inferred from the Go types.
 	def *mcp.Tool
 	// shown is the input schema def shows, before transports complete it.
@@ -117,6 +123,15 @@ func (t Tool) annotated(title string, h hint) Tool {
 	t.Title, t.def.Title = title, title
 	t.def.Annotations = &mcp.ToolAnnotations{Title: title, ReadOnlyHint: h&readOnly != 0, DestructiveHint: new(h&destructive != 0),
 		IdempotentHint: h&idempotent != 0, OpenWorldHint: new(h&openWorld != 0)}
+	return t
+}
+
+// inCore puts the tool in the compact core at rank (1 first): the tools
+// nearly every worker needs on nearly every run, shown to a worker whose
+// grants are too many to show whole (Catalog). As many as the context
+// budget holds are shown, in rank order.
+func (t Tool) inCore(rank int) Tool {
+	t.core = rank
 	return t
 }
 

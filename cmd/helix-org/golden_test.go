@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
@@ -43,19 +45,34 @@ func golden(t *testing.T, name string, got []byte) {
 
 // TestToolsListGolden: tools/list of a fully granted worker (the owner)
 // on this binary — names, descriptions and schemas as models get them,
-// create_stream's transports included.
+// create_stream's transports included — whole, and as a model is shown
+// it within the default limits: find_tools and the compact core.
 func TestToolsListGolden(t *testing.T) {
-	all := ownerTools(t)
-	b, err := json.MarshalIndent(all, "", "  ")
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		file   string
+		search string
+	}{{"tools_list.golden.json", "off"}, {"tools_list_core.golden.json", ""}} {
+		b, err := json.MarshalIndent(listTools(t, c.search), "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden(t, c.file, append(b, '\n'))
 	}
-	golden(t, "tools_list.golden.json", append(b, '\n'))
 }
 
-// ownerTools lists the tools of a fully granted worker (the owner), as a
-// client over HTTP gets them.
+// ownerTools lists every tool of a fully granted worker (the owner), as
+// a client over HTTP gets them with tool search off.
 func ownerTools(t *testing.T) []*mcp.Tool {
+	t.Helper()
+	all := listTools(t, "off")
+	if len(all) != len(tools.Names()) {
+		t.Errorf("the owner sees %d tools, want every one of %d", len(all), len(tools.Names()))
+	}
+	return all
+}
+
+// listTools is the owner's tools/list with the given tool search header.
+func listTools(t *testing.T, search string) []*mcp.Tool {
 	t.Helper()
 	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "helix-org.db"), store.Options{Synchronous: "NORMAL", Transports: transports.Specs()})
 	if err != nil {
@@ -67,7 +84,11 @@ func ownerTools(t *testing.T) []*mcp.Tool {
 	}
 	hs := httptest.NewServer(server.New(st, server.Config{}))
 	t.Cleanup(hs.Close)
-	cs, err := servertest.Dial(t, hs.URL+"/workers/w-owner/mcp", servertest.Token(t, st, store.OwnerWorker))
+	header := http.Header{}
+	if search != "" {
+		header.Set(domain.ToolSearchHeader, search)
+	}
+	cs, err := servertest.DialHeader(t, hs.URL+"/workers/w-owner/mcp", servertest.Token(t, st, store.OwnerWorker), header)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,9 +99,6 @@ func ownerTools(t *testing.T) []*mcp.Tool {
 			t.Fatal(err)
 		}
 		all = append(all, tool)
-	}
-	if len(all) != len(tools.Names()) {
-		t.Errorf("the owner sees %d tools, want every one of %d", len(all), len(tools.Names()))
 	}
 	return all
 }

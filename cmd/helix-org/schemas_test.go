@@ -5,21 +5,31 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/helixml/helix-org/tools"
 )
 
 // TestToolSchemasForModels: every tool of the owner's tools/list, as a
-// client gets it over HTTP, is written for a model — a title and all four
+// client gets it over HTTP (find_tools too), is written for a model — a title and all four
 // annotations, every input property typed and described, every list its
 // item type — and converts to an OpenAI function, strict unless it takes
 // a free-form map, and to a Gemini function declaration, each valid by
 // that vendor's documented rules (vendors_test.go).
 func TestToolSchemasForModels(t *testing.T) {
+	// Every tool the owner holds, and find_tools, which a worker holding
+	// more than its budget shows is shown instead.
 	all := ownerTools(t)
+	for _, tool := range listTools(t, "") {
+		if tool.Name == "find_tools" {
+			all = append(all, tool)
+		}
+	}
 	var props int
 	var loose []string
 	for _, tool := range all {
@@ -162,4 +172,32 @@ func matches(err error, want string) bool {
 		return err == nil
 	}
 	return err != nil && strings.Contains(err.Error(), want)
+}
+
+// TestToolsListWithinBudget: what a model is shown of the owner's
+// tools/list — each tool's name, description and input schema, compact
+// JSON, which an agent sends with every model call — stays within the
+// default tools.context_budget: every tool would not, so it is
+// find_tools and the compact core. The order is by name, so the list
+// caches and diffs.
+func TestToolsListWithinBudget(t *testing.T) {
+	budget, err := strconv.Atoi(tools.ContextBudgetSetting.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := func(ts []*mcp.Tool) (n int) {
+		for _, tool := range ts {
+			n += tools.ShownBytes(tool)
+		}
+		return n
+	}
+	all, shown := ownerTools(t), listTools(t, "")
+	t.Logf("owner: %d tools in %d B; shown %d in %d B (budget %d B)", len(all), size(all), len(shown), size(shown), budget)
+	var names []string
+	for _, tool := range shown {
+		names = append(names, tool.Name)
+	}
+	if size(shown) > budget || !slices.Contains(names, "find_tools") || !slices.IsSorted(names) {
+		t.Errorf("the owner is shown %v, %d B: want find_tools and the core within %d B, by name", names, size(shown), budget)
+	}
 }
