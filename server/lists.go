@@ -110,7 +110,7 @@ type catalogCache struct {
 
 // maxCatalogs bounds the cache: a few grant sets are common, and a server
 // with more rebuilds a catalog now and then rather than growing.
-const maxCatalogs = 256
+const maxCatalogs = 64
 
 type catalogEntry struct {
 	cat            *tools.Catalog
