@@ -205,13 +205,17 @@ func TestBadInput(t *testing.T) {
 		{"unknown worker", "learn", map[string]any{"worker": "w-nope"}, []string{`worker "w-nope": not found`}},
 		{"unknown task", "learn", map[string]any{"task": "t-nope"}, []string{`spec task "t-nope": not found`}},
 		{"unknown question", "store_insight", map[string]any{"question": "q-nope", "resolution": "y", "type": "fact"}, []string{`question "q-nope": not found`}},
+		// The owner holds more tools than the context budget shows.
+		{"no words to search for", "find_tools", map[string]any{"query": "the a"}, []string{"query: has no words to search for"}},
+		{"a limit over 20", "find_tools", map[string]any{"query": "worker", "limit": 50}, []string{"limit: must be between 1 and 20; got 50"}},
+		{"missing query", "find_tools", map[string]any{}, []string{`missing properties: ["query"]`}},
 	}
 
 	covered := map[string]bool{}
 	for _, tc := range cases {
 		covered[tc.tool] = true
 	}
-	for _, name := range tools.Names() {
+	for _, name := range append(tools.Names(), tools.FindTools().Name) {
 		if !covered[name] {
 			t.Errorf("tool %s has no bad-input row: add one to TestBadInput", name)
 		}

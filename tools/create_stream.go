@@ -14,14 +14,14 @@ import (
 )
 
 type createStreamIn struct {
-	ID          string          `json:"id,omitempty"`
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	Transport   json.RawMessage `json:"transport,omitempty"`
+	ID          string          `json:"id,omitempty" jsonschema:"the new stream's id (s-…); by default derived from name"`
+	Name        string          `json:"name" jsonschema:"the stream's name"`
+	Description string          `json:"description,omitempty" jsonschema:"what the stream is for, shown to its readers"`
+	Transport   json.RawMessage `json:"transport,omitempty" jsonschema:"where its events go or come from; local when omitted"`
 }
 
 func createStream() Tool {
-	return define("create_stream", "Create a Stream, local or with a transport.",
+	return define("create_stream", "Create a Stream of events: local, or connected outside by a transport (webhook, email, GitHub, Slack, Telegram, schedule).",
 		func(ctx context.Context, env *Env, in createStreamIn) (domain.Stream, error) {
 			if err := notReserved(in.ID, in.Name); err != nil {
 				return domain.Stream{}, err
@@ -32,7 +32,7 @@ func createStream() Tool {
 			}
 			st, err := env.Store.CreateStream(ctx, env.Caller, domain.Stream{ID: in.ID, Name: in.Name, Description: in.Description, Transport: t})
 			return redacted(env, st), configHelp(env.Store.Transports(), t, err)
-		}).withTransports(transportSchema)
+		}).withTransports(transportSchema).annotated("Create stream", adds)
 }
 
 // notReserved refuses the ids the system gives DM streams and activation
@@ -87,10 +87,12 @@ func transportSchema(ts *domain.Transports, s *jsonschema.Schema) {
 	for _, spec := range ts.All() {
 		kinds = append(kinds, string(spec.Kind))
 	}
-	s.Properties["transport"] = &jsonschema.Schema{Required: []string{"kind"}, Properties: map[string]*jsonschema.Schema{
-		"kind":   {Enum: kinds},
-		"config": {Type: "object"},
-	}}
+	s.Properties["transport"] = &jsonschema.Schema{Type: "object", Description: s.Properties["transport"].Description,
+		Required: []string{"kind"}, AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+		Properties: map[string]*jsonschema.Schema{
+			"kind":   {Type: "string", Enum: kinds, Description: "local keeps events in the org; any other kind connects the stream outside"},
+			"config": {Type: "object", Description: "the kind's settings; a wrong one's error shows what the kind takes"},
+		}}
 }
 
 // configHelp adds to an invalid transport's error what its kind connects

@@ -110,9 +110,8 @@ func callArgs(stdin io.Reader, args []string, types func() map[string]string) (m
 }
 
 // argValue reads a key=value value: JSON where the schema gives a type
-// other than string (a number, a list); where it gives none — a string
-// in our tools' schemas, which show no type for one — a string unless
-// the value is a JSON object or list.
+// other than string (a number, a list); where it gives none (a skill's
+// schema may not) a string unless the value is a JSON object or list.
 func argValue(v, typ string) any {
 	if typ == "string" {
 		return v

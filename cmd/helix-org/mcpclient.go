@@ -99,12 +99,15 @@ func (f *clientFlags) connectError(url string, err error) error {
 	return fmt.Errorf("connect to %s: %w", url, err)
 }
 
-// bearer adds the token to every request.
+// bearer adds the token to every request, and turns tool search off: the
+// CLI lists and calls every tool a worker holds, and no model pays for
+// the list.
 type bearer struct{ token string }
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
+	r.Header.Set(domain.ToolSearchHeader, "off")
 	return http.DefaultTransport.RoundTrip(r)
 }
 

@@ -82,10 +82,15 @@ func (h *Harness) Connect(t testing.TB, worker, token string) *mcp.ClientSession
 
 // Dial connects a go-sdk client to url with a bearer token.
 func Dial(t testing.TB, url, token string) (*mcp.ClientSession, error) {
+	return DialHeader(t, url, token, nil)
+}
+
+// DialHeader is Dial sending header with every request too.
+func DialHeader(t testing.TB, url, token string, header http.Header) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "servertest", Version: "1"}, nil)
 	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{
 		Endpoint:   url,
-		HTTPClient: &http.Client{Transport: BearerTransport{Token: token}},
+		HTTPClient: &http.Client{Transport: BearerTransport{Token: token, Header: header}},
 	}, nil)
 	if err != nil {
 		return nil, err
@@ -94,14 +99,19 @@ func Dial(t testing.TB, url, token string) (*mcp.ClientSession, error) {
 	return cs, nil
 }
 
-// BearerTransport adds an Authorization header to every request.
+// BearerTransport adds an Authorization header, and Header, to every
+// request.
 type BearerTransport struct {
-	Token string
-	Base  http.RoundTripper
+	Token  string
+	Header http.Header
+	Base   http.RoundTripper
 }
 
 func (b BearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
+	for k, v := range b.Header {
+		r.Header[k] = v
+	}
 	r.Header.Set("Authorization", "Bearer "+b.Token)
 	base := b.Base
 	if base == nil {
