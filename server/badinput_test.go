@@ -185,6 +185,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown approval", "decide_approval", map[string]any{"id": "ap-nope", "decision": "deny"}, []string{`approval "ap-nope": not found`}},
 		{"bad approval lists the valid values", "grant_tool", map[string]any{"worker": "w-owner", "tool": "publish", "approval": "yes"}, []string{"/properties/approval", "yes does not equal any of: [required none]"}},
 		{"repository path does not exist", "create_spec_task", map[string]any{"title": "T", "prompt": "p", "planner": "w-echo", "builders": []string{"w-echo"}, "repo": "/nonexistent/repo"}, []string{`repo: "/nonexistent/repo" does not exist`}},
+		{"local repository without spec_tasks.repo_roots", "create_spec_task", map[string]any{"title": "T", "prompt": "p", "planner": "w-echo", "builders": []string{"w-echo"}, "repo": "/"}, []string{`repo: "/": local repositories are refused until an operator lists where they may be in the setting spec_tasks.repo_roots`}},
+		{"file URL without spec_tasks.repo_roots", "create_spec_task", map[string]any{"title": "T", "prompt": "p", "planner": "w-echo", "builders": []string{"w-echo"}, "repo": "file:///srv/app.git"}, []string{`repo: "/srv/app.git": local repositories are refused until an operator lists`}},
 		{"unexpected argument", "list_spec_tasks", map[string]any{"state": "done"}, []string{`unexpected additional properties ["state"]`}},
 		{"unknown task", "get_spec_task", map[string]any{"task": "t-nope"}, []string{`spec task "t-nope": not found`}},
 		{"unknown task", "submit_spec", map[string]any{"task": "t-nope", "design": "d", "items": []any{}}, []string{`spec task "t-nope": not found`}},

@@ -38,6 +38,7 @@ func TestSpecTaskSurvivesSIGKILL(t *testing.T) {
 	st.SetSetting(ctx, agent.RuntimeSetting, agent.RuntimeBuiltin)
 	useFake(t, st, llm.Anthropic, fake)
 	st.SetSetting(ctx, agent.BashSetting, `{"workers":["w-b1","w-b2"]}`)
+	st.SetSetting(ctx, tools.SpecRepoRootsSetting, filepath.Dir(repo))
 	tok := servertest.Token(t, st, "w-owner")
 	st.Close()
 	os.MkdirAll(envs, 0o700)
