@@ -13,7 +13,7 @@ import (
 var (
 	// RuntimeSetting is agent.runtime, derived from the Runtimes table.
 	RuntimeSetting = runtimeSetting(Runtimes)
-	CommandSetting = domain.SettingSpec{Key: "agent.command", Type: domain.SettingString,
+	CommandSetting = domain.SettingSpec{Key: "agent.command", Type: domain.SettingString, RunsCode: true,
 		Description: "Command line the command runtime runs in the worker's environment directory, prompt on stdin."}
 	ModelSetting = domain.SettingSpec{Key: "agent.model", Type: domain.SettingString,
 		Description: "Model name for claude or the built-in agent."}
@@ -29,7 +29,7 @@ var (
 		Description: "Most model turns in one built-in activation."}
 	MaxTokensSetting = domain.SettingSpec{Key: "agent.max_tokens", Type: domain.SettingInt, Default: "4096",
 		Description: "Most output tokens per model reply."}
-	BashSetting = domain.SettingSpec{Key: "agent.bash", Type: domain.SettingJSON, Default: "{}",
+	BashSetting = domain.SettingSpec{Key: "agent.bash", Type: domain.SettingJSON, Default: "{}", RunsCode: true,
 		Description: `Where the built-in agent gets a bash tool in the worker's directory: {"roles":["r-dev"],"workers":["w-x"]}, or {"all":true}. ` +
 			"On a host runtime that is a shell as the server's user. Role text cannot turn it on."}
 )
