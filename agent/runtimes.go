@@ -101,7 +101,7 @@ func runtimeSetting(table []RuntimeDef) domain.SettingSpec {
 			defaults = append(defaults, r.Name+" "+r.Default)
 		}
 	}
-	return domain.SettingSpec{Key: "agent.runtime", Type: domain.SettingString, Enum: enum,
+	return domain.SettingSpec{Key: "agent.runtime", Type: domain.SettingString, Enum: enum, RunsCode: true,
 		Description: "How activations run: " + strings.Join(names, ", ") + ". Empty picks " + strings.Join(defaults, ", ") + "."}
 }
 

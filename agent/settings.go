@@ -14,7 +14,7 @@ import (
 var (
 	// RuntimeSetting is agent.runtime, derived from the Runtimes table.
 	RuntimeSetting = runtimeSetting(Runtimes)
-	CommandSetting = domain.SettingSpec{Key: "agent.command", Type: domain.SettingString,
+	CommandSetting = domain.SettingSpec{Key: "agent.command", Type: domain.SettingString, RunsCode: true,
 		Description: "Command line the command runtime runs in the worker's environment directory, prompt on stdin."}
 	ModelSetting = domain.SettingSpec{Key: "agent.model", Type: domain.SettingString,
 		Description: "Model name for claude or the built-in agent."}
@@ -30,7 +30,7 @@ var (
 		Description: "Most model turns in one built-in activation."}
 	MaxTokensSetting = domain.SettingSpec{Key: "agent.max_tokens", Type: domain.SettingInt, Default: "4096",
 		Description: "Most output tokens per model reply."}
-	BashSetting = domain.SettingSpec{Key: "agent.bash", Type: domain.SettingJSON, Default: "{}",
+	BashSetting = domain.SettingSpec{Key: "agent.bash", Type: domain.SettingJSON, Default: "{}", RunsCode: true,
 		Description: `Where the built-in agent gets a bash tool in the worker's directory: {"roles":["r-dev"],"workers":["w-x"]}, or {"all":true}. ` +
 			"On a host runtime that is a shell in the agent's sandbox (as the server's user with agent.sandbox off). Role text cannot turn it on."}
 	SandboxSetting = domain.SettingSpec{Key: "agent.sandbox", Type: domain.SettingString, Default: SandboxBwrap, Enum: []string{SandboxBwrap, SandboxOff},

@@ -16,9 +16,8 @@ import (
 )
 
 // ContactStreamPrefix + worker id is the stream a human worker's
-// contact channel runs on: what it is sent goes out there, and its replies
-// come in there.
-const ContactStreamPrefix = "s-contact-"
+// contact channel runs on (domain.ContactStreamPrefix).
+const ContactStreamPrefix = domain.ContactStreamPrefix
 
 // contactRow is a human worker's contact channel.
 type contactRow struct {
@@ -116,6 +115,9 @@ func (s *Store) contactStream(tx *gorm.DB, actor, id, worker string, tr domain.T
 	err := tx.Where("id = ?", id).Take(out).Error
 	switch {
 	case err == nil:
+		if err := ownContactStream(tx, *out, worker); err != nil {
+			return err
+		}
 		out.TransportKind, out.TransportConfig = string(tr.Kind), string(tr.Config)
 		return tx.Save(out).Error
 	case !errors.Is(err, gorm.ErrRecordNotFound):
@@ -127,6 +129,24 @@ func (s *Store) contactStream(tx *gorm.DB, actor, id, worker string, tr domain.T
 		return err
 	}
 	return tx.Create(&subscriptionRow{WorkerID: worker, StreamID: id, CreatedAt: s.Now()}).Error
+}
+
+// ownContactStream refuses an existing contact stream made by someone
+// other than the person, the operator or a worker above the person: made
+// before create_stream refused the prefix, by a peer who may have meant
+// to read what would be copied there. It is left as it is (its events
+// are someone's), and the person gets no contact until it is gone.
+func ownContactStream(tx *gorm.DB, st streamRow, worker string) error {
+	if st.CreatedBy == "" || st.CreatedBy == worker {
+		return nil
+	}
+	err := newAuthz(tx).manages(st.CreatedBy, worker)
+	if err == nil || !isForbidden(err) && !errors.Is(err, domain.ErrNotFound) {
+		return err
+	}
+	return fmt.Errorf("stream %s exists but was made by %s, not by set_contact: it may have been made to read %s's messages, so it is not used; "+
+		"it is left as it is, and an operator must delete or rename it (after helix-org backup) before %s can have a contact: %w",
+		st.ID, st.CreatedBy, worker, worker, domain.ErrConflict)
 }
 
 // relayContacts runs in every append's transaction: an event for a hired

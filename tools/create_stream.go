@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -35,10 +36,11 @@ func createStream() Tool {
 		}).withTransports(transportSchema).annotated("Create stream", adds)
 }
 
-// notReserved refuses the ids the system gives DM streams and activation
-// logs, whether chosen or derived from the name: a stream created under
-// such an id would be taken for the real one, and whoever made it could
-// read what lands there.
+// notReserved refuses the ids the system gives its own streams (DMs,
+// activation logs, inboxes, contact streams, task streams, s-org),
+// whether chosen or derived from the name: a stream created under such an
+// id would be taken for the real one, and whoever made it could read
+// what lands there.
 func notReserved(id, name string) error {
 	if id == "" {
 		id = domain.Slug(domain.PrefixStream, name)
@@ -47,6 +49,9 @@ func notReserved(id, name string) error {
 		if strings.HasPrefix(id, p) {
 			return domain.Invalid("id", "%q is reserved: ids starting %q belong to streams the system creates; choose another id or name", id, p)
 		}
+	}
+	if slices.Contains(domain.ReservedStreamIDs, id) {
+		return domain.Invalid("id", "%q is reserved: it is the system's own stream; choose another id or name", id)
 	}
 	return nil
 }

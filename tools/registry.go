@@ -42,7 +42,7 @@ func Names() []string {
 
 // Settings are the operational config keys the tools read.
 var Settings = domain.Settings{MaxBodySetting, ApprovalTTLSetting, HighRiskSetting, LinkSimilarSetting, SpecClonesDirSetting, SpecAllowPrivateSetting, SpecMaxCloneSetting,
-	SearchThresholdSetting, ContextBudgetSetting}
+	SearchThresholdSetting, ContextBudgetSetting, SpecRepoRootsSetting}
 
 // MaxBodySetting bounds a published message body.
 var MaxBodySetting = domain.SettingSpec{

@@ -39,6 +39,7 @@ func TestSpecTaskSurvivesSIGKILL(t *testing.T) {
 	useFake(t, st, llm.Anthropic, fake)
 	st.SetSetting(ctx, agent.BashSetting, `{"workers":["w-b1","w-b2"]}`)
 	shareWithAgents(t, st, repo)
+	st.SetSetting(ctx, tools.SpecRepoRootsSetting, filepath.Dir(repo))
 	tok := servertest.Token(t, st, "w-owner")
 	st.Close()
 	os.MkdirAll(envs, 0o700)

@@ -18,6 +18,7 @@ import (
 	"github.com/helixml/helix-org/tools"
 	"github.com/helixml/helix-org/transports/email"
 	"github.com/helixml/helix-org/transports/github"
+	"github.com/helixml/helix-org/transports/schedule"
 	"github.com/helixml/helix-org/transports/transport"
 	"github.com/helixml/helix-org/transports/webhook"
 )
@@ -31,7 +32,7 @@ type Harness struct {
 
 // Transports are the transport kinds of a test server's store: the
 // binary's own, so tests see their real config checks and errors.
-var Transports = transport.List{webhook.Transport, email.Transport, github.Transport}.Specs()
+var Transports = transport.List{webhook.Transport, email.Transport, github.Transport, schedule.Transport}.Specs()
 
 // Start boots a server on 127.0.0.1 with the owner created.
 func Start(t testing.TB, cfg server.Config) *Harness {
