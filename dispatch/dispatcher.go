@@ -242,7 +242,7 @@ func (d *Dispatcher) activate(w string) {
 // another server) is not logged.
 func (d *Dispatcher) claim(w string) (domain.Activation, []domain.Trigger, string, error) {
 	ctx := d.runCtx
-	id := "a-" + domain.RandomSlug(12)
+	id := domain.PrefixActivation + domain.RandomSlug(12)
 	timeout := d.st.DurationSetting(ctx, TimeoutSetting)
 	act, trigs, tok, err := d.st.ClaimLeased(ctx, w, id, timeout+time.Minute, d.lease(ctx))
 	if err != nil {

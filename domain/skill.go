@@ -42,6 +42,9 @@ type Skill struct {
 	UpdatedAt time.Time   `json:"updatedAt"`
 	// LastUsedAt is the last call; idle skills are stopped some time after it.
 	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
+	// Label is the label of the run that wrote its code: what it answers
+	// carries it.
+	Label Label `json:"label,omitzero"`
 }
 
 // ToolName is the MCP tool that calls this skill.

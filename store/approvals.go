@@ -29,6 +29,10 @@ type approvalRow struct {
 	CreatedAt    time.Time
 	ExpiresAt    time.Time `gorm:"not null"`
 	DecidedAt    *time.Time
+	// Kind is the rule that held the call (domain.ApprovalKind), Label the
+	// run's label then.
+	Kind  string `gorm:"not null;default:''"`
+	Label string `gorm:"not null;default:''"`
 }
 
 func (approvalRow) TableName() string { return "approvals" }

@@ -259,7 +259,7 @@ func (s *Store) relayOut(tx *gorm.DB, c heldContact, ev domain.Event) error {
 		// A chat shows no subject: it heads the text.
 		msg.Body = cut(msg.Subject+"\n\n"+ev.Message.Body, domain.DefaultMaxBody)
 	}
-	_, err := s.appendTx(tx, domain.Event{StreamID: c.StreamID, Source: source, CausedBy: ev.ID, Message: msg}, AppendOptions{})
+	_, err := s.appendTx(tx, domain.Event{StreamID: c.StreamID, Source: source, CausedBy: ev.ID, Message: msg}, AppendOptions{label: ev.Label})
 	return err
 }
 
@@ -288,7 +288,7 @@ func (s *Store) relayAnswer(tx *gorm.DB, c heldContact, ev domain.Event) error {
 		return nil // an inbox takes no messages; the answer stays on the contact stream
 	}
 	msg := domain.Message{From: c.WorkerID, Body: cut(ev.Message.Body, domain.DefaultMaxBody), ThreadID: thread, InReplyTo: o.ID}
-	_, err = s.appendTx(tx, domain.Event{StreamID: stream, Source: c.WorkerID, CausedBy: ev.ID, Message: msg}, AppendOptions{})
+	_, err = s.appendTx(tx, domain.Event{StreamID: stream, Source: c.WorkerID, CausedBy: ev.ID, Message: msg}, AppendOptions{label: ev.Label})
 	return err
 }
 

@@ -38,6 +38,11 @@ type insightRow struct {
 	CreditFailed float64 `gorm:"not null"`
 	LastUsed     *time.Time
 	CreatedAt    time.Time
+	// Label is the storing run's; an untrusted one is quarantined until a
+	// person endorses it.
+	Label      string `gorm:"not null;default:''"`
+	EndorsedBy string `gorm:"not null;default:''"`
+	EndorsedAt *time.Time
 }
 
 func (insightRow) TableName() string { return "insights" }

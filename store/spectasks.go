@@ -37,9 +37,11 @@ type specTaskRow struct {
 	AddItems     bool
 	Requirements string
 	Design       string
-	CreatedBy    string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// DocsLabel joins the labels of whoever wrote the documents.
+	DocsLabel string `gorm:"not null;default:''"`
+	CreatedBy string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 func (specTaskRow) TableName() string { return "spec_tasks" }
