@@ -255,3 +255,17 @@ func storedLabel(raw string) domain.Label {
 	}
 	return l
 }
+
+// TriggerPeople are the people whose events woke an activation: whose own
+// words, read back, the run may share where they may (domain.Label.OwnWords).
+func (s *Store) TriggerPeople(ctx context.Context, activation string) ([]string, error) {
+	var people []string
+	err := s.read(ctx).Table("triggers").Joins("JOIN events ON events.seq = triggers.event_seq").
+		Joins("JOIN workers ON workers.id = events.source").
+		Where("triggers.activation_id = ? AND workers.kind = ?", activation, string(domain.WorkerHuman)).
+		Distinct().Order("events.source").Pluck("events.source", &people).Error
+	if err != nil {
+		return nil, fmt.Errorf("people who woke %s: %w", activation, err)
+	}
+	return people, nil
+}

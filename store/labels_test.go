@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,5 +198,67 @@ func TestRaiseLabel(t *testing.T) {
 	}
 	if _, err := st.RaiseLabel(context.Background(), "a-missing", dm); err == nil {
 		t.Error("raising a missing run's label: no error")
+	}
+}
+
+// TestInsightLabels: advice stored under untrusted integrity is recalled
+// marked and after the rest until a person endorses it, then ranks by its
+// score; advice stored by a run that read a DM is recalled only by the
+// DM's members.
+func TestInsightLabels(t *testing.T) {
+	st := labelOrg(t, domain.Transport{Kind: domain.TransportLocal})
+	ctx := t.Context()
+	if _, err := st.HireWorker(ctx, "w-owner", domain.Worker{ID: "w-pat", Kind: domain.WorkerHuman, PositionID: "p-a", Name: "Pat"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	put := func(ctx context.Context, trigger string) domain.Insight {
+		t.Helper()
+		in, err := st.StoreInsight(ctx, "w-owner", domain.Insight{Trigger: trigger, Resolution: "do it", Type: domain.InsightPattern, Scope: domain.ScopeOrg}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	trusted := put(ctx, "refund request")
+	bad := put(store.Writing(ctx, domain.Untrusted("webhook event e-9")), "refund request before a merger")
+	secret := put(store.Writing(ctx, domain.ReadBy([]string{"w-ai", "w-pat"}, "event e-7 on s-dm", "w-pat")), "refund of the merger")
+	recall := func(reader string) []string {
+		t.Helper()
+		res, err := st.Recall(ctx, reader, store.RecallQuery{Query: "refund request merger"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, r := range res {
+			mark := ""
+			if r.Use() == domain.UseUntrusted {
+				mark = " untrusted"
+			}
+			ids = append(ids, r.Insight.ID+mark)
+		}
+		return ids
+	}
+	if diff := cmp.Diff([]string{trusted.ID, bad.ID + " untrusted"}, recall("w-b")); diff != "" {
+		t.Errorf("w-b's recall (-want +got):\n%s", diff)
+	}
+	if got := recall("w-ai"); len(got) != 3 || got[2] != bad.ID+" untrusted" || !slices.Contains(got, secret.ID) {
+		t.Errorf("w-ai's recall = %v, want the DM's advice too, the quarantined one last", got)
+	}
+	if _, err := st.EndorseInsight(ctx, "w-ai", bad.ID); !errors.Is(err, domain.ErrForbidden) {
+		t.Errorf("an AI worker endorsing: %v, want forbidden", err)
+	}
+	endorsed, err := st.EndorseInsight(ctx, "w-pat", bad.ID)
+	if err != nil || endorsed.Quarantined() || endorsed.EndorsedBy != "w-pat" {
+		t.Fatalf("endorse = %+v, %v", endorsed, err)
+	}
+	if diff := cmp.Diff([]string{bad.ID, trusted.ID}, recall("w-b")); diff != "" {
+		t.Errorf("w-b's recall after endorsing (-want +got):\n%s", diff)
+	}
+	if _, err := st.EndorseInsight(ctx, "w-pat", bad.ID); !errors.Is(err, domain.ErrConflict) {
+		t.Errorf("endorsing twice: %v, want conflict", err)
+	}
+	listed, err := st.ListInsights(ctx, "w-b", store.InsightFilter{})
+	if err != nil || len(listed) != 2 {
+		t.Errorf("w-b lists %d insights (%v), want 2: not the DM's", len(listed), err)
 	}
 }

@@ -18,6 +18,7 @@ type createStreamIn struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	Transport   json.RawMessage `json:"transport,omitempty"`
+	Private     bool            `json:"private,omitempty"`
 }
 
 func createStream() Tool {
@@ -30,7 +31,7 @@ func createStream() Tool {
 			if err != nil {
 				return domain.Stream{}, err
 			}
-			st, err := env.Store.CreateStream(ctx, env.Caller, domain.Stream{ID: in.ID, Name: in.Name, Description: in.Description, Transport: t})
+			st, err := env.Store.CreateStream(ctx, env.Caller, domain.Stream{ID: in.ID, Name: in.Name, Description: in.Description, Transport: t, Private: in.Private})
 			return redacted(env, st), configHelp(env.Store.Transports(), t, err)
 		}).withTransports(transportSchema)
 }
