@@ -117,6 +117,8 @@ type SkillVersion struct {
 	BuildLog  string    `json:"buildLog,omitempty"`
 	CreatedBy string    `json:"createdBy"`
 	CreatedAt time.Time `json:"createdAt"`
+	// Label is the label of the run that wrote its code.
+	Label Label `json:"label,omitzero"`
 }
 
 var skillName = regexp.MustCompile(`^[a-z][a-z0-9_]{1,39}$`)

@@ -183,16 +183,18 @@ type matchInfo struct {
 }
 
 // scan reads one row of the dialect's full search (id, scope, target,
-// counters, times, matchinfo) into a scored candidate.
-func (m *matchInfo) scan(rows *sql.Rows) (domain.Candidate, error) {
+// counters, times, label, matchinfo) into a scored candidate and its
+// stored label.
+func (m *matchInfo) scan(rows *sql.Rows) (domain.Candidate, string, error) {
 	var (
 		in       domain.Insight
 		scope    string
 		lastUsed sql.NullTime
+		label    string
 	)
 	st := &in.Stats
-	if err := rows.Scan(&in.ID, &scope, &in.Target, &st.Helped, &st.Failed, &st.CreditHelped, &st.CreditFailed, &lastUsed, &in.CreatedAt, &m.blob); err != nil {
-		return domain.Candidate{}, err
+	if err := rows.Scan(&in.ID, &scope, &in.Target, &st.Helped, &st.Failed, &st.CreditHelped, &st.CreditFailed, &lastUsed, &in.CreatedAt, &label, &m.blob); err != nil {
+		return domain.Candidate{}, "", err
 	}
 	in.Scope = domain.InsightScope(scope)
 	if lastUsed.Valid {
@@ -200,9 +202,9 @@ func (m *matchInfo) scan(rows *sql.Rows) (domain.Candidate, error) {
 	}
 	in.CreatedAt = in.CreatedAt.UTC()
 	if err := m.decode(); err != nil {
-		return domain.Candidate{}, err
+		return domain.Candidate{}, "", err
 	}
-	return domain.Candidate{Insight: in, BM25: domain.BM25(m.corpus, m.hits)}, nil
+	return domain.Candidate{Insight: in, BM25: domain.BM25(m.corpus, m.hits)}, label, nil
 }
 
 func (m *matchInfo) at(i int) int { return int(binary.NativeEndian.Uint32(m.blob[4*i:])) }

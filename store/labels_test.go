@@ -3,12 +3,14 @@ package store_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"gorm.io/gorm"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
@@ -260,5 +262,56 @@ func TestInsightLabels(t *testing.T) {
 	listed, err := st.ListInsights(ctx, "w-b", store.InsightFilter{})
 	if err != nil || len(listed) != 2 {
 		t.Errorf("w-b lists %d insights (%v), want 2: not the DM's", len(listed), err)
+	}
+}
+
+// TestMigrationKeepsTaint: a run recorded tainted before labels is
+// untrusted after the migration, its reason the origin.
+func TestMigrationKeepsTaint(t *testing.T) {
+	db := storetest.DB(t)
+	key := filepath.Join(t.TempDir(), "helix-org.key")
+	open := func() *store.Store {
+		st, err := store.Open(t.Context(), db, store.Options{Synchronous: "NORMAL", KeyFile: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	st := open()
+	seed(t, st)
+	ctx := t.Context()
+	for _, w := range []string{"w-ai", "w-b"} {
+		if _, err := st.HireWorker(ctx, "w-owner", domain.Worker{ID: w, Kind: domain.WorkerAI, PositionID: "p-a", Name: w}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old, clean := claimRun(t, st, "w-ai", "a-old"), claimRun(t, st, "w-b", "a-clean")
+	const reason = "event e-1 arrived from outside on webhook stream s-x"
+	err := st.Write(ctx, func(tx *gorm.DB) error {
+		for _, q := range []string{"ALTER TABLE activations ADD COLUMN tainted BOOLEAN NOT NULL DEFAULT false", "ALTER TABLE activations ADD COLUMN taint_reason TEXT"} {
+			if err := tx.Exec(q).Error; err != nil {
+				return err
+			}
+		}
+		return tx.Exec("UPDATE activations SET tainted = ?, taint_reason = ?, label = '' WHERE id = ?", true, reason, old.ID).Error
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A handle opened after the change, as a server starting on it: no
+	// plan of the old table is cached.
+	after := open()
+	if err := after.MigrateLabels(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		id   string
+		want domain.Label
+	}{{old.ID, domain.Untrusted(reason)}, {clean.ID, domain.Label{}}} {
+		got, err := after.GetActivation(ctx, c.id)
+		if err != nil || !got.Label.Equal(c.want) || got.Label.Origin != c.want.Origin {
+			t.Errorf("%s after the migration = %+v, %v; want %v", c.id, got.Label, err, c.want)
+		}
 	}
 }

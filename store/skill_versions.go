@@ -36,7 +36,7 @@ func (skillVersionRow) TableName() string { return "skill_versions" }
 func (r skillVersionRow) toDomain() domain.SkillVersion {
 	v := domain.SkillVersion{Name: r.Name, Version: r.Version, Status: domain.SkillVersionStatus(r.Status), Error: r.Error,
 		Description: r.Description, InputSchema: json.RawMessage(r.InputSchema), Template: r.Template, BuildLog: r.BuildLog,
-		CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC()}
+		CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC(), Label: storedLabel(r.Label)}
 	json.Unmarshal([]byte(r.Files), &v.Files)
 	json.Unmarshal([]byte(r.Examples), &v.Examples)
 	return v
