@@ -51,7 +51,11 @@ func gate(ctx context.Context, env *Env, t Tool, args json.RawMessage) (context.
 	if err != nil {
 		return ctx, nil, nil, err
 	}
-	ctx = store.Writing(ctx, h.label)
+	if h.ownWords {
+		ctx = store.WritingDeclassified(ctx, h.label)
+	} else {
+		ctx = store.Writing(ctx, h.label)
+	}
 	if h.why == "" {
 		return ctx, nil, args, nil
 	}
@@ -80,6 +84,9 @@ type hold struct {
 	why   string
 	kind  domain.ApprovalKind
 	label domain.Label
+	// ownWords: a write beyond the run's readers that the person who woke
+	// it may make; what it writes is readable by the org.
+	ownWords bool
 }
 
 // whyHeld decides whether a call waits: a write beyond what the run's
@@ -95,13 +102,14 @@ func whyHeld(ctx context.Context, env *Env, tool string, args json.RawMessage) (
 		}
 	}
 	var whys []string
-	declassify, err := needsDeclassifying(ctx, env, h.label, tool, args)
+	declassify, own, err := needsDeclassifying(ctx, env, h.label, tool, args)
 	if err != nil {
 		return h, err
 	}
 	if declassify != "" {
 		h.kind, whys = domain.ApprovalDeclassify, append(whys, declassify)
 	}
+	h.ownWords = own
 	risky, err := untrustedHighRisk(ctx, env, h.label, tool, args)
 	if err != nil {
 		return h, err

@@ -43,24 +43,26 @@ func orgAudience(where string) func(context.Context, *Env, json.RawMessage) (aud
 }
 
 // needsDeclassifying says why a write reaches beyond its run's readers,
-// or "" when it does not.
-func needsDeclassifying(ctx context.Context, env *Env, label domain.Label, tool string, args json.RawMessage) (string, error) {
+// or "" when it does not; own is set when it does but may, being the
+// words of the person who woke the run: what it writes is then theirs,
+// shared, and readable by the org.
+func needsDeclassifying(ctx context.Context, env *Env, label domain.Label, tool string, args json.RawMessage) (why string, own bool, err error) {
 	of, ok := audiences[tool]
 	if !ok || !label.Scoped() {
-		return "", nil
+		return "", false, nil
 	}
 	aud, err := of(ctx, env, args)
 	if err != nil || label.Within(aud.readers) {
-		return "", err
+		return "", false, err
 	}
 	if own, err := ownWords(ctx, env, label, aud); err != nil || own {
-		return "", err
+		return "", own, err
 	}
 	readers := "nobody"
 	if len(label.Readers) > 0 {
 		readers = strings.Join(label.Readers, ", ")
 	}
-	return fmt.Sprintf("%s would let %s read what only %s may (since this run read %s)", tool, aud.where, readers, label.Narrowed), nil
+	return fmt.Sprintf("%s would let %s read what only %s may (since this run read %s)", tool, aud.where, readers, label.Narrowed), false, nil
 }
 
 // ownWords: everything that narrowed the run's readers was written by a
