@@ -275,7 +275,13 @@ func (d *Dispatcher) finish(ctx context.Context, act domain.Activation, n int, r
 	// Reported before it is recorded: whoever sees the run end in the
 	// store sees it in the metrics too.
 	d.ended(act, n, res.Runtime, true, took)
-	if err := d.st.FinishActivation(ctx, act, logEvent(act.WorkerID, act.ID, domain.LogEntry{Kind: domain.LogExit, Text: exitText(act)})); err != nil {
+	text := exitText(act)
+	// The record of a run says what it read that counts: its final label,
+	// naming the first item that raised it.
+	if label, err := d.st.ActivationLabel(ctx, act.ID); err == nil && !label.IsZero() {
+		text += "\nlabel: " + label.String()
+	}
+	if err := d.st.FinishActivation(ctx, act, logEvent(act.WorkerID, act.ID, domain.LogEntry{Kind: domain.LogExit, Text: text})); err != nil {
 		d.log.Error("finish activation", "activation", act.ID, "err", err)
 	}
 }
