@@ -263,7 +263,7 @@ func TestTaintedEmailCannotGrant(t *testing.T) {
 	}
 	held := servertest.Call[struct{ Approvals []domain.Approval }](t, owner, "list_approvals", nil).Approvals
 	if len(held) != 1 || held[0].Tool != "grant_tool" || held[0].Approver != "w-lead" || string(held[0].Arguments) != `{"tool":"publish","worker":"w-temp"}` ||
-		!strings.Contains(held[0].Why, "grant_tool is high-risk and this run read outside input: event ") || !strings.Contains(held[0].Why, "email event e-") {
+		!strings.Contains(held[0].Why, "grant_tool is high-risk and this run read untrusted data: email event e-") || !strings.Contains(held[0].Why, "email event e-") {
 		t.Fatalf("approvals = %+v, want one held grant_tool", held)
 	}
 	acts, err := st.ListActivations(ctx, "w-doer")
