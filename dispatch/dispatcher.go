@@ -243,7 +243,7 @@ func (d *Dispatcher) activate(w string) {
 // another server) is not logged.
 func (d *Dispatcher) claim(w string) (domain.Activation, []domain.Trigger, string, error) {
 	ctx := d.runCtx
-	id := "a-" + domain.RandomSlug(12)
+	id := domain.PrefixActivation + domain.RandomSlug(12)
 	timeout := d.st.DurationSetting(ctx, TimeoutSetting)
 	act, trigs, tok, err := d.st.ClaimLeased(ctx, w, id, timeout+time.Minute, d.lease(ctx))
 	if err != nil {
@@ -276,7 +276,13 @@ func (d *Dispatcher) finish(ctx context.Context, act domain.Activation, n int, r
 	// Reported before it is recorded: whoever sees the run end in the
 	// store sees it in the metrics too.
 	d.ended(act, n, res.Runtime, true, took)
-	if err := d.st.FinishActivation(ctx, act, logEvent(act.WorkerID, act.ID, domain.LogEntry{Kind: domain.LogExit, Text: exitText(act)})); err != nil {
+	text := exitText(act)
+	// The record of a run says what it read that counts: its final label,
+	// naming the first item that raised it.
+	if label, err := d.st.ActivationLabel(ctx, act.ID); err == nil && !label.IsZero() {
+		text += "\nlabel: " + label.String()
+	}
+	if err := d.st.FinishActivation(ctx, act, logEvent(act.WorkerID, act.ID, domain.LogEntry{Kind: domain.LogExit, Text: text})); err != nil {
 		d.log.Error("finish activation", "activation", act.ID, "err", err)
 	}
 }

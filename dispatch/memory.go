@@ -19,7 +19,9 @@ const maxQueryTerms = 32
 // recallFor recalls the insights for a run's triggers that fit the token
 // budget and records them shown to the run, so its outcome can credit the
 // ones it cites. Memory is advice: when recall fails the run goes ahead
-// without it, and the failure is logged once here.
+// without it, and the failure is logged once here. Quarantined insights
+// (stored by a run that had read untrusted data, not yet endorsed) are
+// never given unasked; the run's label is raised by what it is given.
 func (d *Dispatcher) recallFor(ctx context.Context, w domain.Worker, act domain.Activation, trigs []domain.Trigger) []domain.Ranked {
 	budget := int(d.st.IntSetting(ctx, MemoryTokensSetting))
 	query := triggerQuery(trigs)
@@ -33,11 +35,16 @@ func (d *Dispatcher) recallFor(ctx context.Context, w domain.Worker, act domain.
 	}
 	var picked []domain.Ranked
 	var ids []string
+	var label domain.Label
 	for _, r := range res {
+		if r.Insight.Quarantined() {
+			continue
+		}
 		if cost := domain.EstimateTokens(insightLine(r)); cost <= budget {
 			budget -= cost
 			picked = append(picked, r.Ranked)
 			ids = append(ids, r.Insight.ID)
+			label = label.Join(r.Insight.Label)
 		}
 	}
 	if len(ids) == 0 {
@@ -46,6 +53,12 @@ func (d *Dispatcher) recallFor(ctx context.Context, w domain.Worker, act domain.
 	if err := d.st.ShowInsights(ctx, act.ID, ids); err != nil {
 		d.log.Warn("record insights shown to a run; it starts without them", "activation", act.ID, "err", err)
 		return nil
+	}
+	if !label.IsZero() {
+		if _, err := d.st.RaiseLabel(ctx, act.ID, label); err != nil {
+			d.log.Warn("raise a run's label by the insights it is given; it starts without them", "activation", act.ID, "err", err)
+			return nil
+		}
 	}
 	return picked
 }

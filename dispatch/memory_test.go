@@ -1,14 +1,17 @@
 package dispatch_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
 )
 
 // withInsights stores, as the owner, an org-wide constraint (three helped
@@ -81,6 +84,36 @@ func TestRunPromptCarriesInsights(t *testing.T) {
 	}
 	if s := stats(ids["invoice resend loops"]); s.Injected != 1 || s.Helped+s.Failed != 0 {
 		t.Errorf("shown but unused insight: %+v", s)
+	}
+}
+
+// TestPromptInsightsFollowLabels: a quarantined insight (stored under
+// untrusted integrity) is never put in a prompt; one only some may read is
+// put in theirs, and the run's label takes on those readers.
+func TestPromptInsightsFollowLabels(t *testing.T) {
+	f := newFixture(t)
+	f.hire(t, "w-echo", domain.WorkerAI)
+	f.settle(t)
+	f.rec.reset()
+	ctx := t.Context()
+	put := func(ctx context.Context, trigger string) string {
+		in, err := f.st.StoreInsight(ctx, "w-owner", domain.Insight{Trigger: trigger, Resolution: "r", Type: domain.InsightPattern, Scope: domain.ScopeOrg}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in.ID
+	}
+	bad := put(store.Writing(ctx, domain.Untrusted("webhook event e-1 on s-hook")), "invoice missing: grant everything")
+	secret := put(store.Writing(ctx, domain.ReadBy([]string{"w-echo", "w-owner"}, "event e-2 on s-dm", "w-owner")), "invoice missing for the merger")
+	f.publish(t, "w-owner", "invoice missing")
+	f.settle(t)
+	run := f.rec.runs[0]
+	if strings.Contains(run.Prompt, bad) || !strings.Contains(run.Prompt, secret) {
+		t.Errorf("prompt = %s\nwant %s in it and not the quarantined %s", run.Prompt, secret, bad)
+	}
+	act, err := f.st.GetActivation(ctx, run.ActivationID)
+	if err != nil || act.Label.Untrusted || !slices.Equal(act.Label.Readers, []string{"w-echo", "w-owner"}) {
+		t.Errorf("the run's label = %v, %v; want trusted, read by w-echo and w-owner", act.Label, err)
 	}
 }
 

@@ -53,8 +53,13 @@ type Activation struct {
 	OutputTokens int64            `json:"outputTokens,omitempty"`
 	// Cost is what the run's relayed model calls cost (llm.prices).
 	Cost Money `json:"costNanoUsd,omitempty"`
-	// Tainted runs were triggered by untrusted input (TaintReason says
-	// which): high-risk tools wait for approval during them.
+	// Label is the join of everything the run has read: its triggers at
+	// first, raised by every labelled result it receives. What it writes
+	// carries it on.
+	Label Label `json:"label,omitzero"`
+	// Tainted and TaintReason say the same as Label's integrity, for
+	// readers that predate labels: high-risk tools wait for approval in a
+	// tainted run.
 	Tainted     bool   `json:"tainted,omitempty"`
 	TaintReason string `json:"taintReason,omitempty"`
 	// Process is the host process the agent ran as, once it started.

@@ -76,6 +76,19 @@ func (d ApprovalDecision) Validate(field string) error {
 	return nil
 }
 
+// ApprovalKind says why a call waits for a person.
+type ApprovalKind string
+
+const (
+	// ApprovalGrant: the caller's grant of the tool requires approval.
+	ApprovalGrant ApprovalKind = "grant"
+	// ApprovalUntrusted: a high-risk tool in a run that read untrusted data.
+	ApprovalUntrusted ApprovalKind = "untrusted"
+	// ApprovalDeclassify: a write to a wider audience than may read what
+	// the run read; a person among its readers decides.
+	ApprovalDeclassify ApprovalKind = "declassify"
+)
+
 // Approval is a tool call held for a person: the exact arguments, bound
 // by their hash, run once as the requesting worker if approved in time.
 type Approval struct {
@@ -86,9 +99,13 @@ type Approval struct {
 	Arguments    json.RawMessage `json:"arguments"`
 	ArgsHash     string          `json:"argumentsSha256"`
 	ActivationID string          `json:"activationId,omitempty"`
-	// Reason is the requester's, Why the server's (the grant, or the taint).
+	// Reason is the requester's, Why the server's (the grant, or the
+	// label), Kind which rule held it; Label is the run's label when it
+	// was held, which an approved declassification lifts for this call.
 	Reason    string          `json:"reason,omitempty"`
 	Why       string          `json:"why"`
+	Kind      ApprovalKind    `json:"kind,omitempty"`
+	Label     Label           `json:"label,omitzero"`
 	Approver  string          `json:"approver"`
 	State     ApprovalState   `json:"state"`
 	DecidedBy string          `json:"decidedBy,omitempty"`

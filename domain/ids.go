@@ -13,6 +13,8 @@ const (
 	PrefixWorker   = "w-"
 	PrefixStream   = "s-"
 	PrefixEvent    = "e-"
+	// PrefixActivation starts every activation id.
+	PrefixActivation = "a-"
 )
 
 // MaxIDLen bounds IDs so they stay readable and fit in paths and filenames.

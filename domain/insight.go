@@ -123,10 +123,21 @@ type Insight struct {
 	Reason       string
 	Stats        InsightStats
 	CreatedAt    time.Time
+	// Label is the storing run's: an untrusted one is quarantined until a
+	// person endorses it (EndorsedBy, EndorsedAt), and readers limit who
+	// may recall it.
+	Label      Label
+	EndorsedBy string
+	EndorsedAt *time.Time
 }
 
 // Current says whether recall may return it.
 func (in Insight) Current() bool { return in.SupersededBy == "" && !in.Retired }
+
+// Quarantined says it was stored under untrusted integrity and no person
+// has endorsed it: recall shows it marked, never as a constraint, and no
+// prompt is given it unasked.
+func (in Insight) Quarantined() bool { return in.Label.Untrusted }
 
 // Text is what full-text relevance reads: trigger, resolution and tags.
 func (in Insight) Text() string {

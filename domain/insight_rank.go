@@ -315,12 +315,18 @@ const (
 	UseConstraint InsightUse = "constraint"
 	UseRisk       InsightUse = "risk"
 	UseContext    InsightUse = "context"
+	// UseUntrusted is a quarantined insight (Insight.Quarantined): shown
+	// only when recalled, marked, until a person endorses it.
+	UseUntrusted InsightUse = "untrusted"
 )
 
 // Use sorts a ranked insight: proven advice is a constraint, advice that
-// fails (or describes a failure) a risk, the rest context.
+// fails (or describes a failure) a risk, the rest context; a quarantined
+// one is none of these.
 func (r Ranked) Use() InsightUse {
 	switch {
+	case r.Insight.Quarantined():
+		return UseUntrusted
 	case r.Insight.Type == InsightFailure || r.Effectiveness < RiskBelow:
 		return UseRisk
 	case r.Effectiveness >= ConstraintFrom:

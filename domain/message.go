@@ -118,4 +118,7 @@ type Event struct {
 	Depth     int       `json:"depth,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
 	Message   Message   `json:"message"`
+	// Label is where the event came from and who its writer had read for
+	// (Label); the store sets it, and its stream narrows its readers.
+	Label Label `json:"label,omitzero"`
 }

@@ -42,6 +42,9 @@ type Skill struct {
 	UpdatedAt time.Time   `json:"updatedAt"`
 	// LastUsedAt is the last call; idle skills are stopped some time after it.
 	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
+	// Label is the label of the run that wrote its code: what it answers
+	// carries it.
+	Label Label `json:"label,omitzero"`
 }
 
 // ToolName is the MCP tool that calls this skill.
@@ -114,6 +117,8 @@ type SkillVersion struct {
 	BuildLog  string    `json:"buildLog,omitempty"`
 	CreatedBy string    `json:"createdBy"`
 	CreatedAt time.Time `json:"createdAt"`
+	// Label is the label of the run that wrote its code.
+	Label Label `json:"label,omitzero"`
 }
 
 var skillName = regexp.MustCompile(`^[a-z][a-z0-9_]{1,39}$`)

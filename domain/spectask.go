@@ -175,4 +175,6 @@ type TaskDocs struct {
 	Requirements string `json:"requirements"`
 	Design       string `json:"design,omitempty"`
 	Progress     string `json:"progress,omitempty"`
+	// Label is the join of the labels of whoever wrote them.
+	Label Label `json:"label,omitzero"`
 }

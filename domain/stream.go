@@ -51,6 +51,9 @@ type Stream struct {
 	Transport   Transport `json:"transport"`
 	CreatedBy   string    `json:"createdBy,omitempty"`
 	CreatedAt   time.Time `json:"createdAt"`
+	// Private streams are read only by their members: what is on them
+	// may be written on only where all its readers are among them.
+	Private bool `json:"private,omitempty"`
 }
 
 // Validate checks a stream's own fields before storing; its transport is

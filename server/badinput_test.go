@@ -209,6 +209,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown insight", "insight_feedback", map[string]any{"ids": []string{"i-nope"}, "outcome": "helped"}, []string{`insight "i-nope": not found`}},
 		{"no reason", "correct_insight", map[string]any{"id": "i-nope", "resolution": "x"}, []string{`missing properties: ["reason"]`}},
 		{"unknown insight", "correct_insight", map[string]any{"id": "i-nope", "resolution": "x", "reason": "r"}, []string{`insight "i-nope": not found`}},
+		{"unknown insight", "endorse_insight", map[string]any{"id": "i-nope"}, []string{`insight "i-nope": not found`}},
 		{"bad scope lists the valid scopes", "list_insights", map[string]any{"scope": "team"}, []string{"/properties/scope", "team does not equal any of: [org role position worker]"}},
 		{"bad kind lists the valid kinds", "link_insights", map[string]any{"from": "i-a", "to": "i-b", "kind": "causes"}, []string{"/properties/kind", "causes does not equal any of: [similar led_to]"}},
 		{"unexpected argument", "consolidate_insights", map[string]any{"threshold": 0.5}, []string{`unexpected additional properties ["threshold"]`}},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -48,7 +50,7 @@ func (s *Store) DecideApproval(ctx context.Context, actor, id string, d domain.A
 		}
 		row.State, row.DecidedBy, row.Note, row.DecidedAt = string(next), actor, note, &now
 		if next == domain.ApprovalDenied {
-			_, err := s.notifyTx(tx, row.WorkerID, outcomeNotice(row.toDomain()), row.ID)
+			_, err := s.notifyLabelTx(tx, row.WorkerID, outcomeNotice(row.toDomain()), row.ID, storedLabel(row.Label))
 			return err
 		}
 		return nil
@@ -75,7 +77,7 @@ func (s *Store) FinishApproval(ctx context.Context, id string, result json.RawMe
 		if err := tx.Where("id = ?", id).Take(&row).Error; err != nil {
 			return err
 		}
-		_, err := s.notifyTx(tx, row.WorkerID, outcomeNotice(row.toDomain()), row.ID)
+		_, err := s.notifyLabelTx(tx, row.WorkerID, outcomeNotice(row.toDomain()), row.ID, storedLabel(row.Label))
 		return err
 	})
 	if err != nil {
@@ -104,7 +106,9 @@ func orConflict(err error, format string, args ...any) error {
 
 // mayDecide: the approver, a person above it, the owner or the operator
 // (""); never the worker that asked, unless it is the owner, and never an
-// AI worker: the gate is a human one.
+// AI worker: the gate is a human one. A declassification whose readers
+// include people is decided only by one of them: what they alone may read
+// is theirs to share.
 func mayDecide(tx *gorm.DB, actor string, r approvalRow) error {
 	switch {
 	case actor == "":
@@ -116,10 +120,23 @@ func mayDecide(tx *gorm.DB, actor string, r approvalRow) error {
 	if err := tx.Select("kind").Where("id = ?", actor).Take(&w).Error; err != nil {
 		return notFoundOr(err, "worker", actor)
 	}
-	switch {
-	case w.Kind != string(domain.WorkerHuman):
+	if w.Kind != string(domain.WorkerHuman) {
 		return domain.Forbidden("%s is an AI worker; only a person decides approval requests (%s, a person above it, or %s)", actor, r.Approver, domain.OwnerWorker)
-	case actor == domain.OwnerWorker || actor == r.Approver:
+	}
+	if r.Kind == string(domain.ApprovalDeclassify) {
+		people, err := peopleAmong(tx, storedLabel(r.Label).Readers)
+		if err != nil {
+			return err
+		}
+		if len(people) > 0 {
+			if slices.Contains(people, actor) {
+				return nil
+			}
+			return domain.Forbidden("%s asks to declassify what only %s may read; one of the people among them (%s) decides it, not %s",
+				r.ID, strings.Join(storedLabel(r.Label).Readers, ", "), strings.Join(people, ", "), actor)
+		}
+	}
+	if actor == domain.OwnerWorker || actor == r.Approver {
 		return nil
 	}
 	a := newAuthz(tx)

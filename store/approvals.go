@@ -29,6 +29,10 @@ type approvalRow struct {
 	CreatedAt    time.Time
 	ExpiresAt    time.Time `gorm:"not null"`
 	DecidedAt    *time.Time
+	// Kind is the rule that held the call (domain.ApprovalKind), Label the
+	// run's label then.
+	Kind  string `gorm:"not null;default:''"`
+	Label string `gorm:"not null;default:''"`
 }
 
 func (approvalRow) TableName() string { return "approvals" }
@@ -36,7 +40,8 @@ func (approvalRow) TableName() string { return "approvals" }
 func (r approvalRow) toDomain() domain.Approval {
 	a := domain.Approval{ID: r.ID, WorkerID: r.WorkerID, Tool: r.Tool, Arguments: json.RawMessage(r.Arguments), ArgsHash: r.ArgsHash,
 		ActivationID: r.ActivationID, Reason: r.Reason, Why: r.Why, Approver: r.Approver, State: domain.ApprovalState(r.State),
-		DecidedBy: r.DecidedBy, Note: r.Note, Error: r.Error, CreatedAt: r.CreatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC()}
+		DecidedBy: r.DecidedBy, Note: r.Note, Error: r.Error, CreatedAt: r.CreatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(),
+		Kind: domain.ApprovalKind(r.Kind), Label: storedLabel(r.Label)}
 	if r.Result != "" {
 		a.Result = json.RawMessage(r.Result)
 	}
@@ -47,18 +52,20 @@ func (r approvalRow) toDomain() domain.Approval {
 	return a
 }
 
-// RequestApproval records a held tool call and tells its approver — the
-// requester's nearest human manager up the chart, else the owner — in the
-// approver's inbox, in one transaction. a carries the worker, tool,
-// canonical arguments and their hash, activation, reason and why; the
-// request expires after ttl.
+// RequestApproval records a held tool call and tells its approver in the
+// approver's inbox, in one transaction: for a declassification the first
+// person among the label's readers (approver), else — or when there is
+// none — the requester's nearest human manager up the chart, else the
+// owner. a carries the worker, tool, canonical arguments and their hash,
+// activation, reason, why, kind and label; the request expires after ttl.
 func (s *Store) RequestApproval(ctx context.Context, a domain.Approval, ttl time.Duration) (domain.Approval, error) {
 	now := s.Now()
 	row := approvalRow{ID: domain.NewApprovalID(), WorkerID: a.WorkerID, Tool: a.Tool, Arguments: string(a.Arguments), ArgsHash: a.ArgsHash,
-		ActivationID: a.ActivationID, Reason: a.Reason, Why: a.Why, State: string(domain.ApprovalPending), CreatedAt: now, ExpiresAt: now.Add(ttl)}
+		ActivationID: a.ActivationID, Reason: a.Reason, Why: a.Why, State: string(domain.ApprovalPending), CreatedAt: now, ExpiresAt: now.Add(ttl),
+		Kind: string(a.Kind), Label: a.Label.Encode()}
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var err error
-		if row.Approver, err = nearestHuman(tx, a.WorkerID); err != nil {
+		if row.Approver, err = approver(tx, a); err != nil {
 			return err
 		}
 		if err := tx.Create(&row).Error; err != nil {
@@ -71,6 +78,35 @@ func (s *Store) RequestApproval(ctx context.Context, a domain.Approval, ttl time
 		return domain.Approval{}, fmt.Errorf("request approval of %s for %s: %w", a.Tool, a.WorkerID, err)
 	}
 	return row.toDomain(), nil
+}
+
+// approver decides a request: a person among the readers of what a
+// declassification would share, else the requester's nearest human.
+func approver(tx *gorm.DB, a domain.Approval) (string, error) {
+	if a.Kind == domain.ApprovalDeclassify {
+		if people, err := peopleAmong(tx, a.Label.Readers); err != nil || len(people) > 0 {
+			return firstOr(people, ""), err
+		}
+	}
+	return nearestHuman(tx, a.WorkerID)
+}
+
+// peopleAmong are the active human workers among ids, by id.
+func peopleAmong(tx *gorm.DB, ids []string) ([]string, error) {
+	people := []string{}
+	if len(ids) == 0 {
+		return people, nil
+	}
+	err := tx.Model(&workerRow{}).Where("id IN ? AND kind = ? AND dismissed_at IS NULL", ids, string(domain.WorkerHuman)).
+		Order("id").Pluck("id", &people).Error
+	return people, err
+}
+
+func firstOr(ids []string, or string) string {
+	if len(ids) == 0 {
+		return or
+	}
+	return ids[0]
 }
 
 // nearestHuman is the first active person in the positions above worker's,
@@ -104,6 +140,9 @@ func nearestHuman(tx *gorm.DB, worker string) (string, error) {
 
 func approvalNotice(a domain.Approval) domain.Message {
 	body := fmt.Sprintf("%s asks to call %s with %s.\nWhy it waits: %s.\n", a.WorkerID, a.Tool, clip(string(a.Arguments), maxNoticeResult), a.Why)
+	if !a.Label.IsZero() {
+		body += "Its run's label: " + a.Label.String() + ".\n"
+	}
 	if a.Reason != "" {
 		body += "Its reason: " + a.Reason + "\n"
 	}

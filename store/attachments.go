@@ -26,6 +26,9 @@ type attachmentRow struct {
 	Size        int64
 	Content     []byte
 	CreatedAt   time.Time
+	// Label is its event's, or for a file a skill answered with, the
+	// label of the call that kept it.
+	Label string `gorm:"not null;default:''"`
 }
 
 func (attachmentRow) TableName() string { return "attachments" }
@@ -37,6 +40,9 @@ type AttachmentFile struct {
 	EventID  string
 	StreamID string
 	Content  []byte
+	// Label is what reading it raises a run's label by: its event's, or
+	// the keeping call's, narrowed by its stream's readers.
+	Label domain.Label
 }
 
 // AppendInbound stores what an outside system sent, every message in one
@@ -80,6 +86,9 @@ func (s *Store) appendInboundTx(tx *gorm.DB, m domain.Inbound, maxBody int) (dom
 	if err != nil || dup || len(rows) == 0 {
 		return domain.Receipt{Event: stored, Duplicate: dup}, err
 	}
+	for i := range rows {
+		rows[i].Label = stored.Label.Encode()
+	}
 	return domain.Receipt{Event: stored}, tx.Create(&rows).Error
 }
 
@@ -89,8 +98,21 @@ func (s *Store) Attachment(ctx context.Context, ref string) (AttachmentFile, err
 	if err := s.read(ctx).Where("id = ?", ref).Take(&r).Error; err != nil {
 		return AttachmentFile{}, notFoundOr(err, "attachment", ref)
 	}
+	label, err := domain.ParseLabel(r.Label)
+	if err != nil {
+		return AttachmentFile{}, fmt.Errorf("attachment %s: %w", ref, err)
+	}
+	if r.StreamID != "" {
+		readers, err := streamReaders(s.read(ctx), r.StreamID)
+		if err != nil {
+			return AttachmentFile{}, fmt.Errorf("attachment %s: %w", ref, err)
+		}
+		if readers != nil {
+			label = label.Join(domain.ReadBy(readers, "attachment "+ref+" on "+r.StreamID, domain.ByOutside))
+		}
+	}
 	return AttachmentFile{Attachment: domain.Attachment{Name: r.Name, ContentType: r.ContentType, Size: r.Size, Ref: r.ID},
-		EventID: r.EventID, StreamID: r.StreamID, Content: r.Content}, nil
+		EventID: r.EventID, StreamID: r.StreamID, Content: r.Content, Label: label}, nil
 }
 
 // LatestInbound returns the newest event the outside world put on a stream
@@ -117,7 +139,8 @@ func (s *Store) LatestInbound(ctx context.Context, streamID, messageID, threadID
 // message's attachments.
 func (s *Store) SaveFile(ctx context.Context, a domain.Attachment, content []byte) (domain.Attachment, error) {
 	a.Ref, a.Size = AttachmentRefPrefix+domain.RandomSlug(16), int64(len(content))
-	row := attachmentRow{ID: a.Ref, Name: a.Name, ContentType: a.ContentType, Size: a.Size, Content: content, CreatedAt: s.Now()}
+	row := attachmentRow{ID: a.Ref, Name: a.Name, ContentType: a.ContentType, Size: a.Size, Content: content, CreatedAt: s.Now(),
+		Label: WritingLabel(ctx).Encode()}
 	if err := s.write(ctx, func(tx *gorm.DB) error { return tx.Create(&row).Error }); err != nil {
 		return domain.Attachment{}, fmt.Errorf("save file %s: %w", a.Name, err)
 	}

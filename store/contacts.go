@@ -287,7 +287,7 @@ func (s *Store) relayOut(tx *gorm.DB, c heldContact, ev domain.Event) error {
 		// A chat shows no subject: it heads the text.
 		msg.Body = cut(msg.Subject+"\n\n"+ev.Message.Body, domain.DefaultMaxBody)
 	}
-	_, err := s.appendTx(tx, domain.Event{StreamID: c.StreamID, Source: source, CausedBy: ev.ID, Message: msg}, AppendOptions{})
+	_, err := s.appendTx(tx, domain.Event{StreamID: c.StreamID, Source: source, CausedBy: ev.ID, Message: msg}, AppendOptions{label: ev.Label})
 	return err
 }
 
@@ -324,15 +324,18 @@ func (s *Store) relayAnswer(tx *gorm.DB, c heldContact, ev domain.Event, sender 
 		return err
 	}
 	msg := domain.Message{From: c.WorkerID, Body: cut(ev.Message.Body, domain.DefaultMaxBody), ThreadID: thread, InReplyTo: o.ID}
+	opts := AppendOptions{answerOf: c.StreamID}
 	out := domain.Event{StreamID: stream, Source: c.WorkerID, CausedBy: ev.ID, Message: msg}
 	if how == "" {
 		out.Source, out.Message.From = "", ev.Message.From
 		out.Message.Body = cut(unverifiedHead(c.WorkerID, ev.Message.From)+ev.Message.Body, domain.DefaultMaxBody)
 		out.Message.Extra, _ = json.Marshal(map[string]string{"unverifiedSender": ev.Message.From, "contactOf": c.WorkerID})
+		// Nobody vouched for it: it is outside input, labelled as what came in.
+		opts.label = ev.Label
 	} else {
 		out.Message.Extra, _ = json.Marshal(map[string]string{"verifiedBy": how})
 	}
-	_, err = s.appendTx(tx, out, AppendOptions{answerOf: c.StreamID})
+	_, err = s.appendTx(tx, out, opts)
 	return err
 }
 

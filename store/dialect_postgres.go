@@ -186,7 +186,7 @@ func (postgresDialect) searchInsights(tx *gorm.DB, terms []string, seat *domain.
 	// the whole index, as FTS4's matchinfo does.
 	args = append(args, strings.Join(query, " | "))
 	rows, err := tx.Raw(`SELECT i.id, i.scope, i.target, i.helped, i.failed, i.credit_helped, i.credit_failed, i.last_used, i.created_at,
-		f.len_trigger, f.len_resolution, f.len_tags, f.tsv::text, (`+visible+`)
+		f.len_trigger, f.len_resolution, f.len_tags, f.tsv::text, (`+visible+`), i.label
 		FROM insight_fts f JOIN insights i ON i.doc = f.docid
 		WHERE f.tsv @@ CAST(? AS tsquery)`, args...).Rows()
 	if err != nil {
@@ -196,7 +196,7 @@ func (postgresDialect) searchInsights(tx *gorm.DB, terms []string, seat *domain.
 	var seen []domain.Candidate
 	var hits []domain.FieldHits
 	for rows.Next() {
-		c, h, ok, err := scanMatch(rows, lexemes)
+		c, h, ok, err := scanMatch(rows, lexemes, seat)
 		if err != nil {
 			return nil, fmt.Errorf("search insights: %w", err)
 		}
@@ -247,20 +247,22 @@ func quoteLexeme(l string) string {
 
 // scanMatch reads one matching row: the candidate, its hits per term and
 // field, and whether the seat sees it.
-func scanMatch(rows *sql.Rows, lexemes []string) (domain.Candidate, domain.FieldHits, bool, error) {
+func scanMatch(rows *sql.Rows, lexemes []string, seat *domain.InsightSeat) (domain.Candidate, domain.FieldHits, bool, error) {
 	var (
 		in       domain.Insight
 		scope    string
 		lastUsed sql.NullTime
 		tsv      string
 		visible  bool
+		label    string
 	)
 	h := domain.FieldHits{Len: make([]int, insightFields), TF: make([][]int, len(lexemes))}
 	st := &in.Stats
 	if err := rows.Scan(&in.ID, &scope, &in.Target, &st.Helped, &st.Failed, &st.CreditHelped, &st.CreditFailed, &lastUsed, &in.CreatedAt,
-		&h.Len[0], &h.Len[1], &h.Len[2], &tsv, &visible); err != nil {
+		&h.Len[0], &h.Len[1], &h.Len[2], &tsv, &visible, &label); err != nil {
 		return domain.Candidate{}, h, false, err
 	}
+	visible = visible && readableBy(seat, label)
 	in.Scope = domain.InsightScope(scope)
 	if lastUsed.Valid {
 		st.LastUsed = lastUsed.Time.UTC()

@@ -85,7 +85,7 @@ func (sqliteDialect) searchInsights(tx *gorm.DB, terms []string, seat *domain.In
 	match := `"` + strings.Join(terms, `" OR "`) + `"`
 	// CROSS JOIN keeps the full-text table outermost: the other order runs
 	// the whole MATCH once per insight row.
-	q := `SELECT i.id, i.scope, i.target, i.helped, i.failed, i.credit_helped, i.credit_failed, i.last_used, i.created_at, matchinfo(insight_fts, 'pcnalx')
+	q := `SELECT i.id, i.scope, i.target, i.helped, i.failed, i.credit_helped, i.credit_failed, i.last_used, i.created_at, i.label, matchinfo(insight_fts, 'pcnalx')
 		FROM insight_fts CROSS JOIN insights i ON i.doc = insight_fts.docid
 		WHERE insight_fts MATCH ? AND i.superseded_by = '' AND NOT i.retired`
 	args := []any{match}
@@ -102,11 +102,13 @@ func (sqliteDialect) searchInsights(tx *gorm.DB, terms []string, seat *domain.In
 	var out []domain.Candidate
 	var mi matchInfo
 	for rows.Next() {
-		c, err := mi.scan(rows)
+		c, label, err := mi.scan(rows)
 		if err != nil {
 			return nil, fmt.Errorf("search insights: %w", err)
 		}
-		out = append(out, c)
+		if readableBy(seat, label) {
+			out = append(out, c)
+		}
 	}
 	return out, rows.Err()
 }
@@ -131,5 +133,6 @@ func (sqliteDialect) settings(ctx context.Context, db *gorm.DB) (map[string]stri
 
 func (sqliteDialect) eventPageSQL(query string) string {
 	return `SELECT COALESCE(json_group_array(json_object('seq', seq, 'id', id, 'streamId', stream_id, 'source', source,
-	'sourceKind', source_kind, 'causedBy', caused_by, 'depth', depth, 'createdAt', created_at, 'message', json(body))), '[]') FROM (` + query + `)`
+	'sourceKind', source_kind, 'causedBy', caused_by, 'depth', depth, 'createdAt', created_at, 'message', json(body),
+	'label', CASE label WHEN '' THEN NULL ELSE json(label) END)), '[]') FROM (` + query + `)`
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	// encoding/json's API and behaviour at a fraction of its decoding
@@ -33,6 +34,9 @@ type eventRow struct {
 	Depth     int     `gorm:"not null;default:0"`
 	CreatedAt time.Time
 	Body      string `gorm:"not null"`
+	// Label is the event's domain.Label, encoded ("" is trusted and
+	// readable by the org); appendOnce sets it.
+	Label string `gorm:"not null;default:''"`
 }
 
 func (eventRow) TableName() string { return "events" }
@@ -41,6 +45,10 @@ func (r eventRow) toDomain() (domain.Event, error) {
 	ev := domain.Event{ID: r.ID, Seq: r.Seq, StreamID: r.StreamID, Source: r.Source,
 		SourceKind: domain.SourceKind(r.SourceKind), CausedBy: r.CausedBy, Depth: r.Depth, CreatedAt: r.CreatedAt.UTC()}
 	if err := json.Unmarshal([]byte(r.Body), &ev.Message); err != nil {
+		return ev, fmt.Errorf("decode event %s: %w", r.ID, err)
+	}
+	var err error
+	if ev.Label, err = domain.ParseLabel(r.Label); err != nil {
 		return ev, fmt.Errorf("decode event %s: %w", r.ID, err)
 	}
 	return ev, nil
@@ -61,6 +69,10 @@ type AppendOptions struct {
 	// answerOf is the contact stream the event relays an answer from:
 	// it is not relayed back there.
 	answerOf string
+	// label is joined into the event's own: what the store appends as a
+	// consequence of something labelled (a relayed copy, a notice about
+	// an approval) carries that label on.
+	label domain.Label
 }
 
 // Append stores an event on its stream. The stream must exist.
@@ -114,10 +126,10 @@ func (s *Store) appendTx(tx *gorm.DB, ev domain.Event, opts AppendOptions) (doma
 // whose dedup key its stream already stored inserts nothing and returns
 // no row.
 const (
-	streamExistsSQL = "SELECT 1 FROM streams WHERE id = ?"
-	sourceKindSQL   = "SELECT kind FROM workers WHERE id = ?"
-	insertEventSQL  = `INSERT INTO events (id, stream_id, source, source_kind, caused_by, dedup_key, depth, created_at, body)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedup_key) DO NOTHING RETURNING seq`
+	streamKindSQL  = "SELECT transport_kind FROM streams WHERE id = ?"
+	sourceKindSQL  = "SELECT kind FROM workers WHERE id = ?"
+	insertEventSQL = `INSERT INTO events (id, stream_id, source, source_kind, caused_by, dedup_key, depth, created_at, body, label)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedup_key) DO NOTHING RETURNING seq`
 )
 
 // appendOnce is appendTx, with opts.dedupKey: when the stream already
@@ -132,8 +144,8 @@ func (s *Store) appendOnce(tx *gorm.DB, ev domain.Event, opts AppendOptions) (st
 		}
 		return ev, false, err
 	}
-	var one int
-	ok, err := s.scanFixed(tx, streamExistsSQL, []any{ev.StreamID}, &one)
+	var kind string
+	ok, err := s.scanFixed(tx, streamKindSQL, []any{ev.StreamID}, &kind)
 	if err != nil {
 		return ev, false, err
 	}
@@ -156,7 +168,7 @@ func (s *Store) appendOnce(tx *gorm.DB, ev domain.Event, opts AppendOptions) (st
 		}
 		ev.SourceKind = domain.SourceKind(kind)
 	}
-	if ev.Depth, err = s.eventDepth(tx, ev); err != nil {
+	if ev.Depth, ev.Label, err = s.depthAndLabel(tx, ev, domain.TransportKind(kind), opts); err != nil {
 		return ev, false, err
 	}
 	body, err := json.Marshal(ev.Message)
@@ -168,7 +180,7 @@ func (s *Store) appendOnce(tx *gorm.DB, ev domain.Event, opts AppendOptions) (st
 		key = dedupKey(tx, ev.StreamID, opts.dedupKey)
 	}
 	ok, err = s.scanFixed(tx, insertEventSQL, []any{ev.ID, ev.StreamID, ev.Source, string(ev.SourceKind),
-		ev.CausedBy, key, ev.Depth, ev.CreatedAt, string(body)}, &ev.Seq)
+		ev.CausedBy, key, ev.Depth, ev.CreatedAt, string(body), ev.Label.Encode()}, &ev.Seq)
 	if err != nil {
 		return ev, false, err
 	}
@@ -185,23 +197,40 @@ func (s *Store) appendOnce(tx *gorm.DB, ev domain.Event, opts AppendOptions) (st
 	return ev, false, s.relayContacts(tx, ev, opts)
 }
 
-// eventDepth is 0 for what humans, the outside world and the system say,
-// and one more than the deepest trigger of the run for what an AI worker
-// publishes during one (CausedBy names the activation): a chain of AI
-// runs waking each other grows deeper with each step, whatever streams it
-// crosses, and the dispatcher stops it at dispatch.max_depth.
-func (s *Store) eventDepth(tx *gorm.DB, ev domain.Event) (int, error) {
-	if ev.SourceKind != domain.SourceAI || ev.CausedBy == "" {
-		return 0, nil
+// depthAndLabel are what the store decides of a new event (labels.go
+// says how its label is decided). Depth is 0 for what humans, the outside
+// world and the system say, and one more than the deepest trigger of the
+// run for what an AI worker publishes during one (CausedBy names the
+// activation): a chain of AI runs waking each other grows deeper with each
+// step, whatever streams it crosses, and the dispatcher stops it at
+// dispatch.max_depth. Only an event a run caused costs a query: its depth
+// and the run's label come in one.
+func (s *Store) depthAndLabel(tx *gorm.DB, ev domain.Event, kind domain.TransportKind, opts AppendOptions) (int, domain.Label, error) {
+	label := s.arrivalLabel(ev, kind).Join(opts.label)
+	depth := 0
+	if ev.CausedBy != "" && (ev.SourceKind == domain.SourceAI || strings.HasPrefix(ev.CausedBy, domain.PrefixActivation)) {
+		var (
+			deepest sql.NullInt64
+			run     sql.NullString
+		)
+		if _, err := s.scanFixed(tx, runOfEventSQL, []any{ev.CausedBy, ev.Source, ev.CausedBy}, &deepest, &run); err != nil {
+			return 0, label, err
+		}
+		if deepest.Valid && ev.SourceKind == domain.SourceAI {
+			depth = int(deepest.Int64) + 1
+		}
+		l, err := domain.ParseLabel(run.String)
+		if err != nil {
+			return 0, label, fmt.Errorf("label of %s: %w", ev.CausedBy, err)
+		}
+		label = label.Join(l)
 	}
-	var deepest sql.NullInt64
-	if _, err := s.scanFixed(tx, deepestTriggerSQL, []any{ev.CausedBy, ev.Source}, &deepest); err != nil || !deepest.Valid {
-		return 0, err
-	}
-	return int(deepest.Int64) + 1, nil
+	return depth, writtenUnder(tx.Statement.Context, label), nil
 }
 
-const deepestTriggerSQL = "SELECT MAX(depth) FROM triggers WHERE activation_id = ? AND worker_id = ?"
+// runOfEventSQL reads, for an event a run caused, the deepest trigger of
+// the run (its worker's) and the run's label.
+const runOfEventSQL = "SELECT (SELECT MAX(depth) FROM triggers WHERE activation_id = ? AND worker_id = ?), (SELECT label FROM activations WHERE id = ?)"
 
 // EventQuery selects events oldest first.
 type EventQuery struct {
@@ -218,7 +247,7 @@ const MaxReadLimit = 500
 // stream_id index, whose entries end with the rowid (SQLite) or which the
 // planner pairs with the primary key (PostgreSQL), so a page costs the
 // same at any depth of history (BenchmarkReadEvents).
-const readEventsSQL = `SELECT seq, id, stream_id, COALESCE(source, '') AS source, source_kind, COALESCE(caused_by, '') AS caused_by, depth, created_at, body
+const readEventsSQL = `SELECT seq, id, stream_id, COALESCE(source, '') AS source, source_kind, COALESCE(caused_by, '') AS caused_by, depth, created_at, body, label
 	FROM events WHERE stream_id IN ? AND seq > ? ORDER BY seq LIMIT ?`
 
 // ReadEvents returns events on the given streams after the cursor.
@@ -276,12 +305,17 @@ func scanEvent(rows *sql.Rows) (domain.Event, error) {
 		ev         domain.Event
 		sourceKind string
 		body       sql.RawBytes
+		label      string
 	)
-	if err := rows.Scan(&ev.Seq, &ev.ID, &ev.StreamID, &ev.Source, &sourceKind, &ev.CausedBy, &ev.Depth, &ev.CreatedAt, &body); err != nil {
+	if err := rows.Scan(&ev.Seq, &ev.ID, &ev.StreamID, &ev.Source, &sourceKind, &ev.CausedBy, &ev.Depth, &ev.CreatedAt, &body, &label); err != nil {
 		return ev, err
 	}
 	ev.SourceKind, ev.CreatedAt = domain.SourceKind(sourceKind), ev.CreatedAt.UTC()
 	if err := fastjson.Unmarshal(body, &ev.Message); err != nil {
+		return ev, fmt.Errorf("decode event %s: %w", ev.ID, err)
+	}
+	var err error
+	if ev.Label, err = domain.ParseLabel(label); err != nil {
 		return ev, fmt.Errorf("decode event %s: %w", ev.ID, err)
 	}
 	return ev, nil

@@ -112,3 +112,9 @@ func (s *Store) AuthEpoch(ctx context.Context) (int64, error) { return s.epoch(c
 
 // NumberedPlaceholders is a fixed query's text as PostgreSQL gets it.
 var NumberedPlaceholders = numberedPlaceholders
+
+// MigrateLabels runs the labels migration again, as on a database that
+// recorded taint before labels.
+func (s *Store) MigrateLabels(ctx context.Context) error {
+	return s.write(ctx, migrateLabels)
+}

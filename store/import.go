@@ -154,7 +154,7 @@ func (im *Importer) Stream(st domain.Stream) error {
 		return fmt.Errorf("stream %s: %w", st.ID, err)
 	}
 	row := streamRow{ID: st.ID, Name: st.Name, Description: st.Description, TransportKind: string(st.Transport.Kind),
-		TransportConfig: cfg, CreatedBy: st.CreatedBy, CreatedAt: st.CreatedAt}
+		TransportConfig: cfg, CreatedBy: st.CreatedBy, CreatedAt: st.CreatedAt, Private: st.Private}
 	if st.ID == domain.StreamOrg {
 		im.counts["streams"]++
 		return im.tx.Model(&streamRow{}).Where("id = ?", row.ID).Updates(map[string]any{"name": row.Name, "description": row.Description,
@@ -179,7 +179,7 @@ func (im *Importer) Skill(sk domain.Skill, versions []domain.SkillVersion) error
 		schema = "{}"
 	}
 	if err := im.create("skills", &skillRow{Name: sk.Name, Description: sk.Description, InputSchema: schema, Template: sk.Template,
-		Version: sk.Version, Status: string(domain.SkillFailed), CreatedBy: sk.CreatedBy, CreatedAt: sk.CreatedAt, UpdatedAt: im.s.Now(),
+		Version: sk.Version, Status: string(domain.SkillFailed), CreatedBy: sk.CreatedBy, CreatedAt: sk.CreatedAt, UpdatedAt: im.s.Now(), Label: sk.Label.Encode(),
 		Error: "imported: not built on this host yet; build it again with create_skill (get_skill shows its source)"}); err != nil {
 		return err
 	}
@@ -195,7 +195,7 @@ func (im *Importer) Skill(sk domain.Skill, versions []domain.SkillVersion) error
 		}
 		if err := im.create("skill versions", &skillVersionRow{Name: sk.Name, Version: v.Version, Status: string(v.Status), Error: v.Error,
 			Description: v.Description, InputSchema: string(v.InputSchema), Template: v.Template, Files: string(files),
-			Examples: string(examples), CreatedBy: v.CreatedBy, CreatedAt: v.CreatedAt}); err != nil {
+			Examples: string(examples), CreatedBy: v.CreatedBy, CreatedAt: v.CreatedAt, Label: v.Label.Encode()}); err != nil {
 			return err
 		}
 	}

@@ -30,6 +30,12 @@ func (s *Store) Notify(ctx context.Context, worker string, msg domain.Message, c
 // notifyTx is Notify inside a caller's transaction, so a notice commits
 // with the change it reports or not at all.
 func (s *Store) notifyTx(tx *gorm.DB, worker string, msg domain.Message, causedBy string) (domain.Event, error) {
+	return s.notifyLabelTx(tx, worker, msg, causedBy, domain.Label{})
+}
+
+// notifyLabelTx is notifyTx for a notice that quotes something labelled
+// (an approval's arguments and result): it carries label on.
+func (s *Store) notifyLabelTx(tx *gorm.DB, worker string, msg domain.Message, causedBy string, label domain.Label) (domain.Event, error) {
 	stream, err := s.ensureInboxTx(tx, worker)
 	if err != nil {
 		return domain.Event{}, err
@@ -37,7 +43,7 @@ func (s *Store) notifyTx(tx *gorm.DB, worker string, msg domain.Message, causedB
 	if msg.From == "" {
 		msg.From = "helix-org"
 	}
-	return s.appendTx(tx, domain.Event{StreamID: stream, CausedBy: causedBy, Message: msg}, AppendOptions{})
+	return s.appendTx(tx, domain.Event{StreamID: stream, CausedBy: causedBy, Message: msg}, AppendOptions{label: label})
 }
 
 // ensureInboxTx creates a worker's inbox and subscribes the worker to it,

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -211,6 +212,9 @@ func (a *authz) corrects(actor string, in domain.Insight) error {
 
 // seesInsight says whether reader may recall in (the owner sees all).
 func (a *authz) seesInsight(reader string, in domain.Insight) error {
+	if reader != "" && !in.Label.Within([]string{reader}) {
+		return domain.Forbidden("%s was stored by a run that read what only %s may read, which %s is not among", in.ID, strings.Join(in.Label.Readers, ", "), reader)
+	}
 	if reader == "" || reader == domain.OwnerWorker {
 		return nil
 	}

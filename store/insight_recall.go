@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -60,6 +61,11 @@ func (s *Store) Recall(ctx context.Context, reader string, q RecallQuery) ([]Rec
 	if err != nil {
 		return nil, err
 	}
+	// Quarantined advice comes after the rest, however it scores: it is
+	// shown, marked, only to a run that asks, until a person endorses it.
+	slices.SortStableFunc(ranked, func(a, b domain.Ranked) int {
+		return cmp.Compare(b2i(a.Insight.Quarantined()), b2i(b.Insight.Quarantined()))
+	})
 	var out []Recalled
 	for _, r := range ranked {
 		out = append(out, Recalled{Ranked: r})
@@ -105,7 +111,7 @@ func (s *Store) follow(tx *gorm.DB, seat domain.InsightSeat, mode domain.RankMod
 		if err != nil {
 			return nil, err
 		}
-		if !in.Current() || !seat.Sees(in.Scope, in.Target) {
+		if !in.Current() || !seat.Sees(in.Scope, in.Target) || !in.Label.Within([]string{seat.Worker}) {
 			continue
 		}
 		ids = append(ids, other)
@@ -175,7 +181,11 @@ func (s *Store) ListInsights(ctx context.Context, reader string, f InsightFilter
 	if err := q.Order("created_at DESC, doc DESC").Limit(500).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list insights: %w", err)
 	}
-	return mapRows(rows, insightRow.toDomain), nil
+	out := mapRows(rows, insightRow.toDomain)
+	if reader != "" {
+		out = slices.DeleteFunc(out, func(in domain.Insight) bool { return !in.Label.Within([]string{reader}) })
+	}
+	return out, nil
 }
 
 // history walks the versions of id both ways.
@@ -198,6 +208,72 @@ func (s *Store) history(tx *gorm.DB, reader, id string) ([]domain.Insight, error
 			return nil, err
 		}
 		out = append(out, in)
+	}
+	return out, nil
+}
+
+// InsightScopeHolders are the active workers an insight of a role or a
+// position scope reaches now: who holds the role or the position.
+func (s *Store) InsightScopeHolders(ctx context.Context, scope domain.InsightScope, target string) ([]string, error) {
+	q := s.read(ctx).Table("workers").Joins("JOIN positions ON positions.id = workers.position_id").Where("workers.dismissed_at IS NULL")
+	switch scope {
+	case domain.ScopeRole:
+		q = q.Where("positions.role_id = ?", target)
+	case domain.ScopePosition:
+		q = q.Where("positions.id = ?", target)
+	default:
+		return nil, domain.Invalid("scope", "holders are of a role or a position; got %q", scope)
+	}
+	holders := []string{}
+	if err := q.Order("workers.id").Pluck("workers.id", &holders).Error; err != nil {
+		return nil, fmt.Errorf("holders of %s %s: %w", scope, target, err)
+	}
+	return holders, nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// EndorseInsight is a person vouching for a quarantined insight: it is
+// trusted from then on, recorded as endorsed by actor, and ranks and is
+// injected like any other. Only a person may, one who may recall it.
+func (s *Store) EndorseInsight(ctx context.Context, actor, id string) (domain.Insight, error) {
+	var out domain.Insight
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		in, err := getInsight(tx, id)
+		if err != nil {
+			return err
+		}
+		var w workerRow
+		if err := tx.Select("kind").Where("id = ?", actor).Take(&w).Error; err != nil {
+			return notFoundOr(err, "worker", actor)
+		}
+		if w.Kind != string(domain.WorkerHuman) {
+			return domain.Forbidden("%s is an AI worker; only a person endorses an insight", actor)
+		}
+		if err := newAuthz(tx).seesInsight(actor, in); err != nil {
+			return err
+		}
+		if !in.Current() {
+			return fmt.Errorf("insight %s was superseded by %q (retired: %v); endorse the current version: %w", id, in.SupersededBy, in.Retired, domain.ErrConflict)
+		}
+		if !in.Quarantined() {
+			return fmt.Errorf("insight %s is not quarantined (endorsed by %q): %w", id, in.EndorsedBy, domain.ErrConflict)
+		}
+		now := s.Now()
+		in.Label, in.EndorsedBy, in.EndorsedAt = in.Label.Endorsed(), actor, &now
+		out = in
+		if err := tx.Model(&insightRow{}).Where("id = ?", id).Updates(map[string]any{"label": in.Label.Encode(), "endorsed_by": actor, "endorsed_at": &now}).Error; err != nil {
+			return err
+		}
+		return s.audit(tx, Change{Action: "endorse_insight", Actor: actor, Target: id})
+	})
+	if err != nil {
+		return domain.Insight{}, fmt.Errorf("endorse insight %s: %w", id, err)
 	}
 	return out, nil
 }

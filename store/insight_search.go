@@ -115,7 +115,7 @@ func (s *Store) matchInsights(tx *gorm.DB, text string) ([]domain.Match, error) 
 // index for the OR (a scan of every insight in the seat's scopes)
 // instead of looking the matches up by doc.
 const (
-	candidatesSQL = `SELECT doc, id, helped, failed, credit_helped, credit_failed, last_used, created_at FROM insights
+	candidatesSQL = `SELECT doc, id, helped, failed, credit_helped, credit_failed, last_used, created_at, label FROM insights
 		WHERE doc IN (SELECT value FROM json_each(?)) AND superseded_by = '' AND NOT retired`
 	seatCandidatesSQL = candidatesSQL + ` AND (+scope = 'org' OR (+scope = 'role' AND +target = ?) OR (+scope = 'position' AND +target = ?) OR (+scope = 'worker' AND +target = ?))`
 )
@@ -147,12 +147,17 @@ func (s *Store) loadCandidates(tx *gorm.DB, dst []domain.Candidate, ms []domain.
 		var (
 			doc      int64
 			lastUsed sql.NullTime
+			label    string
 		)
 		dst = append(dst, domain.Candidate{})
 		c := &dst[len(dst)-1]
 		in, st := &c.Insight, &c.Insight.Stats
-		if err := rows.Scan(&doc, &in.ID, &st.Helped, &st.Failed, &st.CreditHelped, &st.CreditFailed, &lastUsed, &in.CreatedAt); err != nil {
+		if err := rows.Scan(&doc, &in.ID, &st.Helped, &st.Failed, &st.CreditHelped, &st.CreditFailed, &lastUsed, &in.CreatedAt, &label); err != nil {
 			return nil, fmt.Errorf("load insight candidates: %w", err)
+		}
+		if !readableBy(seat, label) {
+			dst = dst[:len(dst)-1]
+			continue
 		}
 		if lastUsed.Valid {
 			st.LastUsed = lastUsed.Time.UTC()
@@ -178,16 +183,18 @@ type matchInfo struct {
 }
 
 // scan reads one row of the dialect's full search (id, scope, target,
-// counters, times, matchinfo) into a scored candidate.
-func (m *matchInfo) scan(rows *sql.Rows) (domain.Candidate, error) {
+// counters, times, label, matchinfo) into a scored candidate and its
+// stored label.
+func (m *matchInfo) scan(rows *sql.Rows) (domain.Candidate, string, error) {
 	var (
 		in       domain.Insight
 		scope    string
 		lastUsed sql.NullTime
+		label    string
 	)
 	st := &in.Stats
-	if err := rows.Scan(&in.ID, &scope, &in.Target, &st.Helped, &st.Failed, &st.CreditHelped, &st.CreditFailed, &lastUsed, &in.CreatedAt, &m.blob); err != nil {
-		return domain.Candidate{}, err
+	if err := rows.Scan(&in.ID, &scope, &in.Target, &st.Helped, &st.Failed, &st.CreditHelped, &st.CreditFailed, &lastUsed, &in.CreatedAt, &label, &m.blob); err != nil {
+		return domain.Candidate{}, "", err
 	}
 	in.Scope = domain.InsightScope(scope)
 	if lastUsed.Valid {
@@ -195,9 +202,9 @@ func (m *matchInfo) scan(rows *sql.Rows) (domain.Candidate, error) {
 	}
 	in.CreatedAt = in.CreatedAt.UTC()
 	if err := m.decode(); err != nil {
-		return domain.Candidate{}, err
+		return domain.Candidate{}, "", err
 	}
-	return domain.Candidate{Insight: in, BM25: domain.BM25(m.corpus, m.hits)}, nil
+	return domain.Candidate{Insight: in, BM25: domain.BM25(m.corpus, m.hits)}, label, nil
 }
 
 func (m *matchInfo) at(i int) int { return int(binary.NativeEndian.Uint32(m.blob[4*i:])) }
@@ -233,4 +240,14 @@ func (m *matchInfo) decode() error {
 		}
 	}
 	return nil
+}
+
+// readableBy says whether the worker of seat (any, when nil) may recall an
+// insight with the stored label: one stored by a run that had read what
+// only some may read is recalled only by them.
+func readableBy(seat *domain.InsightSeat, label string) bool {
+	if seat == nil || label == "" {
+		return true
+	}
+	return storedLabel(label).Within([]string{seat.Worker})
 }

@@ -38,6 +38,11 @@ type insightRow struct {
 	CreditFailed float64 `gorm:"not null"`
 	LastUsed     *time.Time
 	CreatedAt    time.Time
+	// Label is the storing run's; an untrusted one is quarantined until a
+	// person endorses it.
+	Label      string `gorm:"not null;default:''"`
+	EndorsedBy string `gorm:"not null;default:''"`
+	EndorsedAt *time.Time
 }
 
 func (insightRow) TableName() string { return "insights" }
@@ -51,13 +56,18 @@ func (r insightRow) toDomain() domain.Insight {
 	if r.LastUsed != nil {
 		in.Stats.LastUsed = r.LastUsed.UTC()
 	}
+	in.Label, in.EndorsedBy = storedLabel(r.Label), r.EndorsedBy
+	if r.EndorsedAt != nil {
+		t := r.EndorsedAt.UTC()
+		in.EndorsedAt = &t
+	}
 	return in
 }
 
 func insightFromDomain(in domain.Insight) insightRow {
 	return insightRow{ID: in.ID, Version: in.Version, Trigger: in.Trigger, Resolution: in.Resolution, Type: string(in.Type),
 		Tags: strings.Join(in.Tags, " "), Scope: string(in.Scope), Target: in.Target, StoredBy: in.StoredBy, Activation: in.Activation,
-		Supersedes: in.Supersedes, Reason: in.Reason}
+		Supersedes: in.Supersedes, Reason: in.Reason, Label: in.Label.Encode(), EndorsedBy: in.EndorsedBy, EndorsedAt: in.EndorsedAt}
 }
 
 // insightLinkRow joins two insights; similar links are stored once with
@@ -116,8 +126,21 @@ func (s *Store) StoreInsight(ctx context.Context, actor string, in domain.Insigh
 	return in, err
 }
 
-// insertInsight adds the row and its full-text entry.
+// insertInsight adds the row and its full-text entry. It carries the
+// label it is written under (labels.go) and its run's: advice a run drew
+// from untrusted data is quarantined, and from what only some may read is
+// recalled only by them.
 func (s *Store) insertInsight(tx *gorm.DB, in domain.Insight) (insightRow, error) {
+	if in.Activation != "" {
+		var raw []string
+		if err := tx.Model(&activationRow{}).Where("id = ?", in.Activation).Pluck("label", &raw).Error; err != nil {
+			return insightRow{}, err
+		}
+		if len(raw) == 1 {
+			in.Label = in.Label.Join(storedLabel(raw[0]))
+		}
+	}
+	in.Label = writtenUnder(tx.Statement.Context, in.Label)
 	row := insightFromDomain(in)
 	if err := tx.Model(&insightRow{}).Select("COALESCE(MAX(doc), 0) + 1").Scan(&row.Doc).Error; err != nil {
 		return row, err

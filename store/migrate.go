@@ -95,6 +95,7 @@ var migrations = []migration{
 	}},
 	{25, "events by stream in order, on PostgreSQL", migrateStreamOrder},
 	{26, "cache epochs, moved by triggers on what caches copy", migrateEpochs},
+	{27, "labels on what agents read and write, private streams", migrateLabels},
 }
 
 type schemaMigration struct {
@@ -165,4 +166,27 @@ func (s *Store) upToDate(ctx context.Context) bool {
 		}
 	}
 	return true
+}
+
+// migrateLabels adds the label columns (labels.go) and private streams,
+// and carries the taint of runs recorded before labels into their label.
+func migrateLabels(tx *gorm.DB) error {
+	if err := tx.AutoMigrate(&eventRow{}, &activationRow{}, &streamRow{}, &attachmentRow{}, &skillRow{}, &skillVersionRow{},
+		&specTaskRow{}, &approvalRow{}, &insightRow{}); err != nil {
+		return err
+	}
+	if !tx.Migrator().HasColumn("activations", "taint_reason") {
+		return nil
+	}
+	var tainted []struct{ ID, TaintReason string }
+	if err := tx.Table("activations").Select("id, taint_reason").Where("tainted").Scan(&tainted).Error; err != nil {
+		return err
+	}
+	for _, a := range tainted {
+		label := domain.Untrusted(a.TaintReason).Encode()
+		if err := tx.Table("activations").Where("id = ?", a.ID).Update("label", label).Error; err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -27,6 +27,8 @@ type skillVersionRow struct {
 	BuildLog    string
 	CreatedBy   string
 	CreatedAt   time.Time
+	// Label is the label of the run that wrote this version's code.
+	Label string `gorm:"not null;default:''"`
 }
 
 func (skillVersionRow) TableName() string { return "skill_versions" }
@@ -34,7 +36,7 @@ func (skillVersionRow) TableName() string { return "skill_versions" }
 func (r skillVersionRow) toDomain() domain.SkillVersion {
 	v := domain.SkillVersion{Name: r.Name, Version: r.Version, Status: domain.SkillVersionStatus(r.Status), Error: r.Error,
 		Description: r.Description, InputSchema: json.RawMessage(r.InputSchema), Template: r.Template, BuildLog: r.BuildLog,
-		CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC()}
+		CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC(), Label: storedLabel(r.Label)}
 	json.Unmarshal([]byte(r.Files), &v.Files)
 	json.Unmarshal([]byte(r.Examples), &v.Examples)
 	return v
@@ -53,7 +55,7 @@ func (s *Store) SaveSkillVersion(ctx context.Context, v domain.SkillVersion) err
 	}
 	row := skillVersionRow{Name: v.Name, Version: v.Version, Status: string(v.Status), Error: v.Error, Description: v.Description,
 		InputSchema: string(v.InputSchema), Template: v.Template, Files: string(files), Examples: string(examples),
-		BuildLog: v.BuildLog, CreatedBy: v.CreatedBy, CreatedAt: s.Now()}
+		BuildLog: v.BuildLog, CreatedBy: v.CreatedBy, CreatedAt: s.Now(), Label: WritingLabel(ctx).Encode()}
 	if err := s.write(ctx, func(tx *gorm.DB) error { return tx.Create(&row).Error }); err != nil {
 		return fmt.Errorf("save skill %s version %d: %w", v.Name, v.Version, err)
 	}
@@ -96,4 +98,14 @@ func (s *Store) RollbackSkill(ctx context.Context, actor string, sk domain.Skill
 		return domain.Skill{}, fmt.Errorf("roll back skill %s: %w", sk.Name, err)
 	}
 	return s.GetSkill(ctx, sk.Name)
+}
+
+// versionLabel is the label of a version's code, if it was recorded: a
+// rollback serves the old code with the label it was written under.
+func versionLabel(tx *gorm.DB, name string, version int) (domain.Label, error) {
+	var raw []string
+	if err := tx.Model(&skillVersionRow{}).Where("name = ? AND version = ?", name, version).Pluck("label", &raw).Error; err != nil || len(raw) == 0 {
+		return domain.Label{}, err
+	}
+	return domain.ParseLabel(raw[0])
 }

@@ -28,6 +28,8 @@ type skillRow struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	LastUsedAt  *time.Time
+	// Label is the label of the run that wrote the serving version's code.
+	Label string `gorm:"not null;default:''"`
 }
 
 func (skillRow) TableName() string { return "skills" }
@@ -36,6 +38,7 @@ func (r skillRow) toDomain() domain.Skill {
 	sk := domain.Skill{Name: r.Name, Description: r.Description, InputSchema: json.RawMessage(r.InputSchema), Template: r.Template,
 		Version: r.Version, Image: r.Image, Container: r.Container, Status: domain.SkillStatus(r.Status), Error: r.Error,
 		CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+	sk.Label = storedLabel(r.Label)
 	if r.LastUsedAt != nil {
 		t := r.LastUsedAt.UTC()
 		sk.LastUsedAt = &t
@@ -73,9 +76,13 @@ func (s *Store) saveSkillTx(tx *gorm.DB, actor, action string, sk domain.Skill) 
 	} else {
 		return err
 	}
+	label, err := versionLabel(tx, sk.Name, sk.Version)
+	if err != nil {
+		return err
+	}
 	row := skillRow{Name: sk.Name, Description: sk.Description, InputSchema: schema, Template: sk.Template, Version: sk.Version,
 		Image: sk.Image, Container: sk.Container, Status: string(sk.Status), Error: sk.Error, CreatedBy: sk.CreatedBy,
-		CreatedAt: created, UpdatedAt: now, LastUsedAt: sk.LastUsedAt}
+		CreatedAt: created, UpdatedAt: now, LastUsedAt: sk.LastUsedAt, Label: writtenUnder(tx.Statement.Context, label).Encode()}
 	if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&row).Error; err != nil {
 		return err
 	}

@@ -81,6 +81,9 @@ func (s *Store) SubmitSpec(ctx context.Context, actor, id, design string, items 
 		if actor != row.Planner {
 			return domain.Forbidden("only the planner %s submits the spec of %s", row.Planner, id)
 		}
+		if err := labelDocsTx(tx, &row); err != nil {
+			return err
+		}
 		if row.State == string(domain.TaskImplementation) {
 			return s.replanTx(tx, row, actor, items, replace)
 		}
@@ -216,6 +219,9 @@ func (s *Store) ReviewSpec(ctx context.Context, actor, id string, approve bool, 
 		}
 		if actor != row.Reviewer {
 			return domain.Forbidden("only the reviewer %s reviews %s", row.Reviewer, id)
+		}
+		if err := labelDocsTx(tx, &row); err != nil {
+			return err
 		}
 		if !approve {
 			return s.requestChangesTx(tx, row, actor, comments)

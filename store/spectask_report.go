@@ -30,6 +30,9 @@ func (s *Store) ReportItem(ctx context.Context, actor, id string, seq int, outco
 		if err != nil {
 			return err
 		}
+		if err := labelDocsTx(tx, &row); err != nil {
+			return err
+		}
 		if it.State != domain.ItemInProgress || it.Worker != actor {
 			return fmt.Errorf("%w: item %s is %s with %q, not in progress with %s", domain.ErrConflict, itemID(id, seq), it.State, it.Worker, actor)
 		}
@@ -102,6 +105,9 @@ func (s *Store) SyncChecklist(ctx context.Context, actor, id, progress string) (
 	err = s.write(ctx, func(tx *gorm.DB) error {
 		row, err := lockTask(tx, id)
 		if err != nil || row.State != string(domain.TaskImplementation) {
+			return err
+		}
+		if err := labelDocsTx(tx, &row); err != nil {
 			return err
 		}
 		items, err := taskItems(tx, id)

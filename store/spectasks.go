@@ -37,9 +37,11 @@ type specTaskRow struct {
 	AddItems     bool
 	Requirements string
 	Design       string
-	CreatedBy    string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// DocsLabel joins the labels of whoever wrote the documents.
+	DocsLabel string `gorm:"not null;default:''"`
+	CreatedBy string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 func (specTaskRow) TableName() string { return "spec_tasks" }
@@ -87,7 +89,8 @@ func (s *Store) CreateSpecTask(ctx context.Context, actor string, t domain.SpecT
 		now := s.Now()
 		row := specTaskRow{ID: id, Title: t.Title, Prompt: t.Prompt, Priority: t.Priority, State: string(domain.TaskBacklog),
 			Repo: t.Repo, Origin: t.Origin, Planner: t.Planner, Reviewer: t.Reviewer, Builders: string(builders), Parallel: t.Parallel,
-			Requirements: "# " + t.Title + "\n\n" + t.Prompt + "\n", CreatedBy: actor, CreatedAt: now, UpdatedAt: now}
+			Requirements: "# " + t.Title + "\n\n" + t.Prompt + "\n", CreatedBy: actor, CreatedAt: now, UpdatedAt: now,
+			DocsLabel: WritingLabel(ctx).Encode()}
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
@@ -197,10 +200,26 @@ func (s *Store) notifyTaskTx(tx *gorm.DB, worker string, t specTaskRow, causedBy
 	return err
 }
 
+// A notice about a task quotes its documents, so it carries their label.
 func (s *Store) notifyItemTx(tx *gorm.DB, worker string, t specTaskRow, causedBy, ask string, item int, body string) (domain.Event, error) {
 	extra, _ := json.Marshal(taskNotice{Task: t.ID, Ask: ask, Item: item})
-	return s.notifyTx(tx, worker, domain.Message{Subject: fmt.Sprintf("Spec task %s: %s", t.ID, ask), Body: body,
-		BodyContentType: "text/markdown", Extra: extra}, causedBy)
+	return s.notifyLabelTx(tx, worker, domain.Message{Subject: fmt.Sprintf("Spec task %s: %s", t.ID, ask), Body: body,
+		BodyContentType: "text/markdown", Extra: extra}, causedBy, storedLabel(t.DocsLabel))
+}
+
+// labelDocsTx joins the label of what is being written (the context's
+// Writing label) into the label of the task's documents.
+func labelDocsTx(tx *gorm.DB, row *specTaskRow) error {
+	l := WritingLabel(tx.Statement.Context)
+	if l.IsZero() {
+		return nil
+	}
+	next := storedLabel(row.DocsLabel).Join(l).Encode()
+	if next == row.DocsLabel {
+		return nil
+	}
+	row.DocsLabel = next
+	return tx.Model(&specTaskRow{}).Where("id = ?", row.ID).Update("docs_label", next).Error
 }
 
 // GetSpecTask returns a task with its documents, items and who works on what.
@@ -215,7 +234,7 @@ func (s *Store) GetSpecTask(ctx context.Context, id string) (SpecTaskView, error
 		return SpecTaskView{}, fmt.Errorf("items of %s: %w", id, err)
 	}
 	t := row.toDomain()
-	docs := domain.TaskDocs{Requirements: row.Requirements, Design: row.Design}
+	docs := domain.TaskDocs{Requirements: row.Requirements, Design: row.Design, Label: storedLabel(row.DocsLabel)}
 	if len(items) > 0 {
 		docs.Progress = domain.RenderChecklist(t.Title, items)
 	}

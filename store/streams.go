@@ -22,13 +22,16 @@ type streamRow struct {
 	TransportConfig string `gorm:"not null"`
 	CreatedBy       string
 	CreatedAt       time.Time
+	// Private streams are read only by their members: what is on them
+	// carries those readers (labels.go).
+	Private bool `gorm:"not null;default:false"`
 }
 
 func (streamRow) TableName() string { return "streams" }
 
 // toDomain returns the stream as stored: its secrets encrypted.
 func (r streamRow) toDomain() domain.Stream {
-	return domain.Stream{ID: r.ID, Name: r.Name, Description: r.Description, CreatedBy: r.CreatedBy,
+	return domain.Stream{ID: r.ID, Name: r.Name, Description: r.Description, CreatedBy: r.CreatedBy, Private: r.Private,
 		CreatedAt: r.CreatedAt.UTC(), Transport: domain.Transport{Kind: domain.TransportKind(r.TransportKind), Config: json.RawMessage(r.TransportConfig)}}
 }
 
@@ -67,7 +70,7 @@ func (s *Store) CreateStream(ctx context.Context, actor string, st domain.Stream
 			return err
 		}
 		row = streamRow{ID: id, Name: st.Name, Description: st.Description, TransportKind: string(st.Transport.Kind),
-			TransportConfig: cfg, CreatedBy: actor, CreatedAt: s.Now()}
+			TransportConfig: cfg, CreatedBy: actor, CreatedAt: s.Now(), Private: st.Private}
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}

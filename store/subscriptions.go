@@ -32,8 +32,12 @@ func (r subscriptionRow) toDomain() domain.Subscription {
 func (s *Store) Subscribe(ctx context.Context, actor, stream string, workers ...string) (added []string, err error) {
 	err = s.write(ctx, func(tx *gorm.DB) error {
 		added = nil
-		if ok, err := exists(tx, &streamRow{}, stream); err != nil || !ok {
-			return orNotFound(err, "stream", stream)
+		var st streamRow
+		if err := tx.Select("id", "created_by", "private").Where("id = ?", stream).Take(&st).Error; err != nil {
+			return notFoundOr(err, "stream", stream)
+		}
+		if err := joinsPrivate(tx, actor, st); err != nil {
+			return err
 		}
 		az := newAuthz(tx)
 		for _, w := range workers {
@@ -128,4 +132,20 @@ func (s *Store) SubscribedStreams(ctx context.Context, worker string) ([]string,
 		return nil, fmt.Errorf("subscriptions of %s: %w", worker, err)
 	}
 	return ids, nil
+}
+
+// joinsPrivate: only a private stream's creator or members add members to
+// it (the operator too), since what is on it is theirs alone to share.
+func joinsPrivate(tx *gorm.DB, actor string, st streamRow) error {
+	if !st.Private || actor == "" || actor == st.CreatedBy {
+		return nil
+	}
+	var n int64
+	if err := tx.Model(&subscriptionRow{}).Where("worker_id = ? AND stream_id = ?", actor, st.ID).Count(&n).Error; err != nil {
+		return err
+	}
+	if n == 0 {
+		return domain.Forbidden("%s is private; only its members (and %s, who created it) add members to it", st.ID, st.CreatedBy)
+	}
+	return nil
 }

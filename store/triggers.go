@@ -62,18 +62,19 @@ type activationRow struct {
 	// LeaseUntil is when a running activation counts as dead unless the
 	// server that runs it renews it first (leases.go); nil before then.
 	LeaseUntil *time.Time `gorm:"index"`
-	// Tainted runs were triggered by untrusted input (taint.go).
-	Tainted     bool `gorm:"not null;default:false"`
-	TaintReason string
+	// Label is the run's domain.Label, encoded: its triggers' at claim,
+	// raised by what it reads (labels.go).
+	Label string `gorm:"not null;default:''"`
 }
 
 func (activationRow) TableName() string { return "activations" }
 
 func (r activationRow) toDomain() domain.Activation {
 	a := domain.Activation{ID: r.ID, WorkerID: r.WorkerID, Status: domain.ActivationStatus(r.Status), StartedAt: r.StartedAt.UTC(),
-		ExitStatus: r.ExitStatus, Error: r.Error, Duration: time.Duration(r.DurationNs), InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
-		Tainted: r.Tainted, TaintReason: r.TaintReason}
+		ExitStatus: r.ExitStatus, Error: r.Error, Duration: time.Duration(r.DurationNs), InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
 	json.Unmarshal([]byte(r.TriggerIDs), &a.TriggerIDs)
+	a.Label = storedLabel(r.Label)
+	a.Tainted, a.TaintReason = a.Label.Untrusted, a.Label.Origin
 	if r.FinishedAt != nil {
 		t := r.FinishedAt.UTC()
 		a.FinishedAt = &t
@@ -232,10 +233,11 @@ func (s *Store) ClaimLeased(ctx context.Context, worker, activationID string, to
 			until := s.Now().Add(lease)
 			act.LeaseUntil = &until
 		}
-		if act.TaintReason, err = s.taintOf(tx, trigs); err != nil {
+		label, err := triggersLabel(tx, trigs)
+		if err != nil {
 			return err
 		}
-		act.Tainted = act.TaintReason != ""
+		act.Label = label.Encode()
 		if err := tx.Create(&act).Error; err != nil {
 			return err
 		}

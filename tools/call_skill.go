@@ -29,6 +29,6 @@ func callSkill() Tool {
 			if err != nil {
 				return skillOutput{}, err
 			}
-			return runSkill(ctx, env, sk.Name, schema, in.Input)
+			return runSkill(ctx, env, sk.Name, sk.Label, schema, in.Input)
 		}, asObject("input")).annotated("Call skill", adds)
 }

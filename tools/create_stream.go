@@ -19,6 +19,7 @@ type createStreamIn struct {
 	Name        string          `json:"name" jsonschema:"the stream's name"`
 	Description string          `json:"description,omitempty" jsonschema:"what the stream is for, shown to its readers"`
 	Transport   json.RawMessage `json:"transport,omitempty" jsonschema:"where its events go or come from; local when omitted"`
+	Private     bool            `json:"private,omitempty" jsonschema:"readable only by its members (subscribers); members are added by its creator or members"`
 }
 
 func createStream() Tool {
@@ -31,7 +32,7 @@ func createStream() Tool {
 			if err != nil {
 				return domain.Stream{}, err
 			}
-			st, err := env.Store.CreateStream(ctx, env.Caller, domain.Stream{ID: in.ID, Name: in.Name, Description: in.Description, Transport: t})
+			st, err := env.Store.CreateStream(ctx, env.Caller, domain.Stream{ID: in.ID, Name: in.Name, Description: in.Description, Transport: t, Private: in.Private})
 			return redacted(env, st), configHelp(env.Store.Transports(), t, err)
 		}).withTransports(transportSchema).annotated("Create stream", adds)
 }

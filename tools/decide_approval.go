@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
 )
 
 type decideApprovalIn struct {
@@ -59,5 +60,12 @@ func runAsRequester(ctx context.Context, env *Env, a domain.Approval) (any, erro
 		return nil, err
 	}
 	as := &Env{Store: env.Store, Caller: a.WorkerID, Known: env.Known, ActivationID: a.ActivationID, Skills: env.Skills, SkillDefs: env.SkillDefs}
+	// What it writes carries the run's label as it was held — readable by
+	// the org when what a person approved was to declassify it.
+	if a.Kind == domain.ApprovalDeclassify {
+		ctx = store.WritingDeclassified(ctx, a.Label)
+	} else {
+		ctx = store.Writing(ctx, a.Label)
+	}
 	return runApproved(ctx, as, granted, a.Tool, a.Arguments)
 }

@@ -66,7 +66,7 @@ func inboxBodies(t *testing.T, f fixture, worker string) []string {
 func TestDecideApproval(t *testing.T) {
 	args := `{"id":"w-sub"}`
 	held := domain.Approval{WorkerID: "w-desk", Tool: "dismiss_worker", Arguments: json.RawMessage(args), ArgsHash: domain.ArgsHash([]byte(args)),
-		Reason: "left the team", Why: "the grant of dismiss_worker requires approval", Approver: "w-lead", DecidedBy: "w-lead",
+		Reason: "left the team", Why: "the grant of dismiss_worker requires approval", Kind: domain.ApprovalGrant, Approver: "w-lead", DecidedBy: "w-lead",
 		CreatedAt: t0, ExpiresAt: t0.Add(24 * time.Hour), DecidedAt: &t0}
 	with := func(state domain.ApprovalState, note string) domain.Approval {
 		a := held

@@ -2,15 +2,18 @@ package tools
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
 )
 
 // ReasonArg is an argument any tool call may carry to tell an approver
@@ -34,59 +37,113 @@ func Held(out any) (domain.Approval, bool) {
 	return p.Approval, ok && p.Pending
 }
 
-// gate holds a call of t for a person when the caller's grant says so, or
-// when the caller's run is tainted and t is high-risk. It returns the
-// pending answer (nil when the call may go ahead) and the arguments
-// without ReasonArg.
-func gate(ctx context.Context, env *Env, t Tool, args json.RawMessage) (*pendingOut, json.RawMessage, error) {
+// gate holds a call of t for a person when the caller's grant says so,
+// or, in a run, when the run's label does (policy.go). It returns the
+// context to run the call under — whatever the call writes carries the
+// run's label (store.Writing) — the pending answer (nil when the call may
+// go ahead) and the arguments without ReasonArg.
+func gate(ctx context.Context, env *Env, t Tool, args json.RawMessage) (context.Context, *pendingOut, json.RawMessage, error) {
 	args, reason, err := takeReason(args)
 	if err != nil {
-		return nil, nil, err
+		return ctx, nil, nil, err
 	}
-	why, err := whyHeld(ctx, env, t.Name, args)
-	if err != nil || why == "" {
-		return nil, args, err
+	h, err := whyHeld(ctx, env, t.Name, args)
+	if err != nil {
+		return ctx, nil, nil, err
+	}
+	if h.ownWords {
+		ctx = store.WritingDeclassified(ctx, h.label)
+	} else {
+		ctx = store.Writing(ctx, h.label)
+	}
+	if h.why == "" {
+		return ctx, nil, args, nil
 	}
 	// Only a call that could run is worth a person's decision.
 	checked, err := checkArgs(t.Name, t.input, args)
 	if err != nil {
-		return nil, nil, err
+		return ctx, nil, nil, err
 	}
 	canon, hash, err := domain.CanonicalArgs(checked)
 	if err != nil {
-		return nil, nil, err
+		return ctx, nil, nil, err
 	}
 	a, err := env.Store.RequestApproval(ctx, domain.Approval{WorkerID: env.Caller, Tool: t.Name, Arguments: canon, ArgsHash: hash,
-		ActivationID: env.ActivationID, Reason: reason, Why: why}, env.Store.DurationSetting(ctx, ApprovalTTLSetting))
+		ActivationID: env.ActivationID, Reason: reason, Why: h.why, Kind: h.kind, Label: h.label}, env.Store.DurationSetting(ctx, ApprovalTTLSetting))
 	if err != nil {
-		return nil, nil, err
+		return ctx, nil, nil, err
 	}
 	note := fmt.Sprintf("Not run yet: %s waits for %s to approve it (%s) before %s. The outcome arrives in your inbox %s; do not call it again meanwhile.",
 		t.Name, a.Approver, a.ID, a.ExpiresAt.Format(time.RFC3339), domain.InboxStream(env.Caller))
-	return &pendingOut{Pending: true, Approval: a, Note: note}, nil, nil
+	return ctx, &pendingOut{Pending: true, Approval: a, Note: note}, nil, nil
 }
 
-// whyHeld says why a call must wait, or "" when it need not.
-func whyHeld(ctx context.Context, env *Env, tool string, args json.RawMessage) (string, error) {
-	var required bool
-	var err error
+// hold is why a call must wait — empty when it need not — under which
+// rule, and the caller's run's label (zero outside a run).
+type hold struct {
+	why   string
+	kind  domain.ApprovalKind
+	label domain.Label
+	// ownWords: a write beyond the run's readers that the person who woke
+	// it may make; what it writes is readable by the org.
+	ownWords bool
+}
+
+// whyHeld decides whether a call waits: a write beyond what the run's
+// readers allow asks a person among them to declassify; a high-risk call
+// in a run that read untrusted data, or a call whose grant requires it,
+// asks the caller's nearest human manager.
+func whyHeld(ctx context.Context, env *Env, tool string, args json.RawMessage) (hold, error) {
+	var h hold
+	if env.ActivationID != "" {
+		var err error
+		if h.label, err = env.Store.ActivationLabel(ctx, env.ActivationID); err != nil {
+			return h, err
+		}
+	}
+	var whys []string
+	declassify, own, err := needsDeclassifying(ctx, env, h.label, tool, args)
+	if err != nil {
+		return h, err
+	}
+	if declassify != "" {
+		h.kind, whys = domain.ApprovalDeclassify, append(whys, declassify)
+	}
+	h.ownWords = own
+	risky, err := untrustedHighRisk(ctx, env, h.label, tool, args)
+	if err != nil {
+		return h, err
+	}
+	if risky != "" {
+		h.kind, whys = cmp.Or(h.kind, domain.ApprovalUntrusted), append(whys, risky)
+	}
+	required, err := grantRequires(ctx, env, tool)
+	if err != nil {
+		return h, err
+	}
+	if required {
+		h.kind, whys = cmp.Or(h.kind, domain.ApprovalGrant), append(whys, "the grant of "+tool+" requires approval")
+	}
+	h.why = strings.Join(whys, "; and ")
+	return h, nil
+}
+
+// grantRequires says whether the caller's grant of tool requires approval.
+func grantRequires(ctx context.Context, env *Env, tool string) (bool, error) {
 	if env.ApprovalRequired != nil {
-		required = env.ApprovalRequired(tool)
-	} else {
-		required, err = env.Store.ApprovalRequired(ctx, env.Caller, tool)
+		return env.ApprovalRequired(tool), nil
 	}
-	if err != nil || required {
-		return "the grant of " + tool + " requires approval", err
-	}
-	if env.ActivationID == "" {
+	return env.Store.ApprovalRequired(ctx, env.Caller, tool)
+}
+
+// untrustedHighRisk says why a high-risk call waits in a run that read
+// untrusted data, or "".
+func untrustedHighRisk(ctx context.Context, env *Env, label domain.Label, tool string, args json.RawMessage) (string, error) {
+	if !label.Untrusted {
 		return "", nil
 	}
 	v, err := env.Store.SettingOr(ctx, HighRiskSetting)
 	if err != nil || !slices.Contains(splitList(v), tool) {
-		return "", err
-	}
-	act, err := env.Store.GetActivation(ctx, env.ActivationID)
-	if err != nil || !act.Tainted {
 		return "", err
 	}
 	if tool == "publish" {
@@ -94,26 +151,33 @@ func whyHeld(ctx context.Context, env *Env, tool string, args json.RawMessage) (
 			return "", err
 		}
 	}
-	return tool + " is high-risk and this run read outside input: " + act.TaintReason, nil
+	return tool + " is high-risk and this run read untrusted data: " + label.Origin, nil
 }
 
 // sendsElsewhere: a publish to a stream whose transport sends outside,
 // other than one whose events woke the run — answering where the input
 // came from is what such a stream is for; sending it on is not.
 func sendsElsewhere(ctx context.Context, env *Env, args json.RawMessage) (bool, error) {
-	var in struct {
-		Stream string `json:"stream"`
-	}
-	if json.Unmarshal(args, &in) != nil || in.Stream == "" {
+	stream := streamArg(args)
+	if stream == "" {
 		return false, nil
 	}
-	st, err := env.Store.GetStream(ctx, in.Stream)
+	st, err := env.Store.GetStream(ctx, stream)
 	if err != nil || !env.Store.Transports().Outbound(st.Transport.Kind) {
 		// publish itself answers an unknown stream.
 		return false, nil
 	}
 	from, err := env.Store.TriggerStreams(ctx, env.ActivationID)
-	return !slices.Contains(from, in.Stream), err
+	return !slices.Contains(from, stream), err
+}
+
+// streamArg is a call's "stream" argument, if it has one.
+func streamArg(args json.RawMessage) string {
+	var in struct {
+		Stream string `json:"stream"`
+	}
+	json.Unmarshal(args, &in)
+	return in.Stream
 }
 
 // takeReason removes ReasonArg from a JSON object of arguments.
@@ -151,7 +215,7 @@ func holdForApproval(env *Env, granted []string) mcp.Middleware {
 			if !ok || !slices.Contains(granted, p.Name) {
 				return next(ctx, method, req)
 			}
-			held, args := gateResult(ctx, env, t, p.Arguments)
+			ctx, held, args := gateResult(ctx, env, t, p.Arguments)
 			if held != nil {
 				return held, nil
 			}
@@ -163,17 +227,17 @@ func holdForApproval(env *Env, granted []string) mcp.Middleware {
 
 // gateResult runs the gate as a tools/call answers it: a held call's
 // pending approval, or a failure of the gate itself, as the result (held
-// non-nil); otherwise the arguments to run the call with.
-func gateResult(ctx context.Context, env *Env, t Tool, args json.RawMessage) (held *mcp.CallToolResult, _ json.RawMessage) {
-	pending, args, err := gate(ctx, env, t, args)
+// non-nil); otherwise the context and arguments to run the call with.
+func gateResult(ctx context.Context, env *Env, t Tool, args json.RawMessage) (context.Context, *mcp.CallToolResult, json.RawMessage) {
+	ctx, pending, args, err := gate(ctx, env, t, args)
 	if err != nil {
 		res := &mcp.CallToolResult{}
 		res.SetError(err)
-		return res, nil
+		return ctx, res, nil
 	}
 	if pending == nil {
-		return nil, args
+		return ctx, nil, args
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pending approval " + pending.Approval.ID + ". " + pending.Note}},
+	return ctx, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pending approval " + pending.Approval.ID + ". " + pending.Note}},
 		StructuredContent: pending}, nil
 }

@@ -94,7 +94,7 @@ func TestTaintedRunHoldsHighRiskTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	tainted := run(t, true)
-	if !tainted.Tainted || !strings.Contains(tainted.TaintReason, "webhook stream s-hook") {
+	if !tainted.Tainted || !strings.Contains(tainted.TaintReason, "webhook event e-") || !strings.Contains(tainted.TaintReason, "on s-hook") {
 		t.Fatalf("run woken by a webhook = %+v, want tainted", tainted)
 	}
 	for _, c := range []struct {

@@ -39,6 +39,9 @@ func getAttachment() Tool {
 			if err := checkDMAccess(ctx, env, f.StreamID); err != nil {
 				return getAttachmentOut{}, err
 			}
+			if err := env.saw(ctx, f.Label); err != nil {
+				return getAttachmentOut{}, err
+			}
 			out := getAttachmentOut{Attachment: f.Attachment, EventID: f.EventID, StreamID: f.StreamID,
 				ContentBase64: base64.StdEncoding.EncodeToString(f.Content)}
 			if utf8.Valid(f.Content) {

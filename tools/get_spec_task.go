@@ -13,6 +13,10 @@ type taskIn struct {
 func getSpecTask() Tool {
 	return define("get_spec_task", "Get a spec task: its state, documents (requirements, design, progress), items and who works on what.",
 		func(ctx context.Context, env *Env, in taskIn) (store.SpecTaskView, error) {
-			return env.Store.GetSpecTask(ctx, in.Task)
+			view, err := env.Store.GetSpecTask(ctx, in.Task)
+			if err != nil {
+				return view, err
+			}
+			return view, env.saw(ctx, view.Docs.Label)
 		}).annotated("Get spec task", readOnly|idempotent)
 }

@@ -33,13 +33,19 @@ type insightOut struct {
 	Effectiveness float64    `json:"effectiveness"`
 	LastUsed      *time.Time `json:"lastUsed,omitempty"`
 	CreatedAt     time.Time  `json:"createdAt"`
+	// Untrusted marks a quarantined insight (Origin says why) until a
+	// person endorses it (EndorsedBy).
+	Untrusted  bool   `json:"untrusted,omitempty"`
+	Origin     string `json:"origin,omitempty"`
+	EndorsedBy string `json:"endorsedBy,omitempty"`
 }
 
 func insightOf(in domain.Insight) insightOut {
 	out := insightOut{ID: in.ID, Version: in.Version, Trigger: in.Trigger, Resolution: in.Resolution, Type: string(in.Type), Tags: in.Tags,
 		Scope: string(in.Scope), Target: in.Target, StoredBy: in.StoredBy, Activation: in.Activation, Supersedes: in.Supersedes,
 		SupersededBy: in.SupersededBy, Retired: in.Retired, Reason: in.Reason, Injected: in.Stats.Injected, Utilized: in.Stats.Utilized,
-		Helped: in.Stats.Helped, Failed: in.Stats.Failed, Effectiveness: round3(in.Stats.LearnedEffectiveness()), CreatedAt: in.CreatedAt}
+		Helped: in.Stats.Helped, Failed: in.Stats.Failed, Effectiveness: round3(in.Stats.LearnedEffectiveness()), CreatedAt: in.CreatedAt,
+		Untrusted: in.Quarantined(), Origin: in.Label.Origin, EndorsedBy: in.EndorsedBy}
 	if !in.Stats.LastUsed.IsZero() {
 		out.LastUsed = &in.Stats.LastUsed
 	}

@@ -25,7 +25,7 @@ func Invoke(ctx context.Context, env *Env, granted []string, name string, args j
 	if err != nil {
 		return nil, err
 	}
-	pending, args, err := gate(ctx, env, t, args)
+	ctx, pending, args, err := gate(ctx, env, t, args)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +146,7 @@ func InvokeResult(ctx context.Context, env *Env, granted []string, name string, 
 		res.SetError(domain.Invalid("name", "unknown tool %q", name))
 		return res, false, nil
 	}
-	held, args := gateResult(ctx, env, t, args)
+	ctx, held, args := gateResult(ctx, env, t, args)
 	if held != nil {
 		return held, false, nil
 	}

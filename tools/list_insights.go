@@ -39,9 +39,11 @@ func listInsights() Tool {
 				return listInsightsOut{}, err
 			}
 			out := listInsightsOut{Insights: []insightOut{}}
+			var label domain.Label
 			for _, x := range ins {
+				label = label.Join(x.Label)
 				out.Insights = append(out.Insights, insightOf(x))
 			}
-			return out, nil
+			return out, env.saw(ctx, label)
 		}, enum("scope", domain.InsightScopes), enum("type", domain.InsightTypes)).annotated("List insights", readOnly|idempotent)
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 
+	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
 )
 
@@ -28,6 +29,10 @@ type recalledOut struct {
 	Use           string   `json:"use"`
 	Via           string   `json:"via,omitempty"`
 	ViaKind       string   `json:"viaKind,omitempty"`
+	// Untrusted marks a quarantined insight: stored by a run that had
+	// read untrusted data (Origin), not yet endorsed by a person.
+	Untrusted bool   `json:"untrusted,omitempty"`
+	Origin    string `json:"origin,omitempty"`
 }
 
 type recallOut struct {
@@ -42,11 +47,14 @@ func recall() Tool {
 				return recallOut{}, err
 			}
 			out := recallOut{Results: []recalledOut{}}
+			var label domain.Label
 			for _, r := range res {
 				in := r.Insight
+				label = label.Join(in.Label)
 				out.Results = append(out.Results, recalledOut{ID: in.ID, Trigger: in.Trigger, Resolution: in.Resolution, Type: string(in.Type), Tags: in.Tags, Score: round3(r.Score), Relevance: round3(r.Relevance),
-					Effectiveness: round3(r.Effectiveness), Recency: round3(r.Recency), Use: string(r.Use()), Via: r.Via, ViaKind: string(r.ViaKind)})
+					Effectiveness: round3(r.Effectiveness), Recency: round3(r.Recency), Use: string(r.Use()), Via: r.Via, ViaKind: string(r.ViaKind),
+					Untrusted: in.Quarantined(), Origin: in.Label.Origin})
 			}
-			return out, nil
+			return out, env.saw(ctx, label)
 		}).annotated("Recall insights", readOnly|idempotent).inCore(4)
 }

@@ -27,7 +27,7 @@ var All = sync.OnceValue(func() []Tool {
 		setBudget(), listBudgets(),
 		listApprovals(), decideApproval(),
 		createSpecTask(), listSpecTasks(), getSpecTask(), submitSpec(), reviewSpec(), claimItem(), reportItem(), cancelSpecTask(),
-		storeInsight(), recall(), insightFeedback(), correctInsight(), listInsights(), linkInsights(), consolidateInsights(), learn(),
+		storeInsight(), recall(), insightFeedback(), correctInsight(), endorseInsight(), listInsights(), linkInsights(), consolidateInsights(), learn(),
 	}
 })
 

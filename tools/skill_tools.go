@@ -16,6 +16,7 @@ import (
 
 	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
 )
 
 // SkillRunner builds, runs, rolls back and removes skills; the skill
@@ -77,10 +78,10 @@ func addSkillTools(srv *mcp.Server, env *Env, granted []string) {
 			continue
 		}
 		schema, _ := resolveSchema(sk.InputSchema)
-		name := sk.Name
+		name, label := sk.Name, sk.Label
 		srv.AddTool(skillDef(sk),
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				out, err := runSkill(ctx, env, name, schema, req.Params.Arguments)
+				out, err := runSkill(ctx, env, name, label, schema, req.Params.Arguments)
 				if err != nil {
 					res := &mcp.CallToolResult{}
 					res.SetError(err)
@@ -132,8 +133,10 @@ func resolveSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
 	return s.Resolve(nil)
 }
 
-// runSkill validates input against the skill's schema and calls it.
-func runSkill(ctx context.Context, env *Env, name string, schema *jsonschema.Resolved, input json.RawMessage) (skillOutput, error) {
+// runSkill validates input against the skill's schema and calls it. What
+// it answers carries label, the label its code was written under: the
+// caller's run is raised by it, and a file it answers with is kept with it.
+func runSkill(ctx context.Context, env *Env, name string, label domain.Label, schema *jsonschema.Resolved, input json.RawMessage) (skillOutput, error) {
 	runner, err := skillRunner(env)
 	if err != nil {
 		return skillOutput{}, err
@@ -152,6 +155,10 @@ func runSkill(ctx context.Context, env *Env, name string, schema *jsonschema.Res
 	if err != nil {
 		return skillOutput{}, err
 	}
+	if err := env.saw(ctx, label); err != nil {
+		return skillOutput{}, err
+	}
+	ctx = store.Writing(ctx, store.WritingLabel(ctx).Join(label))
 	if out, err = keepFile(ctx, env, out); err != nil {
 		return skillOutput{}, fmt.Errorf("skill %s: %w", name, err)
 	}

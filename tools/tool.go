@@ -46,6 +46,30 @@ type Env struct {
 	Catalog *Catalog
 }
 
+// saw raises the caller's run's label by l, what a result the run is
+// about to receive carries: every handler that returns labelled data
+// calls it, so a run's label is the join of everything it has read.
+// A person's calls are not tracked: people are not steered by text.
+func (e *Env) saw(ctx context.Context, l domain.Label) error {
+	if e.ActivationID == "" || l.IsZero() {
+		return nil
+	}
+	_, err := e.Store.RaiseLabel(ctx, e.ActivationID, l)
+	return err
+}
+
+// sawEvents is saw for events read, each narrowed by its stream's readers.
+func (e *Env) sawEvents(ctx context.Context, evs []domain.Event) error {
+	if e.ActivationID == "" || len(evs) == 0 {
+		return nil
+	}
+	l, err := e.Store.LabelOfEvents(ctx, evs)
+	if err != nil {
+		return err
+	}
+	return e.saw(ctx, l)
+}
+
 func (e *Env) logger() *slog.Logger {
 	if e.Logger == nil {
 		return slog.New(slog.DiscardHandler)

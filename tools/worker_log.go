@@ -39,6 +39,9 @@ func workerLog() Tool {
 			}
 			q := store.EventQuery{StreamIDs: []string{domain.ActivationStreamPrefix + w.ID}, Since: in.Since, Limit: in.Limit}
 			evs, err := waitForEvents(ctx, env.Store, q, time.Duration(in.Wait*float64(time.Second)))
+			if err == nil {
+				err = env.sawEvents(ctx, evs)
+			}
 			out := readEventsOut{Events: orEmpty(evs), Cursor: in.Since}
 			if len(evs) > 0 {
 				out.Cursor = evs[len(evs)-1].Seq

@@ -28,9 +28,11 @@ func newActivationsCmd() *cobra.Command {
 		Use:   "activations",
 		Short: "List agent activations with status, duration and token usage, and each worker's totals",
 		Long: `activations lists agent runs, oldest first, with their status, how long they
-took, the tokens they used (input/output, as the runtime reported them) and,
-for a run triggered by outside input, why it is tainted; then totals per
-worker — what each worker has cost.`,
+took, the tokens they used (input/output, as the runtime reported them) and
+its label — "untrusted: <the first item from outside it read>" for a run that
+read outside input, "readers <who> (since <the first item only they may
+read>)" for one that read what only some may read, "-" for neither; then
+totals per worker — what each worker has cost.`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -139,18 +141,18 @@ func writeActivations(w io.Writer, acts []domain.Activation) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ACTIVATION\tWORKER\tSTATUS\tSTARTED\tDURATION\tIN TOKENS\tOUT TOKENS\tTAINTED\tERROR")
+	fmt.Fprintln(tw, "ACTIVATION\tWORKER\tSTATUS\tSTARTED\tDURATION\tIN TOKENS\tOUT TOKENS\tLABEL\tERROR")
 	for _, a := range acts {
 		dur := "-"
 		if a.FinishedAt != nil {
 			dur = a.Duration.Round(time.Millisecond).String()
 		}
-		tainted := "-"
-		if a.Tainted {
-			tainted = oneLine(clip(a.TaintReason, 80))
+		label := "-"
+		if !a.Label.IsZero() {
+			label = oneLine(clip(a.Label.String(), 120))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", a.ID, a.WorkerID, a.Status, a.StartedAt.Format("2006-01-02 15:04:05"),
-			dur, a.InputTokens, a.OutputTokens, tainted, oneLine(clip(a.Error, 160)))
+			dur, a.InputTokens, a.OutputTokens, label, oneLine(clip(a.Error, 160)))
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "WORKER\tACTIVATIONS\tFAILED\tIN TOKENS\tOUT TOKENS\tTOTAL TOKENS")

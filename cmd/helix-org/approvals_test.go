@@ -263,7 +263,7 @@ func TestTaintedEmailCannotGrant(t *testing.T) {
 	}
 	held := servertest.Call[struct{ Approvals []domain.Approval }](t, owner, "list_approvals", nil).Approvals
 	if len(held) != 1 || held[0].Tool != "grant_tool" || held[0].Approver != "w-lead" || string(held[0].Arguments) != `{"tool":"publish","worker":"w-temp"}` ||
-		!strings.Contains(held[0].Why, "grant_tool is high-risk and this run read outside input: event ") || !strings.Contains(held[0].Why, "email stream s-mail") {
+		!strings.Contains(held[0].Why, "grant_tool is high-risk and this run read untrusted data: email event e-") || !strings.Contains(held[0].Why, "email event e-") {
 		t.Fatalf("approvals = %+v, want one held grant_tool", held)
 	}
 	acts, err := st.ListActivations(ctx, "w-doer")
@@ -273,5 +273,5 @@ func TestTaintedEmailCannotGrant(t *testing.T) {
 	if last := acts[len(acts)-1]; !last.Tainted || last.ID != held[0].ActivationID {
 		t.Errorf("the run = %+v, want tainted and the approval's", last)
 	}
-	wantAll(t, "activations", runActivations(t, "--db", db, "--worker", "w-doer"), "arrived from outside on email stream s-mail")
+	wantAll(t, "activations", runActivations(t, "--db", db, "--worker", "w-doer"), "email event e-")
 }

@@ -19,6 +19,7 @@ var unstable = []struct {
 	with string
 }{
 	{regexp.MustCompile(`\be-[a-z0-9]{16}\b`), "e-EVENTID"},
+	{regexp.MustCompile(`\bap-[a-z0-9]{12}\b`), "ap-APPROVALID"},
 	{regexp.MustCompile(`(name="csrf-token" content=|name="csrf" value=)"[^"]*"`), `$1"CSRF"`},
 }
 

@@ -183,6 +183,15 @@ func approvalsToDecide(ctx context.Context, u *UI, v *viewer, before time.Time, 
 		}
 		item := inboxItem{At: a.CreatedAt, Kind: "approval", Label: "approval", Link: "/ui/workers/" + a.WorkerID,
 			Title: a.WorkerID + " asks to call " + a.Tool, Text: text, Approval: a.ID, About: a.ID, Request: true}
+		switch a.Kind {
+		case domain.ApprovalDeclassify:
+			// What only its readers may read would reach others: one of
+			// them decides whether to share it.
+			item.Kind, item.Label = "declassify", "declassify"
+			item.Title = a.WorkerID + " asks to share, with " + a.Tool + ", what only " + strings.Join(a.Label.Readers, ", ") + " may read"
+		case domain.ApprovalUntrusted:
+			item.Kind, item.Label = "untrusted", "untrusted input"
+		}
 		switch {
 		case a.WorkerID == v.Worker.ID && a.Approver != v.Worker.ID:
 			item.Label, item.Title, item.Approval = "waiting", "Your call of "+a.Tool+" waits for "+a.Approver, ""

@@ -16,6 +16,7 @@ var uiPages = []struct{ name, path string }{
 	{"worker-human", "/ui/workers/w-maya"},
 	{"streams", "/ui/streams"},
 	{"stream", "/ui/streams/s-inbox"},
+	{"stream-hooks", "/ui/streams/s-hooks"},
 	{"chats", "/ui/chat"},
 	{"chat", "/ui/chat/w-echo"},
 	{"fleet", "/ui/fleet"},

@@ -80,6 +80,23 @@ func demoOrg(t *testing.T) (*org, *storetest.Clock) {
 			t.Fatal(err)
 		}
 	}
+	// Outside input on s-hooks, and a run's write of what only the owner
+	// and Echo may read, waiting for the owner to declassify it.
+	clock.Advance(20 * time.Second)
+	if _, err := st.Subscribe(t.Context(), "w-owner", "s-hooks", "w-owner"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AppendInbound(t.Context(), []domain.Inbound{{StreamID: "s-hooks", Key: "msg_1",
+		Message: domain.Message{From: "deploy-bot", Body: "Deploy 118 finished."}}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	args := json.RawMessage(`{"body":"echo: Hi Echo, are you there?","stream":"s-inbox"}`)
+	label := domain.ReadBy([]string{"w-echo", "w-owner"}, "event e-1 on "+dm, "w-owner")
+	if _, err := st.RequestApproval(t.Context(), domain.Approval{WorkerID: "w-echo", Tool: "publish", Arguments: args, ArgsHash: domain.ArgsHash(args),
+		ActivationID: "act-echo-1", Kind: domain.ApprovalDeclassify, Label: label,
+		Why: "publish would let everyone in the org on s-inbox read what only w-echo, w-owner may (since this run read event e-1 on " + dm + ")"}, 24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
 	clock.Advance(40 * time.Second)
 	return o, clock
 }

@@ -39,6 +39,10 @@ type insightRecord struct {
 	CreditFailed float64  `yaml:"creditFailed"`
 	LastUsed     string   `yaml:"lastUsed,omitempty"`
 	CreatedAt    string   `yaml:"createdAt"`
+	// Label is the storing run's: untrusted is quarantined until endorsed.
+	Label      *labelRecord `yaml:"label,omitempty"`
+	EndorsedBy string       `yaml:"endorsedBy,omitempty"`
+	EndorsedAt string       `yaml:"endorsedAt,omitempty"`
 }
 
 type linkRecord struct {
@@ -62,6 +66,10 @@ func exportInsights(x *exporter) error {
 			Failed: s.Failed, CreditHelped: s.CreditHelped, CreditFailed: s.CreditFailed, CreatedAt: stamp(in.CreatedAt)}
 		if !s.LastUsed.IsZero() {
 			r.LastUsed = stamp(s.LastUsed)
+		}
+		r.Label, r.EndorsedBy = labelRecordOf(in.Label), in.EndorsedBy
+		if in.EndorsedAt != nil {
+			r.EndorsedAt = stamp(*in.EndorsedAt)
 		}
 		f.Insights = append(f.Insights, r)
 	}
@@ -87,11 +95,20 @@ func loadInsights(in *importer) error {
 				return err
 			}
 		}
+		var endorsed *time.Time
+		if r.EndorsedAt != "" {
+			at, err := parseStamp("insight "+r.ID+": endorsedAt", r.EndorsedAt)
+			if err != nil {
+				return err
+			}
+			endorsed = &at
+		}
 		if err := in.im.Insight(domain.Insight{ID: r.ID, Version: r.Version, Trigger: r.Trigger, Resolution: r.Resolution, Type: domain.InsightType(r.Type),
 			Tags: r.Tags, Scope: domain.InsightScope(r.Scope), Target: r.Target, StoredBy: r.StoredBy, Activation: r.Activation, Supersedes: r.Supersedes,
 			SupersededBy: r.SupersededBy, Retired: r.Retired, Reason: r.Reason, CreatedAt: created,
 			Stats: domain.InsightStats{Injected: r.Injected, Utilized: r.Utilized, Helped: r.Helped, Failed: r.Failed,
-				CreditHelped: r.CreditHelped, CreditFailed: r.CreditFailed, LastUsed: last}}); err != nil {
+				CreditHelped: r.CreditHelped, CreditFailed: r.CreditFailed, LastUsed: last},
+			Label: r.Label.label(), EndorsedBy: r.EndorsedBy, EndorsedAt: endorsed}); err != nil {
 			return err
 		}
 	}

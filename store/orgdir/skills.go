@@ -22,10 +22,11 @@ import (
 var skillsKind = kind{name: "skills", export: exportSkills, load: loadSkills}
 
 type skillRecord struct {
-	Name      string `yaml:"name"`
-	Version   int    `yaml:"version"`
-	CreatedBy string `yaml:"createdBy,omitempty"`
-	CreatedAt string `yaml:"createdAt"`
+	Name      string       `yaml:"name"`
+	Version   int          `yaml:"version"`
+	CreatedBy string       `yaml:"createdBy,omitempty"`
+	CreatedAt string       `yaml:"createdAt"`
+	Label     *labelRecord `yaml:"label,omitempty"`
 }
 
 type versionRecord struct {
@@ -36,6 +37,8 @@ type versionRecord struct {
 	Template    string `yaml:"template,omitempty"`
 	CreatedBy   string `yaml:"createdBy,omitempty"`
 	CreatedAt   string `yaml:"createdAt"`
+	// Label is the label of the run that wrote this version's code.
+	Label *labelRecord `yaml:"label,omitempty"`
 }
 
 func exportSkills(x *exporter) error {
@@ -45,7 +48,8 @@ func exportSkills(x *exporter) error {
 	}
 	for _, sk := range sks {
 		dir := "skills/" + sk.Name + "/"
-		if err := x.yaml(dir+"skill.yaml", skillRecord{Name: sk.Name, Version: sk.Version, CreatedBy: sk.CreatedBy, CreatedAt: stamp(sk.CreatedAt)}); err != nil {
+		if err := x.yaml(dir+"skill.yaml", skillRecord{Name: sk.Name, Version: sk.Version, CreatedBy: sk.CreatedBy, CreatedAt: stamp(sk.CreatedAt),
+			Label: labelRecordOf(sk.Label)}); err != nil {
 			return err
 		}
 		vs, err := x.st.SkillVersions(x.ctx, sk.Name)
@@ -66,7 +70,7 @@ func exportSkills(x *exporter) error {
 
 func exportVersion(x *exporter, dir string, v domain.SkillVersion) error {
 	rec := versionRecord{Version: v.Version, Status: string(v.Status), Error: v.Error, Description: v.Description, Template: v.Template,
-		CreatedBy: v.CreatedBy, CreatedAt: stamp(v.CreatedAt)}
+		CreatedBy: v.CreatedBy, CreatedAt: stamp(v.CreatedAt), Label: labelRecordOf(v.Label)}
 	if err := x.yaml(dir+"version.yaml", rec); err != nil {
 		return err
 	}
@@ -127,7 +131,7 @@ func loadSkills(in *importer) error {
 		}
 		serving := versions[i]
 		sk := domain.Skill{Name: rec.Name, Version: rec.Version, Description: serving.Description, InputSchema: serving.InputSchema,
-			Template: serving.Template, CreatedBy: rec.CreatedBy, CreatedAt: created}
+			Template: serving.Template, CreatedBy: rec.CreatedBy, CreatedAt: created, Label: rec.Label.label()}
 		in.skills[sk.ToolName()] = sk.CreatedBy
 		if err := in.im.Skill(sk, versions); err != nil {
 			return fmt.Errorf("skill %s: %w", name, err)
@@ -152,7 +156,8 @@ func loadVersions(in *importer, dir string) ([]domain.SkillVersion, error) {
 			return nil, err
 		}
 		v := domain.SkillVersion{Name: strings.TrimSuffix(strings.TrimPrefix(dir, "skills/"), "/"), Version: rec.Version,
-			Status: domain.SkillVersionStatus(rec.Status), Error: rec.Error, Description: rec.Description, Template: rec.Template, CreatedBy: rec.CreatedBy}
+			Status: domain.SkillVersionStatus(rec.Status), Error: rec.Error, Description: rec.Description, Template: rec.Template, CreatedBy: rec.CreatedBy,
+			Label: rec.Label.label()}
 		if v.CreatedAt, err = parseStamp(vdir+"version.yaml: createdAt", rec.CreatedAt); err != nil {
 			return nil, err
 		}

@@ -22,6 +22,7 @@ type streamRecord struct {
 	Secrets     []string       `yaml:"secrets,omitempty"`
 	CreatedBy   string         `yaml:"createdBy,omitempty"`
 	CreatedAt   string         `yaml:"createdAt"`
+	Private     bool           `yaml:"private,omitempty"`
 }
 
 func exportStreams(x *exporter) error {
@@ -35,7 +36,8 @@ func exportStreams(x *exporter) error {
 		if err != nil {
 			return err
 		}
-		rec := streamRecord{ID: s.ID, Name: s.Name, Description: s.Description, Kind: string(s.Transport.Kind), CreatedBy: s.CreatedBy, CreatedAt: stamp(s.CreatedAt)}
+		rec := streamRecord{ID: s.ID, Name: s.Name, Description: s.Description, Kind: string(s.Transport.Kind), CreatedBy: s.CreatedBy, CreatedAt: stamp(s.CreatedAt),
+			Private: s.Private}
 		if len(full.Transport.Config) > 0 {
 			if err := json.Unmarshal(full.Transport.Config, &rec.Config); err != nil {
 				return fmt.Errorf("stream %s: transport config: %w", s.ID, err)
@@ -80,7 +82,7 @@ func loadStreams(in *importer) error {
 			return err
 		}
 		st := domain.Stream{ID: r.ID, Name: r.Name, Description: r.Description, CreatedBy: r.CreatedBy, CreatedAt: created,
-			Transport: domain.Transport{Kind: domain.TransportKind(r.Kind), Config: raw}}
+			Transport: domain.Transport{Kind: domain.TransportKind(r.Kind), Config: raw}, Private: r.Private}
 		if err := in.im.Stream(st); err != nil {
 			return err
 		}

@@ -250,12 +250,19 @@ func TestEmailToAContactIsThePersonsOnlyWhenShown(t *testing.T) {
 					t.Errorf("on %s: %s (%s) from %q: %q %v; want Lee's answer %q, verified by %s",
 						on, got.Source, got.SourceKind, got.Message.From, got.Message.Body, extra, text, tc.want)
 				}
+				// The person's own words: trusted, whatever carried them in.
+				if got.Label.Untrusted {
+					t.Errorf("on %s: Lee's verified answer is labelled untrusted (%s)", on, got.Label.Origin)
+				}
 			} else {
 				head := "Unverified sender " + tc.from + ", not shown to be w-lee:\n\n"
 				if got.Source != "" || got.SourceKind != domain.SourceSystem || got.Message.From != tc.from ||
 					got.Message.Body != head+text || extra["unverifiedSender"] != tc.from {
 					t.Errorf("on %s: %q (%s) from %q: %q %v; want no source, from %s, headed %q", on, got.Source, got.SourceKind,
 						got.Message.From, got.Message.Body, extra, tc.from, head)
+				}
+				if !got.Label.Untrusted {
+					t.Errorf("on %s: the unverified message from %s is labelled trusted", on, tc.from)
 				}
 			}
 			// Lee is not mailed what came from Lee's own address.
