@@ -9,6 +9,7 @@ import (
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/transports/email"
 	"github.com/helixml/helix-org/transports/github"
+	"github.com/helixml/helix-org/transports/gitlab"
 	"github.com/helixml/helix-org/transports/inbound"
 	"github.com/helixml/helix-org/transports/safedial"
 	"github.com/helixml/helix-org/transports/schedule"
@@ -24,6 +25,7 @@ var transports = transport.List{
 	webhook.Transport,
 	email.Transport,
 	github.Transport,
+	gitlab.Transport,
 	slack.Transport,
 	telegram.Transport,
 	schedule.Transport,
