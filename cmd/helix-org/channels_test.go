@@ -5,8 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/transports/discord"
+	"github.com/helixml/helix-org/transports/discord/discordtest"
 	"github.com/helixml/helix-org/transports/gitlab"
 	"github.com/helixml/helix-org/transports/gitlab/gitlabtest"
 )
@@ -44,5 +47,34 @@ func TestGitLabEndToEnd(t *testing.T) {
 	evs, _ := st.ReadEvents(t.Context(), store.EventQuery{StreamIDs: []string{"s-test"}})
 	if len(evs) != 2 || evs[1].Source != "w-echo" || evs[1].Message.InReplyTo != evs[0].ID {
 		t.Errorf("s-test holds %d events, want the comment and the worker's reply to it", len(evs))
+	}
+}
+
+// TestDiscordEndToEnd: the server's own Gateway session receives a
+// message from the fake gateway; it wakes the worker, whose answer starts
+// a thread from that message and is posted in it; the bot's message
+// coming back through the Gateway is not stored.
+func TestDiscordEndToEnd(t *testing.T) {
+	const token = "MTEwMDAwMDAwMDAwMDAwMDAwMQ.GhXk3a.abcdefghijklmnopqrstuvwxyz012345"
+	const guild, channel, ada = "1200000000000000001", "1200000000000000002", "1000000000000000007"
+	fake := discordtest.New(t, token)
+	fake.Channel(guild, channel)
+	st, _ := echoOrg(t, discord.ConfigSetting, `{"bot_token":"`+token+`","api_url":"`+fake.URL+`"}`,
+		"s-general", "discord", `{"channel":"`+channel+`"}`)
+	select {
+	case <-fake.Connected():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server opened no Gateway session within 30s")
+	}
+	id := fake.Send(discordtest.Message{ChannelID: channel, AuthorID: ada, Author: "ada", Content: "is the build green?"})
+	thread, parent, _ := fake.NextThread(t)
+	got := fake.NextPost(t)
+	if thread != id || parent != channel || got.ChannelID != id || got.Content != "echo: is the build green?" {
+		t.Errorf("thread %s of %s, post %+v; want the answer in a thread started from %s", thread, parent, got, id)
+	}
+	waitIdle(t, st)
+	evs, _ := st.ReadEvents(t.Context(), store.EventQuery{StreamIDs: []string{"s-general"}})
+	if len(evs) != 2 || evs[0].Message.MessageID != id || evs[1].Source != "w-echo" {
+		t.Errorf("s-general holds %d events, want the message and the worker's reply", len(evs))
 	}
 }

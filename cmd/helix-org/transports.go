@@ -7,6 +7,7 @@ import (
 
 	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/transports/discord"
 	"github.com/helixml/helix-org/transports/email"
 	"github.com/helixml/helix-org/transports/github"
 	"github.com/helixml/helix-org/transports/gitlab"
@@ -28,6 +29,7 @@ var transports = transport.List{
 	gitlab.Transport,
 	slack.Transport,
 	telegram.Transport,
+	discord.Transport,
 	schedule.Transport,
 }
 
