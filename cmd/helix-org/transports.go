@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/helixml/helix-org/server"
+	"github.com/helixml/helix-org/server/ui"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/transports/discord"
 	"github.com/helixml/helix-org/transports/email"
@@ -34,12 +36,14 @@ var transports = transport.List{
 }
 
 // transportDeps is what the transports are built with. Outbound HTTP to
-// user-given URLs goes through safedial.
+// user-given URLs goes through safedial; an install flow acts for the
+// owner's UI session only (ui.Operator).
 func transportDeps(st *store.Store, log *slog.Logger) transport.Deps {
 	client := safedial.NewClient(safedial.Options{AllowPrivate: func(ctx context.Context) bool {
 		return st.BoolSetting(ctx, safedial.AllowPrivateSetting)
 	}})
-	return transport.Deps{Store: st, Client: client, Now: time.Now, Logger: log, UserAgent: "helix-org/" + version}
+	return transport.Deps{Store: st, Client: client, Now: time.Now, Logger: log, UserAgent: "helix-org/" + version,
+		Operator: func(r *http.Request) (string, error) { return ui.Operator(st, r) }}
 }
 
 // transportRoutes are every transport's inbound handlers, mounted by the
