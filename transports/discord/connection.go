@@ -160,6 +160,9 @@ func (c *connection) handle(ctx context.Context, p payload) (ended, bool) {
 		if !resumable {
 			c.g.sess = session{}
 		}
+		// The Gateway asks for a wait of 1 to 5 seconds before the next
+		// Identify (the backoff's base to five times it).
+		waitOn(ctx, nil, c.g.backoff()+rand.N(4*c.g.backoff()))
 		return ended{err: fmt.Errorf("the gateway invalidated the session (resumable: %v)", resumable), ready: c.ready}, true
 	}
 	return ended{}, false

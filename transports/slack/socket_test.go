@@ -143,6 +143,8 @@ func TestSocketModeRoutesMentions(t *testing.T) {
 			map[string]int{"s-general": 4, "s-thread": 1, "s-alice": 2, "s-bob": 1}},
 		{"the bot's own message is not stored", "MessagePayload.json", slacktest.Message{EventID: "Ev6", Channel: "C0GENERAL", Text: "@Alice echo", TS: "1712345683.000100", BotID: "B0BOT"},
 			map[string]int{"s-general": 4, "s-thread": 1, "s-alice": 2, "s-bob": 1}},
+		{"a message_replied notice is not a new message", "MessageRepliedPayload.json", slacktest.Message{EventID: "Ev9", Channel: "C0GENERAL", Text: "@Alice", TS: "1712345685.000100", ThreadTS: root},
+			map[string]int{"s-general": 4, "s-thread": 1, "s-alice": 2, "s-bob": 1}},
 		{"an app_mention repeats a message event", "AppMentionPayload.json", slacktest.Message{EventID: "Ev7", Channel: "C0GENERAL", User: "U0ADA", Text: "<@U0BOT> @Alice", TS: "1712345684.000100"},
 			map[string]int{"s-general": 4, "s-thread": 1, "s-alice": 2, "s-bob": 1}},
 	}
