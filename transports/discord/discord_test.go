@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -33,7 +34,7 @@ type fixture struct {
 	discord *discordtest.Server
 }
 
-func newFixture(t *testing.T) fixture {
+func newFixture(t testing.TB) fixture {
 	t.Helper()
 	st := storetest.NewWith(t, store.Options{Transports: transport.List{discord.Transport}.Specs()})
 	ctx := t.Context()
@@ -56,7 +57,7 @@ func newFixture(t *testing.T) fixture {
 	return fixture{st: st, discord: fake}
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatalf("setup: %v", err)
@@ -64,7 +65,7 @@ func must(t *testing.T, err error) {
 }
 
 // run runs the gateway loop over st until the test ends.
-func run(t *testing.T, st discord.GatewayStore, logs *servertest.Logs) {
+func run(t testing.TB, st discord.GatewayStore, logs *servertest.Logs) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -77,7 +78,7 @@ func run(t *testing.T, st discord.GatewayStore, logs *servertest.Logs) {
 }
 
 // eventually polls cond until it holds, failing after 30s.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
 	tick := time.NewTicker(5 * time.Millisecond)
@@ -91,7 +92,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func (f fixture) events(t *testing.T, stream string) []domain.Event {
+func (f fixture) events(t testing.TB, stream string) []domain.Event {
 	t.Helper()
 	evs, err := f.st.ReadEvents(context.Background(), store.EventQuery{StreamIDs: []string{stream}})
 	if err != nil {
@@ -101,7 +102,7 @@ func (f fixture) events(t *testing.T, stream string) []domain.Event {
 }
 
 // waitEvents waits until stream holds n events.
-func (f fixture) waitEvents(t *testing.T, stream string, n int) []domain.Event {
+func (f fixture) waitEvents(t testing.TB, stream string, n int) []domain.Event {
 	t.Helper()
 	var evs []domain.Event
 	eventually(t, "event on "+stream, func() bool { evs = f.events(t, stream); return len(evs) >= n })
@@ -111,7 +112,7 @@ func (f fixture) waitEvents(t *testing.T, stream string, n int) []domain.Event {
 	return evs
 }
 
-func connected(t *testing.T, fake *discordtest.Server) {
+func connected(t testing.TB, fake *discordtest.Server) {
 	t.Helper()
 	select {
 	case <-fake.Connected():
@@ -325,4 +326,22 @@ func TestRefusedToken(t *testing.T) {
 	}
 	must(t, f.st.SetSetting(t.Context(), discord.ConfigSetting, `{"bot_token":"`+token+`","api_url":"`+f.discord.URL+`/"}`))
 	eventually(t, "identify with the new settings", func() bool { return len(f.discord.Identifies()) == 2 })
+}
+
+// BenchmarkGateway: messages from the Gateway, each stored (and its
+// sequence number counted) before the next, on one session to a loopback
+// fake.
+func BenchmarkGateway(b *testing.B) {
+	f := newFixture(b)
+	run(b, f.st, nil)
+	connected(b, f.discord)
+	b.ResetTimer()
+	for i := range b.N {
+		f.discord.Send(discordtest.Message{ChannelID: general, AuthorID: ada, Author: "ada", Content: "ping " + strconv.Itoa(i)})
+	}
+	eventually(b, "every message stored", func() bool {
+		n, err := f.st.CountEvents(context.Background(), "s-general")
+		return err == nil && n == int64(b.N)
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }

@@ -3,8 +3,9 @@ package slack
 import (
 	"context"
 	"errors"
-	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/helixml/helix-org/domain"
 )
@@ -25,15 +26,44 @@ func names(ctx context.Context, st Store, c StreamConfig, text string) (bool, er
 		return false, err
 	}
 	for _, n := range []string{w.Name, w.ID, strings.TrimPrefix(w.ID, domain.PrefixWorker)} {
-		if strings.TrimSpace(n) != "" && atName(n).MatchString(text) {
+		if strings.TrimSpace(n) != "" && atName(text, n) {
 			return true, nil
 		}
 	}
 	return false, nil
 }
 
-// atName matches "@name" not inside a longer word or handle: "@alice,"
-// and "@alice." name alice, "@alice.smith" and "@alice-bot" do not.
-func atName(name string) *regexp.Regexp {
-	return regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}_])@` + regexp.QuoteMeta(name) + `(?:$|[^\p{L}\p{N}_.-]|[.-](?:$|[^\p{L}\p{N}_]))`)
+// atName reports whether text has "@name" (in any case) not inside a
+// longer word or handle: "@alice," and "@alice." name alice,
+// "@alice.smith", "@alice-bot" and "bob@alice" do not.
+func atName(text, name string) bool {
+	for i := 0; i < len(text); i++ {
+		if text[i] != '@' || i+1+len(name) > len(text) || !strings.EqualFold(text[i+1:i+1+len(name)], name) {
+			continue
+		}
+		before, _ := utf8.DecodeLastRuneInString(text[:i])
+		if i > 0 && wordRune(before) {
+			continue
+		}
+		if rest := text[i+1+len(name):]; !continues(rest) {
+			return true
+		}
+	}
+	return false
 }
+
+// continues says whether what follows a name goes on with it: a letter,
+// digit or '_', or '.' or '-' followed by one.
+func continues(rest string) bool {
+	r, n := utf8.DecodeRuneInString(rest)
+	switch {
+	case rest == "":
+		return false
+	case r == '.' || r == '-':
+		next, _ := utf8.DecodeRuneInString(rest[n:])
+		return rest[n:] != "" && wordRune(next)
+	}
+	return wordRune(r)
+}
+
+func wordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,7 +27,7 @@ const appToken = "xapp-1-A0APP-1234-abcdef"
 //
 //	s-alice  {"worker":"w-alice"}                                   (w-alice, "Alice")
 //	s-bob    {"worker":"w-bob","user":"U0BOBBOT","channel":"C0GENERAL"}  (w-bob, "Bob")
-func socketFixture(t *testing.T) fixture {
+func socketFixture(t testing.TB) fixture {
 	t.Helper()
 	f := newFixture(t, "")
 	f.slack.SocketMode(appToken)
@@ -48,7 +49,7 @@ func socketFixture(t *testing.T) fixture {
 }
 
 // runSocket runs the Socket Mode loop over st until the test ends.
-func runSocket(t *testing.T, st slack.SocketStore, logs *servertest.Logs) {
+func runSocket(t testing.TB, st slack.SocketStore, logs *servertest.Logs) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -60,7 +61,7 @@ func runSocket(t *testing.T, st slack.SocketStore, logs *servertest.Logs) {
 	t.Cleanup(func() { cancel(); <-done })
 }
 
-func socketUp(t *testing.T, fake *slacktest.Server) {
+func socketUp(t testing.TB, fake *slacktest.Server) {
 	t.Helper()
 	select {
 	case <-fake.SocketConnected():
@@ -70,7 +71,7 @@ func socketUp(t *testing.T, fake *slacktest.Server) {
 }
 
 // sample is one of the Slack SDK's Events API samples (testdata/NOTICE).
-func sample(t *testing.T, name string) []byte {
+func sample(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
@@ -291,4 +292,21 @@ func TestWorkerStreamConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkSocketMode: messages naming a worker, each stored on the
+// channel's and the worker's streams and acknowledged, over one Socket
+// Mode connection to a loopback fake.
+func BenchmarkSocketMode(b *testing.B) {
+	f := socketFixture(b)
+	runSocket(b, f.st, nil)
+	socketUp(b, f.slack)
+	msg := sample(b, "MessagePayload.json")
+	b.ResetTimer()
+	for i := range b.N {
+		f.slack.Push(slacktest.FromSample(msg, slacktest.Message{EventID: "Ev" + strconv.Itoa(i), Channel: "C0GENERAL", User: "U0ADA",
+			Text: "@Alice ping " + strconv.Itoa(i), TS: "1712345678." + strconv.Itoa(100000+i)}))
+		f.slack.NextAck(b)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
