@@ -91,6 +91,6 @@ func newRootCmd() *cobra.Command {
 	}
 	root.SetVersionTemplate("helix-org {{.Version}}\n")
 	root.AddCommand(newServeCmd(), newChatCmd(), newBootstrapCmd(), newTokenCmd(), newConfigCmd(), newVersionCmd(), newAgentCmd(), newActivationsCmd(), newTriggersCmd(), newSpendCmd(), newTasksCmd())
-	root.AddCommand(newCallCmd(), newToolsCmd(), newBackupCmd(), newExportCmd(), newImportCmd())
+	root.AddCommand(newCallCmd(), newToolsCmd(), newBackupCmd(), newExportCmd(), newImportCmd(), newSlackCmd())
 	return root
 }

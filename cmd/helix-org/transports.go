@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/helixml/helix-org/server"
+	"github.com/helixml/helix-org/server/ui"
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/transports/discord"
 	"github.com/helixml/helix-org/transports/email"
 	"github.com/helixml/helix-org/transports/github"
+	"github.com/helixml/helix-org/transports/gitlab"
 	"github.com/helixml/helix-org/transports/inbound"
 	"github.com/helixml/helix-org/transports/safedial"
 	"github.com/helixml/helix-org/transports/schedule"
@@ -24,18 +28,22 @@ var transports = transport.List{
 	webhook.Transport,
 	email.Transport,
 	github.Transport,
+	gitlab.Transport,
 	slack.Transport,
 	telegram.Transport,
+	discord.Transport,
 	schedule.Transport,
 }
 
 // transportDeps is what the transports are built with. Outbound HTTP to
-// user-given URLs goes through safedial.
+// user-given URLs goes through safedial; an install flow acts for the
+// owner's UI session only (ui.Operator).
 func transportDeps(st *store.Store, log *slog.Logger) transport.Deps {
 	client := safedial.NewClient(safedial.Options{AllowPrivate: func(ctx context.Context) bool {
 		return st.BoolSetting(ctx, safedial.AllowPrivateSetting)
 	}})
-	return transport.Deps{Store: st, Client: client, Now: time.Now, Logger: log, UserAgent: "helix-org/" + version}
+	return transport.Deps{Store: st, Client: client, Now: time.Now, Logger: log, UserAgent: "helix-org/" + version,
+		Operator: func(r *http.Request) (string, error) { return ui.Operator(st, r) }}
 }
 
 // transportRoutes are every transport's inbound handlers, mounted by the

@@ -21,6 +21,7 @@ import (
 	"github.com/helixml/helix-org/transports/email"
 	"github.com/helixml/helix-org/transports/email/postmarktest"
 	"github.com/helixml/helix-org/transports/github"
+	"github.com/helixml/helix-org/transports/gitlab"
 	"github.com/helixml/helix-org/transports/slack"
 	"github.com/helixml/helix-org/transports/slack/slacktest"
 	"github.com/helixml/helix-org/transports/telegram"
@@ -176,6 +177,24 @@ func TestSecretsAcceptedAtCreationVerifyInbound(t *testing.T) {
 				}
 			} else if code != 200 {
 				t.Errorf("webhook secret %q accepted by config set, but a signed delivery got %d %s", secret, code, answer)
+			}
+		}
+	})
+	t.Run("gitlab", func(t *testing.T) {
+		note, err := os.ReadFile(filepath.Join("..", "..", "transports", "gitlab", "testdata", "note_issue.json"))
+		must(t, err)
+		for _, secret := range []string{"0123456789abcdef", strings.Repeat("~", 256), `quote"and\\back!#$%`, strings.Repeat("x", 257),
+			"short", "with space 0123456789", "pädding-0123456789", "trailing-0123456789\n", ""} {
+			st, base := transportServer(t)
+			_, err := st.CreateStream(t.Context(), store.OwnerWorker, domain.Stream{ID: "s-test", Name: "test",
+				Transport: domain.Transport{Kind: gitlab.Kind, Config: json.RawMessage(`{"project":"gitlab-org/gitlab-test","events":["note"],"secret":` + quote(secret) + `}`)}})
+			if err != nil {
+				refused(t, err, "transport.config.secret", secret)
+				continue
+			}
+			h := http.Header{"Content-Type": {"application/json"}, "X-Gitlab-Event": {"Note Hook"}, "X-Gitlab-Token": {secret}}
+			if code, answer := postTo(t, base+"/gitlab/webhook", h, note); code != 200 {
+				t.Errorf("secret %q accepted at creation, but a webhook carrying it got %d %s", secret, code, answer)
 			}
 		}
 	})

@@ -21,28 +21,38 @@ const Kind domain.TransportKind = "slack"
 // DefaultAPIURL is Slack's Web API.
 const DefaultAPIURL = "https://slack.com/api"
 
+// DefaultOAuthURL is where Slack asks a person to install an app.
+const DefaultOAuthURL = "https://slack.com/oauth/v2/authorize"
+
 // Transport is the Slack transport, for cmd's list.
 var Transport = transport.Descriptor{
 	TransportSpec: domain.TransportSpec{
-		Kind:    Kind,
-		About:   "a Slack channel: its messages in (Events API), replies out in their thread (chat.postMessage)",
-		Config:  `{"channel":"C0123ABCD","thread_ts":"1712345678.000100"}; thread_ts is optional and narrows the stream to one thread`,
+		Kind:  Kind,
+		About: "a Slack channel, or the messages naming a worker: in by the Events API or Socket Mode, replies out in their thread (chat.postMessage)",
+		Config: `{"channel":"C0123ABCD","thread_ts":"1712345678.000100"}, thread_ts optional (one thread); ` +
+			`or {"worker":"w-id"} for the messages naming the worker (@its name or id, or <@user> of "user":"U…") and the threads it is in, "channel" optional`,
 		Check:   func(raw json.RawMessage) error { _, err := ParseStreamConfig(raw); return err },
 		Publish: true,
 		Contact: &domain.ContactSpec{Address: "a channel id, such as the D… of the human's DM with the bot", Stream: contactStream},
 	},
 	Settings:  Settings,
 	Endpoints: func(d transport.Deps) []inbound.Endpoint { return []inbound.Endpoint{Endpoint(d.Store, d.Now)} },
+	Handlers:  func(d transport.Deps) []transport.Route { return Install(d.Store, d.Client, d.Operator, d.Logger) },
 	Sender:    func(d transport.Deps) delivery.Sender { return NewSender(d.Store, d.Client) },
+	Run: func(ctx context.Context, d transport.Deps) error {
+		return (&SocketMode{Store: d.Store, Client: d.Client, Logger: d.Logger}).Run(ctx)
+	},
 }
 
 // ConfigSetting is transport.slack, read on every request and send, so a
 // change applies without a restart.
 var ConfigSetting = domain.SettingSpec{
 	Key: "transport.slack", Type: domain.SettingJSON, Default: "{}",
-	Description: `Slack app: {"signing_secret":"…","bot_token":"xoxb-…","bot_user_id":"U…","api_url":"` + DefaultAPIURL + `"}. ` +
-		`Events are refused (401) until signing_secret is set; bot_user_id is optional (the bot's own messages are also known by bot_id).`,
-	SecretFields: []string{"signing_secret", "bot_token"},
+	Description: `Slack app: {"signing_secret":"…","bot_token":"xoxb-…","bot_user_id":"U…","app_token":"xapp-…","client_id":"…","client_secret":"…",` +
+		`"api_url":"` + DefaultAPIURL + `","oauth_url":"` + DefaultOAuthURL + `","redirect_url":"https://…/slack/oauth/callback"}. ` +
+		`Events API requests are refused (401) until signing_secret is set; with app_token (connections:write) the server holds a Socket Mode connection instead of needing a public URL; ` +
+		`client_id and client_secret let the owner install the app at /ui/slack/install, which stores bot_token and bot_user_id; bot_user_id is optional.`,
+	SecretFields: []string{"signing_secret", "bot_token", "app_token", "client_secret"},
 	Validate:     func(v string) error { _, err := parseSettings(v); return err },
 }
 
@@ -57,15 +67,27 @@ var Settings = domain.Settings{ConfigSetting, MaxBodySetting, delivery.MaxAttemp
 
 // Config is the decoded transport.slack setting.
 type Config struct {
-	SigningSecret string `json:"signing_secret"`
-	BotToken      string `json:"bot_token"`
-	BotUserID     string `json:"bot_user_id"`
-	APIURL        string `json:"api_url"`
+	SigningSecret string `json:"signing_secret,omitempty"`
+	BotToken      string `json:"bot_token,omitempty"`
+	BotUserID     string `json:"bot_user_id,omitempty"`
+	// AppToken is the app-level token Socket Mode connects with.
+	AppToken string `json:"app_token,omitempty"`
+	// ClientID and ClientSecret are the app's OAuth credentials, for the
+	// install flow.
+	ClientID     string `json:"client_id,omitempty"`
+	ClientSecret string `json:"client_secret,omitempty"`
+	APIURL       string `json:"api_url,omitempty"`
+	OAuthURL     string `json:"oauth_url,omitempty"`
+	// RedirectURL is the install flow's callback as the app lists it;
+	// empty lets Slack use the app's only one.
+	RedirectURL string `json:"redirect_url,omitempty"`
 }
 
 var (
 	hexSecret = regexp.MustCompile(`^[0-9a-f]{16,128}$`)
 	botToken  = regexp.MustCompile(`^xoxb-[0-9A-Za-z-]+$`)
+	appToken  = regexp.MustCompile(`^xapp-[0-9A-Za-z-]+$`)
+	clientID  = regexp.MustCompile(`^[0-9]{1,20}\.[0-9]{1,20}$`)
 	userID    = regexp.MustCompile(`^[UW][0-9A-Z]{2,}$`)
 	channelID = regexp.MustCompile(`^[CGD][0-9A-Z]{2,}$`)
 	slackTS   = regexp.MustCompile(`^[0-9]{1,12}\.[0-9]{1,9}$`)
@@ -88,13 +110,26 @@ func parseSettings(raw string) (Config, error) {
 		return c, domain.Invalid("bot_token", `must be a bot token: "xoxb-" then letters, digits and '-'`)
 	case c.BotUserID != "" && !userID.MatchString(c.BotUserID):
 		return c, domain.Invalid("bot_user_id", `must be a Slack user id such as "U0123ABCD"`)
-	case c.APIURL != "":
-		if err := domain.ValidateHTTPURL(c.APIURL); err != nil {
-			return c, domain.Invalid("api_url", "%v", err)
+	case c.AppToken != "" && !appToken.MatchString(c.AppToken):
+		return c, domain.Invalid("app_token", `must be an app-level token: "xapp-" then letters, digits and '-'`)
+	case c.ClientID != "" && !clientID.MatchString(c.ClientID):
+		return c, domain.Invalid("client_id", `must be the app's Client ID as Slack shows it, such as "1234567890.1234567890"`)
+	case c.ClientSecret != "" && !hexSecret.MatchString(c.ClientSecret):
+		return c, domain.Invalid("client_secret", "must be the app's Client Secret as Slack shows it: lowercase hex digits, nothing around them")
+	}
+	for _, u := range []struct{ key, value string }{{"api_url", c.APIURL}, {"oauth_url", c.OAuthURL}, {"redirect_url", c.RedirectURL}} {
+		if u.value == "" {
+			continue
+		}
+		if err := domain.ValidateHTTPURL(u.value); err != nil {
+			return c, domain.Invalid(u.key, "%v", err)
 		}
 	}
 	if c.APIURL == "" {
 		c.APIURL = DefaultAPIURL
+	}
+	if c.OAuthURL == "" {
+		c.OAuthURL = DefaultOAuthURL
 	}
 	return c, nil
 }
@@ -117,10 +152,18 @@ func loadConfig(ctx context.Context, st settingReader) (Config, error) {
 	return c, nil
 }
 
-// StreamConfig is a slack stream's config.
+// StreamConfig is a slack stream's config: a channel's messages (or one
+// thread's), or a worker's — those naming it and the threads it is in.
 type StreamConfig struct {
-	Channel  string `json:"channel"`
+	Channel  string `json:"channel,omitempty"`
 	ThreadTS string `json:"thread_ts,omitempty"`
+	// Worker makes the stream the worker's: a message naming it (in
+	// Channel, when set) is appended here, and so is the rest of each
+	// thread it was named in or answered in.
+	Worker string `json:"worker,omitempty"`
+	// User is a Slack user standing for the worker, whose <@mention>
+	// names it too.
+	User string `json:"user,omitempty"`
 }
 
 // ParseStreamConfig decodes and checks a slack stream's config.
@@ -129,8 +172,11 @@ func ParseStreamConfig(raw json.RawMessage) (StreamConfig, error) {
 	if err := domain.DecodeConfig(raw, &c); err != nil {
 		return c, err
 	}
+	if c.Worker != "" || c.User != "" {
+		return c, checkWorkerStream(c)
+	}
 	if c.Channel == "" {
-		return c, domain.Required(domain.ConfigField("channel"))
+		return c, domain.Invalid(domain.ConfigField("channel"), `is required: a channel id such as "C0123ABCD", or "worker" for a worker's stream`)
 	}
 	if !channelID.MatchString(c.Channel) {
 		return c, domain.Invalid(domain.ConfigField("channel"), "%q must be a channel id such as \"C0123ABCD\" (not a #name)", c.Channel)
@@ -139,6 +185,25 @@ func ParseStreamConfig(raw json.RawMessage) (StreamConfig, error) {
 		return c, domain.Invalid(domain.ConfigField("thread_ts"), "%q must be a message ts such as \"1712345678.000100\"", c.ThreadTS)
 	}
 	return c, nil
+}
+
+// checkWorkerStream checks the config of a worker's stream.
+func checkWorkerStream(c StreamConfig) error {
+	if c.Worker == "" {
+		return domain.Invalid(domain.ConfigField("worker"), "is required with user: the worker the Slack user stands for")
+	}
+	if err := domain.ValidateID(domain.ConfigField("worker"), domain.PrefixWorker, c.Worker); err != nil {
+		return err
+	}
+	switch {
+	case c.User != "" && !userID.MatchString(c.User):
+		return domain.Invalid(domain.ConfigField("user"), "%q must be a Slack user id such as \"U0123ABCD\"", c.User)
+	case c.ThreadTS != "":
+		return domain.Invalid(domain.ConfigField("thread_ts"), "goes without worker: a worker's stream follows the threads it is in")
+	case c.Channel != "" && !channelID.MatchString(c.Channel):
+		return domain.Invalid(domain.ConfigField("channel"), "%q must be a channel id such as \"C0123ABCD\" (not a #name)", c.Channel)
+	}
+	return nil
 }
 
 // contactStream is the stream of a human reached in the channel address.

@@ -16,10 +16,15 @@ import (
 // Pattern is the Events API request URL.
 const Pattern = "POST /slack/events"
 
-// Store is what the endpoint needs of the store.
+// Store is what the endpoint and the Socket Mode loop need of the store.
 type Store interface {
 	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
 	ListStreams(ctx context.Context, kind domain.TransportKind) ([]domain.Stream, error)
+	// GetWorker gives a worker stream's worker, whose name a message may
+	// mention.
+	GetWorker(ctx context.Context, id string) (domain.Worker, error)
+	// OnThread says whether a worker's stream is already in a thread.
+	OnThread(ctx context.Context, streamID, thread string) (bool, error)
 }
 
 // Endpoint receives the Events API: 401 for a missing, stale or wrong
@@ -103,6 +108,8 @@ func parse(ctx context.Context, st Store, cfg Config, body []byte) (inbound.Batc
 	switch {
 	case env.EventID == "":
 		return inbound.Batch{}, domain.Required("event_id")
+	case ev.Type == "app_mention":
+		return inbound.Batch{Note: "an app_mention repeats a message event, which is the one stored"}, nil
 	case ev.Type != "message" || !slices.Contains(storedSubtypes, ev.Subtype):
 		return inbound.Batch{Note: fmt.Sprintf("%s %s events are not stored", ev.Type, ev.Subtype)}, nil
 	case fromBot(env, cfg):
@@ -117,14 +124,44 @@ func parse(ctx context.Context, st Store, cfg Config, body []byte) (inbound.Batc
 	msg := message(env)
 	var b inbound.Batch
 	for _, s := range streams {
-		if follows(s, ev) {
+		ok, err := takes(ctx, st, s, ev)
+		if err != nil {
+			return inbound.Batch{}, err
+		}
+		if ok {
 			b.Messages = append(b.Messages, domain.Inbound{StreamID: s.ID, Message: msg, Key: env.EventID, Sender: sender(ev)})
 		}
 	}
 	if len(b.Messages) == 0 {
-		b.Note = fmt.Sprintf("no slack stream follows channel %s", ev.Channel)
+		b.Note = fmt.Sprintf("no slack stream follows channel %s, and the message names no worker with a slack stream", ev.Channel)
 	}
 	return b, nil
+}
+
+// takes says whether a stream takes the message: a channel's stream
+// when it follows the channel (and thread), a worker's when the message
+// names the worker or is in a thread the worker's stream is in.
+func takes(ctx context.Context, st Store, s domain.Stream, ev event) (bool, error) {
+	var c StreamConfig
+	if json.Unmarshal(s.Transport.Config, &c) != nil {
+		return false, nil
+	}
+	if c.Worker == "" {
+		return follows(c, ev), nil
+	}
+	if c.Channel != "" && c.Channel != ev.Channel {
+		return false, nil
+	}
+	named, err := names(ctx, st, c, ev.Text)
+	if err != nil || named {
+		return named, err
+	}
+	if ev.ThreadTS == "" || ev.ThreadTS == ev.TS {
+		return false, nil
+	}
+	// In the log: a mention stored here, an answer the worker gave from
+	// here, or a post of its that started the thread.
+	return st.OnThread(ctx, s.ID, ev.ThreadTS)
 }
 
 // fromBot recognises the bot's own messages: Slack marks them with
@@ -156,11 +193,11 @@ func sender(ev event) domain.Sender {
 	return domain.Sender{Address: ev.Channel, How: "slack-im"}
 }
 
-// follows reports whether a stream takes messages of this channel (and,
-// when the stream is narrowed to one thread, of that thread).
-func follows(s domain.Stream, ev event) bool {
-	var c StreamConfig
-	if json.Unmarshal(s.Transport.Config, &c) != nil || c.Channel != ev.Channel {
+// follows reports whether a channel's stream takes messages of this
+// channel (and, when the stream is narrowed to one thread, of that
+// thread).
+func follows(c StreamConfig, ev event) bool {
+	if c.Channel != ev.Channel {
 		return false
 	}
 	return c.ThreadTS == "" || c.ThreadTS == ev.ThreadTS || c.ThreadTS == ev.TS

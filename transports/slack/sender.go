@@ -25,6 +25,8 @@ const SendTimeout = 30 * time.Second
 type SenderStore interface {
 	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
 	GetEvent(ctx context.Context, id string) (domain.Event, error)
+	// LatestInbound finds the channel of a thread a worker's stream is in.
+	LatestInbound(ctx context.Context, streamID, messageID, threadID string) (domain.Event, error)
 }
 
 // Sender posts what workers publish on slack streams with chat.postMessage.
@@ -62,33 +64,82 @@ func (s *Sender) Send(ctx context.Context, st domain.Stream, ev domain.Event, _ 
 	if err != nil {
 		return delivery.Outcome{Err: fmt.Errorf("stream %s: %w", st.ID, err), Permanent: true}
 	}
-	thread, err := s.thread(ctx, st.ID, sc, ev.Message)
+	parent, err := s.parent(ctx, st.ID, ev.Message)
 	if err != nil {
 		return delivery.Outcome{Err: err}
 	}
-	return s.post(ctx, cfg, postMessage{Channel: sc.Channel, Text: ev.Message.Body, ThreadTS: thread})
+	thread := threadOf(sc, ev.Message, parent)
+	channel, err := s.channel(ctx, st.ID, sc, parent, thread)
+	if err != nil {
+		return delivery.Outcome{Err: err, Permanent: errors.Is(err, domain.ErrInvalid)}
+	}
+	return s.post(ctx, cfg, postMessage{Channel: channel, Text: ev.Message.Body, ThreadTS: thread})
 }
 
-// thread is the thread_ts a message goes in: that of the event it
+// parent is the event a message answers on the same stream, if any.
+func (s *Sender) parent(ctx context.Context, stream string, m domain.Message) (*domain.Event, error) {
+	if m.InReplyTo == "" || slackTS.MatchString(m.InReplyTo) {
+		return nil, nil
+	}
+	ev, err := s.store.GetEvent(ctx, m.InReplyTo)
+	switch {
+	case errors.Is(err, domain.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case ev.StreamID != stream:
+		return nil, nil
+	}
+	return &ev, nil
+}
+
+// threadOf is the thread_ts a message goes in: that of the event it
 // answers (inReplyTo an event id or a Slack ts), else its threadId when
 // that is a Slack ts, else the stream's own thread, else none.
-func (s *Sender) thread(ctx context.Context, stream string, sc StreamConfig, m domain.Message) (string, error) {
-	if m.InReplyTo != "" {
-		if slackTS.MatchString(m.InReplyTo) {
-			return m.InReplyTo, nil
-		}
-		parent, err := s.store.GetEvent(ctx, m.InReplyTo)
-		switch {
-		case err == nil && parent.StreamID == stream && slackTS.MatchString(parent.Message.ThreadID):
-			return parent.Message.ThreadID, nil
-		case err != nil && !errors.Is(err, domain.ErrNotFound):
+func threadOf(sc StreamConfig, m domain.Message, parent *domain.Event) string {
+	switch {
+	case slackTS.MatchString(m.InReplyTo):
+		return m.InReplyTo
+	case parent != nil && slackTS.MatchString(parent.Message.ThreadID):
+		return parent.Message.ThreadID
+	case slackTS.MatchString(m.ThreadID):
+		return m.ThreadID
+	}
+	return sc.ThreadTS
+}
+
+// channel is where the message goes: the stream's channel; for a
+// worker's stream without one, the channel of the event it answers, else
+// of the thread's latest message on the stream.
+func (s *Sender) channel(ctx context.Context, stream string, sc StreamConfig, parent *domain.Event, thread string) (string, error) {
+	if sc.Channel != "" {
+		return sc.Channel, nil
+	}
+	if c := channelOf(parent); c != "" {
+		return c, nil
+	}
+	if thread != "" {
+		ev, err := s.store.LatestInbound(ctx, stream, "", thread)
+		if err != nil && !errors.Is(err, domain.ErrNotFound) {
 			return "", err
 		}
+		if c := channelOf(&ev); c != "" {
+			return c, nil
+		}
 	}
-	if slackTS.MatchString(m.ThreadID) {
-		return m.ThreadID, nil
+	return "", domain.Invalid("threadId", "a worker's stream without a channel posts in the threads it is in: inReplyTo an event of one, or threadId a thread_ts its stream holds")
+}
+
+// channelOf is the Slack channel an inbound event came from.
+func channelOf(ev *domain.Event) string {
+	if ev == nil {
+		return ""
 	}
-	return sc.ThreadTS, nil
+	var x struct {
+		Channel string `json:"channel"`
+	}
+	json.Unmarshal(ev.Message.Extra, &x)
+	return x.Channel
 }
 
 type postMessage struct {

@@ -37,7 +37,7 @@ type fixture struct {
 	now   time.Time
 }
 
-func newFixture(t *testing.T, settings string) fixture {
+func newFixture(t testing.TB, settings string) fixture {
 	t.Helper()
 	st := storetest.NewWith(t, store.Options{Transports: transport.List{slack.Transport}.Specs()})
 	ctx := t.Context()
@@ -66,7 +66,7 @@ func newFixture(t *testing.T, settings string) fixture {
 	return fixture{st: st, url: srv.URL + "/slack/events", slack: fake, now: now}
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatalf("setup: %v", err)

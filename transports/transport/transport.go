@@ -26,6 +26,9 @@ type Descriptor struct {
 	Settings domain.Settings
 	// Endpoints are its inbound routes; nil for a kind nobody calls.
 	Endpoints func(Deps) []inbound.Endpoint
+	// Handlers are routes of another shape than an inbound message, such
+	// as an OAuth install flow; each authenticates its own requests.
+	Handlers func(Deps) []Route
 	// Sender delivers what workers publish; nil for a kind that never sends.
 	Sender func(Deps) delivery.Sender
 	// Run, when set, is a loop the server runs until ctx ends (the
@@ -43,6 +46,10 @@ type Deps struct {
 	Now       func() time.Time
 	Logger    *slog.Logger
 	UserAgent string
+	// Operator returns the worker behind r when r comes from a session
+	// that may change operational config (the owner, signed in with a
+	// one-time link), else an error saying why not. Nil refuses everyone.
+	Operator func(r *http.Request) (string, error)
 }
 
 // Store is everything a transport may need of the store; each transport
@@ -50,12 +57,19 @@ type Deps struct {
 type Store interface {
 	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
 	IntSetting(ctx context.Context, spec domain.SettingSpec) int64
+	// SetSetting stores a value its spec accepts, secrets encrypted (an
+	// install flow storing the token it was given).
+	SetSetting(ctx context.Context, spec domain.SettingSpec, value string) error
 	// StreamWithSecrets gives a stream's config decrypted, for verifying
 	// and signing; never show what it returns.
 	StreamWithSecrets(ctx context.Context, id string) (domain.Stream, error)
 	ListStreams(ctx context.Context, kind domain.TransportKind) ([]domain.Stream, error)
 	GetEvent(ctx context.Context, id string) (domain.Event, error)
 	LatestInbound(ctx context.Context, streamID, messageID, threadID string) (domain.Event, error)
+	// OnThread reports whether a stream holds an event of a thread, or
+	// delivered one as it.
+	OnThread(ctx context.Context, streamID, thread string) (bool, error)
+	GetWorker(ctx context.Context, id string) (domain.Worker, error)
 	AppendInbound(ctx context.Context, in []domain.Inbound, maxBody int) ([]domain.Receipt, error)
 	// Changed is closed at the next commit.
 	Changed() <-chan struct{}
@@ -82,13 +96,14 @@ func (l List) Settings() domain.Settings {
 	return all
 }
 
-// Route is one inbound handler to mount.
+// Route is one handler to mount.
 type Route struct {
 	Pattern string
 	Handler http.Handler
 }
 
-// Routes are every transport's inbound handlers, sharing one byte budget.
+// Routes are every transport's inbound handlers, sharing one byte budget,
+// then its other handlers.
 func (l List) Routes(d Deps, budget *inbound.Budget) []Route {
 	var routes []Route
 	for _, desc := range l {
@@ -97,6 +112,11 @@ func (l List) Routes(d Deps, budget *inbound.Budget) []Route {
 		}
 		for _, e := range desc.Endpoints(d) {
 			routes = append(routes, Route{Pattern: e.Pattern, Handler: e.Handler(d.Store, budget, d.Logger)})
+		}
+	}
+	for _, desc := range l {
+		if desc.Handlers != nil {
+			routes = append(routes, desc.Handlers(d)...)
 		}
 	}
 	return routes

@@ -1,8 +1,12 @@
 // Package slacktest fakes Slack for tests, on loopback, speaking the
 // documented wire formats: the Web API's chat.postMessage (a bot token in
 // Authorization, JSON in, {"ok":…} out, errors such as channel_not_found
-// and 429 with Retry-After), and the Events API requests Slack sends an
-// app, signed as Slack signs them.
+// and 429 with Retry-After), the Events API requests Slack sends an app,
+// signed as Slack signs them, Socket Mode (apps.connections.open with an
+// app-level token, then a WebSocket: hello, events_api envelopes each
+// resent until acknowledged with its envelope_id, disconnect) and the
+// OAuth v2 install (the authorize page approving at once, oauth.v2.access
+// exchanging the code for a bot token).
 package slacktest
 
 import (
@@ -41,12 +45,16 @@ type Reply struct {
 type Server struct {
 	URL   string
 	token string
+	base  string
 
 	mu      sync.Mutex
 	posts   []Post
 	replies []Reply
 	seq     int
 	got     chan Post
+
+	socket socketState
+	oauth  oauthApp
 }
 
 // New starts a fake that accepts the bot token token.
@@ -54,9 +62,21 @@ func New(t testing.TB, token string) *Server {
 	s := &Server{token: token, got: make(chan Post, 100)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/chat.postMessage", s.postMessage)
+	mux.HandleFunc("POST /api/apps.connections.open", s.connectionsOpen)
+	mux.HandleFunc("GET /link/", s.link)
+	mux.HandleFunc("GET /oauth/v2/authorize", s.authorize)
+	mux.HandleFunc("POST /api/oauth.v2.access", s.access)
 	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		s.mu.Lock()
+		if s.socket.conn != nil {
+			s.socket.conn.CloseNow()
+		}
+		s.mu.Unlock()
+		srv.Close()
+	})
 	s.URL = srv.URL + "/api"
+	s.base = srv.URL
 	return s
 }
 

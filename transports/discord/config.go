@@ -1,0 +1,142 @@
+package discord
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/transports/delivery"
+	"github.com/helixml/helix-org/transports/transport"
+)
+
+// Kind is the Discord transport's kind.
+const Kind domain.TransportKind = "discord"
+
+// DefaultAPIURL is Discord's REST API, version 10.
+const DefaultAPIURL = "https://discord.com/api/v10"
+
+// Transport is the Discord transport, for cmd's list.
+var Transport = transport.Descriptor{
+	TransportSpec: domain.TransportSpec{
+		Kind:  Kind,
+		About: "a Discord channel or a person's DMs with the bot: messages in (Gateway), replies out in their thread",
+		Config: `{"channel":"<channel id>"} for a guild channel and its threads, or {"user":"<user id>"} for that person's DMs with the bot; ` +
+			`ids are Discord's snowflakes`,
+		Check:   func(raw json.RawMessage) error { _, err := ParseStreamConfig(raw); return err },
+		Publish: true,
+		Contact: &domain.ContactSpec{Address: "the person's Discord user id (a snowflake such as \"80351110224678912\"); they are reached in their DMs with the bot", Stream: contactStream},
+	},
+	Settings: Settings,
+	Sender:   func(d transport.Deps) delivery.Sender { return NewSender(d.Store, d.Client) },
+	Run: func(ctx context.Context, d transport.Deps) error {
+		return (&Gateway{Store: d.Store, Client: d.Client, Logger: d.Logger}).Run(ctx)
+	},
+}
+
+// ConfigSetting is transport.discord, read at each connection and send.
+var ConfigSetting = domain.SettingSpec{
+	Key: "transport.discord", Type: domain.SettingJSON, Default: "{}",
+	Description: `Discord bot: {"bot_token":"…","api_url":"` + DefaultAPIURL + `"}. The server connects to the Gateway once bot_token is set ` +
+		`(the bot needs the Message Content intent enabled in the developer portal).`,
+	SecretFields: []string{"bot_token"},
+	Validate:     func(v string) error { _, err := parseSettings(v); return err },
+}
+
+// MaxBodySetting bounds one Gateway payload; a larger one ends the
+// connection (and it is resumed).
+var MaxBodySetting = domain.SettingSpec{
+	Key: "transport.discord.max_body_bytes", Type: domain.SettingInt, Default: strconv.Itoa(4 << 20),
+	Description: "Largest Discord Gateway payload accepted, in bytes; the message stored is bounded by it too.",
+}
+
+// Settings lists the Discord transport's config keys.
+var Settings = domain.Settings{ConfigSetting, MaxBodySetting, delivery.MaxAttemptsSetting(Kind)}
+
+// Config is the decoded transport.discord setting.
+type Config struct {
+	BotToken string `json:"bot_token"`
+	APIURL   string `json:"api_url"`
+}
+
+var (
+	// botToken is a bot token as the developer portal shows it: three
+	// base64url parts joined by dots.
+	botToken  = regexp.MustCompile(`^[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{20,}$`)
+	snowflake = regexp.MustCompile(`^[1-9][0-9]{15,19}$`)
+)
+
+// parseSettings decodes and checks transport.discord; the loop and the
+// sender read it through here. Errors never quote the token.
+func parseSettings(raw string) (Config, error) {
+	var c Config
+	if err := domain.DecodeConfig(json.RawMessage(raw), &c); err != nil {
+		return c, fmt.Errorf("not a transport.discord object: %w", domain.ErrInvalid)
+	}
+	switch {
+	case c.BotToken != "" && !botToken.MatchString(c.BotToken):
+		return c, domain.Invalid("bot_token", "must be the bot's token as the developer portal shows it: three parts of A-Z a-z 0-9 _ - joined by dots, without \"Bot \"")
+	case c.APIURL != "":
+		if err := domain.ValidateHTTPURL(c.APIURL); err != nil {
+			return c, domain.Invalid("api_url", "%v", err)
+		}
+	}
+	if c.APIURL == "" {
+		c.APIURL = DefaultAPIURL
+	}
+	return c, nil
+}
+
+type settingReader interface {
+	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
+}
+
+func loadConfig(ctx context.Context, st settingReader) (Config, error) {
+	raw, err := st.SettingOr(ctx, ConfigSetting)
+	if err != nil {
+		return Config{}, err
+	}
+	c, err := parseSettings(raw)
+	if err != nil {
+		return Config{}, errors.New("transport.discord cannot be used: " + err.Error())
+	}
+	return c, nil
+}
+
+// StreamConfig is a discord stream's config: one of its fields.
+type StreamConfig struct {
+	// Channel is a guild channel; its threads come with it.
+	Channel string `json:"channel,omitempty"`
+	// User is a person whose DMs with the bot the stream takes.
+	User string `json:"user,omitempty"`
+}
+
+// ParseStreamConfig decodes and checks a discord stream's config.
+func ParseStreamConfig(raw json.RawMessage) (StreamConfig, error) {
+	var c StreamConfig
+	if err := domain.DecodeConfig(raw, &c); err != nil {
+		return c, err
+	}
+	switch {
+	case c.Channel == "" && c.User == "":
+		return c, domain.Invalid(domain.ConfigField("channel"), `is required: {"channel":"<channel id>"}, or {"user":"<user id>"} for a person's DMs`)
+	case c.Channel != "" && c.User != "":
+		return c, domain.Invalid(domain.ConfigField("user"), "goes without channel: a stream follows a channel or a person's DMs")
+	case c.Channel != "" && !snowflake.MatchString(c.Channel):
+		return c, domain.Invalid(domain.ConfigField("channel"), "%q must be a channel id, such as \"1064211298675183666\" (Developer Mode: Copy Channel ID), not a #name", c.Channel)
+	case c.User != "" && !snowflake.MatchString(c.User):
+		return c, domain.Invalid(domain.ConfigField("user"), "%q must be a user id, such as \"80351110224678912\" (Developer Mode: Copy User ID), not a name", c.User)
+	}
+	return c, nil
+}
+
+// contactStream is the stream of a human reached in their DMs.
+func contactStream(_, address string) (json.RawMessage, error) {
+	if !snowflake.MatchString(address) {
+		return nil, domain.Invalid("address", "%q must be the person's Discord user id, such as \"80351110224678912\" (Developer Mode: Copy User ID)", address)
+	}
+	return json.Marshal(StreamConfig{User: address})
+}
