@@ -95,6 +95,9 @@ var migrations = []migration{
 	}},
 	{25, "events by stream in order, on PostgreSQL", migrateStreamOrder},
 	{26, "cache epochs, moved by triggers on what caches copy", migrateEpochs},
+	{27, "budget reservations: what model calls in flight hold", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&reservationRow{})
+	}},
 }
 
 type schemaMigration struct {

@@ -28,7 +28,7 @@ var dropped = map[string]bool{"Connection": true, "Keep-Alive": true, "Transfer-
 func (rl *Relay) handler(e endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		who, ok := rl.authenticate(w, r, e.provider)
-		if !ok || (e.metered && !rl.admit(w, r, e.provider, who)) {
+		if !ok {
 			return
 		}
 		req, ok := rl.readRequest(w, r, e)
@@ -39,6 +39,20 @@ func (rl *Relay) handler(e endpoint) http.Handler {
 		if !ok {
 			return
 		}
+		hold := ""
+		if e.metered {
+			if hold, ok = rl.reserve(w, r, e.provider, who, up, req); !ok {
+				return
+			}
+			defer rl.renew(hold)()
+		}
+		// A call that ends without being charged gives its hold back.
+		settled := false
+		defer func() {
+			if !settled {
+				rl.release(hold)
+			}
+		}()
 		// A model may take minutes to answer or to stream: a server-wide
 		// write deadline must not cut it off.
 		http.NewResponseController(w).SetWriteDeadline(time.Time{})
@@ -55,7 +69,11 @@ func (rl *Relay) handler(e endpoint) http.Handler {
 			pass(w, resp)
 			return
 		}
-		charge := func(u usage) *domain.BudgetExceededError { return rl.record(r.Context(), who, up.Prices, u) }
+		charge := func(u usage) *domain.BudgetExceededError {
+			stop, ok := rl.record(r.Context(), who, up, hold, u)
+			settled = ok
+			return stop
+		}
 		if isSSE(resp.Header) {
 			passStream(w, resp, e.provider, req.model, charge)
 		} else {
@@ -64,10 +82,12 @@ func (rl *Relay) handler(e endpoint) http.Handler {
 	})
 }
 
-// relayed is a request body as read: the bytes to send on, and its model.
+// relayed is a request body as read: the bytes to send on, its model and
+// the most output it asks for (0: none said).
 type relayed struct {
-	body  []byte
-	model string
+	body      []byte
+	model     string
+	maxTokens int64
 }
 
 // readRequest reads the capped body, which must be a JSON object. An
@@ -91,6 +111,14 @@ func (rl *Relay) readRequest(w http.ResponseWriter, r *http.Request, e endpoint)
 	}
 	var req relayed
 	json.Unmarshal(fields["model"], &req.model)
+	// Anthropic's max_tokens; OpenAI's max_completion_tokens, or the
+	// max_tokens it replaced.
+	for _, k := range []string{"max_tokens", "max_completion_tokens"} {
+		var n int64
+		if json.Unmarshal(fields[k], &n) == nil && n > req.maxTokens {
+			req.maxTokens = n
+		}
+	}
 	var stream bool
 	json.Unmarshal(fields["stream"], &stream)
 	if stream && e.provider == domain.RelayOpenAI && e.metered {
@@ -199,12 +227,12 @@ func isSSE(h http.Header) bool {
 // record puts the call on the ledger, priced from prices, even when the
 // agent has gone: the provider has charged for it. It returns the budget
 // the call took to its hard limit, if any.
-func (rl *Relay) record(ctx context.Context, who store.TokenInfo, prices domain.Prices, u usage) *domain.BudgetExceededError {
+func (rl *Relay) record(ctx context.Context, who store.TokenInfo, up Upstream, hold string, u usage) (*domain.BudgetExceededError, bool) {
 	if !u.seen {
 		rl.log.Warn("a relayed model call reported no usage", "activation", who.ActivationID, "model", u.model)
 	}
-	cost, priced := prices.Cost(u.model, u.in, u.out)
-	rec := store.Usage{Model: u.model, Input: u.in, Output: u.out, Cost: cost, Priced: priced}
+	cost, priced := up.Prices.CostOr(up.DefaultPrice, u.model, u.in, u.out)
+	rec := store.Usage{Model: u.model, Input: u.in, Output: u.out, Cost: cost, Priced: priced, Reservation: hold}
 	stop, err := rl.cfg.Store.RecordUsage(context.WithoutCancel(ctx), who.ActivationID, rec)
 	if err != nil {
 		rl.log.Error("record model usage", "activation", who.ActivationID, "err", err)
@@ -215,5 +243,5 @@ func (rl *Relay) record(ctx context.Context, who store.TokenInfo, prices domain.
 	if stop != nil {
 		rl.log.Info("budget exceeded: the call's answer is replaced by an error", "activation", who.ActivationID, "budget", stop.Status.Name())
 	}
-	return stop
+	return stop, err == nil
 }
