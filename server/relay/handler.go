@@ -104,6 +104,10 @@ func (rl *Relay) readRequest(w http.ResponseWriter, r *http.Request, e endpoint)
 		fail(w, e.provider, http.StatusBadRequest, "read request body: "+err.Error())
 		return relayed{}, false
 	}
+	if err := domain.CheckJSONDepth("request", body); err != nil {
+		fail(w, e.provider, http.StatusBadRequest, err.Error())
+		return relayed{}, false
+	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
 		fail(w, e.provider, http.StatusBadRequest, "the request body is not a JSON object")
