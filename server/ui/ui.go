@@ -34,6 +34,8 @@ type UI struct {
 	h     http.Handler
 	pages pages
 	hub   *hub
+	// live counts the live views open, against their caps.
+	live liveCount
 }
 
 // New builds the UI's handler tree and parses every template once.
