@@ -139,6 +139,9 @@ func Open(ctx context.Context, db string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
+	if err := watchUnavailable(gdb); err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
 	if IsPostgres(db) {
 		if err := keepConnections(gdb); err != nil {
 			return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -272,7 +275,8 @@ func (s *Store) CommitStats() (writes, commits int64) {
 // read returns a context-bound handle for queries.
 func (s *Store) read(ctx context.Context) *gorm.DB { return s.reads.WithContext(ctx) }
 
-// mapErr turns GORM's translated errors into domain sentinels.
+// mapErr turns GORM's translated errors into domain sentinels, and a
+// database that cannot take the write into domain.ErrUnavailable.
 func mapErr(err error) error {
 	switch {
 	case err == nil:
@@ -284,7 +288,7 @@ func mapErr(err error) error {
 	case errors.Is(err, gorm.ErrRecordNotFound):
 		return fmt.Errorf("%w: %v", domain.ErrNotFound, err)
 	}
-	return err
+	return unavailable(err)
 }
 
 // exists reports whether a row with the given primary key exists.
