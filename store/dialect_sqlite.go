@@ -126,7 +126,7 @@ func (sqliteDialect) backup(ctx context.Context, db *gorm.DB, path string) error
 
 func (sqliteDialect) settings(ctx context.Context, db *gorm.DB) (map[string]string, error) {
 	out := map[string]string{}
-	for _, p := range []string{"journal_mode", "synchronous", "foreign_keys", "busy_timeout"} {
+	for _, p := range []string{"journal_mode", "synchronous", "foreign_keys", "busy_timeout", "cache_size", "mmap_size"} {
 		var v string
 		if err := db.WithContext(ctx).Raw("PRAGMA " + p).Scan(&v).Error; err != nil {
 			return nil, fmt.Errorf("pragma %s: %w", p, err)

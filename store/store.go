@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -189,6 +190,7 @@ func dsn(path, sync string) string {
 	q.Set("_synchronous", sync)
 	q.Set("_foreign_keys", "on")
 	q.Set("_txlock", "immediate")
+	q.Set("_cache_size", strconv.Itoa(-cacheSizeKiB))
 	return "file:" + path + "?" + q.Encode()
 }
 
