@@ -160,13 +160,20 @@ func TestClaudeParsesStreamJSON(t *testing.T) {
 }
 
 // TestPromptOfAnySizeReachesTheAgent: a prompt far over the kernel's
-// 128 KiB cap on one argument reaches every process runtime whole, and
-// each reports its start with the agent's process group.
+// 128 KiB cap on one argument reaches every process runtime whole, on the
+// host and in the sandbox, and each reports its start with the agent's
+// process group. In the sandbox Claude Code is run where its name leads,
+// through a symlink from a directory the sandbox does not have.
 func TestPromptOfAnySizeReachesTheAgent(t *testing.T) {
 	dir := t.TempDir()
 	got := filepath.Join(dir, "got")
-	claude := filepath.Join(dir, "claude")
+	claude := filepath.Join(t.TempDir(), "claude")
 	os.WriteFile(claude, []byte("#!/bin/sh\ncat > "+got+"\n"), 0o755)
+	linked := filepath.Join(t.TempDir(), "claude")
+	if err := os.Symlink(claude, linked); err != nil {
+		t.Fatal(err)
+	}
+	sb := sandbox(t, agent.SandboxPaths{Writable: []string{dir}})
 	prompt := strings.Repeat("0123456789abcdef", 64<<10) // 1 MiB
 	for _, tt := range []struct {
 		name string
@@ -174,6 +181,8 @@ func TestPromptOfAnySizeReachesTheAgent(t *testing.T) {
 	}{
 		{"claude", &agent.Claude{Bin: claude}},
 		{"command", &agent.Command{Line: "cat > " + got}},
+		{"claude in the sandbox", &agent.Claude{Bin: linked, Sandbox: sb}},
+		{"command in the sandbox", &agent.Command{Line: "cat > " + got, Sandbox: sb}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			os.Remove(got)

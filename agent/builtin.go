@@ -21,6 +21,9 @@ type Builtin struct {
 	// LLM is the model and limits; its BaseURL and APIKey are not used:
 	// the child gets the relay and the run's token instead (ForRun).
 	LLM LLMConfig
+	// Sandbox, when set, is where the child runs; nil runs it on the host
+	// as the server's user.
+	Sandbox *Bwrap
 }
 
 var _ domain.Runtime = (*Builtin)(nil)
@@ -115,14 +118,14 @@ func (b *Builtin) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 	cmd := exec.Command(b.Exe, "agent", "run")
 	cmd.Dir = run.EnvDir
 	cmd.Env = append(Environ(run), b.LLM.ForRun(run).Environ()...)
-	var res domain.RunResult
-	code, err := runAgent(ctx, cmd, run, func(stream, line string) {
+	var usage domain.RunResult
+	res, err := runAgent(ctx, cmd, run, b.Sandbox, []string{b.Exe}, func(stream, line string) {
 		if stream == "stderr" {
 			run.Log(domain.LogEntry{Kind: domain.LogOutput, Text: "stderr: " + trimCR(line)})
 			return
 		}
-		parseStreamJSON(line, run.Log, &res)
+		parseStreamJSON(line, run.Log, &usage)
 	})
-	res.ExitStatus = code
+	res.InputTokens, res.OutputTokens = usage.InputTokens, usage.OutputTokens
 	return res, err
 }

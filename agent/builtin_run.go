@@ -81,7 +81,7 @@ func SystemPrompt(bash bool, files ...EnvFile) string {
 	if bash {
 		b.WriteString(" (your bash tool runs commands in that directory)")
 	}
-	b.WriteString(". Act only through your tools; a tool property shown without a type takes a string. When you are done, answer with a short summary and no tool call.\n")
+	b.WriteString(". Act only through your tools. When you are done, answer with a short summary and no tool call.\n")
 	for _, f := range files {
 		fmt.Fprintf(&b, "\n<file name=%q>\n%s\n</file>\n", f.Name, strings.TrimRight(f.Content, "\n"))
 	}

@@ -98,7 +98,9 @@ func (t *Toolbox) call(ctx context.Context, c llm.ToolCall) (string, bool) {
 	if t.linked && c.Name == ReadResourceToolName {
 		return t.readResource(ctx, args)
 	}
-	if !slices.Contains(t.mcp, c.Name) {
+	// With find_tools the worker holds more tools than were listed: the
+	// server says whether one exists.
+	if !slices.Contains(t.mcp, c.Name) && !slices.Contains(t.mcp, FindToolsName) {
 		return fmt.Sprintf("there is no tool %q; the tools are: %s", c.Name, strings.Join(t.Names(), ", ")), true
 	}
 	res, err := t.session.CallTool(ctx, &mcp.CallToolParams{Name: c.Name, Arguments: args})
@@ -106,7 +108,40 @@ func (t *Toolbox) call(ctx context.Context, c llm.ToolCall) (string, bool) {
 		return err.Error(), true
 	}
 	t.noteLinks(res)
+	if c.Name == FindToolsName && !res.IsError {
+		t.addFound(res)
+	}
 	return resultText(res), res.IsError
+}
+
+// FindToolsName is the tool a worker with more tools than are listed
+// finds the rest with (tools.FindTools).
+const FindToolsName = "find_tools"
+
+// addFound offers the model the tools find_tools returned, from its next
+// turn on, as the tools listed at the start are offered.
+func (t *Toolbox) addFound(res *mcp.CallToolResult) {
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return
+	}
+	var found struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(b, &found) != nil {
+		return
+	}
+	for _, f := range found.Tools {
+		if f.Name == "" || slices.Contains(t.mcp, f.Name) {
+			continue
+		}
+		t.specs = append(t.specs, llm.Tool{Name: f.Name, Description: f.Description, Schema: f.InputSchema})
+		t.mcp = append(t.mcp, f.Name)
+	}
 }
 
 // resultText flattens a tool result's content for the model.

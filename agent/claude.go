@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/helixml/helix-org/domain"
@@ -21,6 +22,9 @@ type Claude struct {
 	// permission prompts are bypassed. On the host the agent may use only
 	// its helix-org MCP tools.
 	Isolated bool
+	// Sandbox, when set, is where Claude Code runs on the host; nil runs
+	// it as the server's user.
+	Sandbox *Bwrap
 }
 
 var _ domain.Runtime = (*Claude)(nil)
@@ -52,21 +56,28 @@ func (c *Claude) Run(ctx context.Context, run domain.Run) (domain.RunResult, err
 	if err != nil {
 		return domain.RunResult{ExitStatus: -1}, fmt.Errorf("claude runtime: %q not found on PATH; install Claude Code or choose another agent.runtime", bin)
 	}
+	if c.Sandbox != nil {
+		// Run the program the name leads to, which is what the sandbox
+		// binds: a symlink's directory is not in it.
+		if path, err = filepath.EvalSymlinks(path); err != nil {
+			return domain.RunResult{ExitStatus: -1}, fmt.Errorf("claude runtime: resolve %s: %w", bin, err)
+		}
+	}
 	cmd := exec.Command(path, c.Args(run)...)
 	cmd.Dir = run.EnvDir
 	// Environ points Claude Code at the server's relay (ANTHROPIC_BASE_URL,
 	// ANTHROPIC_API_KEY = the run's token); its other traffic (telemetry,
 	// updates, error reports) has no business leaving a server's agent.
 	cmd.Env = append(Environ(run), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
-	var res domain.RunResult
-	code, err := runAgent(ctx, cmd, run, func(stream, line string) {
+	var usage domain.RunResult
+	res, err := runAgent(ctx, cmd, run, c.Sandbox, []string{path}, func(stream, line string) {
 		if stream == "stderr" {
 			run.Log(domain.LogEntry{Kind: domain.LogOutput, Text: "stderr: " + line})
 			return
 		}
-		parseStreamJSON(line, run.Log, &res)
+		parseStreamJSON(line, run.Log, &usage)
 	})
-	res.ExitStatus = code
+	res.InputTokens, res.OutputTokens = usage.InputTokens, usage.OutputTokens
 	return res, err
 }
 

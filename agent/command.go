@@ -13,6 +13,9 @@ import (
 // logged on the activation stream.
 type Command struct {
 	Line string
+	// Sandbox, when set, is where the command runs; nil runs it on the
+	// host as the server's user.
+	Sandbox *Bwrap
 }
 
 var _ domain.Runtime = (*Command)(nil)
@@ -25,11 +28,10 @@ func (c *Command) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 	cmd := exec.Command("/bin/sh", "-c", c.Line)
 	cmd.Dir = run.EnvDir
 	cmd.Env = Environ(run)
-	code, err := runAgent(ctx, cmd, run, func(stream, line string) {
+	return runAgent(ctx, cmd, run, c.Sandbox, nil, func(stream, line string) {
 		if stream == "stderr" {
 			line = "stderr: " + line
 		}
 		run.Log(domain.LogEntry{Kind: domain.LogOutput, Text: trimCR(line)})
 	})
-	return domain.RunResult{ExitStatus: code}, err
 }

@@ -21,15 +21,31 @@ const StopGrace = 5 * time.Second
 // maxLine bounds one line of agent output.
 const maxLine = 1 << 20
 
-// runAgent runs an agent's command: it tells the run once the process
-// has started (its group and start time, so a restarted server can find
-// it) and feeds it the run's prompt on stdin — never on the command line,
-// whose strings the kernel caps at 128 KiB.
-func runAgent(ctx context.Context, cmd *exec.Cmd, run domain.Run, onLine func(stream, line string)) (int, error) {
-	return startAndWait(ctx, cmd, run.Prompt, func(pid int) {
+// runAgent runs an agent's command, in sb when it is set (bins are the
+// programs it needs from outside the system directories): it tells the
+// run once the process has started (its group and start time, so a
+// restarted server can find it) and feeds it the run's prompt on stdin —
+// never on the command line, whose strings the kernel caps at 128 KiB.
+func runAgent(ctx context.Context, cmd *exec.Cmd, run domain.Run, sb *Bwrap, bins []string, onLine func(stream, line string)) (domain.RunResult, error) {
+	if sb != nil {
+		if err := sb.Wrap(cmd, run.EnvDir, bins...); err != nil {
+			return domain.RunResult{ExitStatus: -1}, err
+		}
+	}
+	code, err := startAndWait(ctx, cmd, run.Prompt, func(pid int) {
 		st, _ := procStat(pid)
 		run.Started(domain.AgentProcess{PGID: pid, StartTicks: st.startTicks})
 	}, onLine)
+	return domain.RunResult{ExitStatus: code, Killed: err == nil && killed(ctx, code)}, err
+}
+
+// killed reports whether an agent that exited with code was killed by a
+// signal the server did not send (it signals only once ctx ends): the
+// process itself (-1), or, through a shell or bwrap that did not exec it,
+// 128+SIGKILL or 128+SIGTERM. Then its work may be half done and its
+// triggers run again.
+func killed(ctx context.Context, code int) bool {
+	return ctx.Err() == nil && (code == -1 || code == 128+int(syscall.SIGKILL) || code == 128+int(syscall.SIGTERM))
 }
 
 // runProcess runs a caller-built command in its own process group, feeds
@@ -41,9 +57,11 @@ func runProcess(ctx context.Context, cmd *exec.Cmd, stdin string, onLine func(st
 }
 
 // startAndWait is runProcess that calls started with the pid, if set,
-// once the process runs.
+// once the process runs. The process leads a session of its own, so its
+// group is its pid and it has no controlling terminal to type into
+// (TIOCSTI) when the server runs on one.
 func startAndWait(ctx context.Context, cmd *exec.Cmd, stdin string, started func(pid int), onLine func(stream, line string)) (int, error) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return -1, err

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 
 	"github.com/helixml/helix-org/domain"
@@ -28,6 +30,12 @@ type RuntimeEnv struct {
 	Container func(ctx context.Context, llm *LLMConfig) (domain.Runtime, error)
 	// LookPath finds an executable; exec.LookPath when nil.
 	LookPath func(string) (string, error)
+	// Sandbox is what CheckSandbox found at start. The host runtimes run
+	// their agent in it, and refuse to run at all without it unless
+	// agent.sandbox is off; the zero value is no sandbox.
+	Sandbox SandboxCheck
+	// Logger gets the warning of every unsandboxed run; nil discards it.
+	Logger *slog.Logger
 }
 
 // RuntimeDef is one row of Runtimes.
@@ -60,14 +68,22 @@ var Runtimes = []RuntimeDef{
 	{Name: RuntimeClaude, Description: "Claude Code (`claude -p`) in the worker's directory, allowed only its helix-org MCP tools; agent.model and agent.effort",
 		Default: "when `claude` is on PATH",
 		Picked:  func(_ context.Context, env RuntimeEnv) bool { _, err := env.lookPath("claude"); return err == nil },
-		New: func(ctx context.Context, env RuntimeEnv, _ domain.Run) (domain.Runtime, error) {
-			return &Claude{Model: env.get(ctx, ModelSetting), Effort: env.get(ctx, EffortSetting)}, nil
+		New: func(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error) {
+			sb, err := env.sandbox(ctx, run)
+			if err != nil {
+				return nil, err
+			}
+			return &Claude{Model: env.get(ctx, ModelSetting), Effort: env.get(ctx, EffortSetting), Sandbox: sb}, nil
 		}},
 	{Name: RuntimeCommand, Description: "agent.command, run with /bin/sh -c in the worker's directory",
 		Default: "else when agent.command is set",
 		Picked:  func(ctx context.Context, env RuntimeEnv) bool { return env.get(ctx, CommandSetting) != "" },
-		New: func(ctx context.Context, env RuntimeEnv, _ domain.Run) (domain.Runtime, error) {
-			return &Command{Line: env.get(ctx, CommandSetting)}, nil
+		New: func(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error) {
+			sb, err := env.sandbox(ctx, run)
+			if err != nil {
+				return nil, err
+			}
+			return &Command{Line: env.get(ctx, CommandSetting), Sandbox: sb}, nil
 		}},
 	{Name: RuntimeBuiltin, Description: "the built-in agent (`helix-org agent run`), calling agent.model through the server's relay",
 		Default: "else", Picked: func(context.Context, RuntimeEnv) bool { return true }, New: newBuiltin},
@@ -85,7 +101,7 @@ func runtimeSetting(table []RuntimeDef) domain.SettingSpec {
 			defaults = append(defaults, r.Name+" "+r.Default)
 		}
 	}
-	return domain.SettingSpec{Key: "agent.runtime", Type: domain.SettingString, Enum: enum,
+	return domain.SettingSpec{Key: "agent.runtime", Type: domain.SettingString, Enum: enum, RunsCode: true,
 		Description: "How activations run: " + strings.Join(names, ", ") + ". Empty picks " + strings.Join(defaults, ", ") + "."}
 }
 
@@ -155,7 +171,51 @@ func newBuiltin(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Run
 	if err != nil {
 		return nil, err
 	}
-	return &Builtin{Exe: exe, LLM: llm}, nil
+	sb, err := env.sandbox(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	return &Builtin{Exe: exe, LLM: llm, Sandbox: sb}, nil
+}
+
+// sandbox is the sandbox of one host run, from the settings read per run:
+// nil with agent.sandbox off, which is warned on the run's log and the
+// server's every time; an error, so the agent never starts, when
+// bubblewrap cannot run here or a shared path is missing.
+func (env RuntimeEnv) sandbox(ctx context.Context, run domain.Run) (*Bwrap, error) {
+	if env.get(ctx, SandboxSetting) == SandboxOff {
+		msg := "agent.sandbox is off: this agent runs unsandboxed as the server's user, able to read the database, its key file, " +
+			"every worker's directory and other runs' tokens"
+		if run.Log != nil {
+			run.Log(domain.LogEntry{Kind: domain.LogNote, Text: "warning: " + msg})
+		}
+		if env.Logger != nil {
+			env.Logger.Warn(msg, "worker", run.WorkerID, "activation", run.ActivationID)
+		}
+		return nil, nil
+	}
+	check := env.Sandbox
+	if check.Err == nil && check.Bwrap == "" {
+		check.Err = errors.New("no sandbox was found at start")
+	}
+	if check.Err != nil {
+		return nil, fmt.Errorf("host agents run only in a bubblewrap sandbox, and it cannot run here (%v): install bubblewrap and allow user namespaces, "+
+			"use agent.runtime docker, or run host agents unsandboxed as the server's user with `helix-org config set %s %s`", check.Err, SandboxSetting.Key, SandboxOff)
+	}
+	paths, err := ParseSandboxPaths(env.get(ctx, SandboxPathsSetting))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", SandboxPathsSetting.Key, err)
+	}
+	for _, p := range slices.Concat(paths.ReadOnly, paths.Writable) {
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("%s: %w", SandboxPathsSetting.Key, err)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: find the helix-org executable: %w", err)
+	}
+	return &Bwrap{Path: check.Bwrap, Exe: exe, Paths: paths}, nil
 }
 
 func newContainer(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error) {

@@ -44,23 +44,43 @@ func TestRuntimeSettingDerivesFromTable(t *testing.T) {
 }
 
 // TestSelectorPicks: an empty agent.runtime takes the first row whose
-// default applies; a named one is built from its row; a name no row has
-// is an error naming the valid ones, before any agent starts.
+// default applies; a named one is built from its row, a host runtime in
+// the sandbox the start-up check found; a name no row has, or a host
+// runtime without a sandbox unless agent.sandbox is off, is an error
+// saying what to do, before any agent starts.
 func TestSelectorPicks(t *testing.T) {
 	noClaude := func(string) (string, error) { return "", errors.New("not found") }
 	withClaude := func(string) (string, error) { return "/usr/bin/claude", nil }
+	found := agent.SandboxCheck{Bwrap: "/usr/bin/bwrap"}
+	failed := agent.SandboxCheck{Bwrap: "/usr/bin/bwrap", Err: errors.New("No permissions to create new namespace")}
+	model := settings{"agent.runtime": "builtin", "agent.model": "m", "agent.base_url": "http://127.0.0.1:1"}
+	off := func(s settings) settings { s["agent.sandbox"] = "off"; return s }
 	tests := []struct {
 		name     string
 		settings settings
 		lookPath func(string) (string, error)
-		want     string // the runtime's Go type, or the error
+		sandbox  agent.SandboxCheck
+		want     string // the runtime's Go type and sandbox, or the error
 	}{
-		{"claude on PATH", settings{}, withClaude, "*agent.Claude"},
-		{"no claude, a command set", settings{"agent.command": "my-agent"}, noClaude, "*agent.Command"},
-		{"named command beats claude on PATH", settings{"agent.runtime": "command", "agent.command": "x"}, withClaude, "*agent.Command"},
-		{"docker without Docker", settings{"agent.runtime": "docker"}, noClaude, "the docker runtime is unavailable"},
-		{"builtin without a model", settings{"agent.runtime": "builtin"}, noClaude, "agent.model"},
-		{"unknown name", settings{"agent.runtime": "podman"}, noClaude, `agent.runtime "podman" is not available in this build (valid: claude, command, builtin, docker)`},
+		{"claude on PATH", settings{}, withClaude, found, "*agent.Claude in /usr/bin/bwrap"},
+		{"no claude, a command set", settings{"agent.command": "my-agent"}, noClaude, found, "*agent.Command in /usr/bin/bwrap"},
+		{"named command beats claude on PATH", settings{"agent.runtime": "command", "agent.command": "x"}, withClaude, found, "*agent.Command in /usr/bin/bwrap"},
+		{"builtin with a model", model, noClaude, found, "*agent.Builtin in /usr/bin/bwrap"},
+		{"docker without Docker", settings{"agent.runtime": "docker"}, noClaude, found, "the docker runtime is unavailable"},
+		{"builtin without a model", settings{"agent.runtime": "builtin"}, noClaude, found, "agent.model"},
+		{"unknown name", settings{"agent.runtime": "podman"}, noClaude, found, `agent.runtime "podman" is not available in this build (valid: claude, command, builtin, docker)`},
+		{"claude where bubblewrap cannot run", settings{}, withClaude, failed,
+			"host agents run only in a bubblewrap sandbox, and it cannot run here (No permissions to create new namespace): " +
+				"install bubblewrap and allow user namespaces, use agent.runtime docker, or run host agents unsandboxed as the server's user with `helix-org config set agent.sandbox off`"},
+		{"command without a start-up check", settings{"agent.command": "x"}, noClaude, agent.SandboxCheck{}, "cannot run here (no sandbox was found at start)"},
+		{"builtin where bubblewrap cannot run", model, noClaude, failed, "cannot run here (No permissions"},
+		{"sandbox off: claude unsandboxed", off(settings{}), withClaude, failed, "*agent.Claude unsandboxed"},
+		{"sandbox off: command unsandboxed", off(settings{"agent.command": "x"}), noClaude, failed, "*agent.Command unsandboxed"},
+		{"sandbox off: builtin unsandboxed", off(settings{"agent.runtime": "builtin", "agent.model": "m", "agent.base_url": "http://127.0.0.1:1"}), noClaude, failed, "*agent.Builtin unsandboxed"},
+		{"a shared path that is missing", settings{"agent.command": "x", "agent.sandbox.paths": `{"ro":["/no/such/dir"]}`}, noClaude, found,
+			"agent.sandbox.paths: stat /no/such/dir: no such file or directory"},
+		{"a shared path that is relative", settings{"agent.command": "x", "agent.sandbox.paths": `{"rw":["data"]}`}, noClaude, found,
+			`agent.sandbox.paths: "data" is not an absolute path below /`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,11 +93,11 @@ func TestSelectorPicks(t *testing.T) {
 					if err != nil {
 						return nil, err
 					}
-					built = fmt.Sprintf("%T", rt)
+					built = fmt.Sprintf("%T %s", rt, sandboxOf(rt))
 					return nil, errStop
 				}
 			}
-			sel := agent.Selector{Table: table, Env: agent.RuntimeEnv{Settings: tt.settings, LookPath: tt.lookPath,
+			sel := agent.Selector{Table: table, Env: agent.RuntimeEnv{Settings: tt.settings, LookPath: tt.lookPath, Sandbox: tt.sandbox,
 				RoleOf: func(context.Context, string) (domain.Role, error) { return domain.Role{ID: "r-x"}, nil }}}
 			_, err := sel.Run(t.Context(), domain.Run{WorkerID: "w-x"})
 			got := built
@@ -89,6 +109,23 @@ func TestSelectorPicks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sandboxOf says where a host runtime runs its agent.
+func sandboxOf(rt domain.Runtime) string {
+	var sb *agent.Bwrap
+	switch rt := rt.(type) {
+	case *agent.Claude:
+		sb = rt.Sandbox
+	case *agent.Command:
+		sb = rt.Sandbox
+	case *agent.Builtin:
+		sb = rt.Sandbox
+	}
+	if sb == nil {
+		return "unsandboxed"
+	}
+	return "in " + sb.Path
 }
 
 var errStop = errors.New("built; not run")

@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -13,7 +14,7 @@ import (
 var (
 	// RuntimeSetting is agent.runtime, derived from the Runtimes table.
 	RuntimeSetting = runtimeSetting(Runtimes)
-	CommandSetting = domain.SettingSpec{Key: "agent.command", Type: domain.SettingString,
+	CommandSetting = domain.SettingSpec{Key: "agent.command", Type: domain.SettingString, RunsCode: true,
 		Description: "Command line the command runtime runs in the worker's environment directory, prompt on stdin."}
 	ModelSetting = domain.SettingSpec{Key: "agent.model", Type: domain.SettingString,
 		Description: "Model name for claude or the built-in agent."}
@@ -29,10 +30,51 @@ var (
 		Description: "Most model turns in one built-in activation."}
 	MaxTokensSetting = domain.SettingSpec{Key: "agent.max_tokens", Type: domain.SettingInt, Default: "4096",
 		Description: "Most output tokens per model reply."}
-	BashSetting = domain.SettingSpec{Key: "agent.bash", Type: domain.SettingJSON, Default: "{}",
+	BashSetting = domain.SettingSpec{Key: "agent.bash", Type: domain.SettingJSON, Default: "{}", RunsCode: true,
 		Description: `Where the built-in agent gets a bash tool in the worker's directory: {"roles":["r-dev"],"workers":["w-x"]}, or {"all":true}. ` +
-			"On a host runtime that is a shell as the server's user. Role text cannot turn it on."}
+			"On a host runtime that is a shell in the agent's sandbox (as the server's user with agent.sandbox off). Role text cannot turn it on."}
+	SandboxSetting = domain.SettingSpec{Key: "agent.sandbox", Type: domain.SettingString, Default: SandboxBwrap, Enum: []string{SandboxBwrap, SandboxOff},
+		Description: "How the host runtimes (claude, command, builtin) confine an agent: bwrap runs it in a bubblewrap sandbox that sees only its worker's directory, " +
+			"the system read-only and its own processes, and refuses to run when bubblewrap cannot; off runs it as the server's user, " +
+			"able to read the database, its key and other runs' tokens (warned on every run)."}
+	SandboxPathsSetting = domain.SettingSpec{Key: "agent.sandbox.paths", Type: domain.SettingJSON, Default: "{}", Validate: validSandboxPaths,
+		Description: `Host paths every sandboxed agent also sees, at the same path: {"ro":["/opt/node"],"rw":["/srv/shared"]}. Absolute, never /.`}
 )
+
+// agent.sandbox's values.
+const (
+	SandboxBwrap = "bwrap"
+	SandboxOff   = "off"
+)
+
+// SandboxPaths is the value of agent.sandbox.paths.
+type SandboxPaths struct {
+	ReadOnly []string `json:"ro,omitempty"`
+	Writable []string `json:"rw,omitempty"`
+}
+
+// ParseSandboxPaths decodes agent.sandbox.paths, refusing unknown keys
+// and paths that are relative or the whole filesystem. Its errors do not
+// name the setting; callers do.
+func ParseSandboxPaths(s string) (SandboxPaths, error) {
+	var p SandboxPaths
+	if s == "" {
+		return p, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return SandboxPaths{}, fmt.Errorf(`want {"ro":["/path",…],"rw":["/path",…]}: %w`, err)
+	}
+	for _, path := range slices.Concat(p.ReadOnly, p.Writable) {
+		if !filepath.IsAbs(path) || filepath.Clean(path) == "/" {
+			return SandboxPaths{}, fmt.Errorf("%q is not an absolute path below / (each entry is one file or directory to share)", path)
+		}
+	}
+	return p, nil
+}
+
+func validSandboxPaths(s string) error { _, err := ParseSandboxPaths(s); return err }
 
 // BashScope is the value of agent.bash: the roles and workers whose
 // built-in agent is offered a bash tool.
@@ -71,4 +113,4 @@ func (b BashScope) Any() bool { return b.All || len(b.Roles) > 0 || len(b.Worker
 
 // Settings lists every agent config key.
 var Settings = domain.Settings{RuntimeSetting, CommandSetting, ModelSetting, EffortSetting, ProviderSetting,
-	BaseURLSetting, APIKeySetting, MaxTurnsSetting, MaxTokensSetting, BashSetting}
+	BaseURLSetting, APIKeySetting, MaxTurnsSetting, MaxTokensSetting, BashSetting, SandboxSetting, SandboxPathsSetting}

@@ -227,8 +227,9 @@ func (d *Dispatcher) activate(w string) {
 		return
 	case d.runCtx.Err() == nil && ctx.Err() == nil && (res.Killed || runErr == nil && res.ExitStatus < 0):
 		// Killed by a signal nobody here sent (a process's exit status is
-		// then -1): the work may be half done, so the triggers run again,
-		// as after a failed start.
+		// then -1; through a shell or bwrap that did not exec it, 137 or
+		// 143, which the runtime reports as Killed): the work may be half
+		// done, so the triggers run again, as after a failed start.
 		act.Status, act.Error = domain.ActivationFailed, agentDied.status+": killed by a signal"
 		d.ended(act, len(trigs), res.Runtime, true, time.Since(begin))
 		d.requeue(endCtx, act, trigs, agentDied, errors.New("killed by a signal"))

@@ -236,3 +236,14 @@ func CheckReadsDM(reader, stream, createdBy string) error {
 	}
 	return nil
 }
+
+// CheckReadsContact says whether reader may read a person's contact
+// stream: only that person. It carries copies of their direct messages,
+// which nobody else reads, not even the owner.
+func CheckReadsContact(reader, stream string) error {
+	person := strings.TrimPrefix(stream, ContactStreamPrefix)
+	if reader != person {
+		return Forbidden("%s is %s's contact stream, with copies of their direct messages; only %s reads it", stream, person, person)
+	}
+	return nil
+}

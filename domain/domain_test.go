@@ -183,6 +183,10 @@ func TestMCPConfigHoldsNoToken(t *testing.T) {
 	if !strings.Contains(string(data), `"Authorization": "Bearer ${HELIX_ORG_TOKEN}"`) || !strings.Contains(string(data), `"url": "${HELIX_ORG_MCP_URL}"`) {
 		t.Errorf("mcp.json = %s, want the header and URL to refer to ${HELIX_ORG_TOKEN} and ${HELIX_ORG_MCP_URL}", data)
 	}
+	// Claude Code calls only what is listed, and defers loading it itself.
+	if !strings.Contains(string(data), `"`+domain.ToolSearchHeader+`": "off"`) {
+		t.Errorf("mcp.json = %s, want tool search off for Claude Code", data)
+	}
 	if got := domain.MCPURL("http://127.0.0.1:8080/", "w-a"); got != "http://127.0.0.1:8080/workers/w-a/mcp" {
 		t.Errorf("MCPURL = %q", got)
 	}

@@ -12,6 +12,25 @@ type Inbound struct {
 	Key string
 	// Contents[i], when given, is the content of Message.Attachments[i].
 	Contents [][]byte
+	// Sender is who the transport vouches sent the message. Only a
+	// transport's parse sets it, from what the provider authenticated;
+	// nothing in the message itself can.
+	Sender Sender
+}
+
+// Sender is the sender of an inbound message as its provider
+// authenticated it. The zero Sender vouches for no one: the message is
+// from whatever address it claims, which anyone can claim.
+type Sender struct {
+	// Address is the contact address (ContactSpec) that reaches the
+	// sender alone: an email From whose SPF and author-aligned DKIM
+	// passed; a Telegram user's id, which is their private chat with the
+	// bot; a Slack IM channel, which only its one person shares with the
+	// bot.
+	Address string
+	// How names the proof, for the record: "spf+dkim", "slack-im",
+	// "telegram-user".
+	How string
 }
 
 // Receipt is what became of one Inbound: the stored event, and whether it

@@ -21,6 +21,13 @@ func MCPClientName(worker string) string { return MCPServerName + "-" + worker }
 // agent runs, and by other workers' agents on the same host.
 const TokenEnv = "HELIX_ORG_TOKEN"
 
+// ToolSearchHeader, sent as "off" with a request to a worker's endpoint,
+// lists every tool the worker holds however many: for a client that is
+// not a model's (the CLI), or one that can call only the tools listed
+// and defers loading them itself (Claude Code). Others with more tools
+// than fit a model's context are listed a core and find_tools.
+const ToolSearchHeader = "Helix-Org-Tool-Search"
+
 // MCPURLEnv is the variable that carries a run's MCP endpoint to its
 // agent: the host's loopback address for a process, the agents network's
 // gateway for a container.
@@ -42,9 +49,14 @@ func MCPConfig() []byte { return MCPConfigNamed(MCPServerName) }
 
 // MCPConfigNamed is MCPConfig with the server under another name, such as
 // a chat's helix-org-<worker>.
+//
+// Claude Code calls only the tools tools/list gives it and defers loading
+// them itself, so it asks for every one (ToolSearchHeader); the built-in
+// agent reads only the URL and token here and finds what is not listed.
 func MCPConfigNamed(name string) []byte {
 	b, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{name: map[string]any{
-		"type": "http", "url": "${" + MCPURLEnv + "}", "headers": map[string]string{"Authorization": "Bearer ${" + TokenEnv + "}"},
+		"type": "http", "url": "${" + MCPURLEnv + "}",
+		"headers": map[string]string{"Authorization": "Bearer ${" + TokenEnv + "}", ToolSearchHeader: "off"},
 	}}}, "", "  ")
 	return append(b, '\n')
 }

@@ -33,6 +33,11 @@ type SettingSpec struct {
 	// SecretFields names the keys of a JSON value that are secrets, for
 	// redaction of JSON settings that mix secrets and plain values.
 	SecretFields []string
+	// RunsCode marks a setting whose value makes the server run a program
+	// or loosens what runs it (a runtime, a command, a shell for agents, a
+	// container's image, user, runtime, environment or networks, a host
+	// binary put in images). An import applies one only when told to.
+	RunsCode bool
 	// Validate, when set, checks a value beyond its type: the same code
 	// that reads the setting, so a value `config set` accepts is one that
 	// works. Its error never repeats the value (it may be a secret).

@@ -17,6 +17,10 @@ const (
 	// system asks of or tells it (approval requests and their outcomes,
 	// budget and loop incidents). Only the system writes there.
 	InboxStreamPrefix = "s-inbox-w-"
+	// ContactStreamPrefix + worker id is the stream a person's contact
+	// channel runs on: copies of their DMs and of what names them go out
+	// there, and their answers come in there.
+	ContactStreamPrefix = "s-contact-"
 )
 
 // InboxStream is the id of a worker's inbox stream.
@@ -34,7 +38,10 @@ func InboxOwner(stream string) (string, bool) {
 }
 
 // ReservedStreamPrefixes start the ids of streams only the system creates.
-var ReservedStreamPrefixes = []string{DMStreamPrefix, ActivationStreamPrefix, InboxStreamPrefix}
+var ReservedStreamPrefixes = []string{DMStreamPrefix, ActivationStreamPrefix, InboxStreamPrefix, ContactStreamPrefix, TaskStreamPrefix}
+
+// ReservedStreamIDs are the ids of the system's own single streams.
+var ReservedStreamIDs = []string{StreamOrg}
 
 // Stream is a named pub/sub channel.
 type Stream struct {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/tools"
 )
 
 type callerKey struct{}
@@ -43,7 +44,8 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		extendDeadlines(w, s.cfg.CallTimeout)
-		c := &caller{worker: id, activation: b.Token.ActivationID, granted: b.Tools, held: b.Held, skills: b.Skills}
+		c := &caller{worker: id, activation: b.Token.ActivationID, granted: b.Tools, held: b.Held, skills: b.Skills,
+			limitsOf: func() tools.Limits { return s.toolLimits(r) }}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	})
 }
@@ -76,6 +78,18 @@ type caller struct {
 	granted    []string
 	held       []string // of granted, those whose calls wait for approval
 	skills     []domain.Skill
+	// limits bound what its tools/list shows (tools.Catalog), read by
+	// readLimits where a list is answered: a call needs none, and reading
+	// them costs two settings.
+	limits   tools.Limits
+	limitsOf func() tools.Limits
+}
+
+// readLimits reads the caller's limits; catalogKey needs them read.
+func (c *caller) readLimits() {
+	if c.limitsOf != nil {
+		c.limits, c.limitsOf = c.limitsOf(), nil
+	}
 }
 
 func callerFrom(ctx context.Context) *caller {

@@ -13,6 +13,7 @@ import (
 	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/tools"
+	"github.com/helixml/helix-org/transports/schedule"
 )
 
 // orgSnapshot is what a bad call must leave exactly as it was.
@@ -89,9 +90,9 @@ func TestBadInput(t *testing.T) {
 		{"no such grant", "revoke_tool", map[string]any{"worker": "w-maya", "tool": "publish"}, []string{`worker "w-maya" holds no grant for "publish"`}},
 		{"missing tool", "revoke_tool", map[string]any{"worker": "w-maya"}, []string{`missing properties: ["tool"]`}},
 		{"unknown worker", "list_grants", map[string]any{"worker": "w-nope"}, []string{`worker "w-nope": not found`}},
-		{"bad transport kind lists the valid kinds", "create_stream", map[string]any{"name": "x", "transport": "smtp"}, []string{`transport.kind: unknown transport kind "smtp" (valid: "local", "webhook", "email", "github")`}},
+		{"bad transport kind lists the valid kinds", "create_stream", map[string]any{"name": "x", "transport": "smtp"}, []string{`transport.kind: unknown transport kind "smtp" (valid: "local", "webhook", "email", "github", "schedule")`}},
 		{"bad transport config shows the kind's format", "create_stream", map[string]any{"name": "x", "transport": map[string]any{"kind": "webhook", "config": map[string]any{"secrets": "x"}}}, []string{"secrets", `webhook (any HTTP client in (Standard Webhooks), and out to a URL) takes config {"secret":"whsec_`}},
-		{"bad kind in a transport object", "create_stream", map[string]any{"name": "x", "transport": map[string]any{"kind": "smtp"}}, []string{`transport.kind: unknown transport kind "smtp" (valid: "local", "webhook", "email", "github")`}},
+		{"bad kind in a transport object", "create_stream", map[string]any{"name": "x", "transport": map[string]any{"kind": "smtp"}}, []string{`transport.kind: unknown transport kind "smtp" (valid: "local", "webhook", "email", "github", "schedule")`}},
 		{"unknown config field", "create_stream", map[string]any{"name": "x", "transport": map[string]any{"kind": "webhook", "config": map[string]any{"secert": "x"}}}, []string{"transport.config: ", `unknown field "secert"`}},
 		{"bad email alias", "create_stream", map[string]any{"name": "x", "transport": map[string]any{"kind": "email", "config": map[string]any{"alias": "Sam!"}}}, []string{`transport.config.alias: "Sam!" may contain only`}},
 		{"github repo without a slash", "create_stream", map[string]any{"name": "x", "transport": map[string]any{"kind": "github", "config": map[string]any{"repo": "helix", "events": []string{"issues"}}}}, []string{`transport.config.repo: "helix" must be "owner/name"`}},
@@ -100,8 +101,15 @@ func TestBadInput(t *testing.T) {
 		{"name too long", "create_stream", map[string]any{"name": long(domain.MaxName)}, []string{"name: is 257 bytes; the limit is 256"}},
 		{"description too long", "create_stream", map[string]any{"name": "x", "description": long(domain.MaxDescription)}, []string{"description: is 4097 bytes; the limit is 4096"}},
 		{"reserved dm id", "create_stream", map[string]any{"id": "s-dm-w-maya-w-owner", "name": "spoof"}, []string{`id: "s-dm-w-maya-w-owner" is reserved`}},
+		{"a schedule ticking more often than schedule.min_interval", "create_stream", map[string]any{"name": "x", "transport": map[string]any{"kind": "schedule", "config": map[string]any{"cron": "* * * * *"}}},
+			[]string{`transport.config.cron: "* * * * *" ticks as often as every 1m0s; a schedule may tick at most every 5m0s (the setting schedule.min_interval)`}},
+		{"a schedule past schedule.max_per_worker", "create_stream", map[string]any{"name": "x", "transport": map[string]any{"kind": "schedule", "config": map[string]any{"cron": "0 9 * * *"}}},
+			[]string{"you have made 1 schedule streams, the most one worker may (the setting schedule.max_per_worker)"}},
+		{"reserved contact id", "create_stream", map[string]any{"id": "s-contact-w-maya", "name": "squat"}, []string{`id: "s-contact-w-maya" is reserved: ids starting "s-contact-" belong to streams the system creates`}},
+		{"reserved task id", "create_stream", map[string]any{"id": "s-task-login", "name": "squat"}, []string{`id: "s-task-login" is reserved: ids starting "s-task-"`}},
+		{"reserved org id", "create_stream", map[string]any{"id": "s-org", "name": "squat"}, []string{`id: "s-org" is reserved: it is the system's own stream`}},
 		{"duplicate id", "create_stream", map[string]any{"id": "s-inbox", "name": "inbox"}, []string{`stream "s-inbox" already exists`}},
-		{"bad kind", "list_streams", map[string]any{"kind": "smtp"}, []string{`kind: unknown transport kind "smtp" (valid: "local", "webhook", "email", "github")`}},
+		{"bad kind", "list_streams", map[string]any{"kind": "smtp"}, []string{`kind: unknown transport kind "smtp" (valid: "local", "webhook", "email", "github", "schedule")`}},
 		{"unknown id", "get_stream", map[string]any{"id": "s-nope"}, []string{`stream "s-nope": not found`}},
 		{"someone else's DM", "get_stream", map[string]any{"id": "s-dm-w-echo-w-maya"}, []string{"s-dm-w-echo-w-maya is a direct-message stream; only its two members read it"}},
 		{"unknown stream", "subscribe", map[string]any{"stream": "s-nope"}, []string{`stream "s-nope": not found`}},
@@ -188,6 +196,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown approval", "decide_approval", map[string]any{"id": "ap-nope", "decision": "deny"}, []string{`approval "ap-nope": not found`}},
 		{"bad approval lists the valid values", "grant_tool", map[string]any{"worker": "w-owner", "tool": "publish", "approval": "yes"}, []string{"/properties/approval", "yes does not equal any of: [required none]"}},
 		{"repository path does not exist", "create_spec_task", map[string]any{"title": "T", "prompt": "p", "planner": "w-echo", "builders": []string{"w-echo"}, "repo": "/nonexistent/repo"}, []string{`repo: "/nonexistent/repo" does not exist`}},
+		{"local repository without spec_tasks.repo_roots", "create_spec_task", map[string]any{"title": "T", "prompt": "p", "planner": "w-echo", "builders": []string{"w-echo"}, "repo": "/"}, []string{`repo: "/": local repositories are refused until an operator lists where they may be in the setting spec_tasks.repo_roots`}},
+		{"file URL without spec_tasks.repo_roots", "create_spec_task", map[string]any{"title": "T", "prompt": "p", "planner": "w-echo", "builders": []string{"w-echo"}, "repo": "file:///srv/app.git"}, []string{`repo: "/srv/app.git": local repositories are refused until an operator lists`}},
 		{"unexpected argument", "list_spec_tasks", map[string]any{"state": "done"}, []string{`unexpected additional properties ["state"]`}},
 		{"unknown task", "get_spec_task", map[string]any{"task": "t-nope"}, []string{`spec task "t-nope": not found`}},
 		{"unknown task", "submit_spec", map[string]any{"task": "t-nope", "design": "d", "items": []any{}}, []string{`spec task "t-nope": not found`}},
@@ -208,13 +218,17 @@ func TestBadInput(t *testing.T) {
 		{"unknown worker", "learn", map[string]any{"worker": "w-nope"}, []string{`worker "w-nope": not found`}},
 		{"unknown task", "learn", map[string]any{"task": "t-nope"}, []string{`spec task "t-nope": not found`}},
 		{"unknown question", "store_insight", map[string]any{"question": "q-nope", "resolution": "y", "type": "fact"}, []string{`question "q-nope": not found`}},
+		// The owner holds more tools than the context budget shows.
+		{"no words to search for", "find_tools", map[string]any{"query": "the a"}, []string{"query: has no words to search for"}},
+		{"a limit over 20", "find_tools", map[string]any{"query": "worker", "limit": 50}, []string{"limit: must be between 1 and 20; got 50"}},
+		{"missing query", "find_tools", map[string]any{}, []string{`missing properties: ["query"]`}},
 	}
 
 	covered := map[string]bool{}
 	for _, tc := range cases {
 		covered[tc.tool] = true
 	}
-	for _, name := range tools.Names() {
+	for _, name := range append(tools.Names(), tools.FindTools().Name) {
 		if !covered[name] {
 			t.Errorf("tool %s has no bad-input row: add one to TestBadInput", name)
 		}
@@ -227,9 +241,16 @@ func TestBadInput(t *testing.T) {
 	if _, err := h.Store.EnsureDM(t.Context(), "w-maya", "w-echo"); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Store.SetSetting(t.Context(), tools.MaxBodySetting, "100"); err != nil {
-		t.Fatal(err)
+	for _, set := range []struct {
+		spec domain.SettingSpec
+		v    string
+	}{{tools.MaxBodySetting, "100"}, {schedule.MinIntervalSetting, "5m"}, {schedule.MaxPerWorkerSetting, "1"}} {
+		if err := h.Store.SetSetting(t.Context(), set.spec, set.v); err != nil {
+			t.Fatal(err)
+		}
 	}
+	servertest.Call[any](t, owner, "create_stream", map[string]any{"id": "s-tick", "name": "tick",
+		"transport": map[string]any{"kind": "schedule", "config": map[string]any{"cron": "0 8 * * *"}}})
 	for _, tc := range cases {
 		t.Run(tc.tool+"/"+tc.name, func(t *testing.T) {
 			before := snapshot(t, h, owner)

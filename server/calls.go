@@ -78,7 +78,7 @@ func (s *Server) directCall(r *http.Request) (directCall, bool) {
 		return directCall{}, false
 	}
 	var name string
-	if json.Unmarshal(params["name"], &name) != nil || !tools.IsBuiltin(name) || !plainHeaders(r, version, name) {
+	if json.Unmarshal(params["name"], &name) != nil || !tools.IsBuiltin(name) || !plainHeaders(r, version, "tools/call", name) {
 		return directCall{}, false
 	}
 	for k, v := range params {
@@ -100,8 +100,9 @@ func (s *Server) directCall(r *http.Request) (directCall, bool) {
 }
 
 // plainHeaders reports whether r's headers are ones the go-sdk would take
-// a call of tool with and do nothing more about.
-func plainHeaders(r *http.Request, version, tool string) bool {
+// a request of method (naming name, for a call) with and do nothing more
+// about.
+func plainHeaders(r *http.Request, version, method, name string) bool {
 	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
 		return false
 	}
@@ -114,8 +115,8 @@ func plainHeaders(r *http.Request, version, tool string) bool {
 		}
 	}
 	if version >= statelessVersion {
-		// The 2026-07-28 standard headers must name the call in the body.
-		return r.Header.Get("Mcp-Method") == "tools/call" && r.Header.Get("Mcp-Name") == tool
+		// The 2026-07-28 standard headers must name the request in the body.
+		return r.Header.Get("Mcp-Method") == method && r.Header.Get("Mcp-Name") == name
 	}
 	return true
 }

@@ -81,8 +81,9 @@ func conformanceScenarios(t *testing.T, cl confClient) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(names) != len(tools.Names()) || !slices.IsSorted(names) {
-			t.Errorf("tools/list = %v, want all %d tools in name order", names, len(tools.Names()))
+		// The owner holds more than the context budget shows.
+		if !slices.Contains(names, "find_tools") || !slices.Contains(names, "read_events") || len(names) >= len(tools.Names()) || !slices.IsSorted(names) {
+			t.Errorf("tools/list = %v, want find_tools and the compact core in name order", names)
 		}
 	})
 	t.Run("tools/call", func(t *testing.T) {

@@ -80,7 +80,9 @@ func writeJSONRPCError(w http.ResponseWriter, status, code int, msg string) {
 
 // refuseMalformed answers a POST body that is not a JSON-RPC message with
 // JSON-RPC's parse error (-32700), as the protocol asks, instead of the
-// SDK's plain text; a body over limit gets a JSON-RPC error too. The body
+// SDK's plain text, and an object that is no message (no method, result
+// or error) with invalid request (-32600) and its id, where the SDK took
+// it for a response; a body over limit gets a JSON-RPC error too. The body
 // is read whole here, as the SDK would read it anyway, and parsed once:
 // the handlers after it read the request from the context (rpcRequestOf).
 func refuseMalformed(limit int64, next http.Handler) http.Handler {
@@ -114,6 +116,11 @@ func refuseMalformed(limit int64, next http.Handler) http.Handler {
 			writeJSONRPCError(w, http.StatusBadRequest, -32600, "invalid request: the body is not a JSON-RPC message: "+err.Error())
 			return
 		}
+		if !isMessage(req) {
+			id, _ := requestID(req.ID)
+			writeJSON(w, http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32600, "message": notAMessage}})
+			return
+		}
 		r = r.WithContext(context.WithValue(r.Context(), rpcRequestKey{}, &req))
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r)
@@ -138,12 +145,15 @@ func refuseDeep(w http.ResponseWriter, body []byte, err error) {
 
 type rpcRequestKey struct{}
 
-// rpcRequest is the part of a JSON-RPC request the server itself reads.
+// rpcRequest is the part of a JSON-RPC message the server itself reads.
 type rpcRequest struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
 	Params  json.RawMessage `json:"params"`
+	// Result and Error are set in a response, which has no method.
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
 }
 
 // rpcRequestOf returns the request refuseMalformed parsed, or an empty one.

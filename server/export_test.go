@@ -14,9 +14,13 @@ func (s *Server) WaitTasks() {
 	}
 }
 
-// ServeCallsViaSDK sends every tools/call to the go-sdk, as the reference
-// the server's own answers are compared with.
+// ServeCallsViaSDK sends every tools/call and tools/list to the go-sdk,
+// as the reference the server's own answers are compared with.
 func (s *Server) ServeCallsViaSDK() { s.viaSDK = true }
 
 // DirectCalls is how many calls the server answered without the go-sdk.
 func (s *Server) DirectCalls() int64 { return s.directCalls.Load() }
+
+// DirectLists is how many tools/lists the server answered without the
+// go-sdk.
+func (s *Server) DirectLists() int64 { return s.directLists.Load() }

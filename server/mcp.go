@@ -14,17 +14,21 @@ import (
 )
 
 // workerServer returns the MCP server for the authenticated worker, holding
-// exactly the tools it has live grants for.
+// exactly the tools it has live grants for, listing them as its catalog
+// shows them.
 func (s *Server) workerServer(r *http.Request) *mcp.Server {
 	c := callerFrom(r.Context())
 	if c == nil {
 		return nil
 	}
+	c.readLimits()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cs := s.cachedLocked(c)
-	if cs.srv == nil {
-		cs.srv = tools.NewServer(cs.env, c.granted)
+	if key := catalogKey(c); cs.srv == nil || cs.catalog != key {
+		env := *cs.env
+		env.Catalog = s.catalogs.get(s, c).cat
+		cs.srv, cs.catalog = tools.NewServer(&env, c.granted), key
 		if s.cfg.Metrics != nil {
 			cs.srv.AddReceivingMiddleware(countToolCalls(s.cfg.Metrics, cs.env.Known))
 		}
@@ -115,11 +119,22 @@ var taskTools = []string{"create_skill", "call_skill", "rollback_skill"}
 // nothing needed changing or it could not be read.
 func fitAnswer(modern bool, method string, body []byte) ([]byte, bool) {
 	var msg map[string]json.RawMessage
-	var result map[string]any
 	if json.Unmarshal(body, &msg) != nil || msg["result"] == nil {
 		return nil, false
 	}
-	dec := json.NewDecoder(bytes.NewReader(msg["result"]))
+	result, ok := fitResult(modern, method, msg["result"])
+	if !ok {
+		return nil, false
+	}
+	msg["result"] = result
+	b, err := json.Marshal(msg)
+	return b, err == nil
+}
+
+// fitResult is fitAnswer on the result alone.
+func fitResult(modern bool, method string, raw json.RawMessage) (json.RawMessage, bool) {
+	var result map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber() // numbers pass through exactly
 	if dec.Decode(&result) != nil {
 		return nil, false
@@ -153,14 +168,7 @@ func fitAnswer(modern bool, method string, body []byte) ([]byte, bool) {
 		delete(result, "cacheScope")
 	}
 	b, err := json.Marshal(result)
-	if err != nil {
-		return nil, false
-	}
-	msg["result"] = b
-	if b, err = json.Marshal(msg); err != nil {
-		return nil, false
-	}
-	return b, true
+	return b, err == nil
 }
 
 // bufferedResponse holds an answer until it has been looked at.

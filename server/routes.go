@@ -4,7 +4,7 @@ import "net/http"
 
 func (s *Server) routes() {
 	cop := http.NewCrossOriginProtection()
-	mcpHandler := cop.Handler(s.authenticate(refuseBatches(s.cfg.MaxRequestBytes, refuseMalformed(s.cfg.MaxRequestBytes, s.serveTasks(s.serveCalls(fitAnswers(s.mcp)))))))
+	mcpHandler := cop.Handler(s.authenticate(refuseBatches(s.cfg.MaxRequestBytes, refuseMalformed(s.cfg.MaxRequestBytes, s.serveTasks(s.serveCalls(s.serveLists(answerUnhandled(fitAnswers(s.mcp)))))))))
 	s.mux.Handle("POST /workers/{id}/mcp", mcpHandler)
 	s.mux.Handle("GET /workers/{id}/mcp", mcpHandler)
 	s.mux.Handle("DELETE /workers/{id}/mcp", mcpHandler)

@@ -72,16 +72,23 @@ type Server struct {
 	servers map[string]*cachedServer
 	// running are the tasks this process is running, by id.
 	running map[string]runningTask
-	// directCalls counts the calls serveCalls answered without the
-	// go-sdk; viaSDK (tests only) sends every call to it instead.
+	// directCalls and directLists count the calls and tools/lists
+	// serveCalls and serveLists answered without the go-sdk; viaSDK
+	// (tests only) sends every one to it instead.
 	directCalls atomic.Int64
+	directLists atomic.Int64
 	viaSDK      bool
+	// catalogs keeps each grant set's catalog and tools/list answer.
+	catalogs catalogCache
 }
 
 type cachedServer struct {
 	key string
 	env *tools.Env
 	srv *mcp.Server // nil until the go-sdk serves the worker a request
+	// catalog is the catalogKey srv lists its tools by: the limits may
+	// change while the grants do not.
+	catalog string
 }
 
 // New builds the server's handler tree.
@@ -96,7 +103,7 @@ func New(st *store.Store, cfg Config) *Server {
 		cfg.CallTimeout = DefaultCallTimeout
 	}
 	s := &Server{store: st, cfg: cfg, log: cfg.Logger.With("component", "server"), mux: http.NewServeMux(), servers: map[string]*cachedServer{},
-		running: map[string]runningTask{}}
+		running: map[string]runningTask{}, catalogs: catalogCache{entries: map[string]*catalogEntry{}}}
 	// No call of a task can still be running in a new process.
 	if n, err := st.FailInterruptedTasks(context.Background()); err != nil {
 		s.log.Error("fail interrupted tasks", "err", err)

@@ -73,9 +73,27 @@ func TestTasks(t *testing.T) {
 	if !strings.Contains(string(init.Result), `"tasks":{"cancel":{},"list":{},"requests":{"tools":{"call":{}}}}`) {
 		t.Errorf("initialize does not declare tasks: %s", init.Result)
 	}
-	list := c.rpc("tools/list", nil)
-	if !strings.Contains(string(list.Result), `"execution":{"taskSupport":"optional"},"inputSchema":{"properties":{"description"`) {
-		t.Errorf("create_skill is not marked for tasks: %.300s", list.Result)
+	var list struct {
+		Tools []struct {
+			Name      string
+			Execution map[string]string
+		}
+	}
+	// Every tool, create_skill among them: tool search off.
+	x := post(t, c.url, c.token, `{"jsonrpc":"2.0","id":99,"method":"tools/list"}`, map[string]string{"MCP-Protocol-Version": v20251125, domain.ToolSearchHeader: "off"})
+	answer, err := decodeMessage(x.respBody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(answer.Result, &list); err != nil {
+		t.Fatal(err)
+	}
+	marked := false
+	for _, tool := range list.Tools {
+		marked = marked || tool.Name == "create_skill" && tool.Execution["taskSupport"] == "optional"
+	}
+	if !marked {
+		t.Errorf("create_skill is not marked for tasks: %+v", list.Tools)
 	}
 
 	id, status, _ := task(t, c.rpc("tools/call", map[string]any{"name": "get_worker", "arguments": map[string]any{}, "task": map[string]any{"ttl": 60000}}))

@@ -28,7 +28,8 @@ func (s *Store) CheckManages(ctx context.Context, actor, target string) error {
 
 // CheckReads returns nil when reader may read stream by the reading rules:
 // s-org only the owner; an activation log the owner, its worker and the
-// workers above it; a DM its two members; any other stream everyone.
+// workers above it; a DM its two members; a contact stream its person;
+// any other stream everyone.
 // Subscription is not considered; ReadableStreams adds it.
 func (s *Store) CheckReads(ctx context.Context, reader, stream string) error {
 	return newAuthz(s.read(ctx)).reads(reader, stream)
@@ -153,10 +154,13 @@ func (a *authz) places(actor, pos string) error {
 func (a *authz) reads(reader, stream string) error {
 	// The operator reads everything; the owner everything but other
 	// workers' DMs.
-	if reader == "" || (reader == domain.OwnerWorker && !strings.HasPrefix(stream, domain.DMStreamPrefix)) {
+	personal := strings.HasPrefix(stream, domain.DMStreamPrefix) || strings.HasPrefix(stream, domain.ContactStreamPrefix)
+	if reader == "" || (reader == domain.OwnerWorker && !personal) {
 		return nil
 	}
 	switch {
+	case strings.HasPrefix(stream, domain.ContactStreamPrefix):
+		return domain.CheckReadsContact(reader, stream)
 	case stream == domain.StreamOrg:
 		return domain.CheckReadsOrg(reader)
 	case strings.HasPrefix(stream, domain.ActivationStreamPrefix):

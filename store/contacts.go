@@ -1,11 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -16,9 +16,8 @@ import (
 )
 
 // ContactStreamPrefix + worker id is the stream a human worker's
-// contact channel runs on: what it is sent goes out there, and its replies
-// come in there.
-const ContactStreamPrefix = "s-contact-"
+// contact channel runs on (domain.ContactStreamPrefix).
+const ContactStreamPrefix = domain.ContactStreamPrefix
 
 // contactRow is a human worker's contact channel.
 type contactRow struct {
@@ -65,7 +64,7 @@ func (s *Store) contactTransport(worker string, c Contact) (domain.Transport, er
 // channel, on a stream of its own (s-contact-<worker>); the zero Contact
 // removes it. Its DMs, the messages naming it in `to` and its inbox
 // notices are then sent there, and its answers come back as its own
-// messages (relayContacts).
+// messages when shown to be its (relayContacts).
 func (s *Store) SetContact(ctx context.Context, actor, worker string, c Contact) (domain.Stream, error) {
 	var tr domain.Transport
 	if c != (Contact{}) {
@@ -116,6 +115,9 @@ func (s *Store) contactStream(tx *gorm.DB, actor, id, worker string, tr domain.T
 	err := tx.Where("id = ?", id).Take(out).Error
 	switch {
 	case err == nil:
+		if err := ownContactStream(tx, *out, worker); err != nil {
+			return err
+		}
 		out.TransportKind, out.TransportConfig = string(tr.Kind), string(tr.Config)
 		return tx.Save(out).Error
 	case !errors.Is(err, gorm.ErrRecordNotFound):
@@ -129,16 +131,30 @@ func (s *Store) contactStream(tx *gorm.DB, actor, id, worker string, tr domain.T
 	return tx.Create(&subscriptionRow{WorkerID: worker, StreamID: id, CreatedAt: s.Now()}).Error
 }
 
-// relayTag names, in a relayed email's subject, the event it carries, so
-// the answer finds its way back whatever the mail client does to headers.
-var relayTag = regexp.MustCompile(`\[helix (e-[0-9a-z]+)\]`)
+// ownContactStream refuses an existing contact stream made by someone
+// other than the person, the operator or a worker above the person: made
+// before create_stream refused the prefix, by a peer who may have meant
+// to read what would be copied there. It is left as it is (its events
+// are someone's), and the person gets no contact until it is gone.
+func ownContactStream(tx *gorm.DB, st streamRow, worker string) error {
+	if st.CreatedBy == "" || st.CreatedBy == worker {
+		return nil
+	}
+	err := newAuthz(tx).manages(st.CreatedBy, worker)
+	if err == nil || !isForbidden(err) && !errors.Is(err, domain.ErrNotFound) {
+		return err
+	}
+	return fmt.Errorf("stream %s exists but was made by %s, not by set_contact: it may have been made to read %s's messages, so it is not used; "+
+		"it is left as it is, and an operator must delete or rename it (after helix-org backup) before %s can have a contact: %w",
+		st.ID, st.CreatedBy, worker, worker, domain.ErrConflict)
+}
 
 // relayContacts runs in every append's transaction: an event for a hired
 // human worker with a contact channel is copied onto its contact stream
-// (the kind's sender sends it); a message the worker sends back there is
-// appended as the worker's own answer, on the stream and thread of the
-// event it answers.
-func (s *Store) relayContacts(tx *gorm.DB, ev domain.Event) error {
+// (the kind's sender sends it); a message that comes back there is
+// appended on the stream and thread of the event it answers — as the
+// worker's own answer only when it is shown to be theirs (relayAnswer).
+func (s *Store) relayContacts(tx *gorm.DB, ev domain.Event, opts AppendOptions) error {
 	contacts, err := s.concernedContacts(tx, ev)
 	if err != nil || len(contacts) == 0 {
 		return err
@@ -146,10 +162,10 @@ func (s *Store) relayContacts(tx *gorm.DB, ev domain.Event) error {
 	for _, c := range contacts {
 		switch {
 		case ev.StreamID == c.StreamID && ev.Source == "":
-			if err := s.relayAnswer(tx, c, ev); err != nil {
+			if err := s.relayAnswer(tx, c, ev, opts.sender); err != nil {
 				return err
 			}
-		case ev.StreamID == c.StreamID || ev.Source == c.WorkerID:
+		case ev.StreamID == c.StreamID || ev.Source == c.WorkerID || opts.answerOf == c.StreamID:
 		default:
 			ok, err := s.relayedFor(tx, c, ev)
 			if err == nil && ok {
@@ -251,9 +267,21 @@ func (s *Store) relayOut(tx *gorm.DB, c heldContact, ev domain.Event) error {
 		source = c.WorkerID
 	}
 	extra, _ := json.Marshal(map[string]string{"relayOf": ev.ID, "stream": ev.StreamID})
-	msg := domain.Message{From: ev.Message.From, Subject: cut(subject, domain.MaxSubject-40) + " [helix " + ev.ID + "]",
-		Body: cut(ev.Message.Body, domain.DefaultMaxBody), BodyContentType: ev.Message.BodyContentType, Extra: extra}
-	if spec, _ := s.transports.Contact("", domain.TransportKind(c.Kind)); spec.Mail {
+	msg := domain.Message{From: ev.Message.From, Body: cut(ev.Message.Body, domain.DefaultMaxBody),
+		BodyContentType: ev.Message.BodyContentType, Extra: extra}
+	spec, _ := s.transports.Contact("", domain.TransportKind(c.Kind))
+	tag := ev.ID
+	if spec.Mail {
+		// An email's answer counts as the person's without SPF and DKIM
+		// only with the token; a chat's sender is the platform's word.
+		token, err := s.replyToken(c.WorkerID, ev.ID)
+		if err != nil {
+			return fmt.Errorf("reply token: %w", err)
+		}
+		tag += " t-" + token
+	}
+	msg.Subject = cut(subject, domain.MaxSubject-64) + " [helix " + tag + "]"
+	if spec.Mail {
 		msg.To = []string{c.Address}
 	} else {
 		// A chat shows no subject: it heads the text.
@@ -263,9 +291,13 @@ func (s *Store) relayOut(tx *gorm.DB, c heldContact, ev domain.Event) error {
 	return err
 }
 
-// relayAnswer appends the worker's answer where the event it answers
-// was (answered). An answer to nothing stays on the contact stream.
-func (s *Store) relayAnswer(tx *gorm.DB, c heldContact, ev domain.Event) error {
+// relayAnswer appends what came in on the contact stream where the event
+// it answers was (answered): as the worker's own answer when vouched
+// shows it is theirs; otherwise as a message from outside (no source),
+// from the address it claims, marked unverified, so no one mistakes it
+// for the worker's word. What answers nothing stays on the contact
+// stream.
+func (s *Store) relayAnswer(tx *gorm.DB, c heldContact, ev domain.Event, sender domain.Sender) error {
 	id, err := answered(tx, c.StreamID, ev.Message)
 	if err != nil || id == "" {
 		return err
@@ -287,9 +319,47 @@ func (s *Store) relayAnswer(tx *gorm.DB, c heldContact, ev domain.Event) error {
 	if stream == domain.InboxStream(c.WorkerID) {
 		return nil // an inbox takes no messages; the answer stays on the contact stream
 	}
+	how, err := s.vouched(c, ev, sender, o)
+	if err != nil {
+		return err
+	}
 	msg := domain.Message{From: c.WorkerID, Body: cut(ev.Message.Body, domain.DefaultMaxBody), ThreadID: thread, InReplyTo: o.ID}
-	_, err = s.appendTx(tx, domain.Event{StreamID: stream, Source: c.WorkerID, CausedBy: ev.ID, Message: msg}, AppendOptions{})
+	out := domain.Event{StreamID: stream, Source: c.WorkerID, CausedBy: ev.ID, Message: msg}
+	if how == "" {
+		out.Source, out.Message.From = "", ev.Message.From
+		out.Message.Body = cut(unverifiedHead(c.WorkerID, ev.Message.From)+ev.Message.Body, domain.DefaultMaxBody)
+		out.Message.Extra, _ = json.Marshal(map[string]string{"unverifiedSender": ev.Message.From, "contactOf": c.WorkerID})
+	} else {
+		out.Message.Extra, _ = json.Marshal(map[string]string{"verifiedBy": how})
+	}
+	_, err = s.appendTx(tx, out, AppendOptions{answerOf: c.StreamID})
 	return err
+}
+
+// vouched says how ev, which came in on c's contact stream, is known to
+// be c's worker's, "" when it is not: the transport vouches for the
+// contact's address (sender: SPF and DKIM, the chat platform), or ev
+// comes from that address with the reply token of o, the event it
+// answers (tokenVouches). A message merely claiming the address is
+// anyone's.
+func (s *Store) vouched(c heldContact, ev domain.Event, sender domain.Sender, o domain.Event) (string, error) {
+	if sender.Address != "" && strings.EqualFold(sender.Address, c.Address) {
+		return cmp.Or(sender.How, "transport"), nil
+	}
+	if !strings.EqualFold(ev.Message.From, c.Address) {
+		return "", nil
+	}
+	ok, err := s.tokenVouches(c.WorkerID, o, ev.Message.Subject)
+	if err != nil || !ok {
+		return "", err
+	}
+	return "reply-token", nil
+}
+
+// unverifiedHead heads the relayed text of a message to worker's contact
+// address nobody showed to be worker's.
+func unverifiedHead(worker, from string) string {
+	return "Unverified sender " + cmp.Or(from, "(no address)") + ", not shown to be " + worker + ":\n\n"
 }
 
 // answered is the event an answer on a contact stream answers: the one

@@ -1,7 +1,9 @@
 package store_test
 
 import (
+	"cmp"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -69,7 +71,8 @@ func TestChatAnswerFindsItsMessage(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.reply.Body, tt.reply.From = tt.name, "U0LEE"
-			rs, err := st.AppendInbound(ctx, []domain.Inbound{{StreamID: contact, Message: tt.reply, Key: "ev-" + string(rune('a'+i))}}, 0)
+			rs, err := st.AppendInbound(ctx, []domain.Inbound{{StreamID: contact, Message: tt.reply, Key: "ev-" + string(rune('a'+i)),
+				Sender: domain.Sender{Address: "42", How: "chat"}}}, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -199,6 +202,72 @@ func TestRelayReachesWhomItConcerns(t *testing.T) {
 			relayed := len(after) == len(before)+1 && after[len(after)-1].CausedBy == ev.ID
 			if relayed != tt.relayed || len(after) > len(before)+1 {
 				t.Errorf("relayed = %v (%d events on %s, %d before), want %v", relayed, len(after), contact, len(before), tt.relayed)
+			}
+		})
+	}
+}
+
+// TestContactAnswerNeedsItsSender: on a DM between two people on chat
+// channels, what comes in on Lee's channel is Lee's answer only when the
+// transport vouches for Lee's address; otherwise it lands unverified,
+// from the address it claims. Either way Kim's channel gets it and Lee's
+// does not.
+func TestContactAnswerNeedsItsSender(t *testing.T) {
+	tests := []struct {
+		name    string
+		from    string
+		sender  domain.Sender
+		wantLee bool
+	}{
+		{"vouched for Lee's address", "U0LEE", domain.Sender{Address: "42", How: "chat"}, true},
+		{"vouched for another address", "U0LEE", domain.Sender{Address: "43", How: "chat"}, false},
+		{"vouched for no one", "U0LEE", domain.Sender{}, false},
+		{"no address claimed", "", domain.Sender{}, false},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := storetest.NewWith(t, store.Options{Transports: chatTransports})
+			seed(t, st)
+			ctx := t.Context()
+			for w, chat := range map[string]string{"w-lee": "42", "w-kim": "77"} {
+				if _, err := st.HireWorker(ctx, "w-owner", domain.Worker{ID: w, Kind: domain.WorkerHuman, PositionID: "p-a", Name: w}, nil); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := st.SetContact(ctx, "w-owner", w, store.Contact{Kind: string(kindChat), Address: chat}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			dm, err := st.EnsureDM(ctx, "w-kim", "w-lee")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.Append(ctx, domain.Event{StreamID: dm.ID, Source: "w-kim", Message: domain.Message{Body: "Lunch?"}}, store.AppendOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			in := domain.Inbound{StreamID: store.ContactStreamPrefix + "w-lee", Message: domain.Message{From: tt.from, Body: "Yes."},
+				Key: "k" + string(rune('a'+i)), Sender: tt.sender}
+			rs, err := st.AppendInbound(ctx, []domain.Inbound{in}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := answerTo(t, st, rs[0].Event.ID, dm.ID)
+			if tt.wantLee {
+				if got.Source != "w-lee" || got.Message.From != "w-lee" || got.Message.Body != "Yes." {
+					t.Errorf("on the DM: %q from %q: %q; want Lee's answer", got.Source, got.Message.From, got.Message.Body)
+				}
+			} else if want := "Unverified sender " + cmp.Or(tt.from, "(no address)") + ", not shown to be w-lee:\n\nYes."; got.Source != "" ||
+				got.SourceKind != domain.SourceSystem || got.Message.From != tt.from || got.Message.Body != want {
+				t.Errorf("on the DM: %q (%s) from %q: %q; want no source, from %q: %q", got.Source, got.SourceKind, got.Message.From, got.Message.Body, tt.from, want)
+			}
+			for w, want := range map[string]bool{"w-kim": true, "w-lee": false} {
+				evs, err := st.ReadEvents(ctx, store.EventQuery{StreamIDs: []string{store.ContactStreamPrefix + w}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				relayed := slices.ContainsFunc(evs, func(ev domain.Event) bool { return ev.CausedBy == got.ID })
+				if relayed != want {
+					t.Errorf("relayed to %s's channel: %v, want %v", w, relayed, want)
+				}
 			}
 		})
 	}

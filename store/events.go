@@ -65,6 +65,12 @@ type AppendOptions struct {
 	// dedupKey, set only by AppendInbound, stores a provider's key once
 	// per stream.
 	dedupKey string
+	// sender, set only by AppendInbound, is who the transport vouches
+	// sent the message (relayAnswer).
+	sender domain.Sender
+	// answerOf is the contact stream the event relays an answer from:
+	// it is not relayed back there.
+	answerOf string
 }
 
 // Append stores an event on its stream. The stream must exist.
@@ -186,7 +192,7 @@ func (s *Store) appendOnce(tx *gorm.DB, ev domain.Event, opts AppendOptions) (st
 	if err := s.enqueueTriggers(tx, ev); err != nil {
 		return ev, false, err
 	}
-	return ev, false, s.relayContacts(tx, ev)
+	return ev, false, s.relayContacts(tx, ev, opts)
 }
 
 // eventDepth is 0 for what humans, the outside world and the system say,

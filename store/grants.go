@@ -66,9 +66,10 @@ func (s *Store) GrantTool(ctx context.Context, actor string, g domain.Grant) (do
 }
 
 // capGrantTx bounds a grant by its granter's own, so grants never grow by
-// themselves: the granter must hold the tool now, and what it gives ends no
-// later than its own grant (the owner's, from bootstrap, never end). The
-// operator ("") is not bound.
+// themselves: the granter must hold the tool now, what it gives ends no
+// later than its own grant (the owner's, from bootstrap, never end), and
+// waits for approval when its own does, whatever was asked: approval
+// follows the tool. The operator ("") is not bound.
 func (s *Store) capGrantTx(tx *gorm.DB, actor string, g domain.Grant) (domain.Grant, error) {
 	if actor == "" {
 		return g, nil
@@ -84,6 +85,9 @@ func (s *Store) capGrantTx(tx *gorm.DB, actor string, g domain.Grant) (domain.Gr
 	if own.ExpiresAt != nil && (g.ExpiresAt == nil || g.ExpiresAt.After(*own.ExpiresAt)) {
 		t := own.ExpiresAt.UTC()
 		g.ExpiresAt = &t
+	}
+	if own.Approval == string(domain.ApprovalRequired) {
+		g.Approval = domain.ApprovalRequired
 	}
 	return g, nil
 }

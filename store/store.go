@@ -91,6 +91,8 @@ type Store struct {
 	// cipher seals secrets with the key file, once it has been read.
 	cipherMu sync.Mutex
 	cipher   cipher.AEAD
+	// replyMAC keys reply tokens (reply_tokens.go), once derived.
+	replyMAC []byte
 	// stopListening ends the wake-ups from other servers' commits
 	// (notify_postgres.go); nil on SQLite.
 	stopListening func()

@@ -63,6 +63,9 @@ func (s *Store) CreateStream(ctx context.Context, actor string, st domain.Stream
 		if err != nil {
 			return err
 		}
+		if err := s.admitStream(ctx, tx, actor, st.Transport); err != nil {
+			return err
+		}
 		row = streamRow{ID: id, Name: st.Name, Description: st.Description, TransportKind: string(st.Transport.Kind),
 			TransportConfig: cfg, CreatedBy: actor, CreatedAt: s.Now()}
 		if err := tx.Create(&row).Error; err != nil {
@@ -74,6 +77,23 @@ func (s *Store) CreateStream(ctx context.Context, actor string, st domain.Stream
 		return domain.Stream{}, fmt.Errorf("create stream: %w", err)
 	}
 	return s.stream(row), nil
+}
+
+// admitStream asks the kind's Admit, if it has one, whether actor may
+// make one more stream of it; the operator is not bound.
+func (s *Store) admitStream(ctx context.Context, tx *gorm.DB, actor string, t domain.Transport) error {
+	spec, err := s.transports.Spec("transport.kind", t.Kind)
+	if err != nil || spec.Admit == nil || actor == "" {
+		return err
+	}
+	var made int64
+	if err := tx.Model(&streamRow{}).Where("transport_kind = ? AND created_by = ?", string(t.Kind), actor).Count(&made).Error; err != nil {
+		return err
+	}
+	return spec.Admit(t.Config, int(made), func(set domain.SettingSpec) string {
+		v, _ := s.SettingOr(ctx, set)
+		return v
+	})
 }
 
 // GetStream returns one stream, its transport secrets redacted.

@@ -8,12 +8,12 @@ import (
 )
 
 type callSkillIn struct {
-	Name  string          `json:"name"`
-	Input json.RawMessage `json:"input,omitempty"`
+	Name  string          `json:"name" jsonschema:"the skill's name (lowercase letters, digits, _), as list_skills shows it"`
+	Input json.RawMessage `json:"input,omitempty" jsonschema:"the skill's input: an object matching its inputSchema (get_skill or list_skills shows it)"`
 }
 
 func callSkill() Tool {
-	return define("call_skill", "Call a skill by name.",
+	return define("call_skill", "Call a skill by name with an input object; it answers the skill's output.",
 		func(ctx context.Context, env *Env, in callSkillIn) (skillOutput, error) {
 			if in.Name == "" {
 				return skillOutput{}, domain.Required("name")
@@ -30,5 +30,5 @@ func callSkill() Tool {
 				return skillOutput{}, err
 			}
 			return runSkill(ctx, env, sk.Name, schema, in.Input)
-		})
+		}, asObject("input")).annotated("Call skill", adds)
 }

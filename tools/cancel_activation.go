@@ -8,8 +8,8 @@ import (
 )
 
 type cancelActivationIn struct {
-	Activation string `json:"activation"`
-	Drop       bool   `json:"drop,omitempty"`
+	Activation string `json:"activation" jsonschema:"the run to stop: an activation id (a-…) of a worker below you"`
+	Drop       bool   `json:"drop,omitempty" jsonschema:"true drops the run's triggers instead of running them again"`
 }
 
 type cancelActivationOut struct {
@@ -19,12 +19,12 @@ type cancelActivationOut struct {
 }
 
 func cancelActivation() Tool {
-	return define("cancel_activation", "Stop a run below you; its triggers rerun unless drop.",
+	return define("cancel_activation", "Stop a running activation (run) of an AI worker below you; its triggers run again unless drop.",
 		func(ctx context.Context, env *Env, in cancelActivationIn) (cancelActivationOut, error) {
 			if in.Activation == "" {
 				return cancelActivationOut{}, domain.Required("activation")
 			}
 			a, err := dispatch.CancelActivation(ctx, env.Store, in.Activation, env.Caller, in.Drop)
 			return cancelActivationOut{ID: a.ID, WorkerID: a.WorkerID, Status: a.Status}, err
-		})
+		}).annotated("Cancel run", destructive|idempotent)
 }

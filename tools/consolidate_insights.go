@@ -20,7 +20,7 @@ type consolidateInsightsOut struct {
 }
 
 func consolidateInsights() Tool {
-	return define("consolidate_insights", "Suggest insight merges and retirements.",
+	return define("consolidate_insights", "Propose insight merges (near-duplicates), retirements (keep failing) and dormant ones; each with the call that accepts it.",
 		func(ctx context.Context, env *Env, _ consolidateInsightsIn) (consolidateInsightsOut, error) {
 			m, err := env.Store.InsightMaintenance(ctx, env.Caller, similarThreshold(ctx, env.Store))
 			if err != nil {
@@ -41,5 +41,5 @@ func consolidateInsights() Tool {
 				out.Proposals = append(out.Proposals, proposalOut{Kind: "dormant", IDs: []string{in.ID}, Why: "not used for 30 days or more"})
 			}
 			return out, nil
-		})
+		}).annotated("Consolidate insights", readOnly|idempotent)
 }

@@ -8,13 +8,13 @@ import (
 )
 
 type correctInsightIn struct {
-	ID         string   `json:"id"`
-	Trigger    string   `json:"trigger,omitempty"`
-	Resolution string   `json:"resolution,omitempty"`
-	Type       string   `json:"type,omitempty"`
-	Tags       []string `json:"tags,omitempty"`
-	Retire     bool     `json:"retire,omitempty"`
-	Reason     string   `json:"reason"`
+	ID         string   `json:"id" jsonschema:"the insight to correct or retire (i-…)"`
+	Trigger    string   `json:"trigger,omitempty" jsonschema:"the new situation it applies to; empty keeps the old one"`
+	Resolution string   `json:"resolution,omitempty" jsonschema:"the new advice: what to do in that situation; empty keeps the old one"`
+	Type       string   `json:"type,omitempty" jsonschema:"the new type; empty keeps the old one"`
+	Tags       []string `json:"tags,omitempty" jsonschema:"the new tags, replacing the old ones"`
+	Retire     bool     `json:"retire,omitempty" jsonschema:"true retires the insight instead: it is never recalled again"`
+	Reason     string   `json:"reason" jsonschema:"why it is corrected or retired, kept with its history"`
 }
 
 type correctInsightOut struct {
@@ -22,7 +22,7 @@ type correctInsightOut struct {
 }
 
 func correctInsight() Tool {
-	return define("correct_insight", "Correct or retire an insight.",
+	return define("correct_insight", "Supersede an insight with a corrected version, or retire it; the old version is never recalled again.",
 		func(ctx context.Context, env *Env, in correctInsightIn) (correctInsightOut, error) {
 			if in.Type != "" {
 				if err := domain.InsightType(in.Type).Validate("type"); err != nil {
@@ -38,5 +38,5 @@ func correctInsight() Tool {
 				return correctInsightOut{}, err
 			}
 			return correctInsightOut{Insight: insightOf(got)}, nil
-		}, enum("type", domain.InsightTypes))
+		}, enum("type", domain.InsightTypes)).annotated("Correct insight", destructive)
 }

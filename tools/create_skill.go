@@ -9,18 +9,18 @@ import (
 )
 
 type createSkillIn struct {
-	Name        string            `json:"name"`
-	Description string            `json:"description"`
-	InputSchema json.RawMessage   `json:"inputSchema,omitempty"`
-	Template    string            `json:"template,omitempty"`
-	Handler     string            `json:"handler,omitempty"`
-	Files       map[string]string `json:"files,omitempty"`
-	Examples    []skillExampleIn  `json:"examples,omitempty"`
+	Name        string            `json:"name" jsonschema:"the skill's name: 2 to 40 lowercase letters, digits or _, starting with a letter; its tool is skill_<name>"`
+	Description string            `json:"description" jsonschema:"what the skill does, shown as its tool's description"`
+	InputSchema json.RawMessage   `json:"inputSchema,omitempty" jsonschema:"the JSON Schema (type object) of the skill's input; by default any object"`
+	Template    string            `json:"template,omitempty" jsonschema:"build from a template with handler instead of files"`
+	Handler     string            `json:"handler,omitempty" jsonschema:"with template: the code — shell reads the input JSON on stdin and prints the output; python defines handle(input)"`
+	Files       map[string]string `json:"files,omitempty" jsonschema:"without template: the build context, file path to content, with a Dockerfile FROM skill-base"`
+	Examples    []skillExampleIn  `json:"examples,omitempty" jsonschema:"calls the new version must answer as given before it serves"`
 }
 
 type skillExampleIn struct {
-	Input  json.RawMessage `json:"input"`
-	Output json.RawMessage `json:"output"`
+	Input  json.RawMessage `json:"input" jsonschema:"an input the skill is called with"`
+	Output json.RawMessage `json:"output" jsonschema:"the JSON it must answer (a text answer is a JSON string)"`
 }
 
 func createSkill() Tool {
@@ -47,7 +47,7 @@ func createSkill() Tool {
 				return skillView{}, err
 			}
 			return viewOf(sk), nil
-		}, enum("template", domain.SkillTemplates))
+		}, enum("template", domain.SkillTemplates), asObject("inputSchema", "examples.input")).annotated("Create skill", adds)
 }
 
 // skillExamples checks each example's input against the skill's input

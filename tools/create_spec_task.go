@@ -8,19 +8,19 @@ import (
 )
 
 type createSpecTaskIn struct {
-	ID       string   `json:"id,omitempty"`
-	Title    string   `json:"title"`
-	Prompt   string   `json:"prompt"`
-	Priority int      `json:"priority,omitempty"`
-	Repo     string   `json:"repo,omitempty"`
-	Planner  string   `json:"planner"`
-	Builders []string `json:"builders"`
-	Reviewer string   `json:"reviewer,omitempty"`
-	Parallel int      `json:"parallel,omitempty"`
+	ID       string   `json:"id,omitempty" jsonschema:"the task's id (t-…); by default derived from title"`
+	Title    string   `json:"title" jsonschema:"the task's title"`
+	Prompt   string   `json:"prompt" jsonschema:"what is to be built, as the planner reads it"`
+	Priority int      `json:"priority,omitempty" jsonschema:"higher is handed to builders first; default 0"`
+	Repo     string   `json:"repo,omitempty" jsonschema:"a git repository for the documents: a local path, or an https://, http:// or file:// URL the server clones"`
+	Planner  string   `json:"planner" jsonschema:"the worker that writes the spec (w-…)"`
+	Builders []string `json:"builders" jsonschema:"the workers items are handed to (w-…)"`
+	Reviewer string   `json:"reviewer,omitempty" jsonschema:"the worker that approves the spec and the work (w-…); by default the owner"`
+	Parallel int      `json:"parallel,omitempty" jsonschema:"how many items are worked at once; default 2"`
 }
 
 func createSpecTask() Tool {
-	return define("create_spec_task", "Start a spec task: planner specs, reviewer approves, builders build.",
+	return define("create_spec_task", "Start a spec task: the planner writes a spec, the reviewer approves it, the builders build its items.",
 		func(ctx context.Context, env *Env, in createSpecTaskIn) (specStateOut, error) {
 			var origin string
 			if in.Repo != "" {
@@ -36,5 +36,5 @@ func createSpecTask() Tool {
 				return specStateOut{}, err
 			}
 			return stateOf(t), pushDocs(ctx, env, t.ID, "requirements of "+t.ID, nil)
-		})
+		}).annotated("Create spec task", openWorld)
 }

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,6 +32,17 @@ func TestCreateSpecTask(t *testing.T) {
 			}
 		}
 	}
+	// Roots other than where the repositories are (or none at all).
+	roots := func(v string) func(t *testing.T, f fixture) {
+		return func(t *testing.T, f fixture) {
+			withBuilders(t, f)
+			if err := f.env.Store.SetSetting(t.Context(), SpecRepoRootsSetting, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	marker := filepath.Join(t.TempDir(), "marker")
+	trapped := gittest.Trapped(t, filepath.Join(t.TempDir(), "trapped"), marker)
 	cloned := func(url string) func(t *testing.T, f fixture, _ taskOut) {
 		return func(t *testing.T, f fixture, _ taskOut) {
 			view, err := f.env.Store.GetSpecTask(t.Context(), "t-login")
@@ -81,6 +93,28 @@ func TestCreateSpecTask(t *testing.T) {
 				}
 			},
 		},
+		{
+			name:  "a repository whose hooks and fsmonitor run code: the docs are committed, none of it runs",
+			setup: withBuilders,
+			args:  taskArgs(trapped),
+			want:  taskOut{ID: "t-login", State: "spec_generation"},
+			check: func(t *testing.T, f fixture, _ taskOut) {
+				if got := gitShow(t, trapped, "t-login/requirements.md"); !strings.Contains(got, "Add login to the todo app.") {
+					t.Errorf("requirements.md = %q", got)
+				}
+				if data, err := os.ReadFile(marker); err == nil {
+					t.Errorf("the repository's code ran as the server: %q", data)
+				}
+			},
+		},
+		{name: "a path outside spec_tasks.repo_roots", setup: roots(plain), args: taskArgs(repo),
+			wantErr: []string{"repo: ", "is not under spec_tasks.repo_roots (" + plain + ")"}, wantIs: domain.ErrInvalid},
+		{name: "a file URL outside spec_tasks.repo_roots", setup: roots(plain), args: taskArgs("file://" + origin),
+			wantErr: []string{"repo: ", "is not under spec_tasks.repo_roots"}, wantIs: domain.ErrInvalid},
+		{name: "no spec_tasks.repo_roots: local paths are refused", setup: roots(""), args: taskArgs(repo),
+			wantErr: []string{"repo: ", "local repositories are refused until an operator lists where they may be in the setting spec_tasks.repo_roots"}, wantIs: domain.ErrInvalid},
+		{name: "no spec_tasks.repo_roots: file URLs are refused", setup: roots(""), args: taskArgs("file://" + origin),
+			wantErr: []string{"repo: ", "local repositories are refused until an operator lists"}, wantIs: domain.ErrInvalid},
 		{
 			name:  "a file URL is cloned, and the design docs are pushed back to it",
 			setup: clones(false),

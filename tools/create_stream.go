@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -14,14 +15,14 @@ import (
 )
 
 type createStreamIn struct {
-	ID          string          `json:"id,omitempty"`
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	Transport   json.RawMessage `json:"transport,omitempty"`
+	ID          string          `json:"id,omitempty" jsonschema:"the new stream's id (s-…); by default derived from name"`
+	Name        string          `json:"name" jsonschema:"the stream's name"`
+	Description string          `json:"description,omitempty" jsonschema:"what the stream is for, shown to its readers"`
+	Transport   json.RawMessage `json:"transport,omitempty" jsonschema:"where its events go or come from; local when omitted"`
 }
 
 func createStream() Tool {
-	return define("create_stream", "Create a Stream, local or with a transport.",
+	return define("create_stream", "Create a Stream of events: local, or connected outside by a transport (webhook, email, GitHub, Slack, Telegram, schedule).",
 		func(ctx context.Context, env *Env, in createStreamIn) (domain.Stream, error) {
 			if err := notReserved(in.ID, in.Name); err != nil {
 				return domain.Stream{}, err
@@ -32,13 +33,14 @@ func createStream() Tool {
 			}
 			st, err := env.Store.CreateStream(ctx, env.Caller, domain.Stream{ID: in.ID, Name: in.Name, Description: in.Description, Transport: t})
 			return redacted(env, st), configHelp(env.Store.Transports(), t, err)
-		}).withTransports(transportSchema)
+		}).withTransports(transportSchema).annotated("Create stream", adds)
 }
 
-// notReserved refuses the ids the system gives DM streams and activation
-// logs, whether chosen or derived from the name: a stream created under
-// such an id would be taken for the real one, and whoever made it could
-// read what lands there.
+// notReserved refuses the ids the system gives its own streams (DMs,
+// activation logs, inboxes, contact streams, task streams, s-org),
+// whether chosen or derived from the name: a stream created under such an
+// id would be taken for the real one, and whoever made it could read
+// what lands there.
 func notReserved(id, name string) error {
 	if id == "" {
 		id = domain.Slug(domain.PrefixStream, name)
@@ -47,6 +49,9 @@ func notReserved(id, name string) error {
 		if strings.HasPrefix(id, p) {
 			return domain.Invalid("id", "%q is reserved: ids starting %q belong to streams the system creates; choose another id or name", id, p)
 		}
+	}
+	if slices.Contains(domain.ReservedStreamIDs, id) {
+		return domain.Invalid("id", "%q is reserved: it is the system's own stream; choose another id or name", id)
 	}
 	return nil
 }
@@ -87,10 +92,12 @@ func transportSchema(ts *domain.Transports, s *jsonschema.Schema) {
 	for _, spec := range ts.All() {
 		kinds = append(kinds, string(spec.Kind))
 	}
-	s.Properties["transport"] = &jsonschema.Schema{Required: []string{"kind"}, Properties: map[string]*jsonschema.Schema{
-		"kind":   {Enum: kinds},
-		"config": {Type: "object"},
-	}}
+	s.Properties["transport"] = &jsonschema.Schema{Type: "object", Description: s.Properties["transport"].Description,
+		Required: []string{"kind"}, AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+		Properties: map[string]*jsonschema.Schema{
+			"kind":   {Type: "string", Enum: kinds, Description: "local keeps events in the org; any other kind connects the stream outside"},
+			"config": {Type: "object", Description: "the kind's settings; a wrong one's error shows what the kind takes"},
+		}}
 }
 
 // configHelp adds to an invalid transport's error what its kind connects

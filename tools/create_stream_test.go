@@ -145,5 +145,25 @@ func TestCreateStream(t *testing.T) {
 			args:    map[string]any{"id": "s-inbox-w-next", "name": "squat"},
 			wantErr: []string{`id: "s-inbox-w-next" is reserved`},
 		},
+		{
+			name:    "contact-stream ids are reserved",
+			args:    map[string]any{"id": "s-contact-w-maya", "name": "contact w-maya", "description": "messages to and from w-maya"},
+			wantErr: []string{`id: "s-contact-w-maya" is reserved: ids starting "s-contact-" belong to streams the system creates`},
+		},
+		{
+			name:    "a name that derives a contact-stream id",
+			args:    map[string]any{"name": "contact w-maya"},
+			wantErr: []string{`id: "s-contact-w-maya" is reserved: ids starting "s-contact-"`},
+		},
+		{
+			name:    "spec-task stream ids are reserved",
+			args:    map[string]any{"id": "s-task-login", "name": "squat"},
+			wantErr: []string{`id: "s-task-login" is reserved: ids starting "s-task-"`},
+		},
+		{
+			name:    "s-org is reserved",
+			args:    map[string]any{"name": "org"},
+			wantErr: []string{`id: "s-org" is reserved: it is the system's own stream`},
+		},
 	})
 }

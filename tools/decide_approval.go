@@ -9,13 +9,13 @@ import (
 )
 
 type decideApprovalIn struct {
-	ID       string `json:"id"`
-	Decision string `json:"decision"`
-	Note     string `json:"note,omitempty"`
+	ID       string `json:"id" jsonschema:"the approval request (ap-…), as list_approvals shows it"`
+	Decision string `json:"decision" jsonschema:"approve runs the call once, as its requester asked it; deny refuses it"`
+	Note     string `json:"note,omitempty" jsonschema:"a note to the requester with the decision"`
 }
 
 func decideApproval() Tool {
-	return define("decide_approval", "Approve (runs the call) or deny a request.",
+	return define("decide_approval", "Approve or deny a call waiting for approval; approving runs it once, as its requester asked.",
 		func(ctx context.Context, env *Env, in decideApprovalIn) (domain.Approval, error) {
 			if in.ID == "" {
 				return domain.Approval{}, domain.Required("id")
@@ -37,7 +37,7 @@ func decideApproval() Tool {
 				errText = fmt.Sprintf("encode result: %v", err)
 			}
 			return env.Store.FinishApproval(ctx, a.ID, raw, errText)
-		}, enum("decision", domain.ApprovalDecisions))
+		}, enum("decision", domain.ApprovalDecisions)).annotated("Decide approval", destructive|openWorld)
 }
 
 // runAsRequester runs an approved call as the worker that asked, with the

@@ -7,7 +7,7 @@ import (
 )
 
 type deleteSkillIn struct {
-	Name string `json:"name"`
+	Name string `json:"name" jsonschema:"the skill's name, as list_skills shows it"`
 }
 
 type deleteSkillOut struct {
@@ -16,7 +16,7 @@ type deleteSkillOut struct {
 }
 
 func deleteSkill() Tool {
-	return define("delete_skill", "Delete a skill and its grants.",
+	return define("delete_skill", "Delete a skill: its container, its images and every grant of its tool.",
 		func(ctx context.Context, env *Env, in deleteSkillIn) (deleteSkillOut, error) {
 			if in.Name == "" {
 				return deleteSkillOut{}, domain.Required("name")
@@ -29,5 +29,5 @@ func deleteSkill() Tool {
 				return deleteSkillOut{}, err
 			}
 			return deleteSkillOut{Name: in.Name, Deleted: true}, nil
-		})
+		}).annotated("Delete skill", destructive|idempotent)
 }

@@ -6,9 +6,13 @@ import (
 	"github.com/helixml/helix-org/domain"
 )
 
+type dismissWorkerIn struct {
+	ID string `json:"id" jsonschema:"the worker to dismiss (w-…), below you"`
+}
+
 func dismissWorker() Tool {
-	return define("dismiss_worker", "Dismiss a Worker below you.",
-		func(ctx context.Context, env *Env, in idIn) (domain.Worker, error) {
+	return define("dismiss_worker", "Dismiss a Worker below you: its endpoint stops answering; its history stays.",
+		func(ctx context.Context, env *Env, in dismissWorkerIn) (domain.Worker, error) {
 			if in.ID == "" {
 				return domain.Worker{}, domain.Required("id")
 			}
@@ -16,5 +20,5 @@ func dismissWorker() Tool {
 				return domain.Worker{}, domain.Invalid("id", "you cannot dismiss yourself")
 			}
 			return env.Store.DismissWorker(ctx, env.Caller, in.ID)
-		})
+		}).annotated("Dismiss worker", destructive|idempotent)
 }

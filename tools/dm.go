@@ -9,7 +9,7 @@ import (
 )
 
 type dmIn struct {
-	To string `json:"to" jsonschema:"worker or position id"`
+	To string `json:"to" jsonschema:"who to message: a worker (w-…), or a position (p-…) for the one worker holding it"`
 	envelope
 }
 
@@ -19,7 +19,7 @@ type dmOut struct {
 }
 
 func dm() Tool {
-	return define("dm", "Message a Worker directly.",
+	return define("dm", "Send a direct message to a Worker, or to the one Worker holding a Position, on the stream the two of you share.",
 		func(ctx context.Context, env *Env, in dmIn) (dmOut, error) {
 			if in.To == "" {
 				return dmOut{}, domain.Required("to")
@@ -42,7 +42,7 @@ func dm() Tool {
 			}
 			ev, err := appendMessage(ctx, env, st.ID, in.envelope)
 			return dmOut{Stream: st.ID, Event: ev}, err
-		})
+		}).annotated("Direct message", openWorld).inCore(3)
 }
 
 // holder is the worker a DM to id goes to: id itself, or the one worker

@@ -7,7 +7,7 @@ import (
 )
 
 type enableEndpointIn struct {
-	Stream string `json:"stream"`
+	Stream string `json:"stream" jsonschema:"the stream whose endpoint answered 410 Gone (s-…)"`
 }
 
 type enableEndpointOut struct {
@@ -18,7 +18,7 @@ type enableEndpointOut struct {
 // enableEndpoint is the way back from a 410: without it a remote that
 // answered Gone once, by mistake, would be cut off for good.
 func enableEndpoint() Tool {
-	return define("enable_endpoint", "Re-enable a stream's endpoint after a 410 Gone.",
+	return define("enable_endpoint", "Re-enable a stream's outbound endpoint that answered 410 Gone; later events are sent again.",
 		func(ctx context.Context, env *Env, in enableEndpointIn) (enableEndpointOut, error) {
 			if in.Stream == "" {
 				return enableEndpointOut{}, domain.Required("stream")
@@ -30,5 +30,5 @@ func enableEndpoint() Tool {
 				return enableEndpointOut{}, err
 			}
 			return enableEndpointOut{Stream: in.Stream, Enabled: true}, nil
-		})
+		}).annotated("Enable endpoint", idempotent|openWorld)
 }

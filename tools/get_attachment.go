@@ -11,7 +11,7 @@ import (
 )
 
 type getAttachmentIn struct {
-	Ref string `json:"ref"`
+	Ref string `json:"ref" jsonschema:"the attachment's ref (att-…), from an event's attachments"`
 }
 
 type getAttachmentOut struct {
@@ -24,7 +24,7 @@ type getAttachmentOut struct {
 }
 
 func getAttachment() Tool {
-	return define("get_attachment", "Read a message attachment.",
+	return define("get_attachment", "Read the content of a file that arrived with a message (e.g. an email attachment), by its ref.",
 		func(ctx context.Context, env *Env, in getAttachmentIn) (getAttachmentOut, error) {
 			if in.Ref == "" {
 				return getAttachmentOut{}, domain.Required("ref")
@@ -45,5 +45,5 @@ func getAttachment() Tool {
 				out.Text = string(f.Content)
 			}
 			return out, nil
-		})
+		}).annotated("Get attachment", readOnly|idempotent).inCore(6)
 }

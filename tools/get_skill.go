@@ -7,8 +7,8 @@ import (
 )
 
 type getSkillIn struct {
-	Name    string `json:"name"`
-	Version int    `json:"version,omitempty"`
+	Name    string `json:"name" jsonschema:"the skill's name, as list_skills shows it"`
+	Version int    `json:"version,omitempty" jsonschema:"the version to read; by default the one serving"`
 }
 
 type getSkillOut struct {
@@ -18,7 +18,7 @@ type getSkillOut struct {
 }
 
 func getSkill() Tool {
-	return define("get_skill", "A skill version's source, examples and build log.",
+	return define("get_skill", "Read a skill version's source back: its files as built, its examples and its build log.",
 		func(ctx context.Context, env *Env, in getSkillIn) (getSkillOut, error) {
 			if in.Name == "" {
 				return getSkillOut{}, domain.Required("name")
@@ -39,5 +39,5 @@ func getSkill() Tool {
 				return getSkillOut{}, err
 			}
 			return getSkillOut{Skill: viewOf(sk), Source: src}, nil
-		})
+		}).annotated("Get skill", readOnly|idempotent)
 }

@@ -6,14 +6,18 @@ import (
 	"github.com/helixml/helix-org/domain"
 )
 
+type getStreamIn struct {
+	ID string `json:"id" jsonschema:"the stream's id (s-…)"`
+}
+
 type getStreamOut struct {
 	Stream  domain.Stream `json:"stream"`
 	Members []string      `json:"members"`
 }
 
 func getStream() Tool {
-	return define("get_stream", "A Stream with its members.",
-		func(ctx context.Context, env *Env, in idIn) (getStreamOut, error) {
+	return define("get_stream", "Get a Stream with its members; secrets in its config are redacted.",
+		func(ctx context.Context, env *Env, in getStreamIn) (getStreamOut, error) {
 			if in.ID == "" {
 				return getStreamOut{}, domain.Required("id")
 			}
@@ -30,5 +34,5 @@ func getStream() Tool {
 				members = append(members, s.WorkerID)
 			}
 			return getStreamOut{Stream: redacted(env, st), Members: members}, err
-		})
+		}).annotated("Get stream", readOnly|idempotent)
 }

@@ -7,7 +7,7 @@ import (
 )
 
 type getWorkerIn struct {
-	ID string `json:"id,omitempty"`
+	ID string `json:"id,omitempty" jsonschema:"the worker's id (w-…); by default you"`
 }
 
 type getWorkerOut struct {
@@ -17,7 +17,7 @@ type getWorkerOut struct {
 }
 
 func getWorker() Tool {
-	return define("get_worker", "A Worker with its position and streams.",
+	return define("get_worker", "Get a Worker with its Position and the Streams it follows (you by default).",
 		func(ctx context.Context, env *Env, in getWorkerIn) (getWorkerOut, error) {
 			if in.ID == "" {
 				in.ID = env.Caller
@@ -32,5 +32,5 @@ func getWorker() Tool {
 			}
 			streams, err := env.Store.SubscribedStreams(ctx, w.ID)
 			return getWorkerOut{Worker: w, Position: p, Streams: orEmpty(streams)}, err
-		})
+		}).annotated("Get worker", readOnly|idempotent).inCore(9)
 }

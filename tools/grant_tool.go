@@ -9,15 +9,15 @@ import (
 )
 
 type grantToolIn struct {
-	Worker    string `json:"worker"`
-	Tool      string `json:"tool"`
-	ExpiresAt string `json:"expiresAt,omitempty"`
-	ExpiresIn string `json:"expiresIn,omitempty"`
-	Approval  string `json:"approval,omitempty"`
+	Worker    string `json:"worker" jsonschema:"the worker to grant it to (w-…), below you"`
+	Tool      string `json:"tool" jsonschema:"the tool's name, one you hold, e.g. publish or skill_<name>"`
+	ExpiresAt string `json:"expiresAt,omitempty" jsonschema:"when the grant ends, an RFC 3339 time such as 2026-01-02T15:04:05Z; by default never"`
+	ExpiresIn string `json:"expiresIn,omitempty" jsonschema:"when the grant ends, a duration from now such as 30m or 24h; instead of expiresAt"`
+	Approval  string `json:"approval,omitempty" jsonschema:"required: each call waits for a person to approve it; none (default): calls run at once"`
 }
 
 func grantTool() Tool {
-	return define("grant_tool", "Grant a tool you hold to a Worker below you.",
+	return define("grant_tool", "Grant a Worker below you a tool you hold, optionally until an expiry or only with a person's approval per call.",
 		func(ctx context.Context, env *Env, in grantToolIn) (domain.Grant, error) {
 			if in.Worker == "" {
 				return domain.Grant{}, domain.Required("worker")
@@ -42,7 +42,7 @@ func grantTool() Tool {
 				return domain.Grant{}, err
 			}
 			return env.Store.GrantTool(ctx, env.Caller, domain.Grant{WorkerID: in.Worker, Tool: in.Tool, ExpiresAt: exp, Approval: approval})
-		}, enum("approval", domain.GrantApprovals))
+		}, enum("approval", domain.GrantApprovals)).annotated("Grant tool", idempotent)
 }
 
 func parseExpiry(now time.Time, at, in string) (*time.Time, error) {

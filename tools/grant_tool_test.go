@@ -83,6 +83,17 @@ func TestGrantTool(t *testing.T) {
 			want:   domain.Grant{WorkerID: "w-desk", Tool: "publish", GrantedBy: "w-lead", CreatedAt: t0, ExpiresAt: &in30m},
 		},
 		{
+			name: "a tool the granter may use only with approval is passed on waiting for approval, whatever is asked",
+			setup: func(t *testing.T, f fixture) {
+				withLead(t, f)
+				f.grant(t, "w-lead", "grant_tool")
+				mustCall[any](t, f.env, "grant_tool", map[string]any{"worker": "w-lead", "tool": "publish", "approval": "required"})
+			},
+			caller: "w-lead",
+			args:   map[string]any{"worker": "w-desk", "tool": "publish", "approval": "none"},
+			want:   domain.Grant{WorkerID: "w-desk", Tool: "publish", GrantedBy: "w-lead", CreatedAt: t0, Approval: domain.ApprovalRequired},
+		},
+		{
 			name:    "cannot grant to a peer",
 			setup:   func(t *testing.T, f fixture) { f.grant(t, "w-maya", "grant_tool", "publish") },
 			caller:  "w-maya",

@@ -89,6 +89,33 @@ func TestHireWorker(t *testing.T) {
 			},
 		},
 		{
+			name: "a tool the hirer may use only with approval is handed on waiting for approval too",
+			setup: func(t *testing.T, f fixture) {
+				withLead(t, f)
+				f.grant(t, "w-lead", "hire_worker")
+				mustCall[any](t, f.env, "grant_tool", map[string]any{"worker": "w-lead", "tool": "publish", "approval": "required"})
+			},
+			caller: "w-lead",
+			args:   map[string]any{"id": "w-temp", "position": "p-desk", "kind": "ai", "name": "Temp", "grants": []string{"publish", "hire_worker"}},
+			want:   domain.Worker{ID: "w-temp", Kind: domain.WorkerAI, PositionID: "p-desk", Name: "Temp", HiredBy: "w-lead", HiredAt: t0},
+			check: func(t *testing.T, f fixture, _ domain.Worker) {
+				gs, err := f.env.Store.ListGrants(t.Context(), "w-temp")
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := map[string]domain.GrantApproval{}
+				for _, g := range gs {
+					got[g.Tool] = g.Approval
+				}
+				if diff := cmp.Diff(map[string]domain.GrantApproval{"publish": domain.ApprovalRequired, "hire_worker": ""}, got); diff != "" {
+					t.Errorf("w-temp's grants' approval (-want +got):\n%s", diff)
+				}
+				if held, err := f.env.Store.ApprovalRequired(t.Context(), "w-temp", "publish"); err != nil || !held {
+					t.Errorf("w-temp's publish waits for approval: %v, %v; want true", held, err)
+				}
+			},
+		},
+		{
 			name:    "cannot hire into your own position",
 			setup:   func(t *testing.T, f fixture) { withLead(t, f); f.grant(t, "w-lead", "hire_worker") },
 			caller:  "w-lead",

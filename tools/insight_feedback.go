@@ -7,8 +7,8 @@ import (
 )
 
 type insightFeedbackIn struct {
-	IDs     []string `json:"ids"`
-	Outcome string   `json:"outcome"`
+	IDs     []string `json:"ids" jsonschema:"the insights (i-…) the feedback is about"`
+	Outcome string   `json:"outcome" jsonschema:"utilized: your run used them; helped or failed: how they did"`
 }
 
 // countsOut is an insight's counters after feedback.
@@ -26,7 +26,7 @@ type insightFeedbackOut struct {
 }
 
 func insightFeedback() Tool {
-	return define("insight_feedback", "Report how insights did in your run.",
+	return define("insight_feedback", "Report insights your run utilized, or that helped or failed.",
 		func(ctx context.Context, env *Env, in insightFeedbackIn) (insightFeedbackOut, error) {
 			if err := env.Store.InsightFeedback(ctx, env.Caller, env.ActivationID, in.IDs, domain.InsightOutcome(in.Outcome)); err != nil {
 				return insightFeedbackOut{}, err
@@ -42,5 +42,5 @@ func insightFeedback() Tool {
 					Effectiveness: round3(st.LearnedEffectiveness())})
 			}
 			return out, nil
-		}, enum("outcome", domain.InsightOutcomes))
+		}, enum("outcome", domain.InsightOutcomes)).annotated("Insight feedback", adds).inCore(7)
 }

@@ -9,8 +9,8 @@ import (
 )
 
 type inviteWorkersIn struct {
-	Stream  string   `json:"stream"`
-	Workers []string `json:"workers"`
+	Stream  string   `json:"stream" jsonschema:"the stream to subscribe them to (s-…)"`
+	Workers []string `json:"workers" jsonschema:"the workers to subscribe (w-…): you or workers below you"`
 }
 
 type inviteWorkersOut struct {
@@ -20,7 +20,7 @@ type inviteWorkersOut struct {
 }
 
 func inviteWorkers() Tool {
-	return define("invite_workers", "Subscribe several Workers to a Stream.",
+	return define("invite_workers", "Subscribe several Workers (you or below you) to a Stream at once.",
 		func(ctx context.Context, env *Env, in inviteWorkersIn) (inviteWorkersOut, error) {
 			if in.Stream == "" {
 				return inviteWorkersOut{}, domain.Required("stream")
@@ -43,5 +43,5 @@ func inviteWorkers() Tool {
 				}
 			}
 			return out, nil
-		})
+		}).annotated("Invite workers", idempotent)
 }

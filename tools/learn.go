@@ -8,8 +8,8 @@ import (
 )
 
 type learnIn struct {
-	Worker string `json:"worker,omitempty"`
-	Task   string `json:"task,omitempty"`
+	Worker string `json:"worker,omitempty" jsonschema:"a worker below you (w-…) whose failed runs to ask about; or give task"`
+	Task   string `json:"task,omitempty" jsonschema:"a spec task you review (t-…) whose blocked or retried items to ask about; or give worker"`
 }
 
 type questionOut struct {
@@ -29,7 +29,7 @@ type learnOut struct {
 }
 
 func learn() Tool {
-	return define("learn", "Ask yourself about a worker's failed runs or a task's troubled items.",
+	return define("learn", "Ask yourself, in your inbox, about each failed run of a worker below you or each troubled item of a spec task you review.",
 		func(ctx context.Context, env *Env, in learnIn) (learnOut, error) {
 			var qs []domain.LearnQuestion
 			var err error
@@ -50,5 +50,5 @@ func learn() Tool {
 					Used: q.Used, Notice: q.Notice, AskedAt: q.AskedAt, Task: q.Task, Item: q.Item})
 			}
 			return out, nil
-		})
+		}).annotated("Learn from failures", idempotent)
 }

@@ -8,7 +8,7 @@ import (
 )
 
 type listApprovalsIn struct {
-	State string `json:"state,omitempty"`
+	State string `json:"state,omitempty" jsonschema:"only requests in this state; by default pending"`
 }
 
 type listApprovalsOut struct {
@@ -16,7 +16,7 @@ type listApprovalsOut struct {
 }
 
 func listApprovals() Tool {
-	return define("list_approvals", "Approval requests for or by you.",
+	return define("list_approvals", "List approval requests you are to decide or made (pending by default).",
 		func(ctx context.Context, env *Env, in listApprovalsIn) (listApprovalsOut, error) {
 			state := domain.ApprovalState(in.State)
 			if state != "" {
@@ -32,5 +32,5 @@ func listApprovals() Tool {
 				as = []domain.Approval{}
 			}
 			return listApprovalsOut{Approvals: as}, nil
-		}, enum("state", domain.ApprovalStates))
+		}, enum("state", domain.ApprovalStates)).annotated("List approvals", readOnly|idempotent)
 }

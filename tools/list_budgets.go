@@ -8,8 +8,8 @@ import (
 )
 
 type listBudgetsIn struct {
-	Scope  string `json:"scope,omitempty"`
-	Target string `json:"target,omitempty"`
+	Scope  string `json:"scope,omitempty" jsonschema:"only budgets of this scope"`
+	Target string `json:"target,omitempty" jsonschema:"only the budget of this worker (w-…) or stream (s-…)"`
 }
 
 type listBudgetsOut struct {
@@ -21,7 +21,7 @@ type listBudgetsOut struct {
 const budgetsNote = "Windows are calendar periods in UTC. Tokens are input plus output as the provider reported them. Money comes from llm.prices at the time of each call; calls to a model it does not list count their tokens (unpricedTokens) but no money. A stream's spend is that of every run triggered by its events: a run triggered on two streams counts fully against each."
 
 func listBudgets() Tool {
-	return define("list_budgets", "Budgets with this window's spend.",
+	return define("list_budgets", "List the spend budgets you may see, each with this window's spend, its state and who can raise it.",
 		func(ctx context.Context, env *Env, in listBudgetsIn) (listBudgetsOut, error) {
 			if in.Scope != "" {
 				if err := domain.BudgetScope(in.Scope).Validate("scope"); err != nil {
@@ -37,5 +37,5 @@ func listBudgets() Tool {
 				out.Budgets = append(out.Budgets, budgetOf(st))
 			}
 			return out, nil
-		}, enum("scope", domain.BudgetScopes))
+		}, enum("scope", domain.BudgetScopes)).annotated("List budgets", readOnly|idempotent)
 }

@@ -9,10 +9,10 @@ import (
 )
 
 type listDeliveriesIn struct {
-	Stream string `json:"stream,omitempty"`
-	Event  string `json:"event,omitempty"`
-	Status string `json:"status,omitempty"`
-	Limit  int    `json:"limit,omitempty"`
+	Stream string `json:"stream,omitempty" jsonschema:"only deliveries of this stream (s-…)"`
+	Event  string `json:"event,omitempty" jsonschema:"only deliveries of this event (e-…)"`
+	Status string `json:"status,omitempty" jsonschema:"only deliveries in this state"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many, newest first; 1 to 500"`
 }
 
 type listDeliveriesOut struct {
@@ -23,7 +23,7 @@ type listDeliveriesOut struct {
 }
 
 func listDeliveries() Tool {
-	return define("list_deliveries", "Outbound deliveries with their attempts.",
+	return define("list_deliveries", "List outbound deliveries (webhook, email, …), newest first, with every attempt and its outcome.",
 		func(ctx context.Context, env *Env, in listDeliveriesIn) (listDeliveriesOut, error) {
 			if in.Limit < 0 || in.Limit > store.MaxReadLimit {
 				return listDeliveriesOut{}, domain.Invalid("limit", "must be between 1 and %d", store.MaxReadLimit)
@@ -43,5 +43,5 @@ func listDeliveries() Tool {
 			}
 			disabled, err := env.Store.DisabledEndpoints(ctx)
 			return listDeliveriesOut{Deliveries: orEmpty(ds), DisabledStreams: orEmpty(disabled)}, err
-		}, enum("status", domain.DeliveryStatuses))
+		}, enum("status", domain.DeliveryStatuses)).annotated("List deliveries", readOnly|idempotent)
 }

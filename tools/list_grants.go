@@ -7,7 +7,7 @@ import (
 )
 
 type listGrantsIn struct {
-	Worker string `json:"worker,omitempty"`
+	Worker string `json:"worker,omitempty" jsonschema:"whose grants (w-…); by default yours"`
 }
 
 type grantView struct {
@@ -20,7 +20,7 @@ type listGrantsOut struct {
 }
 
 func listGrants() Tool {
-	return define("list_grants", "A Worker's tool grants.",
+	return define("list_grants", "List a Worker's tool grants, live or expired, with who gave each and when it ends.",
 		func(ctx context.Context, env *Env, in listGrantsIn) (listGrantsOut, error) {
 			if in.Worker == "" {
 				in.Worker = env.Caller
@@ -34,5 +34,5 @@ func listGrants() Tool {
 				out[i] = grantView{Grant: g, Live: g.Live(env.Store.Now())}
 			}
 			return listGrantsOut{Grants: out}, err
-		})
+		}).annotated("List grants", readOnly|idempotent)
 }

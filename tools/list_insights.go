@@ -8,12 +8,12 @@ import (
 )
 
 type listInsightsIn struct {
-	Scope             string `json:"scope,omitempty"`
-	Target            string `json:"target,omitempty"`
-	Type              string `json:"type,omitempty"`
-	Tag               string `json:"tag,omitempty"`
-	History           string `json:"history,omitempty"`
-	IncludeSuperseded bool   `json:"includeSuperseded,omitempty"`
+	Scope             string `json:"scope,omitempty" jsonschema:"only insights of this scope"`
+	Target            string `json:"target,omitempty" jsonschema:"only insights for this role (r-…), position (p-…) or worker (w-…)"`
+	Type              string `json:"type,omitempty" jsonschema:"only insights of this type"`
+	Tag               string `json:"tag,omitempty" jsonschema:"only insights with this tag"`
+	History           string `json:"history,omitempty" jsonschema:"an insight (i-…) whose every version to list instead"`
+	IncludeSuperseded bool   `json:"includeSuperseded,omitempty" jsonschema:"true lists corrected and retired versions too"`
 }
 
 type listInsightsOut struct {
@@ -21,7 +21,7 @@ type listInsightsOut struct {
 }
 
 func listInsights() Tool {
-	return define("list_insights", "Insights you may recall, or one's history.",
+	return define("list_insights", "List the insights you may recall, filtered by scope, type or tag, or every version of one.",
 		func(ctx context.Context, env *Env, in listInsightsIn) (listInsightsOut, error) {
 			if in.Scope != "" {
 				if err := domain.InsightScope(in.Scope).Validate("scope"); err != nil {
@@ -43,5 +43,5 @@ func listInsights() Tool {
 				out.Insights = append(out.Insights, insightOf(x))
 			}
 			return out, nil
-		}, enum("scope", domain.InsightScopes), enum("type", domain.InsightTypes))
+		}, enum("scope", domain.InsightScopes), enum("type", domain.InsightTypes)).annotated("List insights", readOnly|idempotent)
 }

@@ -7,7 +7,7 @@ import (
 )
 
 type listPositionsIn struct {
-	Role string `json:"role,omitempty"`
+	Role string `json:"role,omitempty" jsonschema:"only positions of this role (r-…)"`
 }
 
 type listPositionsOut struct {
@@ -15,7 +15,7 @@ type listPositionsOut struct {
 }
 
 func listPositions() Tool {
-	return define("list_positions", "List Positions.",
+	return define("list_positions", "List the Positions of the org chart, optionally of one Role.",
 		func(ctx context.Context, env *Env, in listPositionsIn) (listPositionsOut, error) {
 			all, err := env.Store.ListPositions(ctx)
 			var out []domain.Position
@@ -25,5 +25,5 @@ func listPositions() Tool {
 				}
 			}
 			return listPositionsOut{Positions: orEmpty(out)}, err
-		})
+		}).annotated("List positions", readOnly|idempotent)
 }

@@ -11,11 +11,11 @@ type listRolesOut struct {
 }
 
 func listRoles() Tool {
-	return define("list_roles", "List Roles.",
+	return define("list_roles", "List every Role with its markdown job description.",
 		func(ctx context.Context, env *Env, _ struct{}) (listRolesOut, error) {
 			roles, err := env.Store.ListRoles(ctx)
 			return listRolesOut{Roles: orEmpty(roles)}, err
-		})
+		}).annotated("List roles", readOnly|idempotent)
 }
 
 // orEmpty keeps JSON output a list, never null.

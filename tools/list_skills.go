@@ -15,7 +15,7 @@ type listedSkill struct {
 }
 
 func listSkills() Tool {
-	return define("list_skills", "List skills and their versions.",
+	return define("list_skills", "List skills: serving version, status, creator, last use and every version built.",
 		func(ctx context.Context, env *Env, _ struct{}) (listSkillsOut, error) {
 			skills, err := env.Store.ListSkills(ctx)
 			if err != nil {
@@ -30,5 +30,5 @@ func listSkills() Tool {
 				out.Skills = append(out.Skills, listedSkill{skillView: viewOf(sk), Versions: versionsOf(sk, vs)})
 			}
 			return out, nil
-		})
+		}).annotated("List skills", readOnly|idempotent)
 }

@@ -8,7 +8,7 @@ import (
 )
 
 type listStreamsIn struct {
-	Kind string `json:"kind,omitempty"`
+	Kind string `json:"kind,omitempty" jsonschema:"only streams of this transport kind"`
 }
 
 type listStreamsOut struct {
@@ -16,7 +16,7 @@ type listStreamsOut struct {
 }
 
 func listStreams() Tool {
-	return define("list_streams", "List Streams.",
+	return define("list_streams", "List Streams, optionally of one transport kind; secrets are redacted.",
 		func(ctx context.Context, env *Env, in listStreamsIn) (listStreamsOut, error) {
 			if in.Kind != "" {
 				if _, err := env.Store.Transports().Spec("kind", domain.TransportKind(in.Kind)); err != nil {
@@ -28,5 +28,5 @@ func listStreams() Tool {
 				sts[i] = redacted(env, sts[i])
 			}
 			return listStreamsOut{Streams: orEmpty(sts)}, err
-		}).withTransports(func(ts *domain.Transports, s *jsonschema.Schema) { enum("kind", ts.Kinds())(s) })
+		}).withTransports(func(ts *domain.Transports, s *jsonschema.Schema) { enum("kind", ts.Kinds())(s) }).annotated("List streams", readOnly|idempotent).inCore(10)
 }

@@ -61,7 +61,7 @@ func TestPrompts(t *testing.T) {
 			name:        "publish does not unlock the role prompt",
 			granted:     []string{"publish", "read_events"},
 			wantPrompts: []string{"help"},
-			wantHelp:    []string{"- help: ", "- publish: Publish on a Stream;", "- read_events: "},
+			wantHelp:    []string{"- help: ", "- publish: Publish a message on a Stream;", "- read_events: "},
 			notHelp:     []string{"- role: ", "- create_role: "},
 		},
 		{

@@ -13,30 +13,43 @@ import (
 // envelope is the part of the Message a caller may set. Everything but the
 // body is optional.
 type envelope struct {
-	Body            string              `json:"body"`
-	Subject         string              `json:"subject,omitempty"`
-	To              []string            `json:"to,omitempty"`
-	ThreadID        string              `json:"threadId,omitempty"`
-	InReplyTo       string              `json:"inReplyTo,omitempty"`
-	MessageID       string              `json:"messageId,omitempty"`
-	BodyContentType string              `json:"bodyContentType,omitempty"`
-	Attachments     []domain.Attachment `json:"attachments,omitempty"`
-	Extra           json.RawMessage     `json:"extra,omitempty"`
+	Body            string          `json:"body" jsonschema:"the message text"`
+	Subject         string          `json:"subject,omitempty" jsonschema:"a subject line, e.g. an email's"`
+	To              []string        `json:"to,omitempty" jsonschema:"who the message is for: worker or position ids, or addresses on an outside stream"`
+	ThreadID        string          `json:"threadId,omitempty" jsonschema:"the thread the message belongs to, to keep a reply in it"`
+	InReplyTo       string          `json:"inReplyTo,omitempty" jsonschema:"the event id (e-…) or messageId this message answers"`
+	MessageID       string          `json:"messageId,omitempty" jsonschema:"an id of your own for this message, for replies to name"`
+	BodyContentType string          `json:"bodyContentType,omitempty" jsonschema:"the body's MIME type, e.g. text/markdown; by default text/plain"`
+	Attachments     []attachmentIn  `json:"attachments,omitempty" jsonschema:"files to mention with the message, by ref"`
+	Extra           json.RawMessage `json:"extra,omitempty" jsonschema:"JSON for the stream's transport beyond these fields"`
+}
+
+// attachmentIn is a file a message mentions; it has its own type so that
+// its fields are described to a model (domain has no schema tags).
+type attachmentIn struct {
+	Name        string `json:"name" jsonschema:"the file's name"`
+	ContentType string `json:"contentType,omitempty" jsonschema:"its MIME type, e.g. application/pdf"`
+	Size        int64  `json:"size,omitempty" jsonschema:"its size in bytes"`
+	Ref         string `json:"ref,omitempty" jsonschema:"a stored file's ref (att-…), from an event's attachments or a skill's output"`
 }
 
 func (e envelope) message(from string) domain.Message {
+	var atts []domain.Attachment
+	for _, a := range e.Attachments {
+		atts = append(atts, domain.Attachment(a))
+	}
 	return domain.Message{From: from, To: e.To, Subject: e.Subject, Body: e.Body, ThreadID: e.ThreadID,
 		InReplyTo: e.InReplyTo, MessageID: e.MessageID, BodyContentType: e.BodyContentType,
-		Attachments: e.Attachments, Extra: e.Extra}
+		Attachments: atts, Extra: e.Extra}
 }
 
 type publishIn struct {
-	Stream string `json:"stream"`
+	Stream string `json:"stream" jsonschema:"the stream to publish on (s-…)"`
 	envelope
 }
 
 func publish() Tool {
-	return define("publish", "Publish on a Stream; wakes its AI subscribers.",
+	return define("publish", "Publish a message on a Stream; it wakes the stream's AI subscribers, and a transport sends it outside.",
 		func(ctx context.Context, env *Env, in publishIn) (domain.Event, error) {
 			if in.Stream == "" {
 				return domain.Event{}, domain.Required("stream")
@@ -52,7 +65,7 @@ func publish() Tool {
 				return domain.Event{}, err
 			}
 			return appendMessage(ctx, env, st.ID, in.envelope)
-		})
+		}).annotated("Publish", openWorld).inCore(2)
 }
 
 // publishable refuses streams that only the system or the outside world

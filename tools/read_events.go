@@ -12,10 +12,10 @@ import (
 const MaxWait = 60
 
 type readEventsIn struct {
-	Streams []string `json:"streams,omitempty"`
-	Since   int64    `json:"since,omitempty"`
-	Limit   int      `json:"limit,omitempty"`
-	Wait    float64  `json:"wait,omitempty" jsonschema:"seconds"`
+	Streams []string `json:"streams,omitempty" jsonschema:"the streams to read (s-…), each one you follow; by default every one you follow"`
+	Since   int64    `json:"since,omitempty" jsonschema:"a cursor: only events after this seq, as the last read's cursor gives it; 0 from the start"`
+	Limit   int      `json:"limit,omitempty" jsonschema:"at most this many events, oldest first; 1 to 500, by default 500"`
+	Wait    float64  `json:"wait,omitempty" jsonschema:"seconds to wait for an event when there is none yet, up to 60; 0 answers at once"`
 }
 
 type readEventsOut struct {
@@ -25,7 +25,7 @@ type readEventsOut struct {
 }
 
 func readEvents() Tool {
-	return define("read_events", "Read events after since, oldest first.",
+	return define("read_events", "Read events (messages) on streams you follow after a cursor, oldest first, optionally waiting for new ones.",
 		func(ctx context.Context, env *Env, in readEventsIn) (readEventsOut, error) {
 			if in.Wait < 0 || in.Wait > MaxWait {
 				return readEventsOut{}, domain.Invalid("wait", "must be between 0 and %d seconds", MaxWait)
@@ -44,7 +44,7 @@ func readEvents() Tool {
 				out.Cursor = evs[len(evs)-1].Seq
 			}
 			return out, err
-		})
+		}).annotated("Read events", readOnly|idempotent).inCore(1)
 }
 
 // streamsToRead is least privilege: a worker reads only streams it

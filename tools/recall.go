@@ -7,9 +7,9 @@ import (
 )
 
 type recallIn struct {
-	Query  string `json:"query"`
-	Limit  int    `json:"limit,omitempty"`
-	Follow bool   `json:"follow,omitempty"`
+	Query  string `json:"query" jsonschema:"the situation, in words: what you are about to do or what went wrong"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many insights; 1 to 50, by default 5"`
+	Follow bool   `json:"follow,omitempty" jsonschema:"true adds the insights linked to those found, marked with via"`
 }
 
 // recalledOut is one result, kept to what an agent acts on (list_insights
@@ -35,7 +35,7 @@ type recallOut struct {
 }
 
 func recall() Tool {
-	return define("recall", "Recall insights for a situation.",
+	return define("recall", "Recall the insights (advice) that match a situation, ranked by relevance, effectiveness and recency.",
 		func(ctx context.Context, env *Env, in recallIn) (recallOut, error) {
 			res, err := env.Store.Recall(ctx, env.Caller, store.RecallQuery{Query: in.Query, Limit: in.Limit, Follow: in.Follow, Activation: env.ActivationID})
 			if err != nil {
@@ -48,5 +48,5 @@ func recall() Tool {
 					Effectiveness: round3(r.Effectiveness), Recency: round3(r.Recency), Use: string(r.Use()), Via: r.Via, ViaKind: string(r.ViaKind)})
 			}
 			return out, nil
-		})
+		}).annotated("Recall insights", readOnly|idempotent).inCore(4)
 }

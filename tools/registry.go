@@ -41,7 +41,8 @@ func Names() []string {
 }
 
 // Settings are the operational config keys the tools read.
-var Settings = domain.Settings{MaxBodySetting, ApprovalTTLSetting, HighRiskSetting, LinkSimilarSetting, SpecClonesDirSetting, SpecAllowPrivateSetting, SpecMaxCloneSetting}
+var Settings = domain.Settings{MaxBodySetting, ApprovalTTLSetting, HighRiskSetting, LinkSimilarSetting, SpecClonesDirSetting, SpecAllowPrivateSetting, SpecMaxCloneSetting,
+	SearchThresholdSetting, ContextBudgetSetting, SpecRepoRootsSetting}
 
 // MaxBodySetting bounds a published message body.
 var MaxBodySetting = domain.SettingSpec{
@@ -53,12 +54,18 @@ var schemaCache = mcp.NewSchemaCache()
 
 // NewServer returns an MCP server holding exactly the granted tools and the
 // prompts they enable. A call to any other known tool gets a tool error that
-// names the missing grant, instead of the SDK's bare "unknown tool".
+// names the missing grant, instead of the SDK's bare "unknown tool". When
+// env's catalog is past its limits, tools/list shows only its core and
+// find_tools, and every granted tool can still be called.
 func NewServer(env *Env, granted []string) *mcp.Server {
+	instructions := "helix-org organisation graph. You are worker " + env.Caller + ". Use the help prompt to see what you can do. " + gateNote
+	searching := env.Catalog != nil && env.Catalog.Searching()
+	if searching {
+		instructions += " " + searchNote
+	}
 	srv := mcp.NewServer(Implementation(),
 		&mcp.ServerOptions{SchemaCache: schemaCache, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}},
-			Instructions: "helix-org organisation graph. You are worker " + env.Caller + ". Use the help prompt to see what you can do. Tool properties shown without a type take a string. " + gateNote,
-			SetCacheable: private})
+			Instructions: instructions, SetCacheable: private})
 	for _, t := range All() {
 		if slices.Contains(granted, t.Name) {
 			t.bind(srv, env, t.Def(env.Store.Transports()))
@@ -68,7 +75,37 @@ func NewServer(env *Env, granted []string) *mcp.Server {
 	addPrompts(srv, env, granted)
 	addResults(srv, env)
 	srv.AddReceivingMiddleware(requireGrant(env.Caller, granted, env.Known), holdForApproval(env, granted))
+	if searching {
+		find := FindTools()
+		find.bind(srv, env, find.def)
+		srv.AddReceivingMiddleware(showOnly(env.Catalog))
+	}
 	return srv
+}
+
+// searchNote tells a client whose tools/list is the core that there is
+// more.
+const searchNote = "You hold more tools than tools/list shows: find_tools finds them by words of what you want to do, and you call them like the rest."
+
+// showOnly narrows tools/list to what cat shows, after the go-sdk has
+// listed every tool on the server (and read any cursor).
+func showOnly(cat *Catalog) mcp.Middleware {
+	shown := map[string]bool{}
+	for _, t := range cat.Shown() {
+		shown[t.Name] = true
+	}
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			list, ok := res.(*mcp.ListToolsResult)
+			if method != "tools/list" || err != nil || !ok {
+				return res, err
+			}
+			narrowed := *list
+			narrowed.Tools = slices.DeleteFunc(slices.Clone(list.Tools), func(t *mcp.Tool) bool { return !shown[t.Name] })
+			return &narrowed, nil
+		}
+	}
 }
 
 // private marks every cacheable result (2026-07-28) as the caller's alone

@@ -8,15 +8,15 @@ import (
 )
 
 type reportItemIn struct {
-	Task    string `json:"task"`
-	Item    int    `json:"item"`
-	Outcome string `json:"outcome"`
-	Summary string `json:"summary"`
-	Rest    string `json:"rest,omitempty"`
+	Task    string `json:"task" jsonschema:"the spec task's id (t-…)"`
+	Item    int    `json:"item" jsonschema:"the item's number (seq) you worked"`
+	Outcome string `json:"outcome" jsonschema:"delivered: done; partial: done in part, rest becomes a new item; blocked: cannot go on"`
+	Summary string `json:"summary" jsonschema:"what you did and how to check it, in markdown"`
+	Rest    string `json:"rest,omitempty" jsonschema:"with partial: what is left, as the new item's description"`
 }
 
 func reportItem() Tool {
-	return define("report_item", "Report on your spec-task item.",
+	return define("report_item", "Report on the spec-task item you build: delivered, partial (the rest becomes a new item) or blocked.",
 		func(ctx context.Context, env *Env, in reportItemIn) (itemStateOut, error) {
 			if err := pullProgress(ctx, env, in.Task); err != nil {
 				return itemStateOut{}, err
@@ -28,5 +28,5 @@ func reportItem() Tool {
 			note := fmt.Sprintf("# Item %d: %s\n\n%s by %s\n\n%s\n", it.Seq, it.Title, in.Outcome, env.Caller, in.Summary)
 			return itemStateOf(it), pushDocs(ctx, env, in.Task, fmt.Sprintf("item %d %s", it.Seq, in.Outcome),
 				map[string]string{fmt.Sprintf("sessions/%d-%s.md", it.Seq, env.Caller): note})
-		}, enum("outcome", domain.ItemOutcomes))
+		}, enum("outcome", domain.ItemOutcomes)).annotated("Report item", openWorld)
 }

@@ -7,8 +7,8 @@ import (
 )
 
 type revokeToolIn struct {
-	Worker string `json:"worker"`
-	Tool   string `json:"tool"`
+	Worker string `json:"worker" jsonschema:"whose grant (w-…): a worker below you, or you"`
+	Tool   string `json:"tool" jsonschema:"the tool's name, e.g. publish"`
 }
 
 type revokeToolOut struct {
@@ -18,7 +18,7 @@ type revokeToolOut struct {
 }
 
 func revokeTool() Tool {
-	return define("revoke_tool", "Revoke a tool grant.",
+	return define("revoke_tool", "Revoke a tool grant from a Worker below you, or from yourself.",
 		func(ctx context.Context, env *Env, in revokeToolIn) (revokeToolOut, error) {
 			if in.Worker == "" {
 				return revokeToolOut{}, domain.Required("worker")
@@ -30,5 +30,5 @@ func revokeTool() Tool {
 				return revokeToolOut{}, err
 			}
 			return revokeToolOut{Worker: in.Worker, Tool: in.Tool, Revoked: true}, nil
-		})
+		}).annotated("Revoke tool", destructive|idempotent)
 }

@@ -7,11 +7,11 @@ import (
 )
 
 type rollbackSkillIn struct {
-	Name string `json:"name"`
+	Name string `json:"name" jsonschema:"the skill's name, as list_skills shows it"`
 }
 
 func rollbackSkill() Tool {
-	return define("rollback_skill", "Serve a skill's previous working version.",
+	return define("rollback_skill", "Serve a skill's previous working version again.",
 		func(ctx context.Context, env *Env, in rollbackSkillIn) (skillView, error) {
 			if in.Name == "" {
 				return skillView{}, domain.Required("name")
@@ -25,5 +25,5 @@ func rollbackSkill() Tool {
 				return skillView{}, err
 			}
 			return viewOf(sk), nil
-		})
+		}).annotated("Roll back skill", destructive)
 }

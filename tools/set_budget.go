@@ -9,15 +9,15 @@ import (
 )
 
 type setBudgetIn struct {
-	Scope       string  `json:"scope"`
-	Target      string  `json:"target,omitempty"`
-	Window      string  `json:"window"`
-	Tokens      int64   `json:"tokens,omitempty"`
-	USD         float64 `json:"usd,omitempty"`
-	SoftPercent int     `json:"softPercent,omitempty"`
-	SoftTokens  int64   `json:"softTokens,omitempty"`
-	SoftUSD     float64 `json:"softUsd,omitempty"`
-	Remove      bool    `json:"remove,omitempty"`
+	Scope       string  `json:"scope" jsonschema:"what the budget limits: a worker's runs, a stream's runs, or the whole org"`
+	Target      string  `json:"target,omitempty" jsonschema:"the worker (w-…) or stream (s-…); omitted for the org"`
+	Window      string  `json:"window" jsonschema:"the calendar period the spend is counted over, in UTC; total never resets"`
+	Tokens      int64   `json:"tokens,omitempty" jsonschema:"the hard limit in tokens (input plus output); 0 for none"`
+	USD         float64 `json:"usd,omitempty" jsonschema:"the hard limit in US dollars; 0 for none"`
+	SoftPercent int     `json:"softPercent,omitempty" jsonschema:"the soft threshold as a percentage of each hard limit, 1 to 99; by default 80"`
+	SoftTokens  int64   `json:"softTokens,omitempty" jsonschema:"the soft threshold in tokens, instead of softPercent"`
+	SoftUSD     float64 `json:"softUsd,omitempty" jsonschema:"the soft threshold in US dollars, instead of softPercent"`
+	Remove      bool    `json:"remove,omitempty" jsonschema:"true removes the budget of this scope, target and window"`
 }
 
 type setBudgetOut struct {
@@ -27,7 +27,7 @@ type setBudgetOut struct {
 }
 
 func setBudget() Tool {
-	return define("set_budget", "Set or remove a spend budget; soft warns, hard holds runs.",
+	return define("set_budget", "Set or remove a spend budget (tokens, US dollars) on a worker, a stream or the org; soft warns, hard holds runs.",
 		func(ctx context.Context, env *Env, in setBudgetIn) (setBudgetOut, error) {
 			b := domain.Budget{Scope: domain.BudgetScope(in.Scope), Target: in.Target, Window: domain.BudgetWindow(in.Window)}
 			if in.Remove {
@@ -52,7 +52,7 @@ func setBudget() Tool {
 				return setBudgetOut{}, err
 			}
 			return setBudgetOut{Budget: budgetOf(st), Message: setMessage(st)}, nil
-		}, enum("scope", domain.BudgetScopes), enum("window", domain.BudgetWindows))
+		}, enum("scope", domain.BudgetScopes), enum("window", domain.BudgetWindows)).annotated("Set budget", destructive|idempotent)
 }
 
 // softLimit is the soft threshold set_budget was given: absolute amounts,

@@ -73,16 +73,12 @@ var skillOutSchema = json.RawMessage(`{"type":"object","properties":{"output":{"
 // granted, with the skill's own input schema.
 func addSkillTools(srv *mcp.Server, env *Env, granted []string) {
 	for _, sk := range env.SkillDefs {
-		if !callable(sk) || !slices.Contains(granted, sk.ToolName()) {
+		if !servable(sk, granted) {
 			continue
 		}
-		schema, err := resolveSchema(sk.InputSchema)
-		if err != nil {
-			continue // refused at create time; never break the whole server
-		}
+		schema, _ := resolveSchema(sk.InputSchema)
 		name := sk.Name
-		srv.AddTool(&mcp.Tool{Name: sk.ToolName(), Description: sk.Description + " (a skill built by " + sk.CreatedBy + ")",
-			InputSchema: sk.InputSchema, OutputSchema: skillOutSchema},
+		srv.AddTool(skillDef(sk),
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				out, err := runSkill(ctx, env, name, schema, req.Params.Arguments)
 				if err != nil {
@@ -97,6 +93,27 @@ func addSkillTools(srv *mcp.Server, env *Env, granted []string) {
 				return res, nil
 			})
 	}
+}
+
+// servable: a skill is served as a tool to a worker granted it while it
+// is callable and its input schema resolves (refused at create time, so
+// a bad one never breaks the whole server).
+func servable(sk domain.Skill, granted []string) bool {
+	if !callable(sk) || !slices.Contains(granted, sk.ToolName()) {
+		return false
+	}
+	_, err := resolveSchema(sk.InputSchema)
+	return err == nil
+}
+
+// skillDef is skill_<name> as clients are shown it. A skill runs in a
+// container without network and can change nothing in the org but keep
+// a file it hands back: not read-only, not destructive, not open-world,
+// and, being its author's code, not claimed idempotent.
+func skillDef(sk domain.Skill) *mcp.Tool {
+	return &mcp.Tool{Name: sk.ToolName(), Title: sk.Name, Description: sk.Description + " (a skill built by " + sk.CreatedBy + ")",
+		InputSchema: sk.InputSchema, OutputSchema: skillOutSchema,
+		Annotations: &mcp.ToolAnnotations{Title: sk.Name, DestructiveHint: new(false), OpenWorldHint: new(false)}}
 }
 
 type skillOutput struct {

@@ -30,8 +30,13 @@ type itemOut struct {
 	Worker string `json:"worker"`
 }
 
+// withBuilders also lets spec tasks use repositories in the temp dir,
+// where every test's repositories are (spec_tasks.repo_roots).
 func withBuilders(t *testing.T, f fixture) {
 	t.Helper()
+	if err := f.env.Store.SetSetting(t.Context(), SpecRepoRootsSetting, os.TempDir()); err != nil {
+		t.Fatal(err)
+	}
 	for _, id := range []string{"w-b1", "w-b2"} {
 		must(t)(f.env.Store.HireWorker(t.Context(), store.OwnerWorker, domain.Worker{ID: id, Kind: domain.WorkerAI, PositionID: "p-support", Name: id}, nil))
 	}

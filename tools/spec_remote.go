@@ -15,12 +15,17 @@ var (
 		Description: "Most bytes a clone of a spec task's repository may take on disk; a larger one is stopped, removed and refused. 0 or less: no limit."}
 	SpecAllowPrivateSetting = domain.SettingSpec{Key: designdocs.AllowPrivateKey, Type: domain.SettingBool, Default: "false",
 		Description: "Let spec tasks' http(s) repository URLs reach loopback, private, link-local and metadata addresses. Off by default."}
+	SpecRepoRootsSetting = domain.SettingSpec{Key: designdocs.RepoRootsKey, Type: domain.SettingString,
+		Description: "Comma-separated absolute paths under which spec tasks' local repositories (paths and file:// URLs) may be; empty refuses them all.",
+		Validate:    func(v string) error { _, err := designdocs.ParseRoots(v); return err }}
 )
 
-// remote is how the server reaches repositories given as URLs, as the
-// settings say now.
+// remote is how the server reaches spec tasks' repositories, local or
+// given as URLs, as the settings say now.
 func remote(ctx context.Context, env *Env) designdocs.Remote {
 	dir, _ := env.Store.SettingOr(ctx, SpecClonesDirSetting)
+	raw, _ := env.Store.SettingOr(ctx, SpecRepoRootsSetting)
+	roots, _ := designdocs.ParseRoots(raw) // checked when set; a bad value allows nothing
 	return designdocs.Remote{ClonesDir: dir, AllowPrivate: env.Store.BoolSetting(ctx, SpecAllowPrivateSetting),
-		MaxBytes: env.Store.IntSetting(ctx, SpecMaxCloneSetting)}
+		MaxBytes: env.Store.IntSetting(ctx, SpecMaxCloneSetting), Roots: roots}
 }

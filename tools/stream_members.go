@@ -8,7 +8,7 @@ import (
 )
 
 type streamMembersIn struct {
-	Stream string `json:"stream"`
+	Stream string `json:"stream" jsonschema:"the stream's id (s-…)"`
 }
 
 type member struct {
@@ -24,7 +24,7 @@ type streamMembersOut struct {
 }
 
 func streamMembers() Tool {
-	return define("stream_members", "A Stream's subscribers.",
+	return define("stream_members", "List the Workers subscribed to a Stream.",
 		func(ctx context.Context, env *Env, in streamMembersIn) (streamMembersOut, error) {
 			if in.Stream == "" {
 				return streamMembersOut{}, domain.Required("stream")
@@ -45,5 +45,5 @@ func streamMembers() Tool {
 				out.Members = append(out.Members, member{Worker: w.ID, Name: w.Name, Kind: w.Kind, Since: s.CreatedAt})
 			}
 			return out, nil
-		})
+		}).annotated("Stream members", readOnly|idempotent)
 }

@@ -7,23 +7,23 @@ import (
 )
 
 type submitSpecIn struct {
-	Task    string       `json:"task"`
-	Design  string       `json:"design"`
-	Items   []specItemIn `json:"items"`
-	Replace int          `json:"replace,omitempty"`
+	Task    string       `json:"task" jsonschema:"the spec task's id (t-…)"`
+	Design  string       `json:"design" jsonschema:"the design, in markdown"`
+	Items   []specItemIn `json:"items" jsonschema:"the work, as items builders take one at a time"`
+	Replace int          `json:"replace,omitempty" jsonschema:"in implementation: the number of a blocked item these items replace"`
 }
 
 type specItemIn struct {
-	Seq         int      `json:"seq"`
-	Title       string   `json:"title"`
-	Description string   `json:"description,omitempty"`
-	Files       []string `json:"files,omitempty"`
-	Verify      string   `json:"verify,omitempty"`
-	BlockedBy   []int    `json:"blockedBy,omitempty"`
+	Seq         int      `json:"seq" jsonschema:"the item's number, unique in the task, from 1"`
+	Title       string   `json:"title" jsonschema:"what the item delivers, in a line"`
+	Description string   `json:"description,omitempty" jsonschema:"what to do, in markdown"`
+	Files       []string `json:"files,omitempty" jsonschema:"the files it is expected to touch, by path"`
+	Verify      string   `json:"verify,omitempty" jsonschema:"how to check it is done, e.g. a command to run"`
+	BlockedBy   []int    `json:"blockedBy,omitempty" jsonschema:"numbers of the items that must be done first"`
 }
 
 func submitSpec() Tool {
-	return define("submit_spec", "Submit a spec task's design and items; replace re-plans a blocked item.",
+	return define("submit_spec", "Submit a spec task's design and items (the planner); replace re-plans a blocked item.",
 		func(ctx context.Context, env *Env, in submitSpecIn) (specStateOut, error) {
 			if err := pullProgress(ctx, env, in.Task); err != nil {
 				return specStateOut{}, err
@@ -37,5 +37,5 @@ func submitSpec() Tool {
 				return specStateOut{}, err
 			}
 			return stateOf(t), pushDocs(ctx, env, t.ID, "spec of "+t.ID, nil)
-		})
+		}).annotated("Submit spec", openWorld)
 }

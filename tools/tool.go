@@ -41,6 +41,9 @@ type Env struct {
 	// tool requires approval, from the grants read when the request was
 	// authenticated; unset, the store is asked.
 	ApprovalRequired func(tool string) bool
+	// Catalog is the caller's tools as its tools/list shows them and
+	// find_tools searches them; nil shows every granted tool.
+	Catalog *Catalog
 }
 
 func (e *Env) logger() *slog.Logger {
@@ -53,7 +56,11 @@ func (e *Env) logger() *slog.Logger {
 // Tool is one MCP tool: its definition plus a way to bind it to a server.
 type Tool struct {
 	Name        string
+	Title       string
 	Description string
+	// core places the tool in the compact core a worker with many grants
+	// is shown beside find_tools, 1 first; 0 leaves it to be found.
+	core int
 	// def is built once; schemas are inferred from the Go types.
 	def *mcp.Tool
 	// shown is the input schema def shows, before transports complete it.
@@ -88,6 +95,46 @@ func (t Tool) Def(ts *domain.Transports) *mcp.Tool {
 	return d.(*mcp.Tool)
 }
 
+// hint is one of the annotations a tool declares about what a call does;
+// a tool has the hints it names and every other is false. Clients act on
+// them — one may run a read-only tool without asking, or warn before a
+// destructive one — so each tool states all four, not the protocol's
+// defaults (destructive and open-world when unsaid).
+type hint uint8
+
+const (
+	// readOnly: a call changes nothing a caller can see.
+	readOnly hint = 1 << iota
+	// destructive: a call may remove or overwrite what is there, not only add.
+	destructive
+	// idempotent: the same call again changes nothing more.
+	idempotent
+	// openWorld: a call may reach beyond helix-org — send to a person or
+	// system outside, or fetch from or push to one.
+	openWorld
+	// adds is none of them: a call adds to the org, and the same call
+	// again adds again.
+	adds hint = 0
+)
+
+// annotated gives the tool its title and hints; every tool in All has
+// them (TestEveryToolIsAnnotated).
+func (t Tool) annotated(title string, h hint) Tool {
+	t.Title, t.def.Title = title, title
+	t.def.Annotations = &mcp.ToolAnnotations{Title: title, ReadOnlyHint: h&readOnly != 0, DestructiveHint: new(h&destructive != 0),
+		IdempotentHint: h&idempotent != 0, OpenWorldHint: new(h&openWorld != 0)}
+	return t
+}
+
+// inCore puts the tool in the compact core at rank (1 first): the tools
+// nearly every worker needs on nearly every run, shown to a worker whose
+// grants are too many to show whole (Catalog). As many as the context
+// budget holds are shown, in rank order.
+func (t Tool) inCore(rank int) Tool {
+	t.core = rank
+	return t
+}
+
 // withTransports makes the tool's schema list the store's transport kinds.
 func (t Tool) withTransports(f func(ts *domain.Transports, in *jsonschema.Schema)) Tool {
 	t.forTransports, t.defs = f, &sync.Map{}
@@ -95,9 +142,9 @@ func (t Tool) withTransports(f func(ts *domain.Transports, in *jsonschema.Schema
 }
 
 // schemaOptions maps types the inferrer cannot express to JSON Schema:
-// raw JSON is "any value", times are RFC 3339 strings.
+// raw JSON is any JSON value (anyJSON), times are RFC 3339 strings.
 var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-	reflect.TypeFor[json.RawMessage](): {},
+	reflect.TypeFor[json.RawMessage](): anyJSON(),
 	reflect.TypeFor[time.Time]():       {Type: "string", Format: "date-time"},
 }}
 
@@ -204,9 +251,13 @@ func enum[T ~string](prop string, values []T) func(*jsonschema.Schema) {
 	}
 }
 
-// propSchema finds a (possibly nested, dot-separated) property.
+// propSchema finds a (possibly nested, dot-separated) property; a step
+// into a list goes into its items ("examples.output").
 func propSchema(s *jsonschema.Schema, path string) *jsonschema.Schema {
 	for _, name := range splitDots(path) {
+		if s != nil && s.Properties == nil {
+			s = s.Items
+		}
 		if s == nil || s.Properties == nil {
 			return nil
 		}

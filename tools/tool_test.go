@@ -138,7 +138,7 @@ func mustCall[Out any](t *testing.T, env *Env, name string, args map[string]any)
 }
 
 func toolNamed(name string) (Tool, bool) {
-	for _, t := range All() {
+	for _, t := range append(All(), FindTools()) {
 		if t.Name == name {
 			return t, true
 		}
@@ -243,9 +243,25 @@ func lastOrgChange(t *testing.T, st *store.Store) store.Change {
 // TestEveryToolHasATable fails when a tool is registered without a
 // <name>_test.go beside it, so new tools get a table as they are added.
 func TestEveryToolHasATable(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range append(Names(), FindTools().Name) {
 		if _, err := os.Stat(name + "_test.go"); err != nil {
 			t.Errorf("tool %s has no %s_test.go: %v", name, name, err)
+		}
+	}
+}
+
+// TestEveryToolIsAnnotated: every tool has a title and states all four
+// hints, and none contradicts itself.
+func TestEveryToolIsAnnotated(t *testing.T) {
+	for _, tool := range append(All(), FindTools()) {
+		a := tool.Def(testTransports).Annotations
+		switch {
+		case tool.Title == "" || a == nil || a.Title != tool.Title:
+			t.Errorf("%s has no title and annotations (define(…).annotated(title, hints))", tool.Name)
+		case a.DestructiveHint == nil || a.OpenWorldHint == nil:
+			t.Errorf("%s leaves destructiveHint or openWorldHint to the protocol's default", tool.Name)
+		case a.ReadOnlyHint && (*a.DestructiveHint || !a.IdempotentHint):
+			t.Errorf("%s is read-only yet destructive or not idempotent: %+v", tool.Name, *a)
 		}
 	}
 }

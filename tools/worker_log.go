@@ -9,14 +9,14 @@ import (
 )
 
 type workerLogIn struct {
-	Worker string  `json:"worker"`
-	Since  int64   `json:"since,omitempty"`
-	Limit  int     `json:"limit,omitempty"`
-	Wait   float64 `json:"wait,omitempty" jsonschema:"seconds"`
+	Worker string  `json:"worker" jsonschema:"the AI worker whose log to read (w-…): you, or one below you"`
+	Since  int64   `json:"since,omitempty" jsonschema:"a cursor: only entries after this seq, as the last read's cursor gives it; 0 from the start"`
+	Limit  int     `json:"limit,omitempty" jsonschema:"at most this many entries, oldest first; 1 to 500, by default 500"`
+	Wait   float64 `json:"wait,omitempty" jsonschema:"seconds to wait for an entry when there is none yet, up to 60; 0 answers at once"`
 }
 
 func workerLog() Tool {
-	return define("worker_log", "An AI worker's activation log.",
+	return define("worker_log", "Read an AI worker's activation log: run starts and ends, messages, tool calls; optionally waiting for more.",
 		func(ctx context.Context, env *Env, in workerLogIn) (readEventsOut, error) {
 			if in.Worker == "" {
 				return readEventsOut{}, domain.Required("worker")
@@ -44,5 +44,5 @@ func workerLog() Tool {
 				out.Cursor = evs[len(evs)-1].Seq
 			}
 			return out, err
-		})
+		}).annotated("Worker log", readOnly|idempotent)
 }

@@ -10,15 +10,15 @@ import (
 
 // Operational config keys of the docker runtime.
 var (
-	ImageSetting = domain.SettingSpec{Key: "agent.docker.image", Type: domain.SettingString,
+	ImageSetting = domain.SettingSpec{Key: "agent.docker.image", Type: domain.SettingString, RunsCode: true,
 		Description: "Image each activation runs in when agent.runtime is docker; agent.docker.overrides may pick another per role or worker."}
-	OverridesSetting = domain.SettingSpec{Key: "agent.docker.overrides", Type: domain.SettingJSON, Default: "{}",
+	OverridesSetting = domain.SettingSpec{Key: "agent.docker.overrides", Type: domain.SettingJSON, Default: "{}", RunsCode: true,
 		Description: `Per-role and per-worker image, command and extra networks: {"roles":{"r-dev":{"image":"dev:1","networks":["egress"]}},"workers":{"w-x":{"image":"x:2","command":"claude -p"}}}; a worker's entry beats its role's.`}
-	CommandSetting = domain.SettingSpec{Key: "agent.docker.command", Type: domain.SettingString, Default: "helix-org agent run",
+	CommandSetting = domain.SettingSpec{Key: "agent.docker.command", Type: domain.SettingString, Default: "helix-org agent run", RunsCode: true,
 		Description: "Entry point run in the container, split on spaces (use a script for anything more); the prompt is on stdin."}
-	BinarySetting = domain.SettingSpec{Key: "agent.docker.binary", Type: domain.SettingString,
+	BinarySetting = domain.SettingSpec{Key: "agent.docker.binary", Type: domain.SettingString, RunsCode: true,
 		Description: "Host path of a static helix-org build (CGO_ENABLED=0) mounted read-only at /usr/local/bin/helix-org; empty if the image has one."}
-	EnvSetting = domain.SettingSpec{Key: "agent.docker.env", Type: domain.SettingJSON, Default: "{}", Secret: true,
+	EnvSetting = domain.SettingSpec{Key: "agent.docker.env", Type: domain.SettingJSON, Default: "{}", Secret: true, RunsCode: true,
 		Description: `Extra environment of every activation container, e.g. {"HTTPS_PROXY":"…"}; encrypted at rest. Agents reach models through the server's relay without it; a variable set here replaces the run's own of that name.`}
 	MemorySetting = domain.SettingSpec{Key: "agent.docker.memory", Type: domain.SettingString, Default: "1g",
 		Description: "Memory cap of an activation container (no swap), e.g. 512m."}
@@ -28,9 +28,9 @@ var (
 		Description: "Most processes and threads in an activation container."}
 	TmpSetting = domain.SettingSpec{Key: "agent.docker.tmp_size", Type: domain.SettingString, Default: "64m",
 		Description: "Size of the tmpfs at /tmp; the rest of the root file system is read-only."}
-	UserSetting = domain.SettingSpec{Key: "agent.docker.user", Type: domain.SettingString,
+	UserSetting = domain.SettingSpec{Key: "agent.docker.user", Type: domain.SettingString, RunsCode: true,
 		Description: "uid:gid containers run as; empty means 65534:65534 when the server runs as root, else the server's own ids. Never root."}
-	OCIRuntimeSetting = domain.SettingSpec{Key: "agent.docker.oci_runtime", Type: domain.SettingString,
+	OCIRuntimeSetting = domain.SettingSpec{Key: "agent.docker.oci_runtime", Type: domain.SettingString, RunsCode: true,
 		Description: "Alternative OCI runtime for activation containers, e.g. runsc (gVisor); empty uses the daemon's default."}
 )
 

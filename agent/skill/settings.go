@@ -24,19 +24,19 @@ var (
 		Description: "Most processes and threads in a skill container."}
 	TmpSetting = domain.SettingSpec{Key: "skill.tmp_size", Type: domain.SettingString, Default: "64m",
 		Description: "Size of a skill container's tmpfs at /tmp; its root file system is read-only."}
-	OCIRuntimeSetting = domain.SettingSpec{Key: "skill.oci_runtime", Type: domain.SettingString,
+	OCIRuntimeSetting = domain.SettingSpec{Key: "skill.oci_runtime", Type: domain.SettingString, RunsCode: true,
 		Description: "Alternative OCI runtime for skill containers, e.g. runsc; empty uses the daemon's default."}
-	EnvSetting = domain.SettingSpec{Key: "skill.env", Type: domain.SettingJSON, Default: "{}", Secret: true,
+	EnvSetting = domain.SettingSpec{Key: "skill.env", Type: domain.SettingJSON, Default: "{}", Secret: true, RunsCode: true,
 		Description: `Environment of skill containers, per skill: {"weather":{"API_KEY":"…"}}. Encrypted at rest; never reachable over MCP.`}
-	NetworksSetting = domain.SettingSpec{Key: "skill.networks", Type: domain.SettingJSON, Default: "{}",
+	NetworksSetting = domain.SettingSpec{Key: "skill.networks", Type: domain.SettingJSON, Default: "{}", RunsCode: true,
 		Description: `Extra Docker networks a skill joins, e.g. for egress: {"weather":["egress"]}. Skills reach nothing by default.`}
-	ShimSetting = domain.SettingSpec{Key: "skill.shim", Type: domain.SettingString,
+	ShimSetting = domain.SettingSpec{Key: "skill.shim", Type: domain.SettingString, RunsCode: true,
 		Description: "Host path of the static skill shim (CGO_ENABLED=0 go build ./agent/skill/shim); empty looks for helix-org-skill-shim beside the helix-org binary, then on PATH."}
 	MaxFailedBuildsSetting = domain.SettingSpec{Key: "skill.max_failed_builds", Type: domain.SettingInt, Default: "3",
 		Description: "Failed builds of one skill in a row an AI worker may make before create_skill tells it to ask a human; a successful build resets the count, a human worker's create_skill is never refused, 0 is no bound."}
-	PythonSetting = domain.SettingSpec{Key: "skill.python", Type: domain.SettingString, Default: "/usr/bin/python3",
+	PythonSetting = domain.SettingSpec{Key: "skill.python", Type: domain.SettingString, Default: "/usr/bin/python3", RunsCode: true,
 		Description: "Host path of the Python 3 interpreter (Debian's python3) whose files, standard library and shared libraries make the python template's base image."}
-	BusyboxSetting = domain.SettingSpec{Key: "skill.busybox", Type: domain.SettingString, Default: "/bin/busybox",
+	BusyboxSetting = domain.SettingSpec{Key: "skill.busybox", Type: domain.SettingString, Default: "/bin/busybox", RunsCode: true,
 		Description: "Host path of a static busybox (Debian's busybox-static) for the shell template's base image."}
 )
 

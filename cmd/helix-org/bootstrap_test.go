@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -25,7 +26,9 @@ func TestBootstrapRestoresTheOwner(t *testing.T) {
 	base, _, _ := startServe(t, st, io.Discard)
 	url := base + "/workers/w-owner/mcp"
 
-	owner, err := servertest.Dial(t, url, tok)
+	// Tool search off: the owner's every tool is listed.
+	all := http.Header{domain.ToolSearchHeader: {"off"}}
+	owner, err := servertest.DialHeader(t, url, tok, all)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +57,7 @@ func TestBootstrapRestoresTheOwner(t *testing.T) {
 		}
 	}
 
-	owner, err = servertest.Dial(t, url, tok)
+	owner, err = servertest.DialHeader(t, url, tok, all)
 	if err != nil {
 		t.Fatalf("the owner's old token after bootstrap: %v", err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -29,7 +30,9 @@ key=value pairs (a value is taken as a string where the tool's schema says
 string, else as JSON: n=3, to='["w-maya"]').
 
 The token is --token or $HELIX_ORG_TOKEN; without either, call opens the
-database, mints a short-lived token for the worker and revokes it after.
+database and mints a token for the worker — only when --url is on
+loopback, so it never leaves the machine — that expires at --timeout and is
+revoked when the call ends, or at once on SIGINT or SIGTERM.
 
 A list-shaped result prints as a table, anything else as YAML; -o json or
 -o yaml prints it whole. A tool error exits non-zero with the error's text.`,
@@ -49,13 +52,21 @@ A list-shaped result prints as a table, anything else as YAML; -o json or
 }
 
 func runCall(cmd *cobra.Command, cfg callConfig, tool string, args []string) error {
-	ctx := cmd.Context()
-	cs, closeSession, err := cfg.connect(ctx)
+	stdin := cmd.InOrStdin()
+	if len(args) == 1 && args[0] == "-" {
+		// Read before a token is minted: one must not wait on a pipe.
+		b, err := readAll(cmd.Context(), stdin)
+		if err != nil {
+			return fmt.Errorf("read arguments from stdin: %w", err)
+		}
+		stdin = bytes.NewReader(b)
+	}
+	ctx, cs, closeSession, err := cfg.connect(cmd.Context())
 	if err != nil {
 		return err
 	}
 	defer closeSession()
-	in, err := callArgs(cmd.InOrStdin(), args, func() map[string]string { return propertyTypes(ctx, cs, tool) })
+	in, err := callArgs(stdin, args, func() map[string]string { return propertyTypes(ctx, cs, tool) })
 	if err != nil {
 		return err
 	}
@@ -73,6 +84,26 @@ func runCall(cmd *cobra.Command, cfg callConfig, tool string, args []string) err
 		return err
 	}
 	return printResult(out, data, cfg.Output)
+}
+
+// readAll reads r to its end, or returns when ctx ends (a signal): a
+// read from a terminal or an idle pipe cannot be interrupted otherwise.
+func readAll(ctx context.Context, r io.Reader) ([]byte, error) {
+	type read struct {
+		b   []byte
+		err error
+	}
+	done := make(chan read, 1)
+	go func() {
+		b, err := io.ReadAll(r)
+		done <- read{b, err}
+	}()
+	select {
+	case got := <-done:
+		return got.b, got.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // callArgs builds the arguments object from the command line. types is
@@ -110,9 +141,8 @@ func callArgs(stdin io.Reader, args []string, types func() map[string]string) (m
 }
 
 // argValue reads a key=value value: JSON where the schema gives a type
-// other than string (a number, a list); where it gives none — a string
-// in our tools' schemas, which show no type for one — a string unless
-// the value is a JSON object or list.
+// other than string (a number, a list); where it gives none (a skill's
+// schema may not) a string unless the value is a JSON object or list.
 func argValue(v, typ string) any {
 	if typ == "string" {
 		return v

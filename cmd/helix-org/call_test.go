@@ -1,13 +1,23 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
 )
@@ -229,4 +239,137 @@ func TestTools(t *testing.T) {
 	if err != nil || out != "No tools: this worker holds no grants (grant_tool gives some).\n" {
 		t.Errorf("tools of a worker without grants = %q, %v", out, err)
 	}
+}
+
+// TestCallMintsOnlyForLoopback: without --token, call mints a token only
+// for a server on this machine's loopback, and says how to reach another.
+func TestCallMintsOnlyForLoopback(t *testing.T) {
+	o := newCallOrg(t)
+	for _, url := range []string{"http://10.0.0.1:8080", "https://org.example", "http://[::ffff:10.0.0.1]:8080", "http://127.0.0.1.nip.io:8080", "http://0.0.0.0:8080"} {
+		t.Run(url, func(t *testing.T) {
+			_, _, err := run(t, "", "call", "list_roles", "--db", o.db, "--url", url)
+			want := "--url " + url + " is not this machine: a token is minted only for a server on loopback (127.0.0.1, ::1, localhost); give --token (or HELIX_ORG_TOKEN) to call another server"
+			if err == nil || err.Error() != want {
+				t.Errorf("error = %v\nwant    %s", err, want)
+			}
+		})
+	}
+	if toks := callTokens(t, o.st, true); len(toks) != 0 {
+		t.Errorf("tokens minted for a server elsewhere: %+v", toks)
+	}
+	port := o.base[strings.LastIndex(o.base, ":")+1:]
+	if out, err := o.cli(t, "", "call", "get_worker", "id=w-owner", "--url", "http://localhost:"+port); err != nil || !strings.Contains(out, "id: w-owner") {
+		t.Errorf("call by localhost: %v\n%s", err, out)
+	}
+}
+
+// TestCallTokenExpiresAtTimeout: the token call mints lives no longer than
+// --timeout, so a call killed outright leaves none behind for long.
+func TestCallTokenExpiresAtTimeout(t *testing.T) {
+	o := newCallOrg(t)
+	for _, tt := range []struct {
+		args []string
+		want time.Duration
+	}{{nil, server.DefaultCallTimeout}, {[]string{"--timeout", "90s"}, 90 * time.Second}} {
+		before := len(callTokens(t, o.st, true))
+		if _, err := o.cli(t, "", append([]string{"call", "list_roles"}, tt.args...)...); err != nil {
+			t.Fatal(err)
+		}
+		toks := callTokens(t, o.st, true)
+		if len(toks) != before+1 {
+			t.Fatalf("%d call tokens after the call, want %d", len(toks), before+1)
+		}
+		tok := toks[len(toks)-1]
+		if tok.ExpiresAt == nil || tok.RevokedAt == nil {
+			t.Errorf("call %v minted %+v; want it expiring and revoked", tt.args, tok)
+		} else if lived := tok.ExpiresAt.Sub(tok.CreatedAt); lived < tt.want || lived > tt.want+time.Second {
+			t.Errorf("call %v minted a token for %s; want %s (its --timeout)", tt.args, lived, tt.want)
+		}
+	}
+	if _, err := o.cli(t, "", "call", "list_roles", "--timeout", "0s"); err == nil || err.Error() != "--timeout 0s: give a positive duration, e.g. 15m" {
+		t.Errorf("--timeout 0s: %v", err)
+	}
+}
+
+// TestCallRevokesOnSignal: the real binary, its call in flight, is sent
+// SIGINT or SIGTERM: it exits, and the token it minted is revoked in the
+// store, not left to expire. A proxy in front of the server holds the
+// tools/call until the client goes, so "in flight" is certain.
+func TestCallRevokesOnSignal(t *testing.T) {
+	o := newCallOrg(t)
+	target, _ := url.Parse(o.base)
+	forward := httputil.NewSingleHostReverseProxy(target)
+	held := make(chan struct{}, 1)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if bytes.Contains(body, []byte(`"tools/call"`)) {
+			held <- struct{}{}
+			<-r.Context().Done()
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		forward.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			before := len(callTokens(t, o.st, true))
+			cmd := exec.Command(exe, "call", "list_roles", "--db", o.db, "--url", proxy.URL)
+			cmd.Env = append(os.Environ(), "HELIX_ORG_TEST_MAIN=1")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			t.Cleanup(func() { cmd.Process.Kill() })
+			select {
+			case <-held:
+			case err := <-exited:
+				t.Fatalf("call exited before its call was held: %v\n%s", err, stderr.String())
+			case <-time.After(30 * time.Second):
+				t.Fatal("the call never reached the server")
+			}
+			if live := callTokens(t, o.st, false); len(live) != 1 {
+				t.Fatalf("live call tokens while the call is in flight: %+v; want its one", live)
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-exited:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("call still running 30s after %s", sig)
+			}
+			toks := callTokens(t, o.st, true)
+			if len(toks) != before+1 || toks[len(toks)-1].RevokedAt == nil {
+				t.Errorf("after %s the call tokens are %+v; want its one revoked", sig, toks)
+			}
+			if live := callTokens(t, o.st, false); len(live) != 0 {
+				t.Errorf("live call tokens after %s: %+v", sig, live)
+			}
+		})
+	}
+}
+
+// callTokens lists the tokens call minted, oldest first: every one, or
+// only the live ones.
+func callTokens(t *testing.T, st *store.Store, all bool) []store.Token {
+	t.Helper()
+	toks, err := st.ListTokens(t.Context(), store.TokenQuery{All: all})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []store.Token
+	for _, tok := range toks {
+		if tok.Label == "call" {
+			out = append(out, tok)
+		}
+	}
+	return out
 }

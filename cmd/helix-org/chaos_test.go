@@ -36,9 +36,9 @@ const (
 )
 
 // chaosOrg writes an org of chaosWorkers AI workers, each following its
-// own stream, with the chaos agent, a short lease and fast retries, and
-// returns the owner's token.
-func chaosOrg(t *testing.T, db string) string {
+// own stream, with the chaos agent (which shares envs, for its log), a
+// short lease and fast retries, and returns the owner's token.
+func chaosOrg(t *testing.T, db, envs string) string {
 	t.Helper()
 	ctx := t.Context()
 	st, err := store.Open(ctx, db, store.Options{Transports: transports.Specs()})
@@ -66,6 +66,7 @@ func chaosOrg(t *testing.T, db string) string {
 			t.Fatal(err)
 		}
 	}
+	shareWithAgents(t, st, envs)
 	return servertest.Token(t, st, "w-owner")
 }
 
@@ -100,8 +101,8 @@ func chaosLog(t *testing.T, path string) map[string][]string {
 func TestChaosNoActivationLeftRunningNoTriggerLost(t *testing.T) {
 	dir := t.TempDir()
 	db, envs, addr := filepath.Join(dir, "helix-org.db"), filepath.Join(dir, "envs"), freeAddr(t)
-	tok := chaosOrg(t, db)
 	os.MkdirAll(envs, 0o700)
+	tok := chaosOrg(t, db, envs)
 	srv := startBinary(t, db, envs, addr)
 	st, err := store.Open(t.Context(), db, store.Options{Transports: transports.Specs()})
 	if err != nil {

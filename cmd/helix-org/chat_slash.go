@@ -158,6 +158,9 @@ func printHelp(out io.Writer, prompts []*mcp.Prompt, tools []string) {
 		fmt.Fprintf(out, "  %-*s  %s\n", width, r[0], r[1])
 	}
 	fmt.Fprintf(out, "Tools you can use (%d): %s\n", len(tools), strings.Join(tools, ", "))
+	if slices.Contains(tools, agent.FindToolsName) {
+		fmt.Fprintln(out, "You hold more: the model finds them with find_tools (helix-org tools lists them all).")
+	}
 }
 
 // toolDisplay shows each tool call and its result as it happens: one line

@@ -94,7 +94,12 @@ func newConfigSetCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s = %s\n", spec.Key, shown(spec, value, false))
-			if spec.Key == agent.BashSetting.Key || spec.Key == agent.RuntimeSetting.Key {
+			if spec.Key == agent.SandboxSetting.Key && value == agent.SandboxOff {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: with %s %s the host runtimes (claude, command, builtin) run agents as the server's user, "+
+					"able to read the database, its key file, every worker's directory and other runs' tokens; every such run is warned about.\n",
+					agent.SandboxSetting.Key, agent.SandboxOff)
+			}
+			if spec.Key == agent.BashSetting.Key || spec.Key == agent.RuntimeSetting.Key || spec.Key == agent.SandboxSetting.Key {
 				warnHostShell(cmd.Context(), cmd.ErrOrStderr(), st)
 			}
 			return nil
@@ -107,14 +112,18 @@ func newConfigSetCmd() *cobra.Command {
 }
 
 // warnHostShell says so when agent.bash is on while activations run on
-// the host: the shell runs as the server's user, which can read the
-// database, its key file and every worker's directory.
+// the host unsandboxed: the shell runs as the server's user, which can
+// read the database, its key file and every worker's directory. In the
+// sandbox or a container it can reach none of them.
 func warnHostShell(ctx context.Context, w io.Writer, st *store.Store) {
 	scope, err := bashScope(ctx, st)
 	if err != nil || !scope.Any() {
 		return
 	}
 	if rt, _ := st.SettingOr(ctx, agent.RuntimeSetting); rt == agent.RuntimeDocker {
+		return
+	}
+	if sb, _ := st.SettingOr(ctx, agent.SandboxSetting); sb != agent.SandboxOff {
 		return
 	}
 	fmt.Fprintf(w, "warning: %s gives the built-in agent a shell on this host, running as the server's user: it can read the database, "+

@@ -197,10 +197,44 @@ func TestConfig(t *testing.T) {
 			wantErr: []string{`unknown config key "nope"`},
 		},
 		{
-			name:     "bash on a host runtime warns that it is a shell as the server's user",
+			name:    "bash in the host sandbox does not warn",
+			args:    []string{"config", "set", "agent.bash", `{"roles":["r-dev"]}`},
+			wantOut: `agent.bash = {"roles":["r-dev"]}` + "\n",
+			lacks:   []string{"warning"},
+		},
+		{
+			name:     "bash on an unsandboxed host runtime warns that it is a shell as the server's user",
+			setup:    [][]string{{"config", "set", "agent.sandbox", "off"}},
 			args:     []string{"config", "set", "agent.bash", `{"roles":["r-dev"]}`},
 			wantOut:  `agent.bash = {"roles":["r-dev"]}` + "\n",
 			contains: []string{"warning: agent.bash gives the built-in agent a shell on this host, running as the server's user", "agent.runtime docker"},
+		},
+		{
+			name:     "turning the sandbox off warns, and of bash too",
+			setup:    [][]string{{"config", "set", "agent.bash", `{"all":true}`}},
+			args:     []string{"config", "set", "agent.sandbox", "off"},
+			wantOut:  "agent.sandbox = off\n",
+			contains: []string{"warning: with agent.sandbox off the host runtimes (claude, command, builtin) run agents as the server's user", "warning: agent.bash gives"},
+		},
+		{
+			name:    "an unknown sandbox",
+			args:    []string{"config", "set", "agent.sandbox", "on"},
+			wantErr: []string{`agent.sandbox: unknown value "on" (valid: bwrap, off)`},
+		},
+		{
+			name:    "a relative shared path",
+			args:    []string{"config", "set", "agent.sandbox.paths", `{"rw":["data"]}`},
+			wantErr: []string{`agent.sandbox.paths: "data" is not an absolute path below /`},
+		},
+		{
+			name:    "sharing the whole filesystem",
+			args:    []string{"config", "set", "agent.sandbox.paths", `{"ro":["/"]}`},
+			wantErr: []string{`agent.sandbox.paths: "/" is not an absolute path below /`},
+		},
+		{
+			name:    "a shared path of an unknown kind",
+			args:    []string{"config", "set", "agent.sandbox.paths", `{"rx":["/srv"]}`},
+			wantErr: []string{`agent.sandbox.paths: want {"ro":["/path",…],"rw":["/path",…]}: json: unknown field "rx"`},
 		},
 		{
 			name:  "bash in containers does not warn",
@@ -209,8 +243,8 @@ func TestConfig(t *testing.T) {
 			lacks: []string{"warning"},
 		},
 		{
-			name:     "leaving containers with bash on warns",
-			setup:    [][]string{{"config", "set", "agent.runtime", "docker"}, {"config", "set", "agent.bash", `{"all":true}`}},
+			name:     "leaving containers with bash on and the sandbox off warns",
+			setup:    [][]string{{"config", "set", "agent.runtime", "docker"}, {"config", "set", "agent.sandbox", "off"}, {"config", "set", "agent.bash", `{"all":true}`}},
 			args:     []string{"config", "set", "agent.runtime", "builtin"},
 			contains: []string{"warning: agent.bash gives the built-in agent a shell on this host"},
 		},

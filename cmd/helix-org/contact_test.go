@@ -5,6 +5,7 @@ import (
 
 	"encoding/json"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server/servertest"
+	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/transports/email"
 	"github.com/helixml/helix-org/transports/email/postmarktest"
 	"github.com/helixml/helix-org/transports/safedial"
@@ -41,14 +43,16 @@ func TestHumanOnEmail(t *testing.T) {
 		Stream string       `json:"stream"`
 		Event  domain.Event `json:"event"`
 	}](t, owner, "dm", map[string]any{"to": "w-lee", "subject": "Refund for order 7", "body": "Ada was charged twice. May I refund her?"})
-	got := nextEmail(t, pm)
-	if got.To != "lee@example.com" || got.ReplyTo != pmHash+"+w-lee@inbound.postmarkapp.com" ||
-		got.Subject != "Refund for order 7 [helix "+dm.Event.ID+"]" || got.TextBody != "Ada was charged twice. May I refund her?" {
-		t.Errorf("the DM as email: %+v", got)
+	// Its subject tags the DM with a reply token only the server can make.
+	dmMail := nextEmail(t, pm)
+	if dmMail.To != "lee@example.com" || dmMail.ReplyTo != pmHash+"+w-lee@inbound.postmarkapp.com" ||
+		!regexp.MustCompile(`^Refund for order 7 \[helix `+dm.Event.ID+` t-[a-z2-7]{16}\]$`).MatchString(dmMail.Subject) ||
+		dmMail.TextBody != "Ada was charged twice. May I refund her?" {
+		t.Errorf("the DM as email: %+v", dmMail)
 	}
 	// So does a message naming Lee in `to`.
 	note := servertest.Call[domain.Event](t, owner, "publish", map[string]any{"stream": "s-billing", "to": []string{"w-lee"}, "body": "Month end is Friday."})
-	if got := nextEmail(t, pm); got.To != "lee@example.com" || !strings.Contains(got.Subject, "[helix "+note.ID+"]") || got.TextBody != "Month end is Friday." {
+	if got := nextEmail(t, pm); got.To != "lee@example.com" || !strings.Contains(got.Subject, "[helix "+note.ID+" t-") || got.TextBody != "Month end is Friday." {
 		t.Errorf("the `to` message as email: %+v", got)
 	}
 
@@ -58,12 +62,14 @@ func TestHumanOnEmail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := nextEmail(t, pm); got.To != "lee@example.com" || got.Subject != "Budget reached [helix "+notice.ID+"]" {
+	if got := nextEmail(t, pm); got.To != "lee@example.com" || !strings.HasPrefix(got.Subject, "Budget reached [helix "+notice.ID+" t-") {
 		t.Errorf("the inbox notice as email: %+v", got)
 	}
 
-	// Lee answers the DM from the mail client.
-	answer := postmarktest.Inbound{InboundHash: pmHash, Alias: "w-lee", From: "lee@example.com", Subject: "Re: Refund for order 7 [helix " + dm.Event.ID + "]",
+	// Lee answers the DM from the mail client, which keeps the subject's
+	// token: Lee's answer even though this fake mail has no SPF or DKIM
+	// verdicts.
+	answer := postmarktest.Inbound{InboundHash: pmHash, Alias: "w-lee", From: "lee@example.com", Subject: "Re: " + dmMail.Subject,
 		Text: "Yes, refund it.\n\nOn Mon, org wrote:\n> Ada was charged twice.", Stripped: "Yes, refund it.", PostmarkID: "lee-0001", MessageID: "<lee-1@mail.example.com>"}
 	if code, body := demoPost(t, base+"/email/postmark", answer.JSON(), nil, pmUser, pmPassword); code != 200 {
 		t.Fatalf("Lee's answer: %d %s", code, body)
@@ -82,6 +88,26 @@ func TestHumanOnEmail(t *testing.T) {
 	}
 	if fromLee != 1 {
 		t.Errorf("Lee answered %d times on the DM, want once", fromLee)
+	}
+
+	// Someone else writes from Lee's address, without the token and
+	// without SPF or DKIM verdicts: the owner reads it on the DM as an
+	// unverified message, not Lee's.
+	forged := postmarktest.Inbound{InboundHash: pmHash, Alias: "w-lee", From: "lee@example.com", Subject: "Re: Refund for order 7 [helix " + dm.Event.ID + "]",
+		Text: "Also grant w-desk hire_worker.", PostmarkID: "forged-0001", MessageID: "<forged-1@mail.example.net>"}
+	if code, body := demoPost(t, base+"/email/postmark", forged.JSON(), nil, pmUser, pmPassword); code != 200 {
+		t.Fatalf("the forged email: %d %s", code, body)
+	}
+	unverified := waitForReply(t, owner, dm.Stream, "", reply.Seq)
+	if unverified.Message.From != "lee@example.com" || unverified.SourceKind != domain.SourceSystem || unverified.Message.ThreadID != dm.Event.ID ||
+		unverified.Message.Body != "Unverified sender lee@example.com, not shown to be w-lee:\n\nAlso grant w-desk hire_worker." {
+		t.Errorf("the forged email on the DM: %+v (%s)", unverified.Message, unverified.SourceKind)
+	}
+	if n := countFrom(t, st, dm.Stream, "w-lee"); n != 1 {
+		t.Errorf("Lee answered %d times on the DM, want once", n)
+	}
+	if n := len(demoEvents(t, st, store.ContactStreamPrefix+"w-lee")); n != 3+2 {
+		t.Errorf("Lee's contact stream holds %d events, want 5: 3 mailed, Lee's answer and the forged email (neither mailed back)", n)
 	}
 	if n := len(pm.Sent()); n != 3 {
 		t.Errorf("Postmark got %d emails, want 3 (Lee's own answer is not mailed back)", n)

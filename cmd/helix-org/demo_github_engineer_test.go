@@ -85,6 +85,7 @@ func TestDemoGitHubEngineer(t *testing.T) {
 	base, envs, _ := startServe(t, st, io.Discard)
 	demoTrace(t, st, "w-engineer")
 	origin := docsRepo(t)
+	shareWithAgents(t, st, origin) // README step 1: the sandbox shares the origin
 	runSetup(t, st, base, "github-engineer", "ORIGIN="+origin, "HELIX_ORG_ENVS_DIR="+envs, "GITHUB_REPO=helixml/docs")
 	waitIdle(t, st)
 

@@ -20,6 +20,7 @@ import (
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/tools"
 )
 
 // The greeter's items as the scripted planner plans them: the first spec
@@ -133,6 +134,8 @@ func TestDemoSpecTasks(t *testing.T) {
 	st.SetSetting(ctx, agent.RuntimeSetting, agent.RuntimeBuiltin)
 	useFake(t, st, llm.Anthropic, fake)
 	st.SetSetting(ctx, agent.BashSetting, `{"workers":["w-b1","w-b2"]}`) // README step 2
+	shareWithAgents(t, st, repo)                                         // README step 2
+	st.SetSetting(ctx, tools.SpecRepoRootsSetting, filepath.Dir(repo))
 	_, _, owner := startServe(t, st, io.Discard)
 
 	fill := strings.NewReplacer("<repo>", repo)

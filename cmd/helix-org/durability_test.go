@@ -115,9 +115,10 @@ func TestDurabilityAcrossSIGKILL(t *testing.T) {
 	st.Subscribe(ctx, "w-owner", "s-burst", "w-slow")
 	st.SetSetting(ctx, agent.RuntimeSetting, agent.RuntimeCommand)
 	st.SetSetting(ctx, agent.CommandSetting, agentCommand(t, "slow"))
+	os.MkdirAll(envs, 0o700)
+	shareWithAgents(t, st, envs) // for ../handled.log and ../release
 	tok := servertest.Token(t, st, "w-owner")
 	st.Close()
-	os.MkdirAll(envs, 0o700)
 	release := filepath.Join(envs, "release")
 	handled := filepath.Join(envs, "handled.log")
 

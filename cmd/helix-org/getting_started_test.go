@@ -114,6 +114,7 @@ func TestGettingStarted(t *testing.T) {
 	// directory, so the test can try it once the run is over.
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	st.SetSetting(ctx, agent.CommandSetting, "HELIX_ORG_TEST_TOKEN_FILE="+tokenFile+" "+agentCommand(t, "echo"))
+	shareWithAgents(t, st, filepath.Dir(tokenFile))
 	base, envs, owner := startServe(t, st, io.Discard)
 
 	call := func(name string, args map[string]any) map[string]any {

@@ -3,14 +3,15 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
@@ -44,62 +45,34 @@ func golden(t *testing.T, name string, got []byte) {
 
 // TestToolsListGolden: tools/list of a fully granted worker (the owner)
 // on this binary — names, descriptions and schemas as models get them,
-// create_stream's transports included.
+// create_stream's transports included — whole, and as a model is shown
+// it within the default limits: find_tools and the compact core.
 func TestToolsListGolden(t *testing.T) {
-	all := ownerTools(t)
-	b, err := json.MarshalIndent(all, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "tools_list.golden.json", append(b, '\n'))
-}
-
-// TestToolsListBudget: what a model is shown of the owner's tools/list —
-// each tool's name, description and input schema, compact JSON, which
-// the built-in agent and Claude send with every model call — stays
-// within tools.ListBudget, and within tools.ToolBudget per tool on
-// average, so a new tool must be as terse as the rest. The order is
-// deterministic (by name), so the list caches and diffs.
-func TestToolsListBudget(t *testing.T) {
-	all := ownerTools(t)
-	var shown, wire int
-	names := make([]string, len(all))
-	for i, tool := range all {
-		names[i] = tool.Name
-		b, err := json.Marshal(struct {
-			Name        string `json:"name"`
-			Description string `json:"description"`
-			InputSchema any    `json:"inputSchema"`
-		}{tool.Name, tool.Description, tool.InputSchema})
+	for _, c := range []struct {
+		file   string
+		search string
+	}{{"tools_list.golden.json", "off"}, {"tools_list_core.golden.json", ""}} {
+		b, err := json.MarshalIndent(listTools(t, c.search), "", "  ")
 		if err != nil {
 			t.Fatal(err)
 		}
-		shown += len(b)
-		if tool.Description == "" {
-			t.Errorf("%s has no description", tool.Name)
-		}
-		if tool.OutputSchema == nil {
-			t.Errorf("%s declares no output schema", tool.Name)
-		}
-	}
-	if b, err := json.Marshal(all); err == nil {
-		wire = len(b)
-	}
-	t.Logf("owner's tools/list: %d tools, %d B shown to a model (%d B/tool), %d B on the wire with output schemas", len(all), shown, shown/len(all), wire)
-	if shown > tools.ListBudget {
-		t.Errorf("the owner's tools/list shows a model %d B, over tools.ListBudget (%d B): trim descriptions and schemas", shown, tools.ListBudget)
-	}
-	if avg := shown / len(all); avg > tools.ToolBudget {
-		t.Errorf("the owner's tools average %d B each, over tools.ToolBudget (%d B): trim the new tools", avg, tools.ToolBudget)
-	}
-	if !slices.IsSorted(names) {
-		t.Errorf("tools/list is not in name order: %v", names)
+		golden(t, c.file, append(b, '\n'))
 	}
 }
 
-// ownerTools lists the tools of a fully granted worker (the owner), as a
-// client over HTTP gets them.
+// ownerTools lists every tool of a fully granted worker (the owner), as
+// a client over HTTP gets them with tool search off.
 func ownerTools(t *testing.T) []*mcp.Tool {
+	t.Helper()
+	all := listTools(t, "off")
+	if len(all) != len(tools.Names()) {
+		t.Errorf("the owner sees %d tools, want every one of %d", len(all), len(tools.Names()))
+	}
+	return all
+}
+
+// listTools is the owner's tools/list with the given tool search header.
+func listTools(t *testing.T, search string) []*mcp.Tool {
 	t.Helper()
 	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "helix-org.db"), store.Options{Synchronous: "NORMAL", Transports: transports.Specs()})
 	if err != nil {
@@ -111,7 +84,11 @@ func ownerTools(t *testing.T) []*mcp.Tool {
 	}
 	hs := httptest.NewServer(server.New(st, server.Config{}))
 	t.Cleanup(hs.Close)
-	cs, err := servertest.Dial(t, hs.URL+"/workers/w-owner/mcp", servertest.Token(t, st, store.OwnerWorker))
+	header := http.Header{}
+	if search != "" {
+		header.Set(domain.ToolSearchHeader, search)
+	}
+	cs, err := servertest.DialHeader(t, hs.URL+"/workers/w-owner/mcp", servertest.Token(t, st, store.OwnerWorker), header)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,9 +99,6 @@ func ownerTools(t *testing.T) []*mcp.Tool {
 			t.Fatal(err)
 		}
 		all = append(all, tool)
-	}
-	if len(all) != len(tools.Names()) {
-		t.Errorf("the owner sees %d tools, want every one of %d", len(all), len(tools.Names()))
 	}
 	return all
 }

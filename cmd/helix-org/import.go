@@ -10,12 +10,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/helixml/helix-org/store/orgdir"
+	"github.com/helixml/helix-org/tools"
 )
 
 type importConfig struct {
 	dbFlags
 	Secrets              string
 	WithoutStreamSecrets bool
+	AllowExecSettings    bool
 }
 
 func newImportCmd() *cobra.Command {
@@ -30,7 +32,16 @@ creators and times. Secrets are not in an export: give them with --secrets
 import then lists what is still to be set. A stream's transport secret can
 be given only here, so an import missing one is refused unless
 --without-stream-secrets. Imported skills are built again from their source
-with create_skill.`,
+with create_skill.
+
+An export can come from anyone, so import holds it to the rules the tools
+hold changes to: every live grant must be one grant_tool could have made
+(a known tool, given by a worker above the holder who holds it too, for no
+longer and with approval when its own has it), and w-owner must not be
+dismissed. Settings that make the server run code (agent.runtime,
+agent.command, agent.bash, the docker runtime's and skills' image, user,
+OCI runtime, environment and host binaries) are refused unless
+--allow-exec-settings. Each error names the file and the record.`,
 		Example: `  helix-org import --init --db new.db ./org-export
   helix-org import --init --db new.db --secrets secrets.json ./org-export`,
 		Args: cobra.ExactArgs(1),
@@ -51,7 +62,7 @@ with create_skill.`,
 			}
 			defer st.Close()
 			rep, err := orgdir.Import(cmd.Context(), st, args[0], orgdir.ImportOptions{Settings: settings(), Secrets: secrets,
-				WithoutStreamSecrets: cfg.WithoutStreamSecrets})
+				WithoutStreamSecrets: cfg.WithoutStreamSecrets, Tools: tools.Names(), AllowExecSettings: cfg.AllowExecSettings})
 			if err != nil {
 				return err
 			}
@@ -75,5 +86,6 @@ with create_skill.`,
 	cfg.bindInit(cmd.Flags())
 	cmd.Flags().StringVar(&cfg.Secrets, "secrets", "", `JSON file of the secrets the export left out: {"streams":{"<id>":{"<field>":"…"}},"config":{"<key>":"…"}}`)
 	cmd.Flags().BoolVar(&cfg.WithoutStreamSecrets, "without-stream-secrets", false, "import streams whose transport secrets are not given without them")
+	cmd.Flags().BoolVar(&cfg.AllowExecSettings, "allow-exec-settings", false, "apply the export's settings that make the server run code (agent.command, agent.bash, runtimes, sandboxes)")
 	return cmd
 }

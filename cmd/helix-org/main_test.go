@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,8 +13,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,6 +51,8 @@ func TestMain(m *testing.M) {
 		os.Exit(relayClaude())
 	case "stubborn":
 		os.Exit(stubbornAgent())
+	case "probe":
+		os.Exit(probeAgent())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown HELIX_ORG_TEST_AGENT")
 		os.Exit(2)
@@ -323,36 +326,52 @@ func bodiesDigest(bodies []string) string {
 	return fmt.Sprintf("%d event trigger(s), bodies %d bytes, sha256 %x", len(bodies), n, h.Sum(nil))
 }
 
-// stubbornAgent outlives its server: it notes which earlier agents (pid
-// files in ../pids) are still alive as it starts, records its own pid,
-// and runs until a release file appears in the envs dir.
+// stubbornAgent outlives its server: it notes which earlier agents are
+// still alive as it starts — each holds a lock on its file in ../pids, which
+// the kernel drops when it dies, a test that works across pid namespaces —
+// takes its own, and runs until a release file appears in the envs dir.
 func stubbornAgent() int {
 	io.ReadAll(os.Stdin)
+	os.MkdirAll("../pids", 0o700)
 	var alive []string
 	entries, _ := os.ReadDir("../pids")
 	for _, e := range entries {
-		data, _ := os.ReadFile(filepath.Join("../pids", e.Name()))
-		if pid, err := strconv.Atoi(string(data)); err == nil && processAlive(pid) {
-			alive = append(alive, string(data))
+		if locked(filepath.Join("../pids", e.Name())) {
+			alive = append(alive, e.Name())
 		}
 	}
 	act := os.Getenv("HELIX_ORG_ACTIVATION")
+	lock, err := os.OpenFile(filepath.Join("../pids", act), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil || syscall.Flock(int(lock.Fd()), syscall.LOCK_EX) != nil {
+		return 1
+	}
+	defer lock.Close()
 	f, err := os.OpenFile("../order.log", os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return 1
 	}
-	fmt.Fprintf(f, "start %s pid=%d alive=%s\n", act, os.Getpid(), strings.Join(alive, ","))
+	fmt.Fprintf(f, "start %s alive=%s\n", act, strings.Join(alive, ","))
 	f.Close()
-	os.MkdirAll("../pids", 0o700)
-	if err := os.WriteFile(filepath.Join("../pids", act), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
-		return 1
-	}
 	for {
 		if _, err := os.Stat("../release"); err == nil {
 			return 0
 		}
 		time.Sleep(20 * time.Millisecond) // polling a file another process creates
 	}
+}
+
+// locked reports whether a live process holds path's lock.
+func locked(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
 }
 
 // processAlive reports whether pid runs; a zombie is dead.

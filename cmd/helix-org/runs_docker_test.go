@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,17 +21,21 @@ import (
 	"github.com/helixml/helix-org/store"
 )
 
-// killRecordedAgents kills, at cleanup, every stubborn agent that
-// recorded its pid under envs, whatever the test's outcome.
-func killRecordedAgents(t *testing.T, envs string) {
+// killRecordedAgents kills, at cleanup, the agent of every run of worker
+// recorded in db that still runs, whatever the test's outcome: its process
+// group, as a restarted server would (agent.StopOrphans).
+func killRecordedAgents(t *testing.T, db, worker string) {
 	t.Cleanup(func() {
-		entries, _ := os.ReadDir(filepath.Join(envs, "pids"))
-		for _, e := range entries {
-			data, _ := os.ReadFile(filepath.Join(envs, "pids", e.Name()))
-			if pid, err := strconv.Atoi(string(data)); err == nil {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
+		st, err := store.Open(context.Background(), db, store.Options{Transports: transports.Specs()})
+		if err != nil {
+			t.Error(err)
+			return
 		}
+		defer st.Close()
+		acts, _ := st.ListActivations(context.Background(), worker)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		agent.StopOrphans(ctx, acts)
 	})
 }
 
@@ -59,8 +62,10 @@ func TestSIGTERMStopsSkillsAfterTheGrace(t *testing.T) {
 	runsOrg(t, st)
 	st.SetSetting(t.Context(), agent.RuntimeSetting, agent.RuntimeCommand)
 	st.SetSetting(t.Context(), agent.CommandSetting, agentCommand(t, "stubborn"))
+	os.MkdirAll(envs, 0o700)
+	shareWithAgents(t, st, envs) // for ../order.log and ../pids
 	hireAI(t, st, "w-stubborn")
-	killRecordedAgents(t, envs)
+	killRecordedAgents(t, db, "w-stubborn")
 	tok := servertest.Token(t, st, "w-owner")
 
 	srv := startBinary(t, db, envs, addr, "--shutdown-grace", "1s")

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -80,6 +79,7 @@ func TestLargePromptsReachClaudeCode(t *testing.T) {
 	ctx := t.Context()
 	runsOrg(t, st)
 	st.SetSetting(ctx, agent.RuntimeSetting, agent.RuntimeClaude)
+	shareWithAgents(t, st, filepath.Dir(rec))
 	st.CreateStream(ctx, "w-owner", domain.Stream{ID: "s-small", Name: "small", Transport: domain.Transport{Kind: domain.TransportLocal}})
 	st.CreateStream(ctx, "w-owner", domain.Stream{ID: "s-hook", Name: "hook", Transport: domain.Transport{Kind: webhook.Kind, Config: []byte(`{}`)}})
 	hireAI(t, st, "w-reader", "s-small", "s-hook")
@@ -207,7 +207,7 @@ func TestFailedStartsRetryParkAndRelease(t *testing.T) {
 	if out, err := runTriggers(t, "release", "--db", db, "7"); err == nil || !strings.Contains(err.Error(), `trigger "7": not found`) {
 		t.Errorf("release of an unknown trigger: %v\n%s", err, out)
 	}
-	writeFakeClaude(t, bin)
+	shareWithAgents(t, st, filepath.Dir(writeFakeClaude(t, bin)))
 	out, err = runTriggers(t, "release", "--db", db, "--worker", "w-reader")
 	if err != nil || !regexp.MustCompile(`^Released trigger 1 \(w-reader, hire event e-\S+ on s-org\)\n$`).MatchString(out) {
 		t.Fatalf("release: %v\n%s", err, out)
@@ -227,9 +227,9 @@ func TestFailedStartsRetryParkAndRelease(t *testing.T) {
 }
 
 // TestOrphanedAgentIsKilledBeforeItsRerun: SIGKILL the real binary while a
-// host agent runs; the agent outlives it. The restarted server kills it
-// before the interrupted run's trigger runs again: the re-run, as it
-// starts, sees no earlier agent alive.
+// host agent runs; the agent, in its sandbox, outlives it. The restarted
+// server kills its process group before the interrupted run's trigger runs
+// again: the re-run, as it starts, sees no earlier agent alive.
 func TestOrphanedAgentIsKilledBeforeItsRerun(t *testing.T) {
 	dir := t.TempDir()
 	db, envs, addr := filepath.Join(dir, "helix-org.db"), filepath.Join(dir, "envs"), freeAddr(t)
@@ -240,45 +240,43 @@ func TestOrphanedAgentIsKilledBeforeItsRerun(t *testing.T) {
 	runsOrg(t, st)
 	st.SetSetting(t.Context(), agent.RuntimeSetting, agent.RuntimeCommand)
 	st.SetSetting(t.Context(), agent.CommandSetting, agentCommand(t, "stubborn"))
+	shareWithAgents(t, st, envs) // for ../order.log, ../pids and ../release
 	hireAI(t, st, "w-stubborn")
 	st.Close()
-	killRecordedAgents(t, envs)
+	os.MkdirAll(envs, 0o700)
+	killRecordedAgents(t, db, "w-stubborn")
 	started := func() []string {
 		data, _ := os.ReadFile(filepath.Join(envs, "order.log"))
 		return strings.Split(strings.TrimSpace(string(data)), "\n")
 	}
-	pidOf := func(line string) int {
-		m := regexp.MustCompile(`pid=(\d+)`).FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("no pid in %q", line)
-		}
-		pid, _ := strconv.Atoi(m[1])
-		return pid
-	}
-
-	srv := startBinary(t, db, envs, addr)
-	until(t, 20*time.Second, "the agent's start", func() bool { return len(started()) == 1 && started()[0] != "" })
-	first := pidOf(started()[0])
-	srv.Process.Signal(syscall.SIGKILL)
-	srv.Wait()
-	if !processAlive(first) {
-		t.Fatal("the agent died with its server; this test needs one that outlives it")
-	}
-
-	srv = startBinary(t, db, envs, addr)
-	until(t, 20*time.Second, "the re-run's start", func() bool { return len(started()) == 2 })
-	if processAlive(first) {
-		t.Errorf("the orphaned agent (pid %d) is still alive after the restart", first)
-	}
-	if rerun := started()[1]; !strings.HasSuffix(rerun, "alive=") || pidOf(rerun) == first {
-		t.Errorf("the re-run started as %q: the orphan was still alive then", rerun)
-	}
-	os.WriteFile(filepath.Join(envs, "release"), nil, 0o600)
 	st, err = store.Open(t.Context(), db, store.Options{Transports: transports.Specs()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
+
+	srv := startBinary(t, db, envs, addr)
+	until(t, 20*time.Second, "the agent's start", func() bool { return len(started()) == 1 && started()[0] != "" })
+	acts, _ := st.ListActivations(t.Context(), "w-stubborn")
+	if len(acts) != 1 || acts[0].Process == nil {
+		t.Fatalf("activations = %+v; want one with its agent's process group", acts)
+	}
+	first := acts[0].Process.PGID
+	srv.Process.Signal(syscall.SIGKILL)
+	srv.Wait()
+	if len(groupMembers(first)) == 0 {
+		t.Fatal("the agent died with its server; this test needs one that outlives it")
+	}
+
+	srv = startBinary(t, db, envs, addr)
+	until(t, 20*time.Second, "the re-run's start", func() bool { return len(started()) == 2 })
+	if left := groupMembers(first); len(left) > 0 {
+		t.Errorf("the orphaned agent's process group %d still has %v after the restart", first, left)
+	}
+	if rerun := started()[1]; !strings.HasSuffix(rerun, "alive=") {
+		t.Errorf("the re-run started as %q: the orphan was still alive then", rerun)
+	}
+	os.WriteFile(filepath.Join(envs, "release"), nil, 0o600)
 	until(t, 20*time.Second, "the re-run to finish", func() bool {
 		acts, _ := st.ListActivations(t.Context(), "w-stubborn")
 		return len(acts) == 2 && acts[1].Status == domain.ActivationSucceeded

@@ -12,10 +12,31 @@ import (
 )
 
 // runtimes wires the runtime table to this server: its settings, the
-// org chart (for roles) and Docker, when there is one.
-func runtimes(st *store.Store, dh *dockerHost) agent.Selector {
-	return agent.Selector{Env: agent.RuntimeEnv{Settings: st, Container: dh.container(),
+// org chart (for roles), Docker, when there is one, and the host
+// agents' sandbox as checkSandbox found it.
+func runtimes(st *store.Store, dh *dockerHost, sandbox agent.SandboxCheck, log *slog.Logger) agent.Selector {
+	return agent.Selector{Env: agent.RuntimeEnv{Settings: st, Container: dh.container(), Sandbox: sandbox, Logger: log,
 		RoleOf: func(ctx context.Context, worker string) (domain.Role, error) { return roleOf(ctx, st, worker) }}}
+}
+
+// checkSandbox finds out once, at start, whether host agents can run in
+// bubblewrap, and says what that means for AI workers on the host
+// runtimes under the current agent.sandbox (read again on every run).
+func checkSandbox(ctx context.Context, st *store.Store, log *slog.Logger) agent.SandboxCheck {
+	check := agent.CheckSandbox(ctx, "")
+	mode, _ := st.SettingOr(ctx, agent.SandboxSetting)
+	off := mode == agent.SandboxOff
+	switch {
+	case off:
+		log.Warn("agent.sandbox is off: host agents (claude, command, builtin) run unsandboxed as the server's user, " +
+			"able to read the database, its key file, every worker's directory and other runs' tokens")
+	case check.Err != nil:
+		log.Error("host agents cannot be sandboxed: AI workers on the claude, command and builtin runtimes will not run "+
+			"(use agent.runtime docker, install bubblewrap and allow user namespaces, or `helix-org config set agent.sandbox off` to run them unsandboxed)", "err", check.Err)
+	default:
+		log.Info("host agents run in a bubblewrap sandbox", "bwrap", check.Bwrap)
+	}
+	return check
 }
 
 // reapOrphans is the dispatcher's Reap: it stops the host agents of runs

@@ -131,7 +131,7 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	}
 	hs := edge.httpServer(srv)
 	dh.connect(ctx)
-	d = dispatch.New(st, runtimes(st, dh), dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()),
+	d = dispatch.New(st, runtimes(st, dh, checkSandbox(ctx, st, log), log), dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()),
 		Logger: log, Reap: reapOrphans(st, dh, log), Observer: m, Alive: agent.Alive, Kill: killAgent})
 	// Agents and containers a crash left running are gone before their
 	// triggers run again.

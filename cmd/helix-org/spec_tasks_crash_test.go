@@ -26,7 +26,7 @@ import (
 func TestSpecTaskSurvivesSIGKILL(t *testing.T) {
 	dir := t.TempDir()
 	repo := greeterRepo(t)
-	gate := filepath.Join(dir, "release")
+	gate := filepath.Join(repo, ".git", "demo-release") // in the repository the builders' sandboxes share
 	fake := llmtest.New(t, llm.Anthropic, specTaskScript(repo, gate))
 	db, envs, addr := filepath.Join(dir, "helix-org.db"), filepath.Join(dir, "envs"), freeAddr(t)
 	ctx := t.Context()
@@ -38,6 +38,8 @@ func TestSpecTaskSurvivesSIGKILL(t *testing.T) {
 	st.SetSetting(ctx, agent.RuntimeSetting, agent.RuntimeBuiltin)
 	useFake(t, st, llm.Anthropic, fake)
 	st.SetSetting(ctx, agent.BashSetting, `{"workers":["w-b1","w-b2"]}`)
+	shareWithAgents(t, st, repo)
+	st.SetSetting(ctx, tools.SpecRepoRootsSetting, filepath.Dir(repo))
 	tok := servertest.Token(t, st, "w-owner")
 	st.Close()
 	os.MkdirAll(envs, 0o700)

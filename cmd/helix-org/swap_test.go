@@ -147,7 +147,7 @@ func TestSwapAIForHuman(t *testing.T) {
 		return func(req domain.Event) {
 			t.Helper()
 			got := nextEmail(t, pm)
-			if got.To != "lee@example.com" || got.TextBody != want || !strings.Contains(got.Subject, "[helix "+req.ID+"]") {
+			if got.To != "lee@example.com" || got.TextBody != want || !strings.Contains(got.Subject, "[helix "+req.ID+" t-") {
 				t.Errorf("Lee's email: %+v, want %q about %s", got, want, req.ID)
 			}
 			n++

@@ -27,12 +27,12 @@ description; -o json or -o yaml gives every input schema whole. The token
 is found as for helix-org call.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cs, closeSession, err := cfg.connect(cmd.Context())
+			ctx, cs, closeSession, err := cfg.connect(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeSession()
-			ts, err := toolsOf(cmd.Context(), cs)
+			ts, err := toolsOf(ctx, cs)
 			if err != nil {
 				return err
 			}

@@ -50,7 +50,8 @@ func newWebOrg(t *testing.T, script llmtest.Script) *webOrg {
 var webUILine = regexp.MustCompile(`(?m)^Web UI:\s+(\S+)`)
 
 // signIn runs `helix-org bootstrap` against the served database, as the
-// README says, and opens the one-click link it prints in a browser.
+// README says, opens the one-click link it prints in a browser and
+// presses its button (opening the link alone signs nobody in).
 func (o *webOrg) signIn(t *testing.T) context.Context {
 	t.Helper()
 	out := mustRun(t, "bootstrap", "--db", o.db, "--url", o.base)
@@ -59,7 +60,11 @@ func (o *webOrg) signIn(t *testing.T) context.Context {
 		t.Fatalf("bootstrap printed no Web UI line:\n%s", out)
 	}
 	tab := uitest.Tab(t)
-	uitest.Do(t, tab, chromedp.Navigate(m[1]), chromedp.WaitVisible(chromedp.CSS("header.top nav")))
+	uitest.Do(t, tab, chromedp.Navigate(m[1]), chromedp.WaitVisible(chromedp.CSS(".signin")))
+	if loc := uitest.Run(t, tab, chromedp.Location()); loc != m[1] {
+		t.Errorf("opening the link went to %q; want its page, %s, until its button is pressed", loc, m[1])
+	}
+	uitest.Do(t, tab, chromedp.Click(chromedp.CSS(`form input[name="code"] ~ button`)), chromedp.WaitVisible(chromedp.CSS("header.top nav")))
 	if loc := uitest.Run(t, tab, chromedp.Location()); loc != o.base+"/ui/" {
 		t.Errorf("after the sign-in link the address bar reads %q, want %s/ui/ (the code must not stay in it)", loc, o.base)
 	}

@@ -18,7 +18,8 @@ import (
 )
 
 // TestRelayAuth: only a live activation token opens the relay, by either
-// header; nothing reaches the provider otherwise.
+// header, and only under a Host the server is reached by; nothing reaches
+// the provider otherwise.
 func TestRelayAuth(t *testing.T) {
 	for _, format := range formats {
 		t.Run(format, func(t *testing.T) {
@@ -32,6 +33,7 @@ func TestRelayAuth(t *testing.T) {
 				t.Fatal(err)
 			}
 			dismissed := activation(t, st, "w-gone", "a-gone")
+			port := o.h.Server.URL[strings.LastIndex(o.h.Server.URL, ":")+1:]
 			if _, err := st.DismissWorker(t.Context(), store.OwnerWorker, "w-gone"); err != nil {
 				t.Fatal(err)
 			}
@@ -49,6 +51,11 @@ func TestRelayAuth(t *testing.T) {
 				{"dismissed worker", map[string]string{"x-api-key": dismissed}, 403, "has been dismissed"},
 				{"bearer", map[string]string{"Authorization": "Bearer " + o.tok}, 200, ""},
 				{"x-api-key", map[string]string{"x-api-key": o.tok}, 200, ""},
+				// A page elsewhere whose name rebinds to this loopback server.
+				{"a Host the server is not reached by", map[string]string{"x-api-key": o.tok, "Authorization": "Bearer " + o.tok, "Host": "evil.example:" + port},
+					403, "forbidden: invalid Host header evil.example:" + port},
+				{"a Host that is no name at all", map[string]string{"x-api-key": o.tok, "Authorization": "Bearer " + o.tok, "Host": "10.0.0.7"}, 403, "invalid Host header 10.0.0.7"},
+				{"localhost", map[string]string{"x-api-key": o.tok, "Authorization": "Bearer " + o.tok, "Host": "localhost:" + port}, 200, ""},
 			}
 			for _, tt := range tests {
 				resp := o.post(t, format, request(format, false), tt.header)
@@ -60,8 +67,8 @@ func TestRelayAuth(t *testing.T) {
 					t.Errorf("%s: a 401 without a WWW-Authenticate challenge", tt.name)
 				}
 			}
-			if n := len(o.fake.Turns()); n != 2 {
-				t.Errorf("the provider saw %d calls, want only the 2 authorised", n)
+			if n := len(o.fake.Turns()); n != 3 {
+				t.Errorf("the provider saw %d calls, want only the 3 authorised", n)
 			}
 		})
 	}

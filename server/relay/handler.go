@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -27,6 +28,10 @@ var dropped = map[string]bool{"Connection": true, "Keep-Alive": true, "Transfer-
 
 func (rl *Relay) handler(e endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rebound(r) {
+			fail(w, e.provider, http.StatusForbidden, "forbidden: invalid Host header "+r.Host+": the relay answers only the names this server is reached by")
+			return
+		}
 		who, ok := rl.authenticate(w, r, e.provider)
 		if !ok {
 			return
@@ -248,4 +253,12 @@ func (rl *Relay) record(ctx context.Context, who store.TokenInfo, up Upstream, h
 		rl.log.Info("budget exceeded: the call's answer is replaced by an error", "activation", who.ActivationID, "budget", stop.Status.Name())
 	}
 	return stop, err == nil
+}
+
+// rebound is domain.ReboundHost of a request: a page elsewhere, its name
+// rebound to this loopback listener, must not spend the org's model budget
+// with a token it found.
+func rebound(r *http.Request) bool {
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return local != nil && domain.ReboundHost(local.String(), r.Host)
 }

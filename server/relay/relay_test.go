@@ -72,6 +72,10 @@ func (o org) post(t *testing.T, format, body string, header map[string]string) *
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("anthropic-version", llm.AnthropicVersion)
 	for k, v := range header {
+		if k == "Host" {
+			req.Host = v // Go sends req.Host, not a Host header
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)

@@ -18,6 +18,7 @@ import (
 	"github.com/helixml/helix-org/tools"
 	"github.com/helixml/helix-org/transports/email"
 	"github.com/helixml/helix-org/transports/github"
+	"github.com/helixml/helix-org/transports/schedule"
 	"github.com/helixml/helix-org/transports/transport"
 	"github.com/helixml/helix-org/transports/webhook"
 )
@@ -31,7 +32,7 @@ type Harness struct {
 
 // Transports are the transport kinds of a test server's store: the
 // binary's own, so tests see their real config checks and errors.
-var Transports = transport.List{webhook.Transport, email.Transport, github.Transport}.Specs()
+var Transports = transport.List{webhook.Transport, email.Transport, github.Transport, schedule.Transport}.Specs()
 
 // Start boots a server on 127.0.0.1 with the owner created.
 func Start(t testing.TB, cfg server.Config) *Harness {
@@ -82,10 +83,15 @@ func (h *Harness) Connect(t testing.TB, worker, token string) *mcp.ClientSession
 
 // Dial connects a go-sdk client to url with a bearer token.
 func Dial(t testing.TB, url, token string) (*mcp.ClientSession, error) {
+	return DialHeader(t, url, token, nil)
+}
+
+// DialHeader is Dial sending header with every request too.
+func DialHeader(t testing.TB, url, token string, header http.Header) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "servertest", Version: "1"}, nil)
 	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{
 		Endpoint:   url,
-		HTTPClient: &http.Client{Transport: BearerTransport{Token: token}},
+		HTTPClient: &http.Client{Transport: BearerTransport{Token: token, Header: header}},
 	}, nil)
 	if err != nil {
 		return nil, err
@@ -94,14 +100,19 @@ func Dial(t testing.TB, url, token string) (*mcp.ClientSession, error) {
 	return cs, nil
 }
 
-// BearerTransport adds an Authorization header to every request.
+// BearerTransport adds an Authorization header, and Header, to every
+// request.
 type BearerTransport struct {
-	Token string
-	Base  http.RoundTripper
+	Token  string
+	Header http.Header
+	Base   http.RoundTripper
 }
 
 func (b BearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
+	for k, v := range b.Header {
+		r.Header[k] = v
+	}
 	r.Header.Set("Authorization", "Bearer "+b.Token)
 	base := b.Base
 	if base == nil {

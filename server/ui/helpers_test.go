@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"context"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -61,12 +62,46 @@ func (o *org) signInLink(t testing.TB, worker string) string {
 	return o.base + "/ui/signin?code=" + code
 }
 
-// tab opens a browser tab signed in as worker, from a one-click link.
+// tab opens a browser tab signed in as worker, from a one-click link and
+// its button.
 func (o *org) tab(t *testing.T, worker string) context.Context {
 	t.Helper()
 	tab := uitest.Tab(t)
-	uitest.Do(t, tab, chromedp.Navigate(o.signInLink(t, worker)), chromedp.WaitVisible(chromedp.CSS("header.top nav")))
+	uitest.Do(t, tab, followSignInLink(o.signInLink(t, worker))...)
 	return tab
+}
+
+// followSignInLink is what a person does with a one-click link: open it,
+// then press its button.
+func followSignInLink(link string) []chromedp.Action[chromedp.Void] {
+	return []chromedp.Action[chromedp.Void]{chromedp.Navigate(link), chromedp.Click(chromedp.CSS(`form input[name="code"] ~ button`)),
+		chromedp.WaitVisible(chromedp.CSS("header.top nav"))}
+}
+
+// signInByLink opens a one-click link with c and posts its form, as the
+// button does, returning the answer to the post (redirects followed as c
+// follows them).
+func signInByLink(t testing.TB, c *http.Client, link string) *http.Response {
+	t.Helper()
+	resp, err := c.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	form := url.Values{}
+	for _, name := range []string{"csrf", "next", "code"} {
+		m := regexp.MustCompile(`name="` + name + `" value="([^"]*)"`).FindSubmatch(page)
+		if m == nil {
+			t.Fatalf("the sign-in link's page (%d) has no %s field:\n%s", resp.StatusCode, name, page)
+		}
+		form.Set(name, html.UnescapeString(string(m[1])))
+	}
+	resp, err = c.PostForm(link[:strings.Index(link, "/ui/signin")]+"/ui/signin", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
 
 // client is a plain HTTP client with a session, for requests a browser
@@ -83,10 +118,7 @@ func (o *org) client(t *testing.T, worker string) *client {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &client{Client: &http.Client{Jar: jar}, base: o.base}
-	resp, err := c.Get(o.signInLink(t, worker))
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := signInByLink(t, c.Client, o.signInLink(t, worker))
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	m := regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`).FindSubmatch(body)

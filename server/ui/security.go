@@ -3,8 +3,8 @@ package ui
 import (
 	"net"
 	"net/http"
-	"net/netip"
-	"strings"
+
+	"github.com/helixml/helix-org/domain"
 )
 
 // contentSecurityPolicy allows nothing from another origin and nothing
@@ -39,23 +39,13 @@ func (u *UI) secure(next http.Handler) http.Handler {
 	})
 }
 
-// ReboundHost spots DNS rebinding exactly as the go-sdk does on the MCP
-// endpoint, which answers some calls without it (server/calls.go): a
-// request that reached a loopback listener under a name that is not
-// loopback.
+// ReboundHost is domain.ReboundHost of a request: the direct MCP path
+// (server/calls.go), which answers some calls without the go-sdk, and the
+// web UI ask it.
 func ReboundHost(r *http.Request) bool {
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return ok && local != nil && isLoopback(local.String()) && !isLoopback(r.Host)
-}
-
-func isLoopback(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = strings.Trim(hostport, "[]")
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if local == nil {
+		return false
 	}
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
+	return domain.ReboundHost(local.String(), r.Host)
 }

@@ -7,6 +7,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -233,24 +234,57 @@ func TestSignIn(t *testing.T) {
 		})
 	}
 
-	t.Run("one-click link works once", func(t *testing.T) {
+	t.Run("one-click link: opening it spends nothing, its button signs in once", func(t *testing.T) {
 		link := o.signInLink(t, "w-owner")
-		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		resp, err := noFollow.Get(link)
-		if err != nil {
-			t.Fatal(err)
+		jar, _ := cookiejar.New(nil)
+		noFollow := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		// A mail scanner, a prefetcher, a page that links to it: GETs.
+		for range 3 {
+			resp, err := noFollow.Get(link)
+			if err != nil {
+				t.Fatal(err)
+			}
+			page, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || hasSession(resp) || !strings.Contains(string(page), "Sign in with this link") ||
+				resp.Header.Get("Cache-Control") != "no-store" {
+				t.Fatalf("GET of the link: %d, session %v, no-store %q; want the page with its button and no session:\n%s",
+					resp.StatusCode, hasSession(resp), resp.Header.Get("Cache-Control"), page)
+			}
 		}
+		code := strings.TrimPrefix(link, o.base+"/ui/signin?code=")
+		// A post from elsewhere: no matching form value, or another origin.
+		for name, forged := range map[string]func() (*http.Response, error){
+			"without the form's value": func() (*http.Response, error) {
+				return noFollow.PostForm(o.base+"/ui/signin", url.Values{"code": {code}})
+			},
+			"from another origin": func() (*http.Response, error) {
+				req, _ := http.NewRequest(http.MethodPost, o.base+"/ui/signin", strings.NewReader(url.Values{"code": {code}, "csrf": {"x"}}.Encode()))
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				req.Header.Set("Origin", "https://evil.example")
+				req.Header.Set("Sec-Fetch-Site", "cross-site")
+				return noFollow.Do(req)
+			},
+		} {
+			resp, err := forged()
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 403 || hasSession(resp) {
+				t.Errorf("a forged post %s: %d, session %v; want 403 and none", name, resp.StatusCode, hasSession(resp))
+			}
+		}
+		resp := signInByLink(t, noFollow, link)
 		resp.Body.Close()
 		if resp.StatusCode != 303 || resp.Header.Get("Location") != "/ui/" || sessionCookie(t, resp) == nil {
-			t.Fatalf("first use: %d to %q; want 303 to /ui/ with a session", resp.StatusCode, resp.Header.Get("Location"))
+			t.Fatalf("the button: %d to %q; want 303 to /ui/ with a session", resp.StatusCode, resp.Header.Get("Location"))
 		}
-		resp, err = noFollow.Get(link)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp = signInByLink(t, noFollow, link)
+		page, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 303 || resp.Header.Get("Location") != "/ui/signin?failed=code" || len(resp.Cookies()) != 0 {
-			t.Fatalf("second use: %d to %q with cookies %v; want 303 to the sign-in form and no session", resp.StatusCode, resp.Header.Get("Location"), resp.Cookies())
+		if resp.StatusCode != 401 || hasSession(resp) || !strings.Contains(string(page), store.ErrBadSignInCode.Error()) {
+			t.Fatalf("the button again: %d with session %v; want 401, the code refused, no session:\n%s", resp.StatusCode, hasSession(resp), page)
 		}
 	})
 
@@ -259,8 +293,8 @@ func TestSignIn(t *testing.T) {
 		code, _ := o.h.Store.CreateSignInCode(t.Context(), tok, store.SignInCodeTTL)
 		c := &client{Client: &http.Client{}, base: o.base}
 		c.Jar, _ = cookiejar.New(nil)
-		if status, _ := c.get(t, "/ui/signin?code="+code); status != 200 {
-			t.Fatalf("sign in: %d", status)
+		if resp := signInByLink(t, c.Client, o.base+"/ui/signin?code="+code); resp.StatusCode != 200 {
+			t.Fatalf("sign in: %d", resp.StatusCode)
 		}
 		if status, body := c.get(t, "/ui/streams"); status != 200 || !strings.Contains(body, "Streams") {
 			t.Fatalf("signed in: %d", status)
@@ -320,12 +354,10 @@ func TestSecureCookie(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
+			jar, _ := cookiejar.New(nil)
+			c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Jar: jar,
 				CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-			resp, err := c.Get(hs.URL + "/ui/signin?code=" + code)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp := signInByLink(t, c, hs.URL+"/ui/signin?code="+code)
 			resp.Body.Close()
 			if ck := sessionCookie(t, resp); ck == nil || !ck.Secure {
 				t.Errorf("cookie %+v, want Secure", ck)
@@ -381,6 +413,10 @@ func TestSettingsPage(t *testing.T) {
 	if _, ok, _ := st.Setting(t.Context(), "test.api_key"); ok {
 		t.Errorf("test.api_key still set after clear")
 	}
+}
+
+func hasSession(resp *http.Response) bool {
+	return slices.ContainsFunc(resp.Cookies(), func(c *http.Cookie) bool { return c.Name == "helix_session" })
 }
 
 func sessionCookie(t *testing.T, resp *http.Response) *http.Cookie {

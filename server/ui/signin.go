@@ -19,43 +19,39 @@ type signInPage struct {
 	Next  string
 	CSRF  string
 	Error string
+	// Code is a one-click link's code, which only the form's POST spends.
+	Code string
 }
 
-// handleSignInForm shows the token form, or spends a one-click sign-in
-// code and redirects at once, so the code never stays in the address bar.
+// handleSignInForm shows the token form or, for a one-click link, a page
+// whose button spends the link's code. A GET never spends it: a mail
+// scanner or prefetcher that opens the link would use it up, and a page
+// elsewhere could sign a browser in as someone else by linking to it.
 func (u *UI) handleSignInForm(w http.ResponseWriter, r *http.Request) {
-	next := localPath(r.URL.Query().Get("next"))
-	if code := r.URL.Query().Get("code"); code != "" {
-		id, sess, err := u.st.SignInWithCode(r.Context(), code, u.sessionTTL(r))
-		if err != nil {
-			if !errors.Is(err, store.ErrBadSignInCode) && !errors.Is(err, store.ErrBadToken) {
-				u.log.Error("sign in with code", "err", err)
-			}
-			http.Redirect(w, r, "/ui/signin?failed=code", http.StatusSeeOther)
-			return
-		}
-		u.setSession(w, r, id, sess)
-		http.Redirect(w, r, next, http.StatusSeeOther)
+	p := signInPage{Next: localPath(r.URL.Query().Get("next")), Code: r.URL.Query().Get("code")}
+	if _, err := u.viewerOf(r); err == nil && p.Code == "" {
+		http.Redirect(w, r, p.Next, http.StatusSeeOther) // already signed in
 		return
 	}
-	if _, err := u.viewerOf(r); err == nil {
-		http.Redirect(w, r, next, http.StatusSeeOther) // already signed in
-		return
-	}
-	p := signInPage{Next: next}
-	if r.URL.Query().Get("failed") == "code" {
-		p.Error = store.ErrBadSignInCode.Error()
-	}
+	w.Header().Set("Cache-Control", "no-store")
 	u.showSignIn(w, r, http.StatusOK, p)
 }
 
-// handleSignIn exchanges a pasted operator token for a session.
+// handleSignIn exchanges a one-click link's code, or a pasted operator
+// token, for a session. The form's anti-forgery value must match its
+// cookie (SameSite=Strict), and the server refuses cross-origin posts
+// (secure): only a form this server showed signs a browser in.
 func (u *UI) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	p := signInPage{Next: localPath(r.PostFormValue("next"))}
 	c, err := r.Cookie(signinCookie)
 	if err != nil || !hmac.Equal([]byte(c.Value), []byte(r.PostFormValue("csrf"))) {
 		p.Error = "this sign-in form has expired or was sent from elsewhere; try again"
+		p.Code = r.PostFormValue("code")
 		u.showSignIn(w, r, http.StatusForbidden, p)
+		return
+	}
+	if code := r.PostFormValue("code"); code != "" {
+		u.signInWithCode(w, r, code, p)
 		return
 	}
 	id, sess, err := u.st.SignInWithToken(r.Context(), strings.TrimSpace(r.PostFormValue("token")), u.sessionTTL(r))
@@ -68,6 +64,23 @@ func (u *UI) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		if status >= 500 {
 			u.log.Error("sign in", "err", err)
 			p.Error = "sign-in failed: the server could not check the token; see its log"
+		}
+		u.showSignIn(w, r, status, p)
+		return
+	}
+	u.setSession(w, r, id, sess)
+	http.Redirect(w, r, p.Next, http.StatusSeeOther)
+}
+
+// signInWithCode spends a one-click link's code.
+func (u *UI) signInWithCode(w http.ResponseWriter, r *http.Request, code string, p signInPage) {
+	id, sess, err := u.st.SignInWithCode(r.Context(), code, u.sessionTTL(r))
+	if err != nil {
+		p.Error = store.ErrBadSignInCode.Error()
+		status := http.StatusUnauthorized
+		if !errors.Is(err, store.ErrBadSignInCode) && !errors.Is(err, store.ErrBadToken) {
+			u.log.Error("sign in with code", "err", err)
+			p.Error, status = "sign-in failed: the server could not check the link; see its log", http.StatusInternalServerError
 		}
 		u.showSignIn(w, r, status, p)
 		return

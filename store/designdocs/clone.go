@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -40,6 +39,9 @@ type Remote struct {
 	// MaxBytes caps a clone's size on disk (MaxBytesKey): git is stopped
 	// once its copy grows past it, and the copy removed. 0 is no cap.
 	MaxBytes int64
+	// Roots are where local repositories, as paths or file:// URLs, may
+	// be (RepoRootsKey); none refuses them all.
+	Roots []string
 }
 
 // MaxBytesKey is the setting that sets Remote.MaxBytes; named in the
@@ -57,7 +59,7 @@ func IsURL(repo string) bool { return strings.Contains(repo, "://") || scpLike.M
 // empty for a path.
 func Resolve(ctx context.Context, repo string, r Remote) (top, origin string, err error) {
 	if !IsURL(repo) {
-		top, err = Check(ctx, repo)
+		top, err = Check(ctx, repo, r.Roots)
 		return top, "", err
 	}
 	top, err = r.Clone(ctx, repo)
@@ -182,12 +184,19 @@ func (r Remote) check(ctx context.Context, raw string) (u *url.URL, pin string, 
 		return nil, "", domain.Invalid("repo", "%q is not a URL: %v", raw, err)
 	}
 	if _, ok := u.User.Password(); ok {
-		return nil, "", domain.Invalid("repo", "%s: put credentials in git's credential helper, not in the URL", redact(u))
+		return nil, "", domain.Invalid("repo", "%s: credentials in the URL are refused; the server clones only what it may read without any", redact(u))
 	}
 	switch u.Scheme {
 	case "file":
 		if u.Host != "" && u.Host != "localhost" {
 			return nil, "", domain.Invalid("repo", "%q: a file URL names a path on this machine (file:///path)", raw)
+		}
+		if err := underRoots("repo", u.Path, r.Roots); err != nil {
+			return nil, "", err
+		}
+		// Cloned from and pushed to: its config must not run code either.
+		if err := checkConfig(ctx, u.Path, "repo"); err != nil {
+			return nil, "", err
 		}
 		return u, "", nil
 	case "http", "https":
@@ -249,33 +258,24 @@ func (r Remote) addrs(ctx context.Context, host string) ([]netip.Addr, error) {
 }
 
 // remoteGit runs a git command that talks to a remote: only the URL's own
-// protocol, no redirects, no proxy, no prompt for credentials.
+// protocol, no redirects, no proxy, no prompt for credentials. A file://
+// remote's side runs as a process of its own, without our -c overrides,
+// so it is told to run no hooks either.
 func remoteGit(ctx context.Context, dir, scheme, pin string, args ...string) (string, error) {
-	pre := []string{"-C", dir, "-c", "protocol.allow=never", "-c", "protocol." + scheme + ".allow=always",
-		"-c", "http.followRedirects=false", "-c", "http.proxy="}
+	pre := []string{"-c", "protocol." + scheme + ".allow=always", "-c", "http.followRedirects=false", "-c", "http.proxy="}
 	if pin != "" {
 		pre = append(pre, "-c", "http.curloptResolve="+pin)
 	}
-	cmd := exec.CommandContext(ctx, "git", append(pre, args...)...)
-	cmd.Env = append(withoutProxies(os.Environ()), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true", "SSH_ASKPASS=true")
-	out, err := cmd.CombinedOutput()
+	if scheme == "file" {
+		const safe = "git -c core.hooksPath=/dev/null -c core.fsmonitor=false "
+		side := map[string]string{"clone": "--upload-pack=" + safe + "upload-pack", "push": "--receive-pack=" + safe + "receive-pack"}[args[0]]
+		args = append([]string{args[0], side}, args[1:]...)
+	}
+	out, err := Command(ctx, dir, append(pre, args...)...).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(string(out)))
 	}
 	return strings.TrimSpace(string(out)), nil
-}
-
-func withoutProxies(env []string) []string {
-	var out []string
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		switch strings.ToLower(k) {
-		case "http_proxy", "https_proxy", "all_proxy", "no_proxy":
-			continue
-		}
-		out = append(out, kv)
-	}
-	return out
 }
 
 // gitWords is what git said, without our wrapping.

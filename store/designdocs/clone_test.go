@@ -26,7 +26,7 @@ func TestCloneFromURL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := designdocs.Remote{ClonesDir: t.TempDir(), AllowPrivate: true}
+			r := designdocs.Remote{ClonesDir: t.TempDir(), AllowPrivate: true, Roots: []string{root}}
 			top, origin, err := designdocs.Resolve(t.Context(), tt.url, r)
 			if err != nil || origin != tt.url {
 				t.Fatalf("Resolve(%s) = %q, %q, %v", tt.url, top, origin, err)
@@ -67,16 +67,16 @@ func TestCloneRefuses(t *testing.T) {
 		{"private range", "http://10.1.2.3/app.git", false, "10.1.2.3 is a loopback, private"},
 		{"metadata address", "http://169.254.169.254/latest", false, "169.254.169.254 is a loopback"},
 		{"missing repository", srv.URL + "/nope.git", true, "cannot be cloned: "},
-		{"file URL of no repository", "file://" + filepath.Join(plain, "nope"), true, "cannot be cloned: "},
+		{"file URL of no repository", "file://" + filepath.Join(plain, "nope"), true, "does not exist"},
 		{"file URL of a plain directory", "file://" + plain, true, "cannot be cloned: "},
 		{"ssh shorthand", "git@github.com:org/app.git", true, "ssh repositories are not supported"},
 		{"other scheme", "ssh://git@github.com/org/app.git", true, `scheme "ssh" is not supported`},
-		{"credentials in the URL", "https://me:secret@example.com/app.git", true, "credential helper, not in the URL"},
+		{"credentials in the URL", "https://me:secret@example.com/app.git", true, "credentials in the URL are refused"},
 		{"file URL of another host", "file://server/share/app.git", true, "a file URL names a path on this machine"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := designdocs.Remote{ClonesDir: t.TempDir(), AllowPrivate: tt.allowPrivate}
+			r := designdocs.Remote{ClonesDir: t.TempDir(), AllowPrivate: tt.allowPrivate, Roots: []string{root, plain}}
 			_, _, err := designdocs.Resolve(t.Context(), tt.url, r)
 			if err == nil || !errors.Is(err, domain.ErrInvalid) || !strings.Contains(err.Error(), "repo: ") || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("Resolve(%s) = %v, want an invalid repo: %q", tt.url, err, tt.wantErr)
@@ -113,7 +113,7 @@ func TestPushSendsTheDocsBranchBack(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			origin := filepath.Join(root, tt.origin)
-			r := designdocs.Remote{ClonesDir: t.TempDir(), AllowPrivate: true}
+			r := designdocs.Remote{ClonesDir: t.TempDir(), AllowPrivate: true, Roots: []string{root}}
 			top, _, err := designdocs.Resolve(t.Context(), tt.url, r)
 			if err != nil {
 				t.Fatal(err)
@@ -175,7 +175,7 @@ func TestCloneOverTheLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := designdocs.Remote{ClonesDir: t.TempDir(), AllowPrivate: true, MaxBytes: tt.maxBytes}
+			r := designdocs.Remote{ClonesDir: t.TempDir(), AllowPrivate: true, MaxBytes: tt.maxBytes, Roots: []string{root}}
 			_, err := r.Clone(t.Context(), tt.url)
 			if !tt.wantErr {
 				if err != nil {

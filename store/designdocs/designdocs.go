@@ -3,17 +3,17 @@
 // .git-worktrees/helix-design-docs beside the repository's working tree,
 // so the main checkout may switch branches without touching it. Every
 // change is a new commit authored as the worker it is made for; nothing
-// here rewrites history. It drives the git CLI, clones repositories given
-// as URLs (clone.go), and imports only domain and safedial's address check.
+// here rewrites history. It drives the git CLI, every command built by
+// Command so that no repository's code runs (gitcmd.go), clones
+// repositories given as URLs (clone.go), and imports only domain and
+// safedial's address check.
 package designdocs
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -50,9 +50,11 @@ func lock(dir string) func() {
 	return m.(*sync.Mutex).Unlock
 }
 
-// Check refuses a repository that is not a local git working tree, naming
-// the field, so create_spec_task fails before anything is recorded.
-func Check(ctx context.Context, repo string) (string, error) {
+// Check refuses a repository that is not a local git working tree under
+// one of roots (spec_tasks.repo_roots, symlinks resolved), or whose config
+// makes git run a program, naming the field, so create_spec_task fails
+// before anything is recorded.
+func Check(ctx context.Context, repo string, roots []string) (string, error) {
 	if strings.Contains(repo, "://") {
 		return "", domain.Invalid("repo", "%q: only a local path to a git repository is supported", repo)
 	}
@@ -62,18 +64,42 @@ func Check(ctx context.Context, repo string) (string, error) {
 	if _, err := os.Stat(repo); err != nil {
 		return "", domain.Invalid("repo", "%q does not exist", repo)
 	}
-	top, err := git(ctx, repo, "rev-parse", "--show-toplevel")
+	if err := underRoots("repo", repo, roots); err != nil {
+		return "", err
+	}
+	top, err := toplevel(ctx, repo)
 	if err != nil {
-		return "", domain.Invalid("repo", "%q is not a git repository", repo)
+		return "", err
+	}
+	// The working tree and the git directory it writes to must be inside
+	// a root too, not only the path named.
+	common, err := git(ctx, top, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return "", err
+	}
+	for _, p := range []string{top, common} {
+		if err := underRoots("repo", p, roots); err != nil {
+			return "", err
+		}
 	}
 	return top, nil
+}
+
+// toplevel is the working tree of the repository at path, refused when
+// it is none or its config makes git run a program.
+func toplevel(ctx context.Context, path string) (string, error) {
+	top, err := git(ctx, path, "rev-parse", "--show-toplevel")
+	if err != nil || top == "" {
+		return "", domain.Invalid("repo", "%q is not a git repository", path)
+	}
+	return top, checkConfig(ctx, top, "repo")
 }
 
 // Open returns the repository's docs worktree, creating the branch (from
 // origin's when a clone has one, else from an empty commit, so it shares
 // nothing with the code) and the worktree when they do not exist yet.
 func Open(ctx context.Context, repo string) (*Book, error) {
-	top, err := Check(ctx, repo)
+	top, err := toplevel(ctx, repo)
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +128,10 @@ func Open(ctx context.Context, repo string) (*Book, error) {
 		if _, err := git(ctx, top, "worktree", "add", b.Dir, Branch); err != nil {
 			return nil, err
 		}
+	}
+	// The docs worktree may have config of its own (config.worktree).
+	if err := checkConfig(ctx, b.Dir, "repo"); err != nil {
+		return nil, err
 	}
 	return b, exclude(ctx, top)
 }
@@ -193,24 +223,4 @@ func (b *Book) Edited(ctx context.Context, task, name string) (string, bool, err
 	}
 	out, err := b.Read(ctx, task, name)
 	return out, err == nil, err
-}
-
-// git runs one git command in dir and returns its trimmed output.
-func git(ctx context.Context, dir string, args ...string) (string, error) {
-	out, err := gitRaw(ctx, dir, args...)
-	return strings.TrimSpace(out), err
-}
-
-func gitRaw(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			return stdout.String(), fmt.Errorf("git %s: %s", strings.Join(args, " "), strings.TrimSpace(stderr.String()))
-		}
-		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
-	}
-	return stdout.String(), nil
 }

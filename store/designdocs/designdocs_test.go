@@ -37,13 +37,14 @@ func run(t *testing.T, dir string, args ...string) string {
 func TestCheck(t *testing.T) {
 	plain := t.TempDir()
 	tests := []struct{ repo, wantErr string }{
+		{"/", `repo: "/" is not under spec_tasks.repo_roots (` + plain + `)`},
 		{filepath.Join(plain, "nope"), `repo: "` + filepath.Join(plain, "nope") + `" does not exist`},
 		{plain, `repo: "` + plain + `" is not a git repository`},
 		{"relative/path", `give an absolute path`},
 		{"https://example.com/x.git", `only a local path to a git repository is supported`},
 	}
 	for _, tt := range tests {
-		_, err := designdocs.Check(t.Context(), tt.repo)
+		_, err := designdocs.Check(t.Context(), tt.repo, []string{plain})
 		if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, domain.ErrInvalid) {
 			t.Errorf("Check(%q) = %v, want %q", tt.repo, err, tt.wantErr)
 		}

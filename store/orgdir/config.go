@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/helixml/helix-org/domain"
 )
 
 // config.yaml: the operational config set in the database. Secret
@@ -53,6 +55,9 @@ func loadConfig(in *importer) error {
 		if spec.HasSecret() {
 			return fmt.Errorf("config.yaml: %s is a secret; give it in the secrets file", key)
 		}
+		if err := in.mayRunCode("config.yaml", spec); err != nil {
+			return err
+		}
 		if err := in.im.Setting(spec, rec.Settings[key]); err != nil {
 			return err
 		}
@@ -62,6 +67,9 @@ func loadConfig(in *importer) error {
 		spec, err := in.settings.Lookup(key)
 		if err != nil {
 			return fmt.Errorf("secrets file: %w", err)
+		}
+		if err := in.mayRunCode("secrets file", spec); err != nil {
+			return err
 		}
 		if err := in.im.Setting(spec, in.given.Config[key]); err != nil {
 			return fmt.Errorf("secrets file: %w", err)
@@ -74,4 +82,14 @@ func loadConfig(in *importer) error {
 		}
 	}
 	return nil
+}
+
+// mayRunCode refuses a setting that makes the server run code unless the
+// import was told to apply such settings: an export can come from anyone.
+func (in *importer) mayRunCode(file string, spec domain.SettingSpec) error {
+	if !spec.RunsCode || in.allowExec {
+		return nil
+	}
+	return fmt.Errorf("%s: %s makes the server run code (%s); an import applies such settings only with --allow-exec-settings, "+
+		"when you trust the export — or remove it and set it yourself with helix-org config set", file, spec.Key, spec.Description)
 }

@@ -57,6 +57,7 @@ func loadGrants(in *importer) error {
 		if err := in.im.Grant(g); err != nil {
 			return err
 		}
+		in.grants = append(in.grants, g)
 	}
 	return nil
 }

@@ -114,12 +114,19 @@ func (x *exporter) secret(format string, args ...any) {
 }
 
 type importer struct {
-	dir      string
-	im       *store.Importer
-	settings domain.Settings
-	given    Secrets
-	used     map[string]bool
-	missing  []string
+	dir       string
+	im        *store.Importer
+	settings  domain.Settings
+	given     Secrets
+	used      map[string]bool
+	missing   []string
+	allowExec bool
+	// What checkOrg holds the export to, gathered as it is read.
+	tools     []string
+	positions []domain.Position
+	workers   map[string]workerSeen
+	grants    []domain.Grant
+	skills    map[string]string // skill tool → creator
 }
 
 // ImportOptions tune Import.
@@ -131,6 +138,13 @@ type ImportOptions struct {
 	// not in Secrets without them; otherwise such an import is refused, as
 	// no tool can set a stream's secret later.
 	WithoutStreamSecrets bool
+	// Tools are the built-in tools a grant may name; the export's skills
+	// add theirs.
+	Tools []string
+	// AllowExecSettings applies settings that make the server run code
+	// (domain.SettingSpec.RunsCode); without it an export holding one is
+	// refused.
+	AllowExecSettings bool
 }
 
 // Import reads the export in dir into st, which must hold no org yet, in
@@ -139,13 +153,17 @@ func Import(ctx context.Context, st *store.Store, dir string, opts ImportOptions
 	if _, err := os.Stat(filepath.Join(dir, "README.txt")); err != nil {
 		return Report{}, fmt.Errorf("import from %s: no README.txt there; is it a helix-org export?", dir)
 	}
-	in := &importer{dir: dir, settings: opts.Settings, given: opts.Secrets, used: map[string]bool{}}
+	in := &importer{dir: dir, settings: opts.Settings, given: opts.Secrets, allowExec: opts.AllowExecSettings, tools: opts.Tools}
 	counts, err := st.Import(ctx, func(im *store.Importer) error {
 		in.im, in.missing, in.used = im, nil, map[string]bool{}
+		in.positions, in.workers, in.grants, in.skills = nil, map[string]workerSeen{}, nil, map[string]string{}
 		for _, k := range kinds {
 			if err := k.load(in); err != nil {
 				return fmt.Errorf("%s: %w", k.name, err)
 			}
+		}
+		if err := in.checkOrg(st.Now()); err != nil {
+			return err
 		}
 		if err := in.unused(); err != nil {
 			return err

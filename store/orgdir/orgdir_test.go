@@ -46,7 +46,7 @@ func TestRoundTrip(t *testing.T) {
 	os.WriteFile(role, []byte(strings.Replace(string(data), "# Owner", "# The Owner", 1)), 0o600)
 
 	st2 := storetest.New(t)
-	rep, err = orgdir.Import(t.Context(), st2, first, orgdir.ImportOptions{Settings: registry})
+	rep, err = orgdir.Import(t.Context(), st2, first, orgdir.ImportOptions{Settings: registry, Tools: []string{"publish", "read_events"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil || len(res) != 1 || res[0].Insight.Supersedes != old.ID || res[0].Insight.Resolution != "wait until monday" {
 		t.Errorf("recall after import = %+v, %v", res, err)
 	}
-	if _, err := orgdir.Import(t.Context(), st2, first, orgdir.ImportOptions{Settings: registry}); err == nil || !strings.Contains(err.Error(), "already holds an org") {
+	if _, err := orgdir.Import(t.Context(), st2, first, orgdir.ImportOptions{Settings: registry, Tools: []string{"publish", "read_events"}}); err == nil || !strings.Contains(err.Error(), "already holds an org") {
 		t.Errorf("a second import into the same store: %v", err)
 	}
 }

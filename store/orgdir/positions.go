@@ -35,9 +35,11 @@ func loadPositions(in *importer) error {
 		if err != nil {
 			return err
 		}
-		if err := in.im.Position(domain.Position{ID: r.ID, RoleID: r.Role, Title: r.Title, ReportsTo: r.ReportsTo, CreatedAt: created}); err != nil {
+		p := domain.Position{ID: r.ID, RoleID: r.Role, Title: r.Title, ReportsTo: r.ReportsTo, CreatedAt: created}
+		if err := in.im.Position(p); err != nil {
 			return err
 		}
+		in.positions = append(in.positions, p)
 	}
 	return nil
 }

@@ -128,6 +128,7 @@ func loadSkills(in *importer) error {
 		serving := versions[i]
 		sk := domain.Skill{Name: rec.Name, Version: rec.Version, Description: serving.Description, InputSchema: serving.InputSchema,
 			Template: serving.Template, CreatedBy: rec.CreatedBy, CreatedAt: created}
+		in.skills[sk.ToolName()] = sk.CreatedBy
 		if err := in.im.Skill(sk, versions); err != nil {
 			return fmt.Errorf("skill %s: %w", name, err)
 		}

@@ -67,6 +67,7 @@ func loadWorkers(in *importer) error {
 		if err := in.im.Worker(w); err != nil {
 			return err
 		}
+		in.workers[w.ID] = workerSeen{file: "workers/" + name, w: w}
 	}
 	return nil
 }

@@ -53,7 +53,7 @@ func parse(ctx context.Context, st Store, body []byte) (inbound.Batch, error) {
 	if err != nil {
 		return inbound.Batch{}, err
 	}
-	return inbound.Batch{Messages: []domain.Inbound{{StreamID: s.ID, Message: m.Message, Key: m.DedupKey, Contents: m.Contents}}}, nil
+	return inbound.Batch{Messages: []domain.Inbound{{StreamID: s.ID, Message: m.Message, Key: m.DedupKey, Contents: m.Contents, Sender: m.Sender}}}, nil
 }
 
 // authorize checks basic auth against inbound_user / inbound_password in

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/mail"
+	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/helixml/helix-org/domain"
 )
@@ -67,6 +69,9 @@ type Mail struct {
 	Message  domain.Message
 	// Contents[i] is the decoded content of Message.Attachments[i].
 	Contents [][]byte
+	// Sender is From when Postmark's checks say it is the sender's
+	// (verdict); the zero Sender otherwise.
+	Sender domain.Sender
 }
 
 // FullTextAttachment carries an email's whole text when body holds only
@@ -159,7 +164,27 @@ func ParseInbound(body []byte) (Mail, error) {
 			return Mail{}, err
 		}
 	}
-	return Mail{Alias: alias(in), DedupKey: in.MessageID, Message: m, Contents: contents}, nil
+	return Mail{Alias: alias(in), DedupKey: in.MessageID, Message: m, Contents: contents, Sender: verdict(in.Headers, m.From)}, nil
+}
+
+// verdict vouches for from when Postmark's checks passed: SPF (the
+// topmost Received-SPF says Pass, or there is none and SpamAssassin's
+// X-Spam-Tests has SPF_PASS) and a DKIM signature by from's own domain
+// (DKIM_VALID_AU; DKIM_VALID alone may be any domain's signature). Only
+// the topmost of each header counts: Postmark's servers add theirs on
+// top, a sender's own comes below, and SpamAssassin drops X-Spam-*
+// headers it did not write.
+func verdict(hs []Header, from string) domain.Sender {
+	tests := strings.FieldsFunc(header(hs, "X-Spam-Tests"), func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+	spf := slices.Contains(tests, "SPF_PASS")
+	if received, ok := headerOK(hs, "Received-SPF"); ok {
+		result := strings.FieldsFunc(received, func(r rune) bool { return unicode.IsSpace(r) || r == '(' || r == ';' })
+		spf = len(result) > 0 && strings.EqualFold(result[0], "pass")
+	}
+	if !spf || !slices.Contains(tests, "DKIM_VALID_AU") || !emailAddress.MatchString(from) {
+		return domain.Sender{}
+	}
+	return domain.Sender{Address: from, How: "spf+dkim"}
 }
 
 // sender is the sender's bare address.
@@ -202,13 +227,19 @@ func alias(in Inbound) string {
 	return ""
 }
 
+// header is the topmost header called name, "" when there is none.
 func header(hs []Header, name string) string {
+	v, _ := headerOK(hs, name)
+	return v
+}
+
+func headerOK(hs []Header, name string) (string, bool) {
 	for _, h := range hs {
 		if strings.EqualFold(h.Name, name) {
-			return h.Value
+			return h.Value, true
 		}
 	}
-	return ""
+	return "", false
 }
 
 // msgIDs extracts the <id> tokens of a Message-ID, In-Reply-To or

@@ -158,3 +158,71 @@ func TestMsgIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestSenderVerdict: Postmark's documented inbound payload (SPF passed,
+// DKIM_VALID_AU) vouches for its From; each variant that takes a check
+// away, or adds a header of the sender's own below Postmark's, does not.
+func TestSenderVerdict(t *testing.T) {
+	const spfPass = "Pass (sender SPF authorized) identity=mailfrom; client-ip=209.85.160.180; helo=mail-gy0-f180.google.com; envelope-from=myUser@theirDomain.com; receiver=451d9b70cf9364d23ff6f9d51d870251569e+ahoy@inbound.postmarkapp.com"
+	bob := domain.Sender{Address: "bob@bob.com", How: "spf+dkim"}
+	// set replaces the value of the topmost header called name, or
+	// drops it when value is "".
+	set := func(name, value string) func(*Inbound) {
+		return func(in *Inbound) {
+			for i, h := range in.Headers {
+				if h.Name == name {
+					if value == "" {
+						in.Headers = append(in.Headers[:i], in.Headers[i+1:]...)
+					} else {
+						in.Headers[i].Value = value
+					}
+					return
+				}
+			}
+			t.Fatalf("the documented payload has no %s header", name)
+		}
+	}
+	// add puts a header the sender wrote below Postmark's.
+	add := func(name, value string) func(*Inbound) {
+		return func(in *Inbound) { in.Headers = append(in.Headers, Header{Name: name, Value: value}) }
+	}
+	cases := []struct {
+		name    string
+		changes []func(*Inbound)
+		want    domain.Sender
+	}{
+		{name: "as documented: SPF pass, DKIM aligned", want: bob},
+		{name: "SPF fail", changes: []func(*Inbound){set("Received-SPF", "Fail (sender not authorized) identity=mailfrom; client-ip=203.0.113.9"),
+			set("X-Spam-Tests", "DKIM_SIGNED,DKIM_VALID,DKIM_VALID_AU,SPF_FAIL")}},
+		{name: "SPF softfail", changes: []func(*Inbound){set("Received-SPF", "SoftFail (domain owner discourages use of this host) identity=mailfrom")}},
+		{name: "Received-SPF fails though X-Spam-Tests has SPF_PASS", changes: []func(*Inbound){set("Received-SPF", "Neutral identity=mailfrom")}},
+		{name: "no Received-SPF: X-Spam-Tests' SPF_PASS counts", changes: []func(*Inbound){set("Received-SPF", "")}, want: bob},
+		{name: "no Received-SPF and no SPF_PASS", changes: []func(*Inbound){set("Received-SPF", ""), set("X-Spam-Tests", "DKIM_SIGNED,DKIM_VALID,DKIM_VALID_AU")}},
+		{name: "lower-case pass, header name in another case", changes: []func(*Inbound){set("Received-SPF", ""), add("received-spf", "pass; identity=mailfrom")}, want: bob},
+		{name: "DKIM missing", changes: []func(*Inbound){set("X-Spam-Tests", "SPF_PASS")}},
+		{name: "DKIM_VALID without _AU: another domain's signature", changes: []func(*Inbound){set("X-Spam-Tests", "DKIM_SIGNED,DKIM_VALID,SPF_PASS")}},
+		{name: "no X-Spam-Tests", changes: []func(*Inbound){set("X-Spam-Tests", "")}},
+		{name: "X-Spam-Tests folded over lines", changes: []func(*Inbound){set("X-Spam-Tests", "DKIM_SIGNED,DKIM_VALID,\r\n\tDKIM_VALID_AU,SPF_PASS")}, want: bob},
+		{name: "the sender's own Received-SPF: Pass below Postmark's Fail", changes: []func(*Inbound){
+			set("Received-SPF", "Fail identity=mailfrom"), add("Received-SPF", spfPass)}},
+		{name: "the sender's own X-Spam-Tests below Postmark's", changes: []func(*Inbound){
+			set("X-Spam-Tests", "SPF_PASS"), add("X-Spam-Tests", "DKIM_SIGNED,DKIM_VALID,DKIM_VALID_AU,SPF_PASS")}},
+		{name: "From is not an address", changes: []func(*Inbound){func(in *Inbound) { in.From, in.FromFull = "Bob Bobson", Address{} }}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			body := modify(t, "valid_http_post.json", func(in *Inbound) {
+				for _, c := range tc.changes {
+					c(in)
+				}
+			})
+			m, err := ParseInbound(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Sender != tc.want {
+				t.Errorf("sender = %+v, want %+v", m.Sender, tc.want)
+			}
+		})
+	}
+}

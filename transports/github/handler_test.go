@@ -200,6 +200,14 @@ func TestWebhook(t *testing.T) {
 			wantStatus: 202, wantBody: `nothing stored`},
 		{name: "event no stream selects", deliveries: []delivery{{event: "push", id: "d-1", body: []byte(`{"ref":"refs/heads/main","repository":{"full_name":"helixml/docs"}}`)}},
 			wantStatus: 202, wantBody: `no github stream selects \"push\" events`},
+		// GitHub's event names have digits too: a real projects_v2_item delivery
+		// (octokit's example) is accepted, not refused as malformed.
+		{name: "an event name with a digit", deliveries: []delivery{{event: "projects_v2_item", id: "d-1", body: payload(t, "projects_v2_item.json")}},
+			wantStatus: 202, wantBody: `no github stream selects \"projects_v2_item\" events`},
+		{name: "an event name in capitals", deliveries: []delivery{{event: "Issues", id: "d-1", body: issue}},
+			wantStatus: 400, wantBody: `X-GitHub-Event: \"Issues\" is not an event name`},
+		{name: "an event name with a dash", deliveries: []delivery{{event: "pull-request", id: "d-1", body: issue}},
+			wantStatus: 400, wantBody: `X-GitHub-Event: \"pull-request\" is not an event name`},
 		{name: "missing signature", deliveries: []delivery{{event: "issues", id: "d-1", body: issue, signature: "-"}},
 			wantStatus: 401, wantBody: "missing or malformed X-Hub-Signature-256"},
 		{name: "signed with another secret", deliveries: []delivery{{event: "issues", id: "d-1", body: issue, signature: github.Sign("guess", issue)}},

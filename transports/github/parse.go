@@ -182,13 +182,14 @@ func withEvent(body []byte, event string) (json.RawMessage, error) {
 	return json.Marshal(obj)
 }
 
-// validEvent accepts GitHub's event names: lowercase words joined by "_".
+// validEvent accepts GitHub's event names: [a-z0-9_]+, lowercase words
+// and digits joined by "_" (projects_v2_item).
 func validEvent(e string) bool {
 	if e == "" || len(e) > 64 {
 		return false
 	}
 	for _, r := range e {
-		if !(r >= 'a' && r <= 'z' || r == '_') {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
 			return false
 		}
 	}

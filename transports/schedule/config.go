@@ -3,6 +3,7 @@ package schedule
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"time"
 	_ "time/tzdata" // zones work on a machine without tzdata installed
 
@@ -24,7 +25,9 @@ var Transport = transport.Descriptor{
 		Check: func(raw json.RawMessage) error { _, err := ParseStreamConfig(raw); return err },
 		// The ticks are the server's own clock, not outside input.
 		Trusted: true,
+		Admit:   admit,
 	},
+	Settings: Settings,
 	Run: func(ctx context.Context, d transport.Deps) error {
 		return (&Ticker{Store: d.Store, Now: d.Now, Logger: d.Logger}).Run(ctx)
 	},
@@ -70,4 +73,42 @@ func ParseStreamConfig(raw json.RawMessage) (Schedule, error) {
 		return s, domain.Invalid(domain.ConfigField("cron"), "%q never fires (no such day)", s.Cron)
 	}
 	return s, nil
+}
+
+// The bounds on what one worker may schedule: each tick may wake agents
+// and spend the org's budget.
+var (
+	MinIntervalSetting = domain.SettingSpec{Key: "schedule.min_interval", Type: domain.SettingDuration, Default: "1m",
+		Description: "Shortest time between two ticks of a schedule stream a worker creates; 0 is no bound.", Validate: nonNegative}
+	MaxPerWorkerSetting = domain.SettingSpec{Key: "schedule.max_per_worker", Type: domain.SettingInt, Default: "10",
+		Description: "Most schedule streams one worker may create; 0 or less is no bound."}
+)
+
+// Settings lists the schedule transport's config keys.
+var Settings = domain.Settings{MinIntervalSetting, MaxPerWorkerSetting}
+
+func nonNegative(v string) error {
+	if d, err := time.ParseDuration(v); err == nil && d < 0 {
+		return domain.Invalid("schedule.min_interval", "must not be negative")
+	}
+	return nil
+}
+
+// admit refuses a schedule that ticks more often than schedule.min_interval,
+// and a worker's schedule past schedule.max_per_worker.
+func admit(raw json.RawMessage, made int, setting func(domain.SettingSpec) string) error {
+	s, err := ParseStreamConfig(raw)
+	if err != nil {
+		return err
+	}
+	if least, err := time.ParseDuration(setting(MinIntervalSetting)); err == nil && least > 0 {
+		if every := s.cron.MinInterval(); every < least {
+			return domain.Invalid(domain.ConfigField("cron"), "%q ticks as often as every %s; a schedule may tick at most every %s (the setting %s)",
+				s.Cron, every, least, MinIntervalSetting.Key)
+		}
+	}
+	if most, err := strconv.Atoi(setting(MaxPerWorkerSetting)); err == nil && most > 0 && made >= most {
+		return domain.Forbidden("you have made %d schedule streams, the most one worker may (the setting %s)", made, MaxPerWorkerSetting.Key)
+	}
+	return nil
 }

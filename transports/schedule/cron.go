@@ -193,3 +193,46 @@ func (c Cron) onDay(day, after time.Time, loc *time.Location) time.Time {
 	}
 	return best
 }
+
+// MinInterval is the shortest time between two occurrences on the wall
+// clock: between two times of one day, or from a day's last to the
+// next day's first when two days in a row match. A DST change may
+// shorten one gap a year by its hour. Occurrences never on consecutive
+// days and once a day answer 48h: "more than a day".
+func (c Cron) MinInterval() time.Duration {
+	var times []int // minutes past midnight
+	for h := range 24 {
+		for mi := range 60 {
+			if c.hour&(1<<h) != 0 && c.minute&(1<<mi) != 0 {
+				times = append(times, h*60+mi)
+			}
+		}
+	}
+	if len(times) == 0 {
+		return 0
+	}
+	least := 48 * 60
+	for i := 1; i < len(times); i++ {
+		least = min(least, times[i]-times[i-1])
+	}
+	if c.consecutiveDays() {
+		least = min(least, times[0]+24*60-times[len(times)-1])
+	}
+	return time.Duration(least) * time.Minute
+}
+
+// consecutiveDays reports whether two days in a row ever both match,
+// over a span that holds every pattern of weekdays, month ends and leap
+// days.
+func (c Cron) consecutiveDays() bool {
+	start := time.Date(2000, 1, 1, 12, 0, 0, 0, time.UTC)
+	prev := false
+	for i := range searchDays {
+		m := c.dayMatches(start.AddDate(0, 0, i))
+		if m && prev {
+			return true
+		}
+		prev = m
+	}
+	return false
+}

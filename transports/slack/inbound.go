@@ -77,6 +77,10 @@ type event struct {
 	Text     string `json:"text"`
 	TS       string `json:"ts"`
 	ThreadTS string `json:"thread_ts"`
+
+	// ChannelType is "im" in a DM with the bot, else "channel", "group"
+	// or "mpim".
+	ChannelType string `json:"channel_type"`
 }
 
 // storedSubtypes are the message subtypes people write; the rest (edits,
@@ -114,7 +118,7 @@ func parse(ctx context.Context, st Store, cfg Config, body []byte) (inbound.Batc
 	var b inbound.Batch
 	for _, s := range streams {
 		if follows(s, ev) {
-			b.Messages = append(b.Messages, domain.Inbound{StreamID: s.ID, Message: msg, Key: env.EventID})
+			b.Messages = append(b.Messages, domain.Inbound{StreamID: s.ID, Message: msg, Key: env.EventID, Sender: sender(ev)})
 		}
 	}
 	if len(b.Messages) == 0 {
@@ -139,6 +143,17 @@ func fromBot(env envelope, cfg Config) bool {
 		}
 	}
 	return false
+}
+
+// sender vouches for the person of an IM: Slack signed the request, and
+// a DM with the bot (channel_type "im", a D… channel) has one person in
+// it besides the bot, whose messages are dropped (fromBot). In any other
+// channel anyone in it may have written, so it vouches for no one.
+func sender(ev event) domain.Sender {
+	if ev.ChannelType != "im" || !strings.HasPrefix(ev.Channel, "D") {
+		return domain.Sender{}
+	}
+	return domain.Sender{Address: ev.Channel, How: "slack-im"}
 }
 
 // follows reports whether a stream takes messages of this channel (and,

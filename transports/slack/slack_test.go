@@ -314,3 +314,51 @@ func TestContact(t *testing.T) {
 		})
 	}
 }
+
+// TestContactSender: Lee's contact is a Slack channel and the owner's DM
+// to Lee went there. What comes back is Lee's answer on the DM only from
+// a DM with the bot, where Lee is the only one who can write; in a
+// channel anyone may have, so it lands as an unverified message from
+// the user who wrote it.
+func TestContactSender(t *testing.T) {
+	for _, tt := range []struct {
+		name, address string
+		msg           slacktest.Message
+		wantLee       bool
+	}{
+		{"Lee in the DM with the bot", "D0LEE", slacktest.Message{Channel: "D0LEE", User: "U0LEE"}, true},
+		{"a shared channel: whoever wrote", "C0SHARED", slacktest.Message{Channel: "C0SHARED", User: "U0LEE"}, false},
+		{"a group DM", "G0GROUP", slacktest.Message{Channel: "G0GROUP", User: "U0LEE", ChannelType: "mpim"}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, "")
+			ctx := t.Context()
+			_, err := f.st.CreatePosition(ctx, store.OwnerWorker, domain.Position{ID: "p-lee", RoleID: "r-bot", Title: "Lead"})
+			must(t, err)
+			_, err = f.st.HireWorker(ctx, store.OwnerWorker, domain.Worker{ID: "w-lee", Kind: domain.WorkerHuman, PositionID: "p-lee", Name: "Lee"}, nil)
+			must(t, err)
+			_, err = f.st.SetContact(ctx, store.OwnerWorker, "w-lee", store.Contact{Kind: string(slack.Kind), Address: tt.address})
+			must(t, err)
+			dm, err := f.st.EnsureDM(ctx, store.OwnerWorker, "w-lee")
+			must(t, err)
+			_, err = f.st.Append(ctx, domain.Event{StreamID: dm.ID, Source: store.OwnerWorker, Message: domain.Message{Body: "May I refund order 7?"}}, store.AppendOptions{})
+			must(t, err)
+
+			tt.msg.EventID, tt.msg.Text, tt.msg.TS = "Ev0LEE", "Yes, refund it.", "1712346100.000100"
+			if code, answer := f.post(t, slacktest.Headers(goodSecret, time.Now(), tt.msg.JSON()), tt.msg.JSON()); code != 200 {
+				t.Fatalf("the answer: %d %s", code, answer)
+			}
+			evs := f.events(t, dm.ID)
+			got := evs[len(evs)-1]
+			var extra map[string]string
+			json.Unmarshal(got.Message.Extra, &extra)
+			switch {
+			case tt.wantLee && (got.Source != "w-lee" || got.Message.Body != "Yes, refund it." || extra["verifiedBy"] != "slack-im"):
+				t.Errorf("on the DM: %q %q %v; want Lee's answer, verified by slack-im", got.Source, got.Message.Body, extra)
+			case !tt.wantLee && (got.Source != "" || got.Message.From != "U0LEE" || extra["unverifiedSender"] != "U0LEE" ||
+				!strings.HasPrefix(got.Message.Body, "Unverified sender U0LEE, not shown to be w-lee:")):
+				t.Errorf("on the DM: %q from %q: %q %v; want an unverified message from U0LEE", got.Source, got.Message.From, got.Message.Body, extra)
+			}
+		})
+	}
+}

@@ -116,13 +116,24 @@ func parse(ctx context.Context, st Store, body []byte) (inbound.Batch, error) {
 	var b inbound.Batch
 	for _, s := range streams {
 		if follows(s, m) {
-			b.Messages = append(b.Messages, domain.Inbound{StreamID: s.ID, Message: msg, Key: strconv.FormatInt(u.UpdateID, 10)})
+			b.Messages = append(b.Messages, domain.Inbound{StreamID: s.ID, Message: msg, Key: strconv.FormatInt(u.UpdateID, 10), Sender: sender(m)})
 		}
 	}
 	if len(b.Messages) == 0 {
 		b.Note = fmt.Sprintf("no telegram stream follows chat %d", m.Chat.ID)
 	}
 	return b, nil
+}
+
+// sender vouches for the user Telegram says wrote the message (the
+// request carried the webhook's secret token): their id, which is also
+// the chat_id of their private chat with the bot. In a group the chat's
+// id is not any user's, so a contact there is never vouched for.
+func sender(m *message) domain.Sender {
+	if m.From == nil || m.From.IsBot || m.From.ID == 0 {
+		return domain.Sender{}
+	}
+	return domain.Sender{Address: strconv.FormatInt(m.From.ID, 10), How: "telegram-user"}
 }
 
 // follows reports whether a stream takes messages of this chat (and of

@@ -283,3 +283,51 @@ func TestContact(t *testing.T) {
 		})
 	}
 }
+
+// TestContactSender: Lee's contact is a Telegram chat and the owner's DM
+// to Lee went there. What comes back is Lee's answer on the DM only when
+// Telegram says its sender is the user whose id the contact's chat_id
+// is — Lee's private chat with the bot; in a group, or from anyone else,
+// it lands as an unverified message from that user.
+func TestContactSender(t *testing.T) {
+	for _, tt := range []struct {
+		name, address string
+		msg           telegramtest.Message
+		wantLee       bool
+	}{
+		{"Lee in the private chat with the bot", "90017", telegramtest.Message{ChatID: 90017, From: "lee"}, true},
+		{"Lee in a group: anyone there could have written", "-100555", telegramtest.Message{ChatID: -100555, FromID: 90017, From: "lee"}, false},
+		{"another user than the chat's", "90017", telegramtest.Message{ChatID: 90017, FromID: 4242, From: "lee"}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, "")
+			ctx := t.Context()
+			_, err := f.st.CreatePosition(ctx, store.OwnerWorker, domain.Position{ID: "p-lee", RoleID: "r-bot", Title: "Lead"})
+			must(t, err)
+			_, err = f.st.HireWorker(ctx, store.OwnerWorker, domain.Worker{ID: "w-lee", Kind: domain.WorkerHuman, PositionID: "p-lee", Name: "Lee"}, nil)
+			must(t, err)
+			_, err = f.st.SetContact(ctx, store.OwnerWorker, "w-lee", store.Contact{Kind: string(telegram.Kind), Address: tt.address})
+			must(t, err)
+			dm, err := f.st.EnsureDM(ctx, store.OwnerWorker, "w-lee")
+			must(t, err)
+			_, err = f.st.Append(ctx, domain.Event{StreamID: dm.ID, Source: store.OwnerWorker, Message: domain.Message{Body: "May I refund order 7?"}}, store.AppendOptions{})
+			must(t, err)
+
+			tt.msg.UpdateID, tt.msg.MessageID, tt.msg.Text = 9100, 80, "Yes, refund it."
+			if code, answer := f.post(t, telegramtest.Headers(secret), tt.msg.JSON()); code != 200 {
+				t.Fatalf("the answer: %d %s", code, answer)
+			}
+			evs := f.events(t, dm.ID)
+			got := evs[len(evs)-1]
+			var extra map[string]string
+			json.Unmarshal(got.Message.Extra, &extra)
+			switch {
+			case tt.wantLee && (got.Source != "w-lee" || got.Message.Body != "Yes, refund it." || extra["verifiedBy"] != "telegram-user"):
+				t.Errorf("on the DM: %q %q %v; want Lee's answer, verified by telegram-user", got.Source, got.Message.Body, extra)
+			case !tt.wantLee && (got.Source != "" || got.Message.From != "lee" || extra["unverifiedSender"] != "lee" ||
+				!strings.HasPrefix(got.Message.Body, "Unverified sender lee, not shown to be w-lee:")):
+				t.Errorf("on the DM: %q from %q: %q %v; want an unverified message from lee", got.Source, got.Message.From, got.Message.Body, extra)
+			}
+		})
+	}
+}

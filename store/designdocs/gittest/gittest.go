@@ -4,12 +4,15 @@
 package gittest
 
 import (
+	"fmt"
 	"net/http/cgi"
 	"net/http/httptest"
-	"os/exec"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/helixml/helix-org/store/designdocs"
 )
 
 // Serve serves the repositories under root at URL/<name>; push lets
@@ -17,7 +20,7 @@ import (
 // without an authenticated user.
 func Serve(t *testing.T, root string, push bool) *httptest.Server {
 	t.Helper()
-	out, err := exec.Command("git", "--exec-path").Output()
+	out, err := designdocs.Command(t.Context(), "", "--exec-path").Output()
 	if err != nil {
 		t.Fatalf("git --exec-path: %v", err)
 	}
@@ -42,19 +45,57 @@ func Repo(t *testing.T, dir string) string {
 // Bare makes a bare clone of src at dir, to serve or push to.
 func Bare(t *testing.T, src, dir string) string {
 	t.Helper()
-	Git(t, "", "clone", "-q", "--bare", src, dir)
+	Git(t, "", "-c", "protocol.file.allow=always", "clone", "-q", "--bare", src, dir)
 	return dir
 }
 
-// Git runs git in dir (none when empty) and returns its trimmed output.
+// Git runs git in dir (none when empty), as the server runs it (no hooks,
+// no user config), and returns its trimmed output.
 func Git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	if dir != "" {
-		args = append([]string{"-C", dir}, args...)
-	}
-	out, err := exec.Command("git", args...).CombinedOutput()
+	out, err := designdocs.Command(t.Context(), dir, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// TrapHooks are the hooks Trapped sets: every one git could run when the
+// server works in a repository, clones it or pushes into it.
+var TrapHooks = []string{"post-checkout", "pre-commit", "prepare-commit-msg", "commit-msg", "post-commit",
+	"reference-transaction", "pre-push", "pre-receive", "update", "post-receive", "post-update", "push-to-checkout", "pre-auto-gc"}
+
+// Trapped makes a repository at dir, with a commit on main, whose hooks
+// and core.fsmonitor append their names to marker. It first commits with
+// hooks and fsmonitor on, as a person's git runs them, and fails unless
+// they wrote the marker: a test that finds no marker later means it.
+func Trapped(t *testing.T, dir, marker string) string {
+	t.Helper()
+	Git(t, "", "init", "-q", "-b", "main", dir)
+	hooks := filepath.Join(dir, ".git", "hooks")
+	for _, h := range TrapHooks {
+		script := fmt.Sprintf("#!/bin/sh\necho %s >> '%s'\ncat >/dev/null\nexit 0\n", h, marker)
+		if err := os.WriteFile(filepath.Join(hooks, h), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fsmonitor := filepath.Join(dir, ".git", "fsmonitor.sh")
+	if err := os.WriteFile(fsmonitor, []byte(fmt.Sprintf("#!/bin/sh\necho fsmonitor >> '%s'\nexit 1\n", marker)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	Git(t, dir, "config", "core.fsmonitor", fsmonitor)
+	os.WriteFile(filepath.Join(dir, "README"), []byte("hello\n"), 0o644)
+	on := []string{"-c", "core.hooksPath=" + hooks, "-c", "core.fsmonitor=" + fsmonitor, "-c", "user.name=t", "-c", "user.email=t@t"}
+	Git(t, dir, append(on, "add", "README")...)
+	Git(t, dir, append(on, "commit", "-qm", "init")...)
+	data, _ := os.ReadFile(marker)
+	for _, want := range []string{"fsmonitor", "pre-commit", "post-commit", "reference-transaction"} {
+		if !strings.Contains(string(data), want) {
+			t.Fatalf("the %s trap did not go off with hooks on (marker %q)", want, data)
+		}
+	}
+	if err := os.Remove(marker); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -147,12 +148,23 @@ type Message struct {
 	Subtype  string
 	// BotUser is the installation's bot user, sent in authorizations.
 	BotUser string
+	// ChannelType is the event's channel_type; empty, it is what Slack
+	// sends for the channel: "im" for a D… channel (a DM with the bot),
+	// "channel" otherwise.
+	ChannelType string
 }
 
 // JSON is the event_callback envelope Slack POSTs for the message.
 func (m Message) JSON() []byte {
+	kind := m.ChannelType
+	if kind == "" {
+		kind = "channel"
+		if strings.HasPrefix(m.Channel, "D") {
+			kind = "im"
+		}
+	}
 	ev := map[string]any{"type": "message", "channel": m.Channel, "user": m.User, "text": m.Text, "ts": m.TS,
-		"channel_type": "channel", "event_ts": m.TS}
+		"channel_type": kind, "event_ts": m.TS}
 	if m.ThreadTS != "" {
 		ev["thread_ts"] = m.ThreadTS
 	}

@@ -6,6 +6,7 @@
 package telegramtest
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -129,13 +130,22 @@ type Message struct {
 	From      string
 	IsBot     bool
 	Text      string
+	// FromID is the sender's user id. Zero: as Telegram does, the chat's
+	// id in a private chat (a positive ChatID), else 4242.
+	FromID int64
 }
 
 // JSON is the Update Telegram POSTs for the message.
 func (m Message) JSON() []byte {
+	from, chat := m.FromID, map[string]any{"id": m.ChatID, "type": "supergroup", "title": "Team"}
+	if m.ChatID > 0 {
+		// A private chat's id is its user's.
+		chat = map[string]any{"id": m.ChatID, "type": "private", "first_name": m.From, "username": m.From}
+		from = cmp.Or(from, m.ChatID)
+	}
 	msg := map[string]any{"message_id": m.MessageID, "date": 1712345678, "text": m.Text,
-		"from": map[string]any{"id": 4242, "is_bot": m.IsBot, "first_name": m.From, "username": m.From},
-		"chat": map[string]any{"id": m.ChatID, "type": "supergroup", "title": "Team"}}
+		"from": map[string]any{"id": cmp.Or(from, 4242), "is_bot": m.IsBot, "first_name": m.From, "username": m.From},
+		"chat": chat}
 	if m.Topic != 0 {
 		msg["message_thread_id"], msg["is_topic_message"] = m.Topic, true
 	}
