@@ -225,7 +225,8 @@ func startWithWebhooks(t *testing.T, st *store.Store) *servertest.Harness {
 	return servertest.StartWith(t, st, server.Config{Routes: []server.Route{{Pattern: hook.Pattern, Handler: hook.Handler(st, nil, nil)}}})
 }
 
-// signedIn is a web UI session of the owner, from a sign-in link.
+// signedIn is a web UI session of the owner, from a sign-in link: its
+// page, then the POST its button sends.
 func signedIn(t *testing.T, h *servertest.Harness) *http.Client {
 	code, err := h.Store.CreateSignInCode(t.Context(), servertest.Token(t, h.Store, "w-owner"), store.SignInCodeTTL)
 	if err != nil {
@@ -233,11 +234,20 @@ func signedIn(t *testing.T, h *servertest.Harness) *http.Client {
 	}
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Get(h.Server.URL + "/ui/signin?code=" + code)
-	if err != nil {
-		t.Fatal(err)
+	_, _, page := send(t, c, http.MethodGet, h.Server.URL+"/ui/signin?code="+code, "", "", nil)
+	form := url.Values{}
+	for _, name := range []string{"csrf", "next", "code"} {
+		_, rest, ok := strings.Cut(page, `name="`+name+`" value="`)
+		v, _, _ := strings.Cut(rest, `"`)
+		if !ok {
+			t.Fatalf("the sign-in page has no %s field:\n%s", name, page)
+		}
+		form.Set(name, html.UnescapeString(v))
 	}
-	resp.Body.Close()
+	if status, _, body := send(t, c, http.MethodPost, h.Server.URL+"/ui/signin", "application/x-www-form-urlencoded", form.Encode(),
+		http.Header{"Origin": {h.Server.URL}}); status != http.StatusSeeOther {
+		t.Fatalf("sign in: %d %s", status, body)
+	}
 	return c
 }
 
