@@ -10,7 +10,7 @@ LDFLAGS := -X main.version=$(VERSION)
 LOAD_CLIENTS ?= 8
 LOAD_CALLS   ?= 200
 
-.PHONY: build run test test-postgres cluster bench bench-read bench-memory load fuzz lint ci clean print-staticcheck-version
+.PHONY: build run test test-postgres cluster bench bench-read bench-memory load soak fuzz lint ci clean print-staticcheck-version
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/helix-org
@@ -74,6 +74,13 @@ load:
 	$(GO) run ./cmd/helix-org-load -clients $(LOAD_CLIENTS) -calls $(LOAD_CALLS) -client wire
 	$(GO) test -count=1 -run '^TestInboundLoad$$' -v ./transports/webhook/
 	$(GO) test -count=1 -run '^$$' -bench '^BenchmarkInboundWebhook$$/sync=FULL' -benchtime 8000x ./transports/webhook/
+
+# helix-org serve in a process of its own under a steady publish, webhook
+# and read_events load for SOAK_DURATION, printing its resident memory, Go
+# heap, goroutines and open files each minute (scripts/soak.sh; not CI).
+SOAK_DURATION ?= 20m
+soak:
+	SOAK_DURATION=$(SOAK_DURATION) bash scripts/soak.sh
 
 # Short fuzz runs of every inbound parser and verifier (go test runs only
 # their seeds). -fuzz takes one target per run, hence one line each. The

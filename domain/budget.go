@@ -266,6 +266,30 @@ func (e *BudgetExceededError) Error() string {
 // Unwrap lets errors.Is(err, ErrForbidden) match a budget stop.
 func (e *BudgetExceededError) Unwrap() error { return ErrForbidden }
 
+// BudgetBusyError is a model call refused because the calls in flight
+// hold what is left of a hard budget: each holds its maximum cost until it
+// is settled, so parallel calls cannot spend past the limit together. It
+// is temporary — what they do not use is freed when they finish — so the
+// relay answers it as a rate limit, which client libraries retry.
+type BudgetBusyError struct {
+	Status BudgetStatus
+	// Held is what Calls calls in flight hold.
+	Held  Limit
+	Calls int64
+}
+
+func (e *BudgetBusyError) Error() string {
+	s := e.Status
+	return fmt.Sprintf("budget busy: %s of %s is spoken for: %s spent %s by %s, and %s held by %d model calls in flight. Retry once they finish; what they do not use is freed.",
+		s.Name(), s.Hard, s.Spend.Summary(), s.Window.Adverb(), s.Subject(), e.Held.Amount(), e.Calls)
+}
+
+// Amount renders l as spend rather than as a limit: "900 tokens and $0.01"
+// with every measure shown, zero included.
+func (l Limit) Amount() string {
+	return Thousands(l.Tokens) + " tokens and " + l.Money.String()
+}
+
 // Subject is whose calls a budget counts, for messages.
 func (b Budget) Subject() string {
 	switch b.Scope {

@@ -13,7 +13,25 @@ var (
 	ErrConflict  = errors.New("conflict")
 	ErrInvalid   = errors.New("invalid input")
 	ErrForbidden = errors.New("forbidden")
+	// ErrUnavailable is a failure that is no fault of the request and
+	// passes: the database's disk is full, or the database cannot be
+	// reached. HTTP answers 503 with the reason and Retry-After; over MCP
+	// it is a tool error saying so, and the client may retry.
+	ErrUnavailable = errors.New("temporarily unavailable")
 )
+
+// UnavailableError is ErrUnavailable with its reason, in words for the
+// client; Err, the driver's error, is for the server's log.
+type UnavailableError struct {
+	Reason string
+	Err    error
+}
+
+func (e *UnavailableError) Error() string {
+	return "temporarily unavailable: " + e.Reason + "; retry in a few seconds"
+}
+
+func (e *UnavailableError) Unwrap() []error { return []error{ErrUnavailable, e.Err} }
 
 // FieldError is a validation failure tied to one input field.
 type FieldError struct {

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -81,7 +82,7 @@ func (m Message) Limits() error {
 	if len(m.Extra) > 0 && !json.Valid(m.Extra) {
 		return Invalid("extra", "is not valid JSON")
 	}
-	return nil
+	return CheckJSONDepth("extra", m.Extra)
 }
 
 func (a Attachment) validate(field string) error {
@@ -121,4 +122,25 @@ type Event struct {
 	// Label is where the event came from and who its writer had read for
 	// (Label); the store sets it, and its stream narrows its readers.
 	Label Label `json:"label,omitzero"`
+	// Undecodable says why the stored message could not be read (stored
+	// before a limit held, or damaged): Message.Body then holds the stored
+	// text as it is, so one such event never breaks a page or a read.
+	Undecodable string `json:"undecodable,omitempty"`
+}
+
+// DropDeepExtra leaves out an extra nested deeper than MaxJSONDepth,
+// stored before that limit held, saying so in Undecodable: MCP clients
+// stop decoding at 1,000 levels (the go-sdk's limit), so such an extra
+// would break every read that returned it.
+func (e *Event) DropDeepExtra() {
+	if CheckJSONDepth("extra", e.Message.Extra) != nil {
+		e.Undecodable = fmt.Sprintf("its extra (%d bytes of JSON) nests more than %d levels deep and is left out", len(e.Message.Extra), MaxJSONDepth)
+		e.Message.Extra = nil
+	}
+}
+
+// UndecodableMessage is how an event shows a stored message it cannot
+// read: the stored text as a plain body, and the reason.
+func UndecodableMessage(raw []byte, err error) (Message, string) {
+	return Message{Body: string(raw), BodyContentType: "text/plain"}, "the stored message cannot be read (" + err.Error() + "); its stored text is shown as the body"
 }

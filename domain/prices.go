@@ -96,8 +96,40 @@ func (p Prices) Models() []string {
 	return out
 }
 
+// ParsePrice reads one price, as llm.prices.default takes it; empty is no
+// price.
+func ParsePrice(raw string) (*Price, error) {
+	if strings.TrimSpace(raw) == "" {
+		return nil, nil
+	}
+	var p Price
+	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return nil, Invalid("llm.prices.default", `want {"input": <USD per million input tokens>, "output": <USD per million output tokens>}: %v`, err)
+	}
+	if p.Input < 0 || p.Output < 0 || math.IsNaN(p.Input+p.Output) {
+		return nil, Invalid("llm.prices.default", "prices must be zero or more US dollars per million tokens")
+	}
+	return &p, nil
+}
+
+// CostOr is Cost with def pricing a model the table does not list; a nil
+// def leaves it unpriced.
+func (p Prices) CostOr(def *Price, model string, in, out int64) (Money, bool) {
+	if cost, ok := p.Cost(model, in, out); ok || def == nil {
+		return cost, ok
+	}
+	return Prices{model: *def}.Cost(model, in, out)
+}
+
 // PricesSetting is the price table the relay prices calls with. Read on
 // every call, so a `config set` applies to the next one; each call keeps
 // the price it was charged at.
 var PricesSetting = SettingSpec{Key: "llm.prices", Type: SettingJSON, Default: "{}", Validate: func(v string) error { _, err := ParsePrices(v); return err },
-	Description: `Model prices for budgets and helix-org spend, in USD per million tokens: {"claude-sonnet-4-5": {"input": 3, "output": 15}}. A name also matches its dated versions (name-…). Calls to a model not listed count tokens but no money.`}
+	Description: `Model prices for budgets and helix-org spend, in USD per million tokens: {"claude-sonnet-4-5": {"input": 3, "output": 15}}. A name also matches its dated versions (name-…). Calls to a model not listed count tokens but no money, and are refused while a money budget covers the caller, unless llm.prices.default prices them.`}
+
+// DefaultPriceSetting prices every model llm.prices does not list: with it
+// a money budget holds whatever model an agent names.
+var DefaultPriceSetting = SettingSpec{Key: "llm.prices.default", Type: SettingJSON, Validate: func(v string) error { _, err := ParsePrice(v); return err },
+	Description: `The price of a model llm.prices does not list, in USD per million tokens: {"input": 15, "output": 75}. Empty (the default): such a model costs no money, and a call of it is refused while a money budget covers the caller.`}

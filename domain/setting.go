@@ -60,6 +60,9 @@ func (s SettingSpec) Check(value string) error {
 			return invalidError(fmt.Sprintf("%s: %q is not a duration (e.g. 30s, 5m)", s.Key, value))
 		}
 	case SettingJSON:
+		if err := CheckJSONDepth(s.Key, []byte(value)); err != nil {
+			return err
+		}
 		var v map[string]any
 		if err := json.Unmarshal([]byte(value), &v); err != nil {
 			return invalidError(fmt.Sprintf("%s: value is not a JSON object", s.Key))

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -129,6 +130,8 @@ func TestBadInput(t *testing.T) {
 		{"someone else's DM", "publish", map[string]any{"stream": "s-dm-w-echo-w-maya", "body": "hello"}, []string{"only its two members read it"}},
 		{"extra over the limit", "publish", map[string]any{"stream": "s-inbox", "body": "hi", "extra": map[string]any{"k": long(domain.MaxExtra)}},
 			[]string{fmt.Sprintf("extra: is %d bytes; the limit is %d", domain.MaxExtra+9, domain.MaxExtra)}},
+		{"extra nested too deep", "publish", map[string]any{"stream": "s-inbox", "body": "hi", "extra": map[string]any{"k": nested(150)}},
+			[]string{"request: is JSON nested more than 100 levels deep; the limit is 100"}},
 		{"too many recipients", "publish", map[string]any{"stream": "s-inbox", "body": "hi", "to": make([]string, domain.MaxRecipients+1)},
 			[]string{"to: has 1001 entries; the limit is 1000"}},
 		{"recipient too long", "publish", map[string]any{"stream": "s-inbox", "body": "hi", "to": []string{"w-maya", long(domain.MaxAddress)}},
@@ -267,6 +270,11 @@ func TestBadInput(t *testing.T) {
 
 // long is one byte over limit.
 func long(limit int) string { return strings.Repeat("x", limit+1) }
+
+// nested is JSON of n arrays, one inside the other.
+func nested(n int) json.RawMessage {
+	return json.RawMessage(strings.Repeat("[", n) + strings.Repeat("]", n))
+}
 
 // attachments is n named attachment descriptors.
 func attachments(n int) []map[string]any {

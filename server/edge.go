@@ -10,6 +10,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/helixml/helix-org/domain"
 )
 
 // DefaultCallTimeout bounds an authenticated request: the longest MCP call
@@ -99,6 +101,12 @@ func refuseMalformed(limit int64, next http.Handler) http.Handler {
 			writeJSONRPCError(w, http.StatusBadRequest, -32700, "reading the request: "+err.Error())
 			return
 		}
+		// Before anything decodes it, on either path: the go-sdk's decoder
+		// and the direct calls' would take any depth.
+		if err := domain.CheckJSONDepth("request", body); err != nil {
+			refuseDeep(w, body, err)
+			return
+		}
 		var req rpcRequest
 		if err := json.Unmarshal(body, &req); err != nil {
 			if !json.Valid(body) {
@@ -117,6 +125,22 @@ func refuseMalformed(limit int64, next http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r)
 	})
+}
+
+// refuseDeep answers a request nested past domain.MaxJSONDepth. One whose
+// id can be read (Go's decoder takes 10,000 levels) gets a JSON-RPC error
+// answering that id, so the client shows the reason: the go-sdk's client
+// drops the body of an HTTP error. Anything else gets a 400.
+func refuseDeep(w http.ResponseWriter, body []byte, err error) {
+	msg := "invalid request: " + err.Error()
+	var req struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &req) != nil || len(req.ID) == 0 || string(req.ID) == "null" {
+		writeJSONRPCError(w, http.StatusBadRequest, -32600, msg)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": -32600, "message": msg}})
 }
 
 type rpcRequestKey struct{}

@@ -89,6 +89,59 @@ func TestBatchRefused(t *testing.T) {
 	servertest.Call[domain.Event](t, owner, "publish", map[string]any{"stream": "s-inbox", "body": "single"})
 }
 
+// TestDeepJSONRefused: a tools/call nested 1,000 levels deep is answered
+// with a JSON-RPC error naming the limit, on the direct path (2025-11-25
+// plain calls) and the go-sdk's (2024-11-05), whose decoders take any
+// depth; nothing is stored, and the stream reads as before. A message
+// whose id cannot be read gets a 400.
+func TestDeepJSONRefused(t *testing.T) {
+	h := servertest.Start(t, server.Config{})
+	owner := h.Owner(t)
+	servertest.Call[any](t, owner, "create_stream", map[string]any{"id": "s-inbox", "name": "inbox"})
+	deep := json.RawMessage(strings.Repeat("[", 1000) + strings.Repeat("]", 1000))
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": "publish", "arguments": map[string]any{"stream": "s-inbox", "body": "deep", "extra": map[string]any{"x": deep}}}})
+	for _, version := range []string{"2025-11-25", "2024-11-05"} {
+		t.Run(version, func(t *testing.T) {
+			before, _ := h.Store.LastSeq(t.Context())
+			req, _ := http.NewRequest(http.MethodPost, h.URL("w-owner"), bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+h.OwnerToken)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Protocol-Version", version)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			want := `{"error":{"code":-32600,"message":"invalid request: request: is JSON nested more than 100 levels deep; the limit is 100"},"id":1,"jsonrpc":"2.0"}`
+			if resp.StatusCode != 200 || strings.TrimSpace(string(raw)) != want {
+				t.Errorf("answer %d %s, want 200 %s", resp.StatusCode, raw, want)
+			}
+			if after, _ := h.Store.LastSeq(t.Context()); after != before {
+				t.Errorf("a refused call stored %d events", after-before)
+			}
+		})
+	}
+	t.Run("a notification", func(t *testing.T) {
+		note := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"x":` + string(deep) + `}}`
+		req, _ := http.NewRequest(http.MethodPost, h.URL("w-owner"), strings.NewReader(note))
+		req.Header.Set("Authorization", "Bearer "+h.OwnerToken)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if raw, _ := io.ReadAll(resp.Body); resp.StatusCode != 400 || !strings.Contains(string(raw), `"id":null`) || !strings.Contains(string(raw), "the limit is 100") {
+			t.Errorf("answer %d %s, want a 400 naming the limit", resp.StatusCode, raw)
+		}
+	})
+	servertest.Call[any](t, owner, "subscribe", map[string]any{"stream": "s-inbox"})
+	servertest.Call[any](t, owner, "read_events", map[string]any{"streams": []string{"s-inbox"}})
+}
+
 // TestAuthenticatedCallOutlivesServerTimeouts: the http.Server's read and
 // write timeouts are sized for strangers; a worker's long-poll runs past
 // them because authentication extends its deadlines to CallTimeout.

@@ -123,7 +123,7 @@ func New(st *store.Store, cfg Config) *Server {
 		rc.OnUsage = func(u store.Usage) { m.ModelCall(u.Model, u.Input, u.Output, u.Cost) }
 	}
 	s.relay = relay.New(rc)
-	s.ui = ui.New(st, ui.Config{Settings: cfg.Settings, Skills: cfg.Skills, Status: inbound.Status, Logger: cfg.Logger})
+	s.ui = ui.New(st, ui.Config{Settings: cfg.Settings, Skills: cfg.Skills, Status: inbound.Status, Unavailable: inbound.Unavailable, Logger: cfg.Logger})
 	s.routes()
 	return s
 }

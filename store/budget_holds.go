@@ -95,40 +95,6 @@ func keys(m map[string]budgetRow) []string {
 	return out
 }
 
-// AdmitModelCall refuses a model call of an activation whose worker,
-// trigger streams or org have reached a hard budget in the current window,
-// with a *domain.BudgetExceededError naming the scope, limit, spend and who
-// can raise it, and records that the budget stopped the run.
-func (s *Store) AdmitModelCall(ctx context.Context, activationID string) error {
-	tx := s.read(ctx)
-	h, err := s.budgetHolds(tx)
-	if err != nil || (h.org == nil && len(h.workers) == 0 && len(h.streams) == 0) {
-		return err
-	}
-	var act activationRow
-	if err := tx.Select("id", "worker_id", "trigger_ids").Where("id = ?", activationID).Take(&act).Error; err != nil {
-		return notFoundOr(err, "activation", activationID)
-	}
-	streams, err := streamsOfActivation(tx, act)
-	if err != nil {
-		return err
-	}
-	row, held := h.of(act.WorkerID, streams...)
-	if !held {
-		return nil
-	}
-	st, err := s.budgetStatus(tx, row, s.Now())
-	if err != nil {
-		return err
-	}
-	st.State = domain.BudgetExceeded
-	stop := &domain.BudgetExceededError{Status: st}
-	if err := s.write(ctx, func(tx *gorm.DB) error { return s.recordStop(tx, act.ID, stop) }); err != nil {
-		return fmt.Errorf("record budget stop of %s: %w", act.ID, err)
-	}
-	return stop
-}
-
 func (s *Store) recordStop(tx *gorm.DB, activation string, stop *domain.BudgetExceededError) error {
 	return tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&budgetStopRow{ActivationID: activation, Message: stop.Error(), CreatedAt: s.Now()}).Error
 }

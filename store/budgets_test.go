@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -80,6 +81,16 @@ func call(t *testing.T, st *store.Store, activation string) *domain.BudgetExceed
 		t.Fatal(err)
 	}
 	return stop
+}
+
+// reserve asks to hold a call of at most 10 tokens, and gives the hold
+// back at once: whether a call may start.
+func reserve(st *store.Store, activation string) error {
+	hold, err := st.ReserveModelCall(context.Background(), activation, store.Reservation{Model: "m", Tokens: 10})
+	if err != nil {
+		return err
+	}
+	return st.ReleaseModelCall(context.Background(), hold)
 }
 
 func setBudget(t *testing.T, st *store.Store, b domain.Budget) domain.BudgetStatus {
@@ -162,8 +173,8 @@ func TestWorkerBudget(t *testing.T) {
 		t.Errorf("BudgetStop(a-1) = %q", msg)
 	}
 	var refused *domain.BudgetExceededError
-	if err := st.AdmitModelCall(ctx, "a-1"); !errors.As(err, &refused) || refused.Status.Spend.Tokens() != 1200 {
-		t.Errorf("AdmitModelCall after the stop = %v, want a budget stop at 1,200 tokens", err)
+	if err := reserve(st, "a-1"); !errors.As(err, &refused) || refused.Status.Spend.Tokens() != 1200 {
+		t.Errorf("a reservation after the stop = %v, want a budget stop at 1,200 tokens", err)
 	}
 	// A call already in flight lands over the limit: stopped, no more notices.
 	if call(t, st, "a-1") == nil || len(notices(t, st, "w-lead")) != 2 {
@@ -190,8 +201,8 @@ func TestWorkerBudget(t *testing.T) {
 	if ws := pendingWorkers(t, st); !slices.Contains(ws, "w-bot") {
 		t.Errorf("after the raise, workers with pending triggers = %v, want w-bot", ws)
 	}
-	if err := st.AdmitModelCall(ctx, "a-1"); err != nil {
-		t.Errorf("AdmitModelCall after the raise: %v", err)
+	if err := reserve(st, "a-1"); err != nil {
+		t.Errorf("a reservation after the raise: %v", err)
 	}
 
 	// Lowered below the spend, it holds again at once; tomorrow it does not.

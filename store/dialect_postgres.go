@@ -48,8 +48,10 @@ func keepConnections(gdb *gorm.DB) error {
 // arbitrary constant, the same in every helix-org process.
 const writeLockKey = 0x68656c6978 // "helix"
 
+// jsonText and jsonHas read bodies through helix_jsonb (migrate.go), so
+// one that is not JSON matches nothing rather than failing the statement.
 func (postgresDialect) jsonText(col string, keys ...string) string {
-	expr := "(" + col + ")::jsonb"
+	expr := "helix_jsonb(" + col + ")"
 	for i, k := range keys {
 		op := " -> "
 		if i == len(keys)-1 {
@@ -63,7 +65,7 @@ func (postgresDialect) jsonText(col string, keys ...string) string {
 // jsonHas relies on jsonb containment, where an array contains each of its
 // elements and a string contains itself.
 func (postgresDialect) jsonHas(col, key string) string {
-	return "COALESCE(((" + col + ")::jsonb -> '" + key + "') @> to_jsonb(CAST(? AS text)), false)"
+	return "COALESCE((helix_jsonb(" + col + ") -> '" + key + "') @> to_jsonb(CAST(? AS text)), false)"
 }
 
 // keySep is the unit separator: PostgreSQL's text cannot hold SQLite's NUL.

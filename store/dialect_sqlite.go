@@ -25,13 +25,20 @@ func openSQLite(path, sync string) (gorm.Dialector, error) {
 	return sqlite.Open(dsn(path, sync)), nil
 }
 
+// jsonText and jsonHas read only bodies SQLite can parse: its JSON
+// functions fail the whole statement on one they cannot (damaged, or
+// nested past 1,000 levels), and that must not break a page. SQLite keeps
+// the parse of json_valid for the function that follows.
 func (sqliteDialect) jsonText(col string, keys ...string) string {
-	return "json_extract(" + col + ", '$." + strings.Join(keys, ".") + "')"
+	return "json_extract(" + validJSON(col) + ", '$." + strings.Join(keys, ".") + "')"
 }
 
 func (sqliteDialect) jsonHas(col, key string) string {
-	return "EXISTS (SELECT 1 FROM json_each(" + col + ", '$." + key + "') WHERE json_each.value = ?)"
+	return "EXISTS (SELECT 1 FROM json_each(" + validJSON(col) + ", '$." + key + "') WHERE json_each.value = ?)"
 }
+
+// validJSON is col when it holds JSON SQLite reads, else NULL.
+func validJSON(col string) string { return "CASE WHEN json_valid(" + col + ") THEN " + col + " END" }
 
 func (sqliteDialect) keySep() string { return "\x00" }
 
@@ -121,7 +128,7 @@ func (sqliteDialect) backup(ctx context.Context, db *gorm.DB, path string) error
 
 func (sqliteDialect) settings(ctx context.Context, db *gorm.DB) (map[string]string, error) {
 	out := map[string]string{}
-	for _, p := range []string{"journal_mode", "synchronous", "foreign_keys", "busy_timeout"} {
+	for _, p := range []string{"journal_mode", "synchronous", "foreign_keys", "busy_timeout", "cache_size", "mmap_size"} {
 		var v string
 		if err := db.WithContext(ctx).Raw("PRAGMA " + p).Scan(&v).Error; err != nil {
 			return nil, fmt.Errorf("pragma %s: %w", p, err)

@@ -92,11 +92,11 @@ func (s *Store) epoch(ctx context.Context, name string) (int64, error) {
 	ctx = context.WithoutCancel(ctx)
 	st, err := s.prepared(ctx, epochSQL[name])
 	if err != nil {
-		return 0, fmt.Errorf("read epoch %s: %w", name, err)
+		return 0, fmt.Errorf("read epoch %s: %w", name, unavailable(err))
 	}
 	var n int64
 	if err := st.QueryRowContext(ctx).Scan(&n); err != nil {
-		return 0, fmt.Errorf("read epoch %s: %w", name, err)
+		return 0, fmt.Errorf("read epoch %s: %w", name, unavailable(err))
 	}
 	return n, nil
 }

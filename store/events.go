@@ -41,17 +41,34 @@ type eventRow struct {
 
 func (eventRow) TableName() string { return "events" }
 
+// decodeLabel reads an event's stored label. One the server wrote and
+// cannot read fails safe, as untrusted, rather than breaking the read.
+func decodeLabel(ev *domain.Event, raw string) {
+	lab, err := domain.ParseLabel(raw)
+	if err != nil {
+		lab = domain.Label{Untrusted: true, Origin: "event " + ev.ID + ": its stored label cannot be read"}
+	}
+	ev.Label = lab
+}
+
 func (r eventRow) toDomain() (domain.Event, error) {
 	ev := domain.Event{ID: r.ID, Seq: r.Seq, StreamID: r.StreamID, Source: r.Source,
 		SourceKind: domain.SourceKind(r.SourceKind), CausedBy: r.CausedBy, Depth: r.Depth, CreatedAt: r.CreatedAt.UTC()}
-	if err := json.Unmarshal([]byte(r.Body), &ev.Message); err != nil {
-		return ev, fmt.Errorf("decode event %s: %w", r.ID, err)
-	}
-	var err error
-	if ev.Label, err = domain.ParseLabel(r.Label); err != nil {
-		return ev, fmt.Errorf("decode event %s: %w", r.ID, err)
-	}
+	decodeMessage(&ev, []byte(r.Body))
+	decodeLabel(&ev, r.Label)
 	return ev, nil
+}
+
+// decodeMessage reads an event's stored message. One it cannot read is
+// not an error: the event carries its stored text and the reason
+// (domain.Event.Undecodable), so a page or a read that holds it still
+// works.
+func decodeMessage(ev *domain.Event, body []byte) {
+	if err := fastjson.Unmarshal(body, &ev.Message); err != nil {
+		ev.Message, ev.Undecodable = domain.UndecodableMessage(body, err)
+		return
+	}
+	ev.DropDeepExtra()
 }
 
 // AppendOptions carry what an append needs beyond the event itself.
@@ -268,14 +285,18 @@ func (s *Store) ReadEvents(ctx context.Context, q EventQuery) ([]domain.Event, e
 	db := s.read(context.WithoutCancel(ctx))
 	if pageSQL := s.dia.eventPageSQL(readEventsSQL); pageSQL != "" {
 		var page []byte
-		if err := db.Raw(pageSQL, q.StreamIDs, q.Since, q.Limit).Row().Scan(&page); err != nil {
-			return nil, fmt.Errorf("read events: %w", err)
+		err := db.Raw(pageSQL, q.StreamIDs, q.Since, q.Limit).Row().Scan(&page)
+		if err == nil {
+			var out []domain.Event
+			if out, err = decodeEventPage(page, q.Limit); err == nil {
+				return out, nil
+			}
 		}
-		out, err := decodeEventPage(page, q.Limit)
-		if err != nil {
-			return nil, fmt.Errorf("read events: %w", err)
-		}
-		return out, nil
+		// A body SQLite cannot read as JSON (damaged, or nested past its
+		// limit of 1,000) fails the whole page: read it row by row, where
+		// such a body is shown as it is stored. Any other failure fails
+		// there too.
+		s.log.Warn("read events: the page failed; reading it row by row", "streams", q.StreamIDs, "since", q.Since, "err", err)
 	}
 	rows, err := db.Raw(readEventsSQL, q.StreamIDs, q.Since, q.Limit).Rows()
 	if err != nil {
@@ -311,13 +332,8 @@ func scanEvent(rows *sql.Rows) (domain.Event, error) {
 		return ev, err
 	}
 	ev.SourceKind, ev.CreatedAt = domain.SourceKind(sourceKind), ev.CreatedAt.UTC()
-	if err := fastjson.Unmarshal(body, &ev.Message); err != nil {
-		return ev, fmt.Errorf("decode event %s: %w", ev.ID, err)
-	}
-	var err error
-	if ev.Label, err = domain.ParseLabel(label); err != nil {
-		return ev, fmt.Errorf("decode event %s: %w", ev.ID, err)
-	}
+	decodeMessage(&ev, body)
+	decodeLabel(&ev, label)
 	return ev, nil
 }
 
@@ -342,6 +358,7 @@ func decodeEventPage(page []byte, limit int) ([]domain.Event, error) {
 		}
 		out[i] = r.Event
 		out[i].CreatedAt = t
+		out[i].DropDeepExtra()
 	}
 	// An aggregate's order is the database's choice; the page's is seq.
 	slices.SortFunc(out, func(a, b domain.Event) int { return cmp.Compare(a.Seq, b.Seq) })

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 
@@ -15,6 +16,12 @@ import (
 func (s *Store) HoldWrites() (release func()) {
 	s.writeLock <- struct{}{}
 	return func() { <-s.writeLock }
+}
+
+// PoolStats are the database pool's counters.
+func (s *Store) PoolStats() sql.DBStats {
+	db, _ := s.db.DB()
+	return db.Stats()
 }
 
 // QueuedWrites counts the writes waiting for the next batch.

@@ -114,7 +114,7 @@ func (s *Store) commitBatch(batch []*writeReq) (notRun []*writeReq) {
 	for i, r := range batch {
 		if err := s.runInSavepoint(tx, r); err != nil {
 			tx.Rollback()
-			answer(batch[:i+1], fmt.Errorf("transaction aborted: %w", err))
+			answer(batch[:i+1], fmt.Errorf("transaction aborted: %w", mapErr(err)))
 			return batch[i+1:]
 		}
 	}

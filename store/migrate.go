@@ -96,6 +96,10 @@ var migrations = []migration{
 	{25, "events by stream in order, on PostgreSQL", migrateStreamOrder},
 	{26, "cache epochs, moved by triggers on what caches copy", migrateEpochs},
 	{27, "labels on what agents read and write, private streams", migrateLabels},
+	{28, "budget reservations: what model calls in flight hold", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&reservationRow{})
+	}},
+	{29, "a JSON reader that skips damaged bodies, on PostgreSQL", migrateJSONReader},
 }
 
 type schemaMigration struct {
@@ -144,6 +148,24 @@ func migrateStreamOrder(tx *gorm.DB) error {
 		return err
 	}
 	return tx.Exec("DROP INDEX IF EXISTS idx_events_stream_id").Error
+}
+
+// migrateJSONReader adds helix_jsonb, which reads text as jsonb and a
+// body that is not JSON (damaged in the database) as NULL, so the filters
+// that look inside bodies (dialect_postgres.go jsonText, jsonHas) skip it
+// instead of failing the whole page. PostgreSQL 15 has no
+// pg_input_is_valid; the exception block costs about what the cast does.
+// It is not parallel safe: an exception block starts a subtransaction.
+func migrateJSONReader(tx *gorm.DB) error {
+	if dialectOf(tx).name() != "postgres" {
+		return nil
+	}
+	return tx.Exec(`CREATE OR REPLACE FUNCTION helix_jsonb(t text) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE PARALLEL UNSAFE AS $$
+BEGIN
+	RETURN t::jsonb;
+EXCEPTION WHEN others THEN
+	RETURN NULL;
+END $$`).Error
 }
 
 // upToDate reports whether every migration is recorded as applied, read

@@ -14,6 +14,18 @@ import (
 // statements prepared on them.
 const maxIdleConns = 32
 
+// sqliteConns bounds SQLite's connections, open and idle: each holds a
+// page cache of up to cacheSizeKiB and the statements prepared on it, all
+// in C memory the Go heap does not show, so the pool's size is what bounds
+// the process's resident memory under load. WAL readers run side by side;
+// more of them than this adds no throughput on the cores a server has, and
+// a read past it waits for a connection.
+const sqliteConns = 16
+
+// cacheSizeKiB is SQLite's page cache per connection (cache_size, in the
+// DSN). Pages beyond it are read from the OS's file cache.
+const cacheSizeKiB = 2048
+
 // maxPrepared bounds the statements kept prepared: queries whose IN lists
 // vary have a text per length. Past it, a query is prepared per call, as
 // before.
@@ -33,6 +45,8 @@ func (s *Store) tunePool() (*gorm.DB, error) {
 	if s.dia.name() != "sqlite" {
 		return s.db, nil
 	}
+	sqlDB.SetMaxOpenConns(sqliteConns)
+	sqlDB.SetMaxIdleConns(sqliteConns)
 	// A context makes the session's statement its own, so setting its
 	// pool leaves s.db's alone.
 	reads := s.db.Session(&gorm.Session{NewDB: true, Context: context.Background()})

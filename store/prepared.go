@@ -72,12 +72,13 @@ func (s *Store) execFixed(tx *gorm.DB, q string, args ...any) (sql.Result, error
 }
 
 // translated is err as GORM gives it (TranslateError: ErrDuplicatedKey,
-// ErrForeignKeyViolated), for a statement run without GORM.
+// ErrForeignKeyViolated; unavailable's mark), for a statement run without
+// GORM.
 func (s *Store) translated(err error) error {
 	if t, ok := s.db.Dialector.(gorm.ErrorTranslator); ok && err != nil {
-		return t.Translate(err)
+		err = t.Translate(err)
 	}
-	return err
+	return unavailable(err)
 }
 
 // stmtOf is q's prepared statement on tx's connection or transaction. It

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -141,6 +142,9 @@ func Open(ctx context.Context, db string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
+	if err := watchUnavailable(gdb); err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
 	if IsPostgres(db) {
 		if err := keepConnections(gdb); err != nil {
 			return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -188,6 +192,7 @@ func dsn(path, sync string) string {
 	q.Set("_synchronous", sync)
 	q.Set("_foreign_keys", "on")
 	q.Set("_txlock", "immediate")
+	q.Set("_cache_size", strconv.Itoa(-cacheSizeKiB))
 	return "file:" + path + "?" + q.Encode()
 }
 
@@ -274,7 +279,8 @@ func (s *Store) CommitStats() (writes, commits int64) {
 // read returns a context-bound handle for queries.
 func (s *Store) read(ctx context.Context) *gorm.DB { return s.reads.WithContext(ctx) }
 
-// mapErr turns GORM's translated errors into domain sentinels.
+// mapErr turns GORM's translated errors into domain sentinels, and a
+// database that cannot take the write into domain.ErrUnavailable.
 func mapErr(err error) error {
 	switch {
 	case err == nil:
@@ -286,7 +292,7 @@ func mapErr(err error) error {
 	case errors.Is(err, gorm.ErrRecordNotFound):
 		return fmt.Errorf("%w: %v", domain.ErrNotFound, err)
 	}
-	return err
+	return unavailable(err)
 }
 
 // exists reports whether a row with the given primary key exists.

@@ -2,9 +2,11 @@ package store_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -178,11 +180,44 @@ func TestOpenSetsPragmasAndPrivateModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"journal_mode": "wal", "synchronous": "2", "foreign_keys": "1", "busy_timeout": "10000"}
+	want := map[string]string{"journal_mode": "wal", "synchronous": "2", "foreign_keys": "1", "busy_timeout": "10000", "cache_size": "-2048", "mmap_size": "0"}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("pragma %s = %q, want %q", k, got[k], v)
 		}
+	}
+}
+
+// TestSQLitePoolIsBounded: 64 reads at once, each holding its connection
+// while it iterates a page, never open more than 16 connections, the
+// bound the README's memory figure rests on (16 × a 2 MiB page cache);
+// every read gets its page.
+func TestSQLitePoolIsBounded(t *testing.T) {
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "org.db"), store.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	seed(t, st)
+	for i := range 50 {
+		if _, err := st.Append(t.Context(), domain.Event{StreamID: "s-a", Source: "w-owner", Message: domain.Message{Body: fmt.Sprint("event ", i)}}, store.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Go(func() {
+			for range 20 {
+				if evs, err := st.EventsBefore(t.Context(), store.PageQuery{StreamIDs: []string{"s-a"}, Limit: 50}); err != nil || len(evs) != 50 {
+					t.Errorf("read: %d events, %v", len(evs), err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if s := st.PoolStats(); s.MaxOpenConnections != 16 || s.OpenConnections > 16 || s.WaitCount == 0 {
+		t.Errorf("pool: %d open of at most %d, %d waits; want at most 16 open, with reads waiting for one", s.OpenConnections, s.MaxOpenConnections, s.WaitCount)
 	}
 }
 

@@ -37,11 +37,16 @@ type Usage struct {
 	Input, Output int64
 	Cost          domain.Money
 	Priced        bool
+	// Reservation is the call's hold (ReserveModelCall), settled by the
+	// same transaction that records the call.
+	Reservation string
 }
 
 // RecordUsage adds one relayed model call of an activation to the ledger
 // and charges it to the budgets over the activation's worker, the streams
-// of its triggers and the org, in one transaction: a soft threshold
+// of its triggers and the org, in one transaction that also deletes the
+// call's hold (u.Reservation), so what it really cost replaces what it
+// held: a soft threshold
 // crossed sends its notices, a hard one reached holds the scope. It
 // returns the first budget the call took to its hard limit (the call is
 // on the ledger either way: the provider charged it).
@@ -56,6 +61,11 @@ func (s *Store) RecordUsage(ctx context.Context, activationID string, u Usage) (
 			InputTokens: u.Input, OutputTokens: u.Output, CostNanos: int64(u.Cost), Priced: u.Priced, CreatedAt: s.Now()}
 		if err := tx.Create(&call).Error; err != nil {
 			return err
+		}
+		if u.Reservation != "" {
+			if err := tx.Where("id = ?", u.Reservation).Delete(&reservationRow{}).Error; err != nil {
+				return fmt.Errorf("settle hold %s: %w", u.Reservation, err)
+			}
 		}
 		streams, err := s.recordActivationStreams(tx, act)
 		if err != nil {

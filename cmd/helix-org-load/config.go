@@ -24,6 +24,13 @@ type config struct {
 	// CPUProfile, when set, is written with the in-process load's CPU
 	// profile (server and clients both), for go tool pprof.
 	CPUProfile string
+	// Soak, when set, holds a steady load for this long instead (soak.go),
+	// Rate ticks a second, printing the server's memory from Metrics.
+	Soak    time.Duration
+	Rate    int
+	Metrics string
+	// every is how often the soak prints a line: a minute, but in tests.
+	every time.Duration
 }
 
 func parseFlags(args []string, errOut io.Writer) (config, error) {
@@ -38,6 +45,9 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 	fs.StringVar(&cfg.Client, "client", "sdk", "how clients call: sdk (go-sdk MCP sessions) or wire (JSON-RPC posted directly, no SDK: the server's rate, with little client CPU beside it)")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.DurationVar(&cfg.Timeout, "timeout", 5*time.Minute, "stop after this long whatever is left")
+	fs.DurationVar(&cfg.Soak, "soak", 0, "hold a steady load this long (with -url and -metrics) and print the server's memory, goroutines and fds each minute")
+	fs.IntVar(&cfg.Rate, "rate", 20, "with -soak: ticks a second, each a publish, a webhook and a read_events")
+	fs.StringVar(&cfg.Metrics, "metrics", "", "with -soak: where the server's metrics are; default its /metrics, read with -token (the owner's)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -54,18 +64,27 @@ func (c config) validate() error {
 		return errors.New("-timeout must be positive")
 	case c.URL != "" && c.Token == "":
 		return errors.New("-url needs -token")
+	case c.Soak > 0 && c.URL == "":
+		return errors.New("-soak needs -url: a server in a process of its own, whose memory it reads")
+	case c.Soak > 0 && c.Rate < 1:
+		return errors.New("-rate must be at least 1")
+	case c.Metrics != "":
+		if err := checkLoopback("-metrics", c.Metrics); err != nil {
+			return err
+		}
+		return checkLoopback("-url", c.URL)
 	case c.URL != "":
-		return checkLoopback(c.URL)
+		return checkLoopback("-url", c.URL)
 	}
 	return nil
 }
 
 // checkLoopback refuses any target but this machine: a load generator
 // pointed at the wrong host is an attack.
-func checkLoopback(raw string) error {
+func checkLoopback(flag, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("-url: %w", err)
+		return fmt.Errorf("%s: %w", flag, err)
 	}
 	host := u.Hostname()
 	if host == "localhost" {
@@ -74,5 +93,5 @@ func checkLoopback(raw string) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("-url: %q is not a loopback address (127.0.0.0/8, ::1, localhost)", host)
+	return fmt.Errorf("%s: %q is not a loopback address (127.0.0.0/8, ::1, localhost)", flag, host)
 }

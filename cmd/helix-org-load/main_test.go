@@ -59,6 +59,10 @@ func TestParseFlags(t *testing.T) {
 		{"zero clients", []string{"-clients", "0"}, "at least 1"},
 		{"wire client", []string{"-client", "wire"}, ""},
 		{"unknown client", []string{"-client", "curl"}, "valid: sdk, wire"},
+		{"soak", []string{"-soak", "20m", "-url", "http://127.0.0.1:8080/workers/w-owner/mcp", "-token", "t"}, ""},
+		{"soak in-process", []string{"-soak", "20m"}, "-soak needs -url"},
+		{"soak at no rate", []string{"-soak", "1m", "-rate", "0", "-url", "http://127.0.0.1:8080/workers/w-owner/mcp", "-token", "t"}, "-rate must be at least 1"},
+		{"remote metrics", []string{"-soak", "1m", "-metrics", "http://10.0.0.5:9090/metrics", "-url", "http://127.0.0.1:8080/workers/w-owner/mcp", "-token", "t"}, `-metrics: "10.0.0.5" is not a loopback address`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -29,6 +29,9 @@ type result struct {
 // commit and then with a commit per write, and prints the disk's fsync
 // rate beside them.
 func run(ctx context.Context, cfg config, out io.Writer) error {
+	if cfg.Soak > 0 {
+		return soak(ctx, cfg, out)
+	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	if cfg.URL != "" {

@@ -87,7 +87,8 @@ func bashScope(ctx context.Context, st *store.Store) (agent.BashScope, error) {
 }
 
 // relayUpstream is the model relay's provider: agent.provider, base_url
-// and api_key, and llm.prices, read on every relayed call.
+// and api_key, and llm.prices and llm.prices.default, read on every
+// relayed call.
 func relayUpstream(st *store.Store) func(context.Context) (relay.Upstream, error) {
 	return func(ctx context.Context) (relay.Upstream, error) {
 		c := builtinConfig(ctx, st)
@@ -99,6 +100,14 @@ func relayUpstream(st *store.Store) func(context.Context) (relay.Upstream, error
 		if err != nil {
 			return relay.Upstream{}, err
 		}
-		return relay.Upstream{Provider: c.Provider, BaseURL: c.BaseURL, APIKey: c.APIKey, Prices: prices}, nil
+		raw, err = st.SettingOr(ctx, domain.DefaultPriceSetting)
+		if err != nil {
+			return relay.Upstream{}, err
+		}
+		def, err := domain.ParsePrice(raw)
+		if err != nil {
+			return relay.Upstream{}, err
+		}
+		return relay.Upstream{Provider: c.Provider, BaseURL: c.BaseURL, APIKey: c.APIKey, Prices: prices, DefaultPrice: def}, nil
 	}
 }

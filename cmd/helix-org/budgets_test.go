@@ -296,6 +296,9 @@ func TestSpendAndPricesInput(t *testing.T) {
 		{[]string{"spend", "--period", "day", "--since", "2026-03-01"}, "give --period or --since/--until, not both"},
 		{[]string{"config", "set", "llm.prices", `{"m": {"input": 3, "output": -1}}`}, "llm.prices: m: prices must be zero or more US dollars per million tokens"},
 		{[]string{"config", "set", "llm.prices", `{"m": {"in": 3}}`}, `json: unknown field "in"`},
+		{[]string{"config", "set", "llm.prices.default", `{"input": -3, "output": 15}`}, "llm.prices.default: prices must be zero or more US dollars per million tokens"},
+		{[]string{"config", "set", "llm.prices", `{"m": ` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}`}, "llm.prices: is JSON nested more than 100 levels deep; the limit is 100"},
+		{[]string{"config", "set", "llm.prices.default", `{"input": 3, "out": 15}`}, `llm.prices.default: want {"input": <USD per million input tokens>, "output": <USD per million output tokens>}: json: unknown field "out"`},
 	}
 	for _, tt := range tests {
 		_, _, err := run(t, "", append(tt.args, "--db", db)...)

@@ -162,6 +162,11 @@ func TestConfig(t *testing.T) {
 			errIs: `dispatch.max_concurrent: "abc" is not an integer`,
 		},
 		{
+			name:  "a cap on live views that refuses them all",
+			args:  []string{"config", "set", "ui.live_views_max", "0"},
+			errIs: "ui.live_views_max: value: must be at least 1 (0 would refuse every live view)",
+		},
+		{
 			name:    "bad duration",
 			args:    []string{"config", "set", "dispatch.timeout", "ten minutes"},
 			wantErr: []string{"dispatch.timeout", "not a duration"},

@@ -78,7 +78,7 @@ func envOr(key, def string) string {
 // settings is the registry of every operational config key.
 func settings() domain.Settings {
 	return slices.Concat(tools.Settings, dispatch.Settings, agent.Settings, docker.Settings, skill.Settings, transports.Settings(), ui.Settings,
-		domain.Settings{domain.PricesSetting})
+		domain.Settings{domain.PricesSetting, domain.DefaultPriceSetting})
 }
 
 func newRootCmd() *cobra.Command {

@@ -108,7 +108,7 @@ func runServe(ctx context.Context, cfg serveConfig, stdout io.Writer, log *slog.
 
 // serveOn runs the HTTP server and the dispatcher on ln until ctx ends.
 func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveConfig, log *slog.Logger) error {
-	gogc := server.TuneGC()
+	gogc, arenas := server.TuneGC(), limitMallocArenas()
 	dh, err := newDockerHost(st, cfg.KeyFile, log)
 	if err != nil {
 		log.Warn("no Docker client: the docker runtime and skills are unavailable", "err", err)
@@ -138,7 +138,7 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	if err := d.Recover(ctx); err != nil {
 		return err
 	}
-	log.Info("helix-org serving", "addr", ln.Addr().String(), "db", st.Path(), "version", version, "gogc", gogc)
+	log.Info("helix-org serving", "addr", ln.Addr().String(), "db", st.Path(), "version", version, "gogc", gogc, "malloc_arenas", arenas)
 	if _, err := st.GetWorker(ctx, "w-owner"); err != nil {
 		log.Warn("no owner yet: run `helix-org bootstrap` to create one and get its MCP URL and token")
 	}

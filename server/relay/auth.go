@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/transports/inbound"
 )
 
 // authenticate admits a request only with a live activation token, sent
@@ -56,7 +57,14 @@ func bearer(r *http.Request) string {
 }
 
 // internal answers a failure of ours with a 500, logged here once.
+// A database that cannot take the call for now is a 503 that says why,
+// with Retry-After, which client libraries retry.
 func (rl *Relay) internal(w http.ResponseWriter, provider string, err error) {
+	if cause, ok := inbound.Unavailable(w, err); ok {
+		rl.log.Error("relay request failed", "err", err, "cause", cause)
+		fail(w, provider, http.StatusServiceUnavailable, err.Error())
+		return
+	}
 	rl.log.Error("relay request failed", "err", err)
 	fail(w, provider, http.StatusInternalServerError, http.StatusText(http.StatusInternalServerError))
 }

@@ -84,6 +84,8 @@ func TestRelayRefusals(t *testing.T) {
 		msg                string
 	}{
 		{"not JSON", llm.Anthropic, "hello", 400, `"message":"the request body is not a JSON object","type":"invalid_request_error"`},
+		{"nested too deep", llm.Anthropic, `{"model":"m","messages":` + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + `}`, 400,
+			`"message":"request: is JSON nested more than 100 levels deep; the limit is 100","type":"invalid_request_error"`},
 		{"other wire format", llm.OpenAI, request(llm.OpenAI, false), 400, "relays the anthropic wire format (agent.provider = anthropic); call /relay/anthropic instead"},
 	}
 	for _, tt := range tests {

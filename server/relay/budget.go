@@ -3,10 +3,12 @@ package relay
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
@@ -14,7 +16,9 @@ import (
 
 // Budgets at the relay. A call of a run whose worker, trigger streams or
 // org have reached a hard budget is refused before it reaches the
-// provider. A call whose own usage reaches one has its answer replaced by
+// provider; one that is admitted holds its maximum cost against them
+// until it is settled (store/reservations.go), so parallel calls cannot
+// all slip under a limit at once. A call whose own usage reaches one has its answer replaced by
 // the same error — the call is still on the ledger, as the provider
 // charged it — so "cut off on the third call" is exact: a whole reply is
 // held until it is recorded, a stream is passed on as it arrives except
@@ -22,20 +26,84 @@ import (
 // becomes an error event instead. Either way the agent's client library
 // sees a final (4xx, never retried) provider error naming the budget.
 
-// admit refuses a call over a reached budget.
-func (rl *Relay) admit(w http.ResponseWriter, r *http.Request, provider string, who store.TokenInfo) bool {
-	err := rl.cfg.Store.AdmitModelCall(r.Context(), who.ActivationID)
-	var stop *domain.BudgetExceededError
-	if errors.As(err, &stop) {
+// reserve admits a call and holds its maximum cost against the budgets
+// over its run until it is settled: a reached budget refuses it (402,
+// final), one whose rest calls in flight hold asks it to retry (429, which
+// client libraries retry), and a money budget refuses a model without a
+// price (400). The hold's id is "" when no budget applies.
+func (rl *Relay) reserve(w http.ResponseWriter, r *http.Request, provider string, who store.TokenInfo, up Upstream, req relayed) (string, bool) {
+	hold, err := rl.cfg.Store.ReserveModelCall(r.Context(), who.ActivationID, req.reservation(up))
+	if stop, ok := errors.AsType[*domain.BudgetExceededError](err); ok {
 		rl.log.Info("budget exceeded: call refused", "activation", who.ActivationID, "budget", stop.Status.Name())
 		refuseBudget(w, provider, stop)
-		return false
+		return "", false
+	}
+	if busy, ok := errors.AsType[*domain.BudgetBusyError](err); ok {
+		rl.log.Info("budget busy: call asked to retry", "activation", who.ActivationID, "budget", busy.Status.Name(), "calls_in_flight", busy.Calls)
+		w.Header().Set("Retry-After", busyRetryAfter)
+		fail(w, provider, http.StatusTooManyRequests, busy.Error())
+		return "", false
+	}
+	if errors.Is(err, domain.ErrInvalid) {
+		fail(w, provider, http.StatusBadRequest, err.Error())
+		return "", false
 	}
 	if err != nil {
 		rl.internal(w, provider, err)
-		return false
+		return "", false
 	}
-	return true
+	return hold, true
+}
+
+// busyRetryAfter is the Retry-After of a call refused while others hold
+// the rest of a budget: most model calls end within seconds.
+const busyRetryAfter = "5"
+
+// reservation is what req may cost at most: its max_tokens of output and
+// an estimate of its input, at the model's price. Without max_tokens
+// nothing bounds it, and it holds what is left of each budget.
+func (req relayed) reservation(up Upstream) store.Reservation {
+	in := estimateInputTokens(len(req.body))
+	res := store.Reservation{Model: req.model, Tokens: in + req.maxTokens, Unbounded: req.maxTokens <= 0}
+	res.Money, res.Priced = up.Prices.CostOr(up.DefaultPrice, req.model, in, req.maxTokens)
+	return res
+}
+
+// estimateInputTokens bounds a request's input from its size: tokenisers
+// take 3 to 4 bytes of English or code a token, so a third of the bytes
+// errs high. It is only held until the call settles at what the provider
+// counted.
+func estimateInputTokens(bytes int) int64 { return int64(bytes+2) / 3 }
+
+// renew keeps a hold from lapsing while its call runs; the returned
+// function stops it.
+func (rl *Relay) renew(hold string) func() {
+	if hold == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(store.ReservationTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if err := rl.cfg.Store.RenewModelCall(context.Background(), hold); err != nil {
+					rl.log.Warn("renew a model call's budget hold", "hold", hold, "err", err)
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// release gives a hold back when its call charged nothing.
+func (rl *Relay) release(hold string) {
+	if err := rl.cfg.Store.ReleaseModelCall(context.Background(), hold); err != nil {
+		rl.log.Warn("release a model call's budget hold; it lapses by itself", "hold", hold, "err", err)
+	}
 }
 
 // budgetError is the provider's error object for a budget stop: 402 with

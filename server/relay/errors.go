@@ -21,7 +21,10 @@ func fail(w http.ResponseWriter, provider string, status int, msg string) {
 		return
 	}
 	kind := "invalid_request_error"
-	if status >= 500 {
+	switch {
+	case status == http.StatusTooManyRequests:
+		kind = "rate_limit_exceeded"
+	case status >= 500:
 		kind = "server_error"
 	}
 	json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": kind, "code": nil}})
@@ -35,6 +38,8 @@ func anthropicErrorType(status int) string {
 		return "permission_error"
 	case http.StatusRequestEntityTooLarge:
 		return "request_too_large"
+	case http.StatusTooManyRequests:
+		return "rate_limit_error"
 	}
 	if status >= 500 {
 		return "api_error"

@@ -33,7 +33,7 @@ func (rl *Relay) handler(e endpoint) http.Handler {
 			return
 		}
 		who, ok := rl.authenticate(w, r, e.provider)
-		if !ok || (e.metered && !rl.admit(w, r, e.provider, who)) {
+		if !ok {
 			return
 		}
 		req, ok := rl.readRequest(w, r, e)
@@ -44,6 +44,20 @@ func (rl *Relay) handler(e endpoint) http.Handler {
 		if !ok {
 			return
 		}
+		hold := ""
+		if e.metered {
+			if hold, ok = rl.reserve(w, r, e.provider, who, up, req); !ok {
+				return
+			}
+			defer rl.renew(hold)()
+		}
+		// A call that ends without being charged gives its hold back.
+		settled := false
+		defer func() {
+			if !settled {
+				rl.release(hold)
+			}
+		}()
 		// A model may take minutes to answer or to stream: a server-wide
 		// write deadline must not cut it off.
 		http.NewResponseController(w).SetWriteDeadline(time.Time{})
@@ -60,7 +74,11 @@ func (rl *Relay) handler(e endpoint) http.Handler {
 			pass(w, resp)
 			return
 		}
-		charge := func(u usage) *domain.BudgetExceededError { return rl.record(r.Context(), who, up.Prices, u) }
+		charge := func(u usage) *domain.BudgetExceededError {
+			stop, ok := rl.record(r.Context(), who, up, hold, u)
+			settled = ok
+			return stop
+		}
 		if isSSE(resp.Header) {
 			passStream(w, resp, e.provider, req.model, charge)
 		} else {
@@ -69,10 +87,12 @@ func (rl *Relay) handler(e endpoint) http.Handler {
 	})
 }
 
-// relayed is a request body as read: the bytes to send on, and its model.
+// relayed is a request body as read: the bytes to send on, its model and
+// the most output it asks for (0: none said).
 type relayed struct {
-	body  []byte
-	model string
+	body      []byte
+	model     string
+	maxTokens int64
 }
 
 // readRequest reads the capped body, which must be a JSON object. An
@@ -89,6 +109,10 @@ func (rl *Relay) readRequest(w http.ResponseWriter, r *http.Request, e endpoint)
 		fail(w, e.provider, http.StatusBadRequest, "read request body: "+err.Error())
 		return relayed{}, false
 	}
+	if err := domain.CheckJSONDepth("request", body); err != nil {
+		fail(w, e.provider, http.StatusBadRequest, err.Error())
+		return relayed{}, false
+	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
 		fail(w, e.provider, http.StatusBadRequest, "the request body is not a JSON object")
@@ -96,6 +120,14 @@ func (rl *Relay) readRequest(w http.ResponseWriter, r *http.Request, e endpoint)
 	}
 	var req relayed
 	json.Unmarshal(fields["model"], &req.model)
+	// Anthropic's max_tokens; OpenAI's max_completion_tokens, or the
+	// max_tokens it replaced.
+	for _, k := range []string{"max_tokens", "max_completion_tokens"} {
+		var n int64
+		if json.Unmarshal(fields[k], &n) == nil && n > req.maxTokens {
+			req.maxTokens = n
+		}
+	}
 	var stream bool
 	json.Unmarshal(fields["stream"], &stream)
 	if stream && e.provider == domain.RelayOpenAI && e.metered {
@@ -204,12 +236,12 @@ func isSSE(h http.Header) bool {
 // record puts the call on the ledger, priced from prices, even when the
 // agent has gone: the provider has charged for it. It returns the budget
 // the call took to its hard limit, if any.
-func (rl *Relay) record(ctx context.Context, who store.TokenInfo, prices domain.Prices, u usage) *domain.BudgetExceededError {
+func (rl *Relay) record(ctx context.Context, who store.TokenInfo, up Upstream, hold string, u usage) (*domain.BudgetExceededError, bool) {
 	if !u.seen {
 		rl.log.Warn("a relayed model call reported no usage", "activation", who.ActivationID, "model", u.model)
 	}
-	cost, priced := prices.Cost(u.model, u.in, u.out)
-	rec := store.Usage{Model: u.model, Input: u.in, Output: u.out, Cost: cost, Priced: priced}
+	cost, priced := up.Prices.CostOr(up.DefaultPrice, u.model, u.in, u.out)
+	rec := store.Usage{Model: u.model, Input: u.in, Output: u.out, Cost: cost, Priced: priced, Reservation: hold}
 	stop, err := rl.cfg.Store.RecordUsage(context.WithoutCancel(ctx), who.ActivationID, rec)
 	if err != nil {
 		rl.log.Error("record model usage", "activation", who.ActivationID, "err", err)
@@ -220,7 +252,7 @@ func (rl *Relay) record(ctx context.Context, who store.TokenInfo, prices domain.
 	if stop != nil {
 		rl.log.Info("budget exceeded: the call's answer is replaced by an error", "activation", who.ActivationID, "budget", stop.Status.Name())
 	}
-	return stop
+	return stop, err == nil
 }
 
 // rebound is domain.ReboundHost of a request: a page elsewhere, its name

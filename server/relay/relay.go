@@ -36,21 +36,26 @@ type Upstream struct {
 	// APIKey may be empty only with a BaseURL (a keyless local server).
 	APIKey string
 	// Prices price each call for budgets (llm.prices); a model not in it
-	// counts tokens but no money.
-	Prices domain.Prices
+	// counts tokens but no money, unless DefaultPrice (llm.prices.default)
+	// prices it.
+	Prices       domain.Prices
+	DefaultPrice *domain.Price
 }
 
 // Store is what the relay needs of the store.
 type Store interface {
 	VerifyToken(ctx context.Context, tok string) (store.TokenInfo, error)
 	GetWorker(ctx context.Context, id string) (domain.Worker, error)
-	// AdmitModelCall refuses, with a *domain.BudgetExceededError, a call
-	// of an activation whose worker, trigger streams or org have reached
-	// a hard budget.
-	AdmitModelCall(ctx context.Context, activationID string) error
-	// RecordUsage adds one model call of an activation to the ledger and
-	// charges the budgets over it, returning the one it took to its hard
-	// limit, if any.
+	// ReserveModelCall admits a call of an activation and holds its
+	// maximum cost against the budgets over it, or refuses it with a
+	// *domain.BudgetExceededError, a *domain.BudgetBusyError or an
+	// invalid-model error (a money budget and no price).
+	ReserveModelCall(ctx context.Context, activationID string, r store.Reservation) (string, error)
+	ReleaseModelCall(ctx context.Context, hold string) error
+	RenewModelCall(ctx context.Context, hold string) error
+	// RecordUsage adds one model call of an activation to the ledger,
+	// settles its hold and charges the budgets over it, returning the one
+	// it took to its hard limit, if any.
 	RecordUsage(ctx context.Context, activationID string, u store.Usage) (*domain.BudgetExceededError, error)
 }
 

@@ -46,7 +46,9 @@ func (u *UI) handleAct(w http.ResponseWriter, r *http.Request, v *viewer) {
 func (u *UI) showFailure(w http.ResponseWriter, r *http.Request, v *viewer, tool, next string, err error) {
 	status := u.cfg.Status(err)
 	msg := err.Error()
-	if status >= 500 {
+	if cause, ok := u.cfg.Unavailable(w, err); ok {
+		u.log.Error("tool call from the web UI", "tool", tool, "worker", v.Worker.ID, "err", err, "cause", cause)
+	} else if status >= 500 {
 		u.log.Error("tool call from the web UI", "tool", tool, "worker", v.Worker.ID, "err", err)
 		msg = "internal error: " + tool + " could not complete; the server's log says why"
 	}
@@ -86,7 +88,9 @@ func (u *UI) actJSON(w http.ResponseWriter, err error) {
 	}
 	status := u.cfg.Status(err)
 	msg := err.Error()
-	if status >= 500 {
+	if cause, ok := u.cfg.Unavailable(w, err); ok {
+		u.log.Error("tool call from the web UI", "err", err, "cause", cause)
+	} else if status >= 500 {
 		u.log.Error("tool call from the web UI", "err", err)
 		msg = "internal error; the server's log says why"
 	}

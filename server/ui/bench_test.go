@@ -162,6 +162,12 @@ func BenchmarkLiveFanOut(b *testing.B) {
 	o := newOrgB(b)
 	servertest.Call[domain.Stream](b, o.owner, "create_stream", map[string]any{"id": "s-a", "name": "a"})
 	servertest.Call[map[string]any](b, o.owner, "subscribe", map[string]any{"stream": "s-a"}) // reading needs a subscription
+	// All from one session, past the default caps on live views.
+	for _, spec := range []domain.SettingSpec{ui.LiveViewsPerSessionSetting, ui.LiveViewsMaxSetting} {
+		if err := o.h.Store.SetSetting(b.Context(), spec, strconv.Itoa(views)); err != nil {
+			b.Fatal(err)
+		}
+	}
 	jar, _ := cookiejar.New(nil)
 	signInByLink(b, &http.Client{Jar: jar}, o.signInLink(b, "w-owner")).Body.Close()
 	var cookie string

@@ -36,6 +36,8 @@ type inboxItem struct {
 	// item that lists the request itself, whose notice is then left out.
 	About   string
 	Request bool
+	// Undecodable is why an event's stored message could not be read.
+	Undecodable string
 }
 
 // inboxSource feeds the inbox: the viewer's items before a time, newest
@@ -106,7 +108,7 @@ func addressedToMe(ctx context.Context, u *UI, v *viewer, before time.Time, limi
 			link = "/ui/chat/" + ev.Source
 		}
 		out = append(out, inboxItem{At: ev.CreatedAt, Kind: "message", Label: "message", Link: link,
-			Title: cmp.Or(ev.Message.From, ev.Source, "system") + " on " + ev.StreamID, Text: cmp.Or(ev.Message.Subject, ev.Message.Body)})
+			Title: cmp.Or(ev.Message.From, ev.Source, "system") + " on " + ev.StreamID, Text: cmp.Or(ev.Message.Subject, ev.Message.Body), Undecodable: ev.Undecodable})
 	}
 	return out, err
 }
@@ -130,7 +132,7 @@ func myNotices(ctx context.Context, u *UI, v *viewer, before time.Time, limit in
 		kind, label := noticeKind(extra.Kind)
 		out = append(out, inboxItem{At: ev.CreatedAt, Kind: kind, Label: label, About: extra.Approval.ID,
 			Link:  "/ui/streams/" + stream + "#ev-" + strconv.FormatInt(ev.Seq, 10),
-			Title: cmp.Or(ev.Message.Subject, "Notice"), Text: ev.Message.Body})
+			Title: cmp.Or(ev.Message.Subject, "Notice"), Text: ev.Message.Body, Undecodable: ev.Undecodable})
 	}
 	return out, err
 }

@@ -50,6 +50,15 @@ func (u *UI) handleLive(w http.ResponseWriter, r *http.Request, v *viewer) {
 		http.Error(w, "live view refused: "+err.Error(), u.cfg.Status(err))
 		return
 	}
+	closeView, err := u.live.open(v.sessionID, u.st.IntSetting(ctx, LiveViewsPerSessionSetting), u.st.IntSetting(ctx, LiveViewsMaxSetting))
+	if err != nil {
+		if err.(*errTooManyLive).retry {
+			w.Header().Set("Retry-After", "30")
+		}
+		http.Error(w, "live view refused: "+err.Error(), http.StatusTooManyRequests)
+		return
+	}
+	defer closeView()
 	wt, upTo, err := u.hub.subscribe(ctx, view.match)
 	if err != nil {
 		u.log.Error("live view", "err", err)

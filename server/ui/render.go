@@ -122,7 +122,9 @@ func (u *UI) renderError(w http.ResponseWriter, r *http.Request, v *viewer, stat
 func (u *UI) fail(w http.ResponseWriter, r *http.Request, v *viewer, err error) {
 	status := u.cfg.Status(err)
 	msg := err.Error()
-	if status >= 500 {
+	if cause, ok := u.cfg.Unavailable(w, err); ok {
+		u.log.Error("request failed", "path", r.URL.Path, "err", err, "cause", cause)
+	} else if status >= 500 {
 		u.log.Error("request failed", "path", r.URL.Path, "err", err)
 		msg = "internal error: the server could not complete this; its log says why"
 	}

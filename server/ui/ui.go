@@ -19,6 +19,10 @@ type Config struct {
 	Skills tools.SkillRunner
 	// Status maps an error to its HTTP status: the server's one mapping.
 	Status func(error) int
+	// Unavailable, for an error of a database that cannot take the
+	// request for now, sets Retry-After and returns the error's cause for
+	// the log (inbound.Unavailable): the page then says why.
+	Unavailable func(http.ResponseWriter, error) (cause error, ok bool)
 	// PingInterval is how often a live view gets a keep-alive comment and
 	// re-checks its session; 30 s unless a test wants it shorter.
 	PingInterval time.Duration
@@ -34,6 +38,8 @@ type UI struct {
 	h     http.Handler
 	pages pages
 	hub   *hub
+	// live counts the live views open, against their caps.
+	live liveCount
 }
 
 // New builds the UI's handler tree and parses every template once.
@@ -43,6 +49,9 @@ func New(st *store.Store, cfg Config) *UI {
 	}
 	if cfg.Status == nil {
 		cfg.Status = func(error) int { return http.StatusInternalServerError }
+	}
+	if cfg.Unavailable == nil {
+		cfg.Unavailable = func(http.ResponseWriter, error) (error, bool) { return nil, false }
 	}
 	if cfg.PingInterval <= 0 {
 		cfg.PingInterval = 30 * time.Second

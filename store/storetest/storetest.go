@@ -4,6 +4,7 @@
 package storetest
 
 import (
+	"database/sql"
 	"sync"
 	"testing"
 	"time"
@@ -74,4 +75,24 @@ func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+}
+
+// Exec runs one statement on st's database over a connection of its own,
+// as an operator with a SQL shell would: for rows no store method writes,
+// such as what an older version stored or damage. Write it in SQL both
+// dialects take, without placeholders.
+func Exec(t testing.TB, st *store.Store, query string) {
+	t.Helper()
+	driver, dsn := "sqlite3", "file:"+st.Path()+"?_busy_timeout=10000"
+	if UsePostgres() {
+		driver, dsn = "pgx", st.Path()
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(t.Context(), query); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
 }

@@ -190,6 +190,7 @@ func TestInbound(t *testing.T) {
 				mustDo(t, f.st.SetSetting(t.Context(), email.ConfigSetting, `{"server_token":"`+serverToken+`"}`))
 			},
 			wantStatus: 401, wantBody: "refused until they are set"},
+		{name: "JSON nested 1,000 deep", posts: []post{ok([]byte(`{"a":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + "}"))}, wantStatus: 400, wantBody: "body: is JSON nested more than 100 levels deep; the limit is 100"},
 		{name: "malformed JSON", posts: []post{ok([]byte(`{"From":"a@b.c",`))}, wantStatus: 400, wantBody: "not Postmark inbound JSON"},
 		{name: "bad attachment content", posts: []post{ok([]byte(`{"OriginalRecipient":"h+sam@x","Attachments":[{"Name":"a.pdf","Content":"!!"}]}`))},
 			wantStatus: 400, wantBody: "not base64"},

@@ -238,6 +238,8 @@ func TestWebhook(t *testing.T) {
 			wantStatus: 400, wantBody: "not a JSON object"},
 		{name: "missing event header", deliveries: []delivery{{id: "d-1", body: issue}},
 			wantStatus: 400, wantBody: "X-GitHub-Event"},
+		{name: "JSON nested 1,000 deep", deliveries: []delivery{{event: "issues", id: "d-1", body: []byte(`{"a":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + "}")}},
+			wantStatus: 400, wantBody: "body: is JSON nested more than 100 levels deep; the limit is 100"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
+	"strings"
 
 	"github.com/helixml/helix-org/domain"
 )
@@ -108,6 +110,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if err := checkJSON(r, body.Bytes); err != nil {
+		h.fail(w, err)
+		return
+	}
 	batch, err := req.Parse(body.Bytes)
 	if err != nil {
 		h.fail(w, err)
@@ -118,6 +124,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.store(ctx, w, batch, int(limit))
+}
+
+// checkJSON refuses a JSON body that nests deeper than
+// domain.MaxJSONDepth before any transport decodes it: every transport
+// stores what it parses, and a body nested past the database's own limit
+// would break every read of its stream.
+func checkJSON(r *http.Request, body []byte) error {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt != "application/json" && !strings.HasSuffix(mt, "+json") {
+		return nil
+	}
+	return domain.CheckJSONDepth("body", body)
 }
 
 func (h *handler) store(ctx context.Context, w http.ResponseWriter, batch Batch, limit int) {

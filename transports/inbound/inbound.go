@@ -41,11 +41,18 @@ func ReadStatus(err error) int {
 // Fail answers {"error": …} with code. A 5xx is logged once, as what
 // failed, and answered with only its status text; a refusal is logged at
 // warn level with its reason, which is also the answer. A busy refusal
-// (ErrBusy) is not a fault: it says so and when to retry.
+// (ErrBusy) is not a fault: it says so and when to retry. Nor is a
+// database that cannot take the request for now (domain.ErrUnavailable):
+// logged as a failure, it answers its reason and when to retry.
 func Fail(log *slog.Logger, what string, w http.ResponseWriter, code int, err error) {
 	msg := err.Error()
 	if ae, ok := errors.AsType[*AuthError](err); ok && ae.Challenge != "" {
 		w.Header().Set("WWW-Authenticate", ae.Challenge)
+	}
+	if cause, ok := Unavailable(w, err); ok {
+		log.Error(what+" failed", "err", err, "cause", cause)
+		WriteJSON(w, code, map[string]string{"error": msg})
+		return
 	}
 	switch {
 	case errors.Is(err, ErrBusy):

@@ -35,13 +35,16 @@ func Unauthorized(challenge, format string, args ...any) error {
 }
 
 // Status is the one mapping of errors to HTTP statuses, for the server and
-// every transport: read errors (413, 503, 400), credentials (401), bodies
-// of the wrong kind (415), then the domain's sentinels; anything else is
-// a fault of ours (500).
+// every transport: read errors (413, 503, 400), a database that cannot
+// take the request for now (503), credentials (401), bodies of the wrong
+// kind (415), then the domain's sentinels; anything else is a fault of
+// ours (500).
 func Status(err error) int {
 	switch {
 	case errors.Is(err, ErrRead), errors.Is(err, ErrBusy):
 		return ReadStatus(err)
+	case errors.Is(err, domain.ErrUnavailable):
+		return http.StatusServiceUnavailable
 	case errors.Is(err, ErrUnauthorized):
 		return http.StatusUnauthorized
 	case errors.Is(err, ErrUnsupported):
@@ -69,3 +72,18 @@ func Malformed(err error) error {
 type malformed struct{ error }
 
 func (m malformed) Unwrap() []error { return []error{m.error, domain.ErrInvalid} }
+
+// Unavailable reports whether err is domain.ErrUnavailable, and if so sets
+// Retry-After on w: such a 503 answers with its reason, which is no
+// internal detail (the disk is full, the database cannot be reached), and
+// says when to retry. Its cause, the driver's error, is for the log.
+func Unavailable(w http.ResponseWriter, err error) (cause error, ok bool) {
+	if !errors.Is(err, domain.ErrUnavailable) {
+		return nil, false
+	}
+	w.Header().Set("Retry-After", RetryAfter)
+	if ue, ok := errors.AsType[*domain.UnavailableError](err); ok {
+		return ue.Err, true
+	}
+	return err, true
+}

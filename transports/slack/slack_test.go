@@ -127,6 +127,7 @@ func TestEvents(t *testing.T) {
 		{"an edit is not a new message", signed, slacktest.Message{EventID: "Ev05", Channel: "C0GENERAL", User: "U0ALICE", Subtype: "message_changed", Text: "x", TS: "1.4"}.JSON(), 202, "not stored", nil},
 		{"a channel no stream follows", signed, slacktest.Message{EventID: "Ev06", Channel: "C0OTHER", User: "U0ALICE", Text: "hi", TS: "1.5"}.JSON(), 202, "no slack stream follows channel C0OTHER", nil},
 		{"not JSON", signed, []byte("nope"), 400, "not Events API JSON", nil},
+		{"JSON nested 1,000 deep", signed, []byte(`{"a":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + "}"), 400, "body: is JSON nested more than 100 levels deep; the limit is 100", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -115,6 +115,7 @@ func TestUpdates(t *testing.T) {
 		{"a chat no stream follows", telegramtest.Headers(secret), telegramtest.Message{UpdateID: 9004, MessageID: 1, ChatID: 77, From: "eve", Text: "hi"}.JSON(), 202, "no telegram stream follows chat 77", nil},
 		{"an edit is not a new message", telegramtest.Headers(secret), []byte(`{"update_id":9005,"edited_message":{"message_id":41,"chat":{"id":-1001234567890},"text":"x"}}`), 202, "only new messages", nil},
 		{"not an Update", telegramtest.Headers(secret), []byte(`[1]`), 400, "not a Telegram Update", nil},
+		{"JSON nested 1,000 deep", telegramtest.Headers(secret), []byte(`{"a":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + "}"), 400, "body: is JSON nested more than 100 levels deep; the limit is 100", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -134,6 +134,7 @@ func plain(contentType string) http.Header {
 func TestInbound(t *testing.T) {
 	now := time.Now()
 	big := strings.Repeat("x", 1025)
+	deep := `{"a":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + "}" // within the rig's 1 KiB
 	tests := []struct {
 		name       string
 		path       string
@@ -166,6 +167,9 @@ func TestInbound(t *testing.T) {
 		{name: "malformed JSON", path: "/webhooks/s-open", header: plain("application/json"), body: `{"n":`, wantStatus: 400, wantIn: "not valid JSON"},
 		{name: "malformed JSON, validly signed", path: "/webhooks/s-hook", header: signed("msg_6", "application/json", `{"n":`, now), body: `{"n":`,
 			wantStatus: 400, wantIn: "not valid JSON"},
+		{name: "JSON nested 201 deep", path: "/webhooks/s-open", header: plain("application/json"), body: deep, wantStatus: 400, wantIn: "body: is JSON nested more than 100 levels deep; the limit is 100"},
+		{name: "JSON nested 201 deep, validly signed", path: "/webhooks/s-hook", header: signed("msg_9", "application/cloudevents+json", deep, now), body: deep, wantStatus: 400, wantIn: "body: is JSON nested more than 100 levels deep; the limit is 100"},
+		{name: "nesting in text is text", path: "/webhooks/s-open", header: plain("text/plain"), body: deep, wantStatus: 200},
 		{name: "empty body", path: "/webhooks/s-open", header: plain("text/plain"), body: "", wantStatus: 400, wantIn: "body: is required"},
 		{name: "not UTF-8", path: "/webhooks/s-open", header: plain("application/octet-stream"), body: "\xff\xfe", wantStatus: 415},
 		{name: "webhook-id too long", path: "/webhooks/s-open", header: http.Header{"Webhook-Id": {strings.Repeat("i", 257)}}, body: "hi", wantStatus: 400},
@@ -383,5 +387,25 @@ func TestInboundAfterSecretMigration(t *testing.T) {
 	}
 	if code, _ := post(t, srv.URL+"/webhooks/s-old", signed("msg_old2", "text/plain", "other", time.Now()), "forged"); code != 401 {
 		t.Errorf("forged request after migration: %d, want 401", code)
+	}
+}
+
+// TestInboundDeepJSON: a JSON body nested 1,000 levels deep, which Go's
+// decoder takes and SQLite's JSON functions do not, is refused before it
+// is stored, naming the limit; the stream reads as before.
+func TestInboundDeepJSON(t *testing.T) {
+	r := newInboundRig(t, nil)
+	must(t)(nil, r.st.SetSetting(t.Context(), webhook.MaxBodySetting, "65536"))
+	before := r.state(t)
+	deep := `{"a":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + "}"
+	code, answer := post(t, r.url+"/webhooks/s-open", plain("application/json"), deep)
+	if want := `{"error":"body: is JSON nested more than 100 levels deep; the limit is 100"}`; code != 400 || strings.TrimSpace(answer) != want {
+		t.Errorf("got %d %s, want 400 %s", code, answer, want)
+	}
+	if after := r.state(t); after != before {
+		t.Errorf("a refused body changed the store: %+v → %+v", before, after)
+	}
+	if _, err := r.st.ReadEvents(t.Context(), store.EventQuery{StreamIDs: []string{"s-open"}}); err != nil {
+		t.Errorf("read_events on the stream: %v", err)
 	}
 }
