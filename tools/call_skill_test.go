@@ -2,9 +2,11 @@ package tools
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
 )
 
 func TestCallSkill(t *testing.T) {
@@ -73,5 +75,38 @@ func TestSkillFileBecomesAttachment(t *testing.T) {
 	att := mustCall[getAttachmentOut](t, f.env, "get_attachment", map[string]any{"ref": o.File.Ref})
 	if att.Text != "<svg/>" || att.Attachment.ContentType != "image/svg+xml" {
 		t.Errorf("attachment = %+v", att)
+	}
+}
+
+// TestSkillOutputLabel: a skill's answer carries the label of its code,
+// and a skill that joins a network beyond its own answers with outside
+// words: the run that calls it reads untrusted data from then on.
+func TestSkillOutputLabel(t *testing.T) {
+	tests := []struct {
+		name      string
+		networks  []string
+		untrusted string
+	}{
+		{name: "no network"},
+		{name: "egress", networks: []string{"egress"}, untrusted: `skill "lookup", which joins networks egress`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := labelFixture(t)
+			fs := withSkills(f)
+			mustCall[any](t, f.env, "create_skill", map[string]any{"name": "lookup", "description": "d", "template": "shell", "handler": "echo"})
+			fs.networks = map[string][]string{"lookup": tt.networks}
+			f.grant(t, "w-desk", "skill_lookup", "call_skill")
+			must(t)(f.env.Store.Append(t.Context(), domain.Event{StreamID: "s-inbox", Source: "w-maya", Message: domain.Message{Body: "look it up"}}, store.AppendOptions{}))
+			run := claim(t, f)
+			invokeAs(t, f, "w-desk", run, "call_skill", `{"name":"lookup","input":{}}`)
+			label, err := f.env.Store.ActivationLabel(t.Context(), run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if label.Untrusted != (tt.untrusted != "") || !strings.Contains(label.Origin, tt.untrusted) {
+				t.Errorf("run's label = %s, want untrusted %v from %q", label, tt.untrusted != "", tt.untrusted)
+			}
+		})
 	}
 }

@@ -36,6 +36,34 @@ type audience struct {
 	stream string
 }
 
+// sharesNothing are the writing tools whose calls leave no text of the
+// caller's where others read it (a grant, a subscription, a claim): they
+// need no declassifying. Every other tool that is not read-only and has
+// no audience above writes where the org reads — a role, an identity, a
+// stream's or position's name, a skill's code — so a narrowed run's call
+// of it waits, as a publish to the org would.
+var sharesNothing = map[string]bool{
+	"cancel_activation": true, "claim_item": true, "delete_skill": true, "dismiss_worker": true,
+	"enable_endpoint": true, "endorse_insight": true, "grant_tool": true, "link_insights": true,
+	"revoke_tool": true, "rollback_skill": true, "set_budget": true, "subscribe": true, "unsubscribe": true,
+}
+
+// audienceOf is who would read what a call of tool writes; ok is false
+// when it writes nothing others read.
+func audienceOf(tool string) (of func(context.Context, *Env, json.RawMessage) (audience, error), ok bool) {
+	if of, ok := audiences[tool]; ok {
+		return of, true
+	}
+	if sharesNothing[tool] || strings.HasPrefix(tool, domain.SkillToolPrefix) {
+		// A skill runs without network and keeps only what it hands back.
+		return nil, false
+	}
+	if t, ok := builtin(tool); ok && t.def.Annotations != nil && t.def.Annotations.ReadOnlyHint {
+		return nil, false
+	}
+	return orgAudience("record of " + tool), true
+}
+
 func orgAudience(where string) func(context.Context, *Env, json.RawMessage) (audience, error) {
 	return func(context.Context, *Env, json.RawMessage) (audience, error) {
 		return audience{where: "the org's " + where}, nil
@@ -47,8 +75,11 @@ func orgAudience(where string) func(context.Context, *Env, json.RawMessage) (aud
 // words of the person who woke the run: what it writes is then theirs,
 // shared, and readable by the org.
 func needsDeclassifying(ctx context.Context, env *Env, label domain.Label, tool string, args json.RawMessage) (why string, own bool, err error) {
-	of, ok := audiences[tool]
-	if !ok || !label.Scoped() {
+	if !label.Scoped() {
+		return "", false, nil
+	}
+	of, ok := audienceOf(tool)
+	if !ok {
 		return "", false, nil
 	}
 	aud, err := of(ctx, env, args)

@@ -23,7 +23,7 @@ func labelFixture(t *testing.T) fixture {
 	must(t)(st.CreateStream(ctx, store.OwnerWorker, domain.Stream{ID: "s-out", Name: "out", Transport: domain.Transport{Kind: "webhook"}}))
 	must(t)(st.EnsureDM(ctx, "w-lead", "w-desk"))
 	f.follow(t, "w-desk", "s-hook", "s-inbox")
-	f.grant(t, "w-desk", "grant_tool", "publish", "dm", "store_insight", "read_events")
+	f.grant(t, "w-desk", "grant_tool", "publish", "dm", "store_insight", "read_events", "create_role", "subscribe")
 	finish(t, f, claim(t, f))
 	return f
 }
@@ -113,6 +113,9 @@ func TestLabelPolicies(t *testing.T) {
 		{name: "a DM read, kept to oneself", run: "maya, then the DM", tool: "store_insight", args: `{"trigger":"merger","resolution":"Friday","type":"fact"}`},
 		{name: "a DM read, told the org", run: "maya, then the DM", tool: "store_insight", args: `{"trigger":"merger","resolution":"Friday","type":"fact","scope":"org"}`,
 			kind: domain.ApprovalDeclassify, approver: "w-lead", why: []string{"the org's insights"}},
+		{name: "a DM read, written into a role", run: "maya, then the DM", tool: "create_role", args: `{"id":"r-leak","title":"Leak","content":"Friday"}`,
+			kind: domain.ApprovalDeclassify, approver: "w-lead", why: []string{"create_role would let the org's record of create_role read"}},
+		{name: "a DM read, then a subscription", run: "maya, then the DM", tool: "subscribe", args: `{"stream":"s-inbox"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

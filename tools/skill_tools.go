@@ -27,6 +27,9 @@ type SkillRunner interface {
 	Call(ctx context.Context, name string, input json.RawMessage, narrate func(string)) (json.RawMessage, error)
 	Rollback(ctx context.Context, actor, name string, narrate func(string)) (domain.Skill, error)
 	Delete(ctx context.Context, actor, name string) error
+	// Networks are the networks a skill joins beyond its own (egress):
+	// what it answers may then carry anyone's words.
+	Networks(ctx context.Context, name string) ([]string, error)
 }
 
 // errNoSkills explains why the skill tools cannot work on this server.
@@ -154,6 +157,14 @@ func runSkill(ctx context.Context, env *Env, name string, label domain.Label, sc
 	out, err := runner.Call(ctx, name, input, narrator(ctx, env))
 	if err != nil {
 		return skillOutput{}, err
+	}
+	nets, err := runner.Networks(ctx, name)
+	if err != nil {
+		return skillOutput{}, fmt.Errorf("skill %s: %w", name, err)
+	}
+	if len(nets) > 0 {
+		// A skill that reaches out answers with what it found there.
+		label = label.Join(domain.Untrusted(fmt.Sprintf("skill %q, which joins networks %s", name, strings.Join(nets, ", "))))
 	}
 	if err := env.saw(ctx, label); err != nil {
 		return skillOutput{}, err

@@ -25,6 +25,7 @@ type fakeSkills struct {
 	st        *store.Store
 	createErr error
 	output    json.RawMessage
+	networks  map[string][]string
 
 	mu    sync.Mutex
 	calls []string
@@ -71,6 +72,10 @@ func (f *fakeSkills) Call(_ context.Context, name string, input json.RawMessage,
 		return f.output, nil
 	}
 	return json.RawMessage(`{"echo":` + string(input) + `}`), nil
+}
+
+func (f *fakeSkills) Networks(_ context.Context, name string) ([]string, error) {
+	return f.networks[name], nil
 }
 
 func (f *fakeSkills) Rollback(ctx context.Context, actor, name string, narrate func(string)) (domain.Skill, error) {

@@ -138,3 +138,9 @@ func (f *Factory) busy(name string) bool {
 	defer f.mu.Unlock()
 	return f.inflight[name] > 0
 }
+
+// Networks are the networks skill.networks has the skill join beyond its
+// own: a skill with egress answers with what it found outside.
+func (f *Factory) Networks(ctx context.Context, name string) ([]string, error) {
+	return perSkill[[]string](ctx, f, NetworksSetting, name)
+}
