@@ -32,7 +32,7 @@ func runAgent(ctx context.Context, cmd *exec.Cmd, run domain.Run, sb *Bwrap, bin
 			return domain.RunResult{ExitStatus: -1}, err
 		}
 	}
-	code, err := startAndWait(ctx, cmd, run.Prompt, func(pid int) {
+	code, err := startAndWait(ctx, cmd, run.Prompt, sb != nil, func(pid int) {
 		st, _ := procStat(pid)
 		run.Started(domain.AgentProcess{PGID: pid, StartTicks: st.startTicks})
 	}, onLine)
@@ -53,14 +53,15 @@ func killed(ctx context.Context, code int) bool {
 // stops the group: close stdin, SIGTERM, then SIGKILL after StopGrace.
 // It returns the exit status.
 func runProcess(ctx context.Context, cmd *exec.Cmd, stdin string, onLine func(stream, line string)) (int, error) {
-	return startAndWait(ctx, cmd, stdin, nil, onLine)
+	return startAndWait(ctx, cmd, stdin, false, nil, onLine)
 }
 
 // startAndWait is runProcess that calls started with the pid, if set,
 // once the process runs. The process leads a session of its own, so its
 // group is its pid and it has no controlling terminal to type into
-// (TIOCSTI) when the server runs on one.
-func startAndWait(ctx context.Context, cmd *exec.Cmd, stdin string, started func(pid int), onLine func(stream, line string)) (int, error) {
+// (TIOCSTI) when the server runs on one. sandboxed says the leader is
+// bwrap, which a stop leaves to exit with what it runs (see terminate).
+func startAndWait(ctx context.Context, cmd *exec.Cmd, stdin string, sandboxed bool, started func(pid int), onLine func(stream, line string)) (int, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -106,12 +107,7 @@ func startAndWait(ctx context.Context, cmd *exec.Cmd, stdin string, started func
 		select {
 		case <-ctx.Done():
 			in.Close()
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-			select {
-			case <-exited:
-			case <-time.After(StopGrace):
-				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			}
+			terminate(cmd.Process.Pid, sandboxed, exited)
 		case <-exited:
 		}
 		close(stopped)
@@ -148,4 +144,43 @@ func scanCappedLines(data []byte, atEOF bool) (int, []byte, error) {
 		return maxLine, data[:maxLine], nil
 	}
 	return 0, nil, nil
+}
+
+// terminate stops a process group: SIGTERM to each member, and to each
+// that joins it meanwhile, until the group's leader has exited, or
+// SIGKILL to the group after StopGrace. A sandboxed group's leader, bwrap,
+// is spared: it would die of SIGTERM at once, leaving its pid 1 (which
+// ignores it) to start a command that had not yet run when the signal
+// came; spared, it exits when what it runs does (--die-with-parent ends
+// the sandbox should it die first).
+func terminate(pgid int, sandboxed bool, exited <-chan struct{}) {
+	signalled := map[int]bool{}
+	if sandboxed {
+		signalled[pgid] = true
+	} else {
+		syscall.Kill(-pgid, syscall.SIGTERM) // all at once, and where /proc is not
+		for _, pid := range groupMembers(pgid) {
+			signalled[pid] = true
+		}
+	}
+	grace := time.NewTimer(StopGrace)
+	defer grace.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		for _, pid := range groupMembers(pgid) {
+			if !signalled[pid] {
+				signalled[pid] = true
+				syscall.Kill(pid, syscall.SIGTERM)
+			}
+		}
+		select {
+		case <-exited:
+			return
+		case <-grace.C:
+			syscall.Kill(-pgid, syscall.SIGKILL)
+			return
+		case <-tick.C:
+		}
+	}
 }

@@ -72,7 +72,11 @@ func (b *Bwrap) Wrap(cmd *exec.Cmd, envDir string, bins ...string) error {
 }
 
 func (b *Bwrap) args(dir string, bins []string) []string {
-	a := []string{"--unshare-user", "--uid", sandboxUID, "--gid", sandboxUID, "--disable-userns",
+	// --die-with-parent: a stop signals the whole group, and bwrap itself
+	// dies of it at once; its pid-1 ignores it, and a command it had not
+	// yet started when the signal came would live on to the SIGKILL after
+	// StopGrace. This way everything in the sandbox goes with bwrap.
+	a := []string{"--die-with-parent", "--unshare-user", "--uid", sandboxUID, "--gid", sandboxUID, "--disable-userns",
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL",
 		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", SandboxHome}
 	for _, d := range systemDirs {

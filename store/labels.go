@@ -82,7 +82,8 @@ func (s *Store) arrivalLabel(ev domain.Event, kind domain.TransportKind) domain.
 	return domain.Untrusted(origin)
 }
 
-// streamReaders says who may read a stream's events: a DM's two members,
+// streamReaders says who may read a stream's events: a DM's two members
+// (for what a person or the outside wrote there: see eventLabels.of),
 // a contact stream's person, a private stream's members; nil — the org —
 // for the rest. An inbox is read by its worker and those above it, but
 // what it holds is the system's word about things labelled on their own
@@ -137,7 +138,12 @@ func (e *eventLabels) of(ev domain.Event) (domain.Label, error) {
 		}
 		e.readers[ev.StreamID] = readers
 	}
-	if readers == nil {
+	// Privacy belongs to people and to the outside: what an AI wrote in a
+	// DM carries the label of the run that wrote it, which already holds
+	// whatever private thing that run read, so two AI workers passing org
+	// work between them need no declassifying. A private stream narrows
+	// whoever wrote on it: its members chose that.
+	if readers == nil || (ev.SourceKind == domain.SourceAI && strings.HasPrefix(ev.StreamID, domain.DMStreamPrefix)) {
 		return ev.Label, nil
 	}
 	by := ev.Source

@@ -10,7 +10,6 @@ import (
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/mattn/go-sqlite3"
 	"gorm.io/gorm"
 
 	"github.com/helixml/helix-org/domain"
@@ -32,7 +31,7 @@ func unavailable(err error) error {
 }
 
 func unavailableReason(err error) string {
-	if se, ok := errors.AsType[sqlite3.Error](err); (ok && se.Code == sqlite3.ErrFull) || errors.Is(err, syscall.ENOSPC) {
+	if sqliteFull(err) || errors.Is(err, syscall.ENOSPC) {
 		return "the database's disk is full"
 	}
 	if pe, ok := errors.AsType[*pgconn.PgError](err); ok {

@@ -155,8 +155,11 @@ func untrustedHighRisk(ctx context.Context, env *Env, label domain.Label, tool s
 }
 
 // sendsElsewhere: a publish to a stream whose transport sends outside,
-// other than one whose events woke the run — answering where the input
-// came from is what such a stream is for; sending it on is not.
+// other than one whose events woke the run, or an answer on a thread
+// that woke it and that the stream holds — answering where the input came
+// from is what such a stream is for (Sam answers the customer; Lee, woken
+// by Sam's escalation on the customer's thread, answers that customer);
+// sending it on is not.
 func sendsElsewhere(ctx context.Context, env *Env, args json.RawMessage) (bool, error) {
 	stream := streamArg(args)
 	if stream == "" {
@@ -168,7 +171,32 @@ func sendsElsewhere(ctx context.Context, env *Env, args json.RawMessage) (bool, 
 		return false, nil
 	}
 	from, err := env.Store.TriggerStreams(ctx, env.ActivationID)
-	return !slices.Contains(from, stream), err
+	if err != nil || slices.Contains(from, stream) {
+		return false, err
+	}
+	answers, err := answersTriggerThread(ctx, env, stream, args)
+	return !answers, err
+}
+
+// answersTriggerThread: the publish names no recipients of its own, and
+// its thread is the thread of an event that woke the run and one the
+// stream has taken part in, so it goes back to whoever is on that thread.
+func answersTriggerThread(ctx context.Context, env *Env, stream string, args json.RawMessage) (bool, error) {
+	var in struct {
+		To       []string `json:"to"`
+		ThreadID string   `json:"threadId"`
+	}
+	if json.Unmarshal(args, &in) != nil || len(in.To) > 0 || in.ThreadID == "" {
+		return false, nil
+	}
+	trigs, err := env.Store.ActivationTriggers(ctx, env.ActivationID)
+	if err != nil {
+		return false, err
+	}
+	if !slices.ContainsFunc(trigs, func(t domain.Trigger) bool { return t.Event.Message.ThreadID == in.ThreadID }) {
+		return false, nil
+	}
+	return env.Store.OnThread(ctx, stream, in.ThreadID)
 }
 
 // streamArg is a call's "stream" argument, if it has one.

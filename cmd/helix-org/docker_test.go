@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -228,8 +229,14 @@ func TestSkillsThroughTheServer(t *testing.T) {
 		t.Errorf("list_skills = %+v; want version 2, used, and the same container", listed.Skills)
 	}
 
-	// The creator holds the skill's tool; another worker sees it only once granted.
-	if tools := skillTools(t, owner); !slices.Equal(tools, []string{"skill_csv_sum"}) {
+	// The creator holds the skill's tool; another worker sees it only once
+	// granted. The owner holds more tools than tool search shows at once,
+	// so it lists them all as a client that turns search off does.
+	all, err := servertest.DialHeader(t, base+"/workers/w-owner/mcp", servertest.Token(t, st, "w-owner"), http.Header{domain.ToolSearchHeader: {"off"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tools := skillTools(t, all); !slices.Equal(tools, []string{"skill_csv_sum"}) {
 		t.Errorf("owner's skill tools = %v", tools)
 	}
 	servertest.Call[any](t, owner, "create_role", map[string]any{"id": "r-analyst", "title": "Analyst", "content": "x"})

@@ -2,7 +2,8 @@ package main
 
 import (
 	"fmt"
-	"io"
+	_ "io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -75,7 +76,7 @@ func TestSwapAIForHuman(t *testing.T) {
 	st := demoStore(t)
 	pm := usePostmark(t, st, "org@example.com")
 	useFake(t, st, llm.Anthropic, fake)
-	base, _, owner := startServe(t, st, io.Discard)
+	base, _, owner := startServe(t, st, os.Stderr)
 	call := func(tool string, args map[string]any) {
 		t.Helper()
 		servertest.Call[map[string]any](t, owner, tool, args)
