@@ -2,8 +2,7 @@ package main
 
 import (
 	"fmt"
-	_ "io"
-	"os"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -76,7 +75,7 @@ func TestSwapAIForHuman(t *testing.T) {
 	st := demoStore(t)
 	pm := usePostmark(t, st, "org@example.com")
 	useFake(t, st, llm.Anthropic, fake)
-	base, _, owner := startServe(t, st, os.Stderr)
+	base, _, owner := startServe(t, st, io.Discard)
 	call := func(tool string, args map[string]any) {
 		t.Helper()
 		servertest.Call[map[string]any](t, owner, tool, args)
