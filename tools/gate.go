@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
 )
