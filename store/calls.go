@@ -222,6 +222,9 @@ func (s *Store) writeCalls(rows []callRow) error {
 // CallFilter narrows ListCalls; the zero value lists the newest calls.
 type CallFilter struct {
 	Worker, Tool string
+	// Among, when not nil, keeps only these workers' calls (what a viewer
+	// may see).
+	Among []string
 	// Since keeps calls made at or after it; zero keeps all.
 	Since time.Time
 	// Limit bounds the calls listed; 0 is DefaultCallLimit.
@@ -242,6 +245,12 @@ func (s *Store) ListCalls(ctx context.Context, f CallFilter) ([]domain.ToolCall,
 	}
 	if f.Tool != "" {
 		q = q.Where("tool = ?", f.Tool)
+	}
+	if f.Among != nil {
+		if len(f.Among) == 0 {
+			return []domain.ToolCall{}, nil
+		}
+		q = q.Where("worker_id IN ?", f.Among)
 	}
 	if !f.Since.IsZero() {
 		q = q.Where("at >= ?", f.Since.UTC())
