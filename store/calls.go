@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -30,6 +31,12 @@ const callQueue = 4096
 
 // maxCallBatch bounds one write of records.
 const maxCallBatch = 256
+
+// callLinger is how long the writer waits for more records before writing
+// a batch that is not full: under steady load the audit then costs a
+// write transaction every callLinger, not one per call. A flush does not
+// wait.
+const callLinger = 20 * time.Millisecond
 
 // pruneEvery is how often the writer removes calls older than
 // audit.retention.
@@ -73,22 +80,24 @@ type callLog struct {
 	done   chan struct{}
 }
 
-// RecordCall queues the audit record of a call, its arguments redacted
-// (domain.RedactArgs, with the transports' secret config fields) before
-// they leave the caller. It waits only while the queue is full.
+// RecordCall queues the audit record of a call; its arguments are
+// redacted (domain.RedactArgs, with the transports' secret config fields)
+// before they are stored. It waits only while the queue is full.
 func (s *Store) RecordCall(c domain.ToolCall) {
 	if c.At.IsZero() {
 		c.At = s.Now()
 	}
+	// The arguments are redacted by the writer, off the caller's path;
+	// nothing reads them before.
 	row := callRow{At: c.At.UTC(), WorkerID: c.Worker, ActivationID: c.Activation, Tool: c.Tool,
-		Arguments: string(domain.RedactArgs(c.Arguments, s.secretFields())), Status: string(c.Status), Error: c.Error,
+		Arguments: string(c.Arguments), Status: string(c.Status), Error: c.Error,
 		ApprovalID: c.Approval, DurationUs: int64(c.DurationMs * 1000), Label: c.Label.Encode()}
 	s.calls.once.Do(s.startCallLog)
 	s.calls.mu.RLock()
 	defer s.calls.mu.RUnlock()
 	if s.calls.closed {
 		// The store is closing: write it now rather than lose it.
-		if err := s.writeCalls([]callRow{row}); err != nil {
+		if err := s.writeCalls([]callRow{s.redacted(row)}); err != nil {
 			s.log.Error("audit record not written", "worker", row.WorkerID, "tool", row.Tool, "status", row.Status, "err", err)
 		}
 		return
@@ -113,6 +122,12 @@ func (s *Store) FlushCalls(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// redacted is the row with its arguments' secrets redacted.
+func (s *Store) redacted(r callRow) callRow {
+	r.Arguments = string(domain.RedactArgs(json.RawMessage(r.Arguments), s.secretFields()))
+	return r
 }
 
 // secretFields are the config keys any transport kind keeps secret.
@@ -165,7 +180,8 @@ func (s *Store) writeCallLog() {
 	}
 }
 
-// takeCalls gathers first and whatever else is queued, up to a batch.
+// takeCalls gathers first and what arrives within callLinger after it,
+// up to a batch; a flush ends the gathering at once.
 func (s *Store) takeCalls(first callItem) ([]callRow, []chan struct{}) {
 	var rows []callRow
 	var flushes []chan struct{}
@@ -174,17 +190,19 @@ func (s *Store) takeCalls(first callItem) ([]callRow, []chan struct{}) {
 			flushes = append(flushes, it.flush)
 			return
 		}
-		rows = append(rows, it.row)
+		rows = append(rows, s.redacted(it.row))
 	}
 	add(first)
-	for len(rows) < maxCallBatch {
+	linger := time.NewTimer(callLinger)
+	defer linger.Stop()
+	for len(rows) < maxCallBatch && len(flushes) == 0 {
 		select {
 		case it, ok := <-s.calls.in:
 			if !ok {
 				return rows, flushes
 			}
 			add(it)
-		default:
+		case <-linger.C:
 			return rows, flushes
 		}
 	}
