@@ -54,6 +54,12 @@ kept for audit.retention (720h by default).`,
 				return err
 			}
 			defer st.Close()
+			if cfg.Worker != "" {
+				// A dismissed worker's calls are still listed; a typo is an error.
+				if _, err := st.GetWorker(cmd.Context(), cfg.Worker); err != nil {
+					return fmt.Errorf("--worker: %w", err)
+				}
+			}
 			calls, err := st.ListCalls(cmd.Context(), f)
 			if err != nil {
 				return err
