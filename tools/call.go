@@ -64,44 +64,64 @@ func Call(ctx context.Context, env *Env, granted []string, name string, args jso
 
 func runCall(ctx context.Context, env *Env, granted []string, name string, args json.RawMessage) Outcome {
 	o := Outcome{Tool: name, Status: domain.CallRefused}
-	if !slices.Contains(granted, name) && slices.Contains(env.Known, name) {
-		o.Err = missingGrant{worker: env.Caller, tool: name}
+	if o.tool, o.unknown, o.Err = grantedTool(env, granted, name); o.Err != nil {
 		return o
 	}
-	t, ok := lookup(env, name)
-	if !ok {
-		o.Err, o.unknown = domain.Invalid("name", "unknown tool %q", name), true
+	ctx, args, held := o.gate(ctx, env, args)
+	if held {
 		return o
-	}
-	o.tool = t
-	if !t.given && !slices.Contains(granted, name) {
-		o.Err = missingGrant{worker: env.Caller, tool: name}
-		return o
-	}
-	if env.approved == nil && !t.given {
-		g, err := gate(ctx, env, t, args)
-		ctx, args, o.label = g.ctx, g.args, g.label
-		switch {
-		case err != nil:
-			o.Status, o.Err = domain.CallError, err
-			return o
-		case g.pending != nil:
-			o.Status, o.Out = domain.CallPending, *g.pending
-			return o
-		}
-	} else if env.approved != nil {
-		o.label = env.approved.Label
 	}
 	o.Reached, o.Status = true, domain.CallError
-	checked, err := t.check(args)
+	checked, err := o.tool.check(args)
 	if err != nil {
 		o.Err = err
 		return o
 	}
-	if o.Out, o.Err = t.call(ctx, env, checked); o.Err == nil {
+	if o.Out, o.Err = o.tool.call(ctx, env, checked); o.Err == nil {
 		o.Status = domain.CallOK
 	}
 	return o
+}
+
+// grantedTool finds the tool called, if the caller holds a grant of it;
+// unknown says there is no such tool.
+func grantedTool(env *Env, granted []string, name string) (t Tool, unknown bool, err error) {
+	if !slices.Contains(granted, name) && slices.Contains(env.Known, name) {
+		return t, false, missingGrant{worker: env.Caller, tool: name}
+	}
+	t, ok := lookup(env, name)
+	if !ok {
+		return t, true, domain.Invalid("name", "unknown tool %q", name)
+	}
+	if !t.given && !slices.Contains(granted, name) {
+		return t, false, missingGrant{worker: env.Caller, tool: name}
+	}
+	return t, false, nil
+}
+
+// gate runs the label and approval gate (gate.go) on the call and keeps
+// the run's label for the audit. held is true when the gate answered: a
+// pending approval, or why the gate failed. An approved call, and a tool
+// given rather than granted, pass.
+func (o *Outcome) gate(ctx context.Context, env *Env, args json.RawMessage) (context.Context, json.RawMessage, bool) {
+	if env.approved != nil {
+		o.label = env.approved.Label
+		return ctx, args, false
+	}
+	if o.tool.given {
+		return ctx, args, false
+	}
+	g, err := gate(ctx, env, o.tool, args)
+	o.label = g.label
+	switch {
+	case err != nil:
+		o.Status, o.Err = domain.CallError, err
+		return ctx, nil, true
+	case g.pending != nil:
+		o.Status, o.Out = domain.CallPending, *g.pending
+		return ctx, nil, true
+	}
+	return g.ctx, g.args, false
 }
 
 // lookup finds what a call of name runs.
