@@ -78,7 +78,7 @@ func envOr(key, def string) string {
 // settings is the registry of every operational config key.
 func settings() domain.Settings {
 	return slices.Concat(tools.Settings, dispatch.Settings, agent.Settings, docker.Settings, skill.Settings, transports.Settings(), ui.Settings,
-		domain.Settings{domain.PricesSetting, domain.DefaultPriceSetting})
+		domain.Settings{domain.PricesSetting, domain.DefaultPriceSetting, domain.AuditRetentionSetting})
 }
 
 func newRootCmd() *cobra.Command {
@@ -90,7 +90,7 @@ func newRootCmd() *cobra.Command {
 		Version:       version,
 	}
 	root.SetVersionTemplate("helix-org {{.Version}}\n")
-	root.AddCommand(newServeCmd(), newChatCmd(), newBootstrapCmd(), newTokenCmd(), newConfigCmd(), newVersionCmd(), newAgentCmd(), newActivationsCmd(), newTriggersCmd(), newSpendCmd(), newTasksCmd())
+	root.AddCommand(newServeCmd(), newChatCmd(), newBootstrapCmd(), newTokenCmd(), newConfigCmd(), newVersionCmd(), newAgentCmd(), newActivationsCmd(), newAuditCmd(), newTriggersCmd(), newSpendCmd(), newTasksCmd())
 	root.AddCommand(newCallCmd(), newToolsCmd(), newBackupCmd(), newExportCmd(), newImportCmd(), newSlackCmd())
 	return root
 }
