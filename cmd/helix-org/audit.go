@@ -64,13 +64,13 @@ kept for audit.retention (720h by default).`,
 			if err != nil {
 				return err
 			}
-			switch cfg.Output {
-			case outJSON:
-				return printJSON(cmd.OutOrStdout(), calls)
-			case outCSV:
+			if cfg.Output == outCSV {
 				return writeCallsCSV(cmd.OutOrStdout(), calls)
 			}
-			return writeCalls(cmd.OutOrStdout(), calls)
+			if calls == nil {
+				calls = []domain.ToolCall{}
+			}
+			return emit(cmd.OutOrStdout(), cfg.Output, map[string]any{"calls": calls}, func() error { return writeCalls(cmd.OutOrStdout(), calls) })
 		},
 	}
 	cfg.bind(cmd.Flags())
@@ -78,7 +78,7 @@ kept for audit.retention (720h by default).`,
 	cmd.Flags().StringVar(&cfg.Tool, "tool", "", "only calls of this tool (e.g. publish, skill_<name>)")
 	cmd.Flags().StringVar(&cfg.Since, "since", "", "only calls since then: a duration back from now (24h, 90m) or an RFC 3339 time")
 	cmd.Flags().IntVar(&cfg.Limit, "limit", store.DefaultCallLimit, "at most this many calls, newest first")
-	bindOutput(cmd, &cfg.Output, outTable, outJSON, outCSV)
+	bindOutput(cmd, &cfg.Output, append(dataFormats, outCSV)...)
 	cmd.RegisterFlagCompletionFunc("worker", cfg.complete(workerNames))
 	return cmd
 }

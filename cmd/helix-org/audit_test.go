@@ -67,8 +67,10 @@ func TestAudit(t *testing.T) {
 		if strings.Contains(out, secret) {
 			t.Fatalf("the secret is in the audit:\n%s", out)
 		}
-		var calls []domain.ToolCall
-		if err := json.Unmarshal([]byte(out), &calls); err != nil {
+		var listed struct{ Calls []domain.ToolCall }
+		err := json.Unmarshal([]byte(out), &listed)
+		calls := listed.Calls
+		if err != nil {
 			t.Fatalf("not JSON: %v\n%s", err, out)
 		}
 		var got []string
@@ -104,7 +106,7 @@ func TestAudit(t *testing.T) {
 		{name: "since a duration", args: []string{"--since", "1h"}, want: []string{"create_stream"}},
 		{name: "since a time", args: []string{"--since", "2999-01-01T00:00:00Z"}, want: []string{"No tool calls recorded."}},
 		{name: "a bad since", args: []string{"--since", "yesterday"}, wantErr: `--since: want a duration back from now (24h, 90m) or an RFC 3339 time`},
-		{name: "a bad format", args: []string{"-o", "xml"}, wantErr: "valid: table, json, csv"},
+		{name: "a bad format", args: []string{"-o", "xml"}, wantErr: "valid: json, yaml, table, csv"},
 		{name: "a bad limit", args: []string{"--limit", "-1"}, wantErr: "--limit: must be 0"},
 	}
 	for _, tt := range tests {
