@@ -78,7 +78,7 @@ kept for audit.retention (720h by default).`,
 	cmd.Flags().StringVar(&cfg.Tool, "tool", "", "only calls of this tool (e.g. publish, skill_<name>)")
 	cmd.Flags().StringVar(&cfg.Since, "since", "", "only calls since then: a duration back from now (24h, 90m) or an RFC 3339 time")
 	cmd.Flags().IntVar(&cfg.Limit, "limit", store.DefaultCallLimit, "at most this many calls, newest first")
-	bindOutput(cmd, &cfg.Output, append(dataFormats, outCSV)...)
+	bindData(cmd, &cfg.Output, outCSV)
 	cmd.RegisterFlagCompletionFunc("worker", cfg.complete(workerNames))
 	return cmd
 }

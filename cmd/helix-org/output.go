@@ -225,10 +225,11 @@ func clipRunes(s string, n int) string {
 // dataFormats are what every command that prints data takes for -o.
 var dataFormats = []string{outJSON, outYAML, outTable}
 
-// bindData adds -o json|yaml|table to a command that prints data, and
-// --json (hidden) as the older spelling of -o json.
-func bindData(cmd *cobra.Command, p *string) {
-	bindOutput(cmd, p, dataFormats...)
+// bindData adds -o json|yaml|table (and any formats of its own) to a
+// command that prints data, and --json (hidden) as the older spelling of
+// -o json.
+func bindData(cmd *cobra.Command, p *string, more ...string) {
+	bindOutput(cmd, p, append(slices.Clone(dataFormats), more...)...)
 	cmd.Flags().Var(jsonAlias{p}, "json", "same as -o json")
 	cmd.Flags().Lookup("json").NoOptDefVal = "true"
 	cmd.Flags().MarkHidden("json")
