@@ -100,6 +100,7 @@ var migrations = []migration{
 		return tx.AutoMigrate(&reservationRow{})
 	}},
 	{29, "a JSON reader that skips damaged bodies, on PostgreSQL", migrateJSONReader},
+	{30, "outside MCP servers, their credentials and tool lists", migrateMCPServers},
 }
 
 type schemaMigration struct {
