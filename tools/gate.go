@@ -142,6 +142,9 @@ func untrustedHighRisk(ctx context.Context, env *Env, label domain.Label, tool s
 	if !label.Untrusted {
 		return "", nil
 	}
+	if outsideWrites(env, tool) {
+		return tool + " reaches outside (its server does not call it read-only) and this run read untrusted data: " + label.Origin, nil
+	}
 	v, err := env.Store.SettingOr(ctx, HighRiskSetting)
 	if err != nil || !slices.Contains(splitList(v), tool) {
 		return "", err

@@ -44,6 +44,11 @@ type Env struct {
 	// Catalog is the caller's tools as its tools/list shows them and
 	// find_tools searches them; nil shows every granted tool.
 	Catalog *Catalog
+	// Outside reaches outside MCP servers; nil when none can be.
+	Outside Outside
+	// OutsideTools are the tools of every outside server; each is served
+	// as <server>__<tool> to workers granted it.
+	OutsideTools []domain.OutsideTool
 }
 
 // saw raises the caller's run's label by l, what a result the run is
