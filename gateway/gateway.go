@@ -180,16 +180,22 @@ func (g *Gateway) Call(ctx context.Context, server, tool string, args json.RawMe
 		arguments = args
 	}
 	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: arguments})
-	if err != nil {
+	switch {
+	case err == nil:
+		return res, nil
+	case ctx.Err() != nil:
+		// One call hung; the session may still serve the next.
+		g.st.SetMCPHealth(context.WithoutCancel(ctx), server, false, fmt.Sprintf("a call of %s did not answer within %s", tool, limit))
+	default:
 		c.mu.Lock()
 		if c.session == session {
-			c.drop()
+			c.session = nil
+			go session.Close() // a dead peer may make closing wait
 		}
 		c.mu.Unlock()
 		g.st.SetMCPHealth(context.WithoutCancel(ctx), server, false, err.Error())
-		return nil, g.failed(ctx, srv, limit, err)
 	}
-	return res, nil
+	return nil, g.failed(ctx, srv, limit, err)
 }
 
 // failed words a failed call for the caller: the deadline by its length.
@@ -246,8 +252,6 @@ func (g *Gateway) fetchTools(ctx context.Context, session *mcp.ClientSession, na
 	return g.st.SetMCPTools(ctx, name, tools)
 }
 
-var client = mcp.NewClient(&mcp.Implementation{Name: "helix-org-gateway", Version: "1"}, nil)
-
 // connect opens a session to srv with its credential.
 func (g *Gateway) connect(ctx context.Context, srv domain.MCPServer) (*mcp.ClientSession, time.Time, error) {
 	auth, err := g.st.MCPServerAuth(ctx, srv.Name)
@@ -276,6 +280,8 @@ func (g *Gateway) connect(ctx context.Context, srv domain.MCPServer) (*mcp.Clien
 	default:
 		return nil, time.Time{}, domain.EnumError("transport", "transport", srv.Transport, domain.MCPTransports)
 	}
+	// A client per session: a client remembers what it negotiated.
+	client := mcp.NewClient(&mcp.Implementation{Name: "helix-org-gateway", Version: "1"}, nil)
 	session, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("connect: %w", err)

@@ -57,10 +57,16 @@ func StartTracker(t testing.TB, valid func(token string) bool) *Tracker {
 		func(_ context.Context, _ *mcp.CallToolRequest, in ticketIn) (*mcp.CallToolResult, ticketOut, error) {
 			return nil, ticketOut{Text: "closed"}, nil
 		})
+	// A hung call ends when the test does, so the server can close.
+	release := make(chan struct{})
 	mcp.AddTool(srv, &mcp.Tool{Name: "wait", Description: "Wait for something that never comes.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, ticketOut, error) {
-			<-ctx.Done()
-			return nil, ticketOut{}, ctx.Err()
+			select {
+			case <-ctx.Done():
+				return nil, ticketOut{}, ctx.Err()
+			case <-release:
+				return nil, ticketOut{}, errHung
+			}
 		})
 	tr := &Tracker{}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true})
@@ -78,6 +84,7 @@ func StartTracker(t testing.TB, valid func(token string) bool) *Tracker {
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(tr.Close)
+	t.Cleanup(func() { close(release) })
 	return tr
 }
 
@@ -85,7 +92,10 @@ type ticketError string
 
 func (e ticketError) Error() string { return string(e) }
 
-const errNoTicket = ticketError("no such ticket")
+const (
+	errNoTicket = ticketError("no such ticket")
+	errHung     = ticketError("hung until the test ended")
+)
 
 // Is returns a check that accepts exactly token.
 func Is(token string) func(string) bool { return func(got string) bool { return got == token } }
