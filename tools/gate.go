@@ -59,6 +59,10 @@ func gate(ctx context.Context, env *Env, t Tool, args json.RawMessage) (context.
 	if h.why == "" {
 		return ctx, nil, args, nil
 	}
+	if carriesSecrets[t.Name] {
+		// An approval keeps its arguments for the approver to read.
+		return ctx, nil, nil, domain.Forbidden("%s carries a credential, which no approval may hold, and this call would wait (%s): call it outside a run", t.Name, h.why)
+	}
 	// Only a call that could run is worth a person's decision.
 	checked, err := checkArgs(t.Name, t.input, args)
 	if err != nil {
@@ -77,6 +81,10 @@ func gate(ctx context.Context, env *Env, t Tool, args json.RawMessage) (context.
 		t.Name, a.Approver, a.ID, a.ExpiresAt.Format(time.RFC3339), domain.InboxStream(env.Caller))
 	return ctx, &pendingOut{Pending: true, Approval: a, Note: note}, nil, nil
 }
+
+// carriesSecrets are the tools whose arguments hold a credential: their
+// calls never wait for approval, which would keep the arguments.
+var carriesSecrets = map[string]bool{"add_mcp_server": true}
 
 // hold is why a call must wait — empty when it need not — under which
 // rule, and the caller's run's label (zero outside a run).
