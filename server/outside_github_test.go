@@ -59,7 +59,7 @@ func TestGitHubMCPServerWithAnAppCredential(t *testing.T) {
 	owner := h.Owner(t)
 	added := servertest.Call[map[string]any](t, owner, "add_mcp_server", map[string]any{
 		"name": "github", "command": bin, "args": []string{"stdio", "--gh-host", gatewaytest.GHESHost, "--toolsets", "issues", "--read-only"},
-		"env":  map[string]string{"HTTP_PROXY": gh.Proxy()},
+		"env":  []map[string]string{{"name": "HTTP_PROXY", "value": gh.Proxy()}},
 		"auth": map[string]any{"type": "github_app", "app_id": 1234, "installation_id": 42, "private_key": pemKey, "api_url": gh.URL},
 	})
 	if added["healthy"] != true {

@@ -98,6 +98,11 @@ func TestOutsideServerThroughHelix(t *testing.T) {
 			t.Errorf("the tracker saw Authorization %q; want only helix-org's credential", a)
 		}
 	}
+	// Its cached tools/list follows the server: removed, its tools go.
+	servertest.Call[any](t, owner, "remove_mcp_server", map[string]any{"name": "tracker"})
+	if names := servertest.ToolNames(t, granted); slices.ContainsFunc(names, domain.IsOutsideTool) {
+		t.Errorf("after remove_mcp_server w-granted still sees %v", names)
+	}
 }
 
 // TestOutsideResultsAreUntrusted: what an untrusted server answers raises

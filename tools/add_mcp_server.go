@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/helixml/helix-org/domain"
@@ -14,10 +15,17 @@ type addMCPServerIn struct {
 	URL     string            `json:"url,omitempty" jsonschema:"its Streamable HTTP endpoint, an http:// or https:// URL; give url or command"`
 	Command string            `json:"command,omitempty" jsonschema:"the program helix-org runs for it and talks to over stdio, a path or a name on PATH; give url or command"`
 	Args    []string          `json:"args,omitempty" jsonschema:"the program's arguments, with command"`
-	Env     map[string]string `json:"env,omitempty" jsonschema:"environment variables of the program, with command: settings, never secrets (they are shown); the credential goes in auth"`
+	Env     []envVar          `json:"env,omitempty" jsonschema:"environment variables of the program, with command: settings, never secrets (they are shown); the credential goes in auth"`
 	Auth    *mcpAuthIn        `json:"auth,omitempty" jsonschema:"the credential helix-org adds to every call, kept encrypted and never shown to anyone; none when omitted"`
 	Trusted bool              `json:"trusted,omitempty" jsonschema:"true: its results are trusted; by default they are untrusted and raise the label of the run that reads them"`
 	Timeout string            `json:"timeout,omitempty" jsonschema:"longest one call may take, a duration such as 30s; by default the setting mcp.call_timeout"`
+}
+
+// envVar is one environment variable; a list of them, not a map, keeps
+// the schema one a strict function-calling model can fill.
+type envVar struct {
+	Name  string `json:"name" jsonschema:"the variable's name, e.g. GITHUB_TOOLSETS"`
+	Value string `json:"value" jsonschema:"its value"`
 }
 
 // mcpAuthIn is domain.MCPAuth as a caller writes it.
@@ -74,7 +82,16 @@ func addMCPServer() Tool {
 
 // server is the server the input describes; the store validates the rest.
 func (in addMCPServerIn) server() (domain.MCPServer, error) {
-	srv := domain.MCPServer{Name: in.Name, URL: in.URL, Command: in.Command, Args: in.Args, Env: in.Env, Trusted: in.Trusted, Transport: domain.MCPHTTP}
+	srv := domain.MCPServer{Name: in.Name, URL: in.URL, Command: in.Command, Args: in.Args, Trusted: in.Trusted, Transport: domain.MCPHTTP}
+	for _, e := range in.Env {
+		if e.Name == "" || strings.ContainsAny(e.Name, "=\x00") {
+			return srv, domain.Invalid("env", "%q is not an environment variable's name", e.Name)
+		}
+		if srv.Env == nil {
+			srv.Env = map[string]string{}
+		}
+		srv.Env[e.Name] = e.Value
+	}
 	switch {
 	case in.URL != "" && in.Command != "":
 		return srv, domain.Invalid("url", "give url (Streamable HTTP) or command (stdio), not both")
