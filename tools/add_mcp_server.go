@@ -11,14 +11,14 @@ import (
 )
 
 type addMCPServerIn struct {
-	Name    string            `json:"name" jsonschema:"the server's name: 1-40 of a-z, 0-9, _ and -, without __; its tools are offered as <name>__<tool>"`
-	URL     string            `json:"url,omitempty" jsonschema:"its Streamable HTTP endpoint, an http:// or https:// URL; give url or command"`
-	Command string            `json:"command,omitempty" jsonschema:"the program helix-org runs for it and talks to over stdio, a path or a name on PATH; give url or command"`
-	Args    []string          `json:"args,omitempty" jsonschema:"the program's arguments, with command"`
-	Env     []envVar          `json:"env,omitempty" jsonschema:"environment variables of the program, with command: settings, never secrets (they are shown); the credential goes in auth"`
-	Auth    *mcpAuthIn        `json:"auth,omitempty" jsonschema:"the credential helix-org adds to every call, kept encrypted and never shown to anyone; none when omitted"`
-	Trusted bool              `json:"trusted,omitempty" jsonschema:"true: its results are trusted; by default they are untrusted and raise the label of the run that reads them"`
-	Timeout string            `json:"timeout,omitempty" jsonschema:"longest one call may take, a duration such as 30s; by default the setting mcp.call_timeout"`
+	Name    string     `json:"name" jsonschema:"the server's name: 1-40 of a-z, 0-9, _ and -, without __; its tools are offered as <name>__<tool>"`
+	URL     string     `json:"url,omitempty" jsonschema:"its Streamable HTTP endpoint, an http:// or https:// URL; give url or command"`
+	Command string     `json:"command,omitempty" jsonschema:"the program helix-org runs for it and talks to over stdio, a path or a name on PATH; give url or command"`
+	Args    []string   `json:"args,omitempty" jsonschema:"the program's arguments, with command"`
+	Env     []envVar   `json:"env,omitempty" jsonschema:"environment variables of the program, with command: settings, never secrets (they are shown); the credential goes in auth"`
+	Auth    *mcpAuthIn `json:"auth,omitempty" jsonschema:"the credential helix-org adds to every call, kept encrypted and never shown to anyone; none when omitted"`
+	Trusted bool       `json:"trusted,omitempty" jsonschema:"true: its results are trusted; by default they are untrusted and raise the label of the run that reads them"`
+	Timeout string     `json:"timeout,omitempty" jsonschema:"longest one call may take, a duration such as 30s; by default the setting mcp.call_timeout"`
 }
 
 // envVar is one environment variable; a list of them, not a map, keeps
