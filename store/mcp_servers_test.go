@@ -13,6 +13,7 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/store/storetest"
 )
 
 const mcpToken = "ghs_outside-server-token-1234567890"
@@ -59,7 +60,7 @@ func TestMCPServerCredentialEncryptedAtRest(t *testing.T) {
 }
 
 func TestAddMCPServerRefusesBadInput(t *testing.T) {
-	st := openAt(t, filepath.Join(t.TempDir(), "org.db"), "")
+	st := storetest.New(t)
 	ctx := t.Context()
 	if _, err := st.Bootstrap(ctx, nil); err != nil {
 		t.Fatal(err)
@@ -104,7 +105,7 @@ func TestAddMCPServerRefusesBadInput(t *testing.T) {
 // server's list and no other; a request's bearer sees the list at once,
 // and a removed server takes its tools and their grants with it.
 func TestOutsideToolsFollowTheirServer(t *testing.T) {
-	st := openAt(t, filepath.Join(t.TempDir(), "org.db"), "")
+	st := storetest.New(t)
 	ctx := t.Context()
 	if _, err := st.Bootstrap(ctx, nil); err != nil {
 		t.Fatal(err)
