@@ -33,12 +33,9 @@ func RunBuiltin(ctx context.Context, dir, prompt string, cfg LLMConfig, out io.W
 }
 
 func prepareBuiltin(ctx context.Context, dir string, cfg LLMConfig, s *streamJSON) (*Loop, error) {
-	if err := cfg.Check(); err != nil {
-		return nil, err
-	}
-	provider, err := llm.New(llm.Config{Provider: cfg.Provider, Model: cfg.Model, BaseURL: cfg.BaseURL, APIKey: cfg.APIKey})
+	provider, err := builtinModel(dir, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("built-in agent: %w", err)
+		return nil, err
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "mcp.json"))
 	if err != nil {
@@ -66,6 +63,22 @@ func prepareBuiltin(ctx context.Context, dir string, cfg LLMConfig, s *streamJSO
 	system := SystemPrompt(bash != nil, EnvFile{"agent.md", readOptional(dir, "agent.md")},
 		EnvFile{"role.md", role}, EnvFile{"identity.md", readOptional(dir, "identity.md")})
 	return &Loop{Provider: provider, Tools: tools, System: system, MaxTurns: cfg.MaxTurns, MaxTokens: cfg.MaxTokens, OnMessage: s.message}, nil
+}
+
+// builtinModel is the model a run talks to: the provider configured, or
+// on the example runtime the role's rule (exampleModel).
+func builtinModel(dir string, cfg LLMConfig) (llm.Provider, error) {
+	if cfg.Provider == ExampleProvider {
+		return exampleModel{role: readOptional(dir, "role.md"), self: os.Getenv("HELIX_ORG_WORKER")}, nil
+	}
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	provider, err := llm.New(llm.Config{Provider: cfg.Provider, Model: cfg.Model, BaseURL: cfg.BaseURL, APIKey: cfg.APIKey})
+	if err != nil {
+		return nil, fmt.Errorf("built-in agent: %w", err)
+	}
+	return provider, nil
 }
 
 // EnvFile is one file of a worker's environment, shown to the model.

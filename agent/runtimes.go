@@ -58,6 +58,7 @@ const (
 	RuntimeClaude  = "claude"
 	RuntimeCommand = "command"
 	RuntimeBuiltin = "builtin"
+	RuntimeExample = "example"
 	RuntimeDocker  = "docker"
 )
 
@@ -85,6 +86,10 @@ var Runtimes = []RuntimeDef{
 			}
 			return &Command{Line: env.get(ctx, CommandSetting), Sandbox: sb}, nil
 		}},
+	{Name: RuntimeExample, Description: "the built-in agent with a rule in place of a model: it answers each message that woke it, on its stream, " +
+		"with the reply its role gives in backticks (`echo: <body>`); offline, for a first try and for demos",
+		Default: "else when agent.model is not set", Picked: func(ctx context.Context, env RuntimeEnv) bool { return env.get(ctx, ModelSetting) == "" },
+		New: newExample},
 	{Name: RuntimeBuiltin, Description: "the built-in agent (`helix-org agent run`), calling agent.model through the server's relay",
 		Default: "else", Picked: func(context.Context, RuntimeEnv) bool { return true }, New: newBuiltin},
 	{Name: RuntimeDocker, Description: "a one-shot container of agent.docker.image (agent.docker.*)", New: newContainer},
@@ -216,6 +221,19 @@ func (env RuntimeEnv) sandbox(ctx context.Context, run domain.Run) (*Bwrap, erro
 		return nil, fmt.Errorf("sandbox: find the helix-org executable: %w", err)
 	}
 	return &Bwrap{Path: check.Bwrap, Exe: exe, Paths: paths}, nil
+}
+
+// newExample is the built-in agent on exampleModel, in the sandbox.
+func newExample(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("example runtime: find the helix-org executable: %w", err)
+	}
+	sb, err := env.sandbox(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	return &Builtin{Exe: exe, LLM: LLMConfig{Provider: ExampleProvider, Model: ExampleProvider, MaxTurns: 2}, Sandbox: sb}, nil
 }
 
 func newContainer(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error) {

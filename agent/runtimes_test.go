@@ -38,7 +38,7 @@ func TestRuntimeSettingDerivesFromTable(t *testing.T) {
 	if diff := cmp.Diff(want, agent.RuntimeSetting.Enum); diff != "" {
 		t.Errorf("agent.runtime enum (-table +setting):\n%s", diff)
 	}
-	if err := agent.RuntimeSetting.Check("podman"); err == nil || !strings.Contains(err.Error(), "claude, command, builtin, docker") {
+	if err := agent.RuntimeSetting.Check("podman"); err == nil || !strings.Contains(err.Error(), "claude, command, example, builtin, docker") {
 		t.Errorf("Check(podman) = %v, want the valid names", err)
 	}
 }
@@ -65,10 +65,13 @@ func TestSelectorPicks(t *testing.T) {
 		{"claude on PATH", settings{}, withClaude, found, "*agent.Claude in /usr/bin/bwrap"},
 		{"no claude, a command set", settings{"agent.command": "my-agent"}, noClaude, found, "*agent.Command in /usr/bin/bwrap"},
 		{"named command beats claude on PATH", settings{"agent.runtime": "command", "agent.command": "x"}, withClaude, found, "*agent.Command in /usr/bin/bwrap"},
-		{"builtin with a model", model, noClaude, found, "*agent.Builtin in /usr/bin/bwrap"},
+		{"builtin with a model", model, noClaude, found, "*agent.Builtin on anthropic in /usr/bin/bwrap"},
+		{"nothing set: the example agent", settings{}, noClaude, found, "*agent.Builtin on example in /usr/bin/bwrap"},
+		{"a model, no runtime named: builtin", settings{"agent.model": "m", "agent.base_url": "http://127.0.0.1:1"}, noClaude, found, "*agent.Builtin on anthropic in /usr/bin/bwrap"},
+		{"example named, a model set", settings{"agent.runtime": "example", "agent.model": "m"}, noClaude, found, "*agent.Builtin on example in /usr/bin/bwrap"},
 		{"docker without Docker", settings{"agent.runtime": "docker"}, noClaude, found, "the docker runtime is unavailable"},
 		{"builtin without a model", settings{"agent.runtime": "builtin"}, noClaude, found, "agent.model"},
-		{"unknown name", settings{"agent.runtime": "podman"}, noClaude, found, `agent.runtime "podman" is not available in this build (valid: claude, command, builtin, docker)`},
+		{"unknown name", settings{"agent.runtime": "podman"}, noClaude, found, `agent.runtime "podman" is not available in this build (valid: claude, command, example, builtin, docker)`},
 		{"claude where bubblewrap cannot run", settings{}, withClaude, failed,
 			"host agents run only in a bubblewrap sandbox, and it cannot run here (No permissions to create new namespace): " +
 				"install bubblewrap and allow user namespaces, use agent.runtime docker, or run host agents unsandboxed as the server's user with `helix-org config set agent.sandbox off`"},
@@ -76,7 +79,7 @@ func TestSelectorPicks(t *testing.T) {
 		{"builtin where bubblewrap cannot run", model, noClaude, failed, "cannot run here (No permissions"},
 		{"sandbox off: claude unsandboxed", off(settings{}), withClaude, failed, "*agent.Claude unsandboxed"},
 		{"sandbox off: command unsandboxed", off(settings{"agent.command": "x"}), noClaude, failed, "*agent.Command unsandboxed"},
-		{"sandbox off: builtin unsandboxed", off(settings{"agent.runtime": "builtin", "agent.model": "m", "agent.base_url": "http://127.0.0.1:1"}), noClaude, failed, "*agent.Builtin unsandboxed"},
+		{"sandbox off: builtin unsandboxed", off(settings{"agent.runtime": "builtin", "agent.model": "m", "agent.base_url": "http://127.0.0.1:1"}), noClaude, failed, "*agent.Builtin on anthropic unsandboxed"},
 		{"a shared path that is missing", settings{"agent.command": "x", "agent.sandbox.paths": `{"ro":["/no/such/dir"]}`}, noClaude, found,
 			"agent.sandbox.paths: stat /no/such/dir: no such file or directory"},
 		{"a shared path that is relative", settings{"agent.command": "x", "agent.sandbox.paths": `{"rw":["data"]}`}, noClaude, found,
@@ -94,6 +97,9 @@ func TestSelectorPicks(t *testing.T) {
 						return nil, err
 					}
 					built = fmt.Sprintf("%T %s", rt, sandboxOf(rt))
+					if b, ok := rt.(*agent.Builtin); ok {
+						built = fmt.Sprintf("%T on %s %s", rt, providerName(b.LLM.Provider), sandboxOf(rt))
+					}
 					return nil, errStop
 				}
 			}
@@ -129,3 +135,11 @@ func sandboxOf(rt domain.Runtime) string {
 }
 
 var errStop = errors.New("built; not run")
+
+// providerName is the built-in agent's provider as the relay defaults it.
+func providerName(p string) string {
+	if p == "" {
+		return "anthropic"
+	}
+	return p
+}

@@ -18,8 +18,8 @@ import (
 )
 
 // serveCalls answers a plain tools/call of a built-in tool itself, with
-// tools.InvokeResult — the grant, approval gate, argument check and
-// handler the go-sdk's server runs too — and writes the answer the go-sdk
+// tools.Call — the one call path the go-sdk's server runs too (grant,
+// approval gate, argument check, handler, audit) — and writes the answer the go-sdk
 // would write. The go-sdk decodes a call about 26 times, each into a
 // fresh 32 KB buffer: 350 KB of garbage a call, and with its collection
 // about a third of a publish's CPU. Every request that is not plainly
@@ -40,10 +40,11 @@ func (s *Server) serveCalls(next http.Handler) http.Handler {
 		// As in the go-sdk, a client that goes away does not stop its call.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), s.cfg.CallTimeout)
 		defer cancel()
-		res, reached, err := tools.InvokeResult(ctx, env, c.granted, call.name, call.args)
+		o := tools.Call(ctx, env, c.granted, call.name, call.args)
+		res, err := o.Result(ctx, env)
 		s.countCall(env.Known, call.name, res, err)
 		s.directCalls.Add(1)
-		writeCallAnswer(w, call, res, reached, err)
+		writeCallAnswer(w, call, res, o.Reached, err)
 	})
 }
 

@@ -107,4 +107,23 @@ func TestGitHubMCPServerWithAnAppCredential(t *testing.T) {
 	if slices.ContainsFunc(secrets, func(s string) bool { return strings.Contains(string(trail), s) }) {
 		t.Error("the org's audit trail holds the credential")
 	}
+	// Both calls are in the audit of calls, the credential redacted.
+	if err := st.FlushCalls(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	calls, err := st.ListCalls(t.Context(), store.CallFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	audited, _ := json.Marshal(calls)
+	for _, c := range []struct{ worker, tool string }{{store.OwnerWorker, "add_mcp_server"}, {"w-dev", "github__issue_read"}} {
+		if !slices.ContainsFunc(calls, func(x domain.ToolCall) bool {
+			return x.Worker == c.worker && x.Tool == c.tool && x.Status == domain.CallOK
+		}) {
+			t.Errorf("the audit has no successful %s call by %s: %s", c.tool, c.worker, audited)
+		}
+	}
+	if slices.ContainsFunc(secrets, func(s string) bool { return strings.Contains(string(audited), s) }) {
+		t.Error("the audit of calls holds the credential")
+	}
 }

@@ -59,7 +59,6 @@ func TestToolSearch(t *testing.T) {
 	owner := h.Owner(t)
 	// Skills fill the grants up to 120, however many tools are built in.
 	skills := manySkills(t, st, 120-len(tools.Names()))
-	invoice := skills[len(skills)-1] // the last reconciles invoices
 	grants := append(tools.Names(), skills...)
 	servertest.Call[any](t, owner, "create_role", map[string]any{"id": "r-clerk", "title": "Clerk", "content": "Keep the books."})
 	servertest.Call[any](t, owner, "create_position", map[string]any{"id": "p-clerk", "role": "r-clerk", "title": "Clerk"})
@@ -87,7 +86,7 @@ func TestToolSearch(t *testing.T) {
 				t.Errorf("shown %d tools in %d B, want find_tools and the core within %d B", len(names), size, limit)
 			}
 			for _, c := range []struct{ query, want string }{
-				{"reconcile an invoice", invoice},
+				{"reconcile an invoice", skills[len(skills)-1]},
 				{"a seat in the org chart for a role", "create_position"},
 				{"list roles", "list_roles"},
 			} {

@@ -25,7 +25,7 @@ import (
 // io.modelcontextprotocol/tasks extension, the server answers the long
 // tools' calls (taskTools) with a task, and tasks/get carries the answer.
 // The go-sdk has no tasks, so they are served here, in front of it: the
-// call runs as tools.InvokeResult — the caller's grants, the answer a
+// call runs through tools.Call — the caller's grants, the answer a
 // tools/call would give — on a context tasks/cancel ends. Task state is in
 // the store, so it outlives a restart; a call a restart cut short is
 // failed, visibly. Clients that ask for no task keep synchronous calls.
@@ -128,7 +128,7 @@ func (s *Server) runTask(ctx context.Context, c *caller, id, tool string, args j
 		close(rt.done)
 	}()
 	env := s.env(c)
-	res, _, err := tools.InvokeResult(ctx, env, c.granted, tool, args)
+	res, err := tools.Call(ctx, env, c.granted, tool, args).Result(ctx, env)
 	s.countCall(env.Known, tool, res, err)
 	var kept taskAnswer
 	status, message := store.TaskCompleted, ""

@@ -101,6 +101,9 @@ var migrations = []migration{
 	}},
 	{29, "a JSON reader that skips damaged bodies, on PostgreSQL", migrateJSONReader},
 	{30, "outside MCP servers, their credentials and tool lists", migrateMCPServers},
+	{31, "the audit of every tool call", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&callRow{})
+	}},
 }
 
 type schemaMigration struct {

@@ -96,6 +96,8 @@ type Store struct {
 	// stopListening ends the wake-ups from other servers' commits
 	// (notify_postgres.go); nil on SQLite.
 	stopListening func()
+	// calls is the writer of the audit of tool calls (calls.go).
+	calls callLog
 }
 
 // Open opens (creating if needed) the database and migrates it. db is a
@@ -215,6 +217,7 @@ func (s *Store) Transports() *domain.Transports { return s.transports }
 
 // Close releases the database.
 func (s *Store) Close() error {
+	s.closeCallLog()
 	if s.stopListening != nil {
 		s.stopListening()
 	}

@@ -469,3 +469,28 @@ func (s *Store) PendingTriggers(ctx context.Context) (int64, error) {
 	err := s.read(ctx).Model(&triggerRow{}).Where("status IN ?", []string{triggerPending, triggerClaimed}).Count(&n).Error
 	return n, err
 }
+
+// StartFailures says, per worker, why its agent cannot start: the last
+// error of a trigger waiting to retry after a failed start, or the reason
+// one was parked — so the org chart says so after the first failure, not
+// once the retries are spent.
+func (s *Store) StartFailures(ctx context.Context) (map[string]string, error) {
+	var rows []triggerRow
+	err := s.read(ctx).Select("worker_id", "status", "last_error", "reason").
+		Where("(status = ? AND attempts > 0 AND last_error <> '') OR status = ?", triggerPending, triggerParked).
+		Order("id").Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("workers whose agent cannot start: %w", err)
+	}
+	out := map[string]string{}
+	for _, r := range rows {
+		why := r.LastError
+		if r.Status == triggerParked {
+			why = "parked: " + r.Reason
+		}
+		if _, seen := out[r.WorkerID]; !seen && why != "" {
+			out[r.WorkerID] = why
+		}
+	}
+	return out, nil
+}

@@ -29,6 +29,10 @@ func callSkill() Tool {
 			if err != nil {
 				return skillOutput{}, err
 			}
-			return runSkill(ctx, env, sk.Name, sk.Label, schema, in.Input)
+			input, err := checkSkillInput(sk.Name, schema, in.Input)
+			if err != nil {
+				return skillOutput{}, err
+			}
+			return runSkill(ctx, env, sk.Name, sk.Label, input)
 		}, asObject("input")).annotated("Call skill", adds)
 }

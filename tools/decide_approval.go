@@ -59,7 +59,8 @@ func runAsRequester(ctx context.Context, env *Env, a domain.Approval) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	as := &Env{Store: env.Store, Caller: a.WorkerID, Known: env.Known, ActivationID: a.ActivationID, Skills: env.Skills, SkillDefs: env.SkillDefs}
+	as := &Env{Store: env.Store, Caller: a.WorkerID, Known: env.Known, ActivationID: a.ActivationID, Skills: env.Skills, SkillDefs: env.SkillDefs,
+		Logger: env.Logger, approved: &a}
 	// What it writes carries the run's label as it was held — readable by
 	// the org when what a person approved was to declassify it.
 	if a.Kind == domain.ApprovalDeclassify {
@@ -67,5 +68,8 @@ func runAsRequester(ctx context.Context, env *Env, a domain.Approval) (any, erro
 	} else {
 		ctx = store.Writing(ctx, a.Label)
 	}
-	return runApproved(ctx, as, granted, a.Tool, a.Arguments)
+	// The grant is checked again (it may have been revoked since); the
+	// gate is not: a person has just passed the call through it.
+	o := callApproved(ctx, as, granted, a.Tool, a.Arguments)
+	return o.Out, o.Err
 }

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
 )
@@ -37,49 +35,61 @@ func Held(out any) (domain.Approval, bool) {
 	return p.Approval, ok && p.Pending
 }
 
+// gated is what the gate let through: the context to run the call under
+// — whatever the call writes carries the run's label (store.Writing) —
+// the arguments without ReasonArg, the run's label, and, for a held call,
+// the pending answer instead.
+type gated struct {
+	ctx     context.Context
+	args    json.RawMessage
+	label   domain.Label
+	pending *pendingOut
+}
+
 // gate holds a call of t for a person when the caller's grant says so,
-// or, in a run, when the run's label does (policy.go). It returns the
-// context to run the call under — whatever the call writes carries the
-// run's label (store.Writing) — the pending answer (nil when the call may
-// go ahead) and the arguments without ReasonArg.
-func gate(ctx context.Context, env *Env, t Tool, args json.RawMessage) (context.Context, *pendingOut, json.RawMessage, error) {
+// or, in a run, when the run's label does (policy.go).
+func gate(ctx context.Context, env *Env, t Tool, args json.RawMessage) (gated, error) {
+	g := gated{ctx: ctx}
 	args, reason, err := takeReason(args)
 	if err != nil {
-		return ctx, nil, nil, err
+		return g, err
 	}
 	h, err := whyHeld(ctx, env, t.Name, args)
 	if err != nil {
-		return ctx, nil, nil, err
+		return g, err
 	}
+	g.label = h.label
 	if h.ownWords {
-		ctx = store.WritingDeclassified(ctx, h.label)
+		g.ctx = store.WritingDeclassified(ctx, h.label)
 	} else {
-		ctx = store.Writing(ctx, h.label)
+		g.ctx = store.Writing(ctx, h.label)
 	}
 	if h.why == "" {
-		return ctx, nil, args, nil
+		g.args = args
+		return g, nil
 	}
 	if carriesSecrets[t.Name] {
 		// An approval keeps its arguments for the approver to read.
-		return ctx, nil, nil, domain.Forbidden("%s carries a credential, which no approval may hold, and this call would wait (%s): call it outside a run", t.Name, h.why)
+		return g, domain.Forbidden("%s carries a credential, which no approval may hold, and this call would wait (%s): call it outside a run", t.Name, h.why)
 	}
 	// Only a call that could run is worth a person's decision.
-	checked, err := checkArgs(t.Name, t.input, args)
+	checked, err := t.check(args)
 	if err != nil {
-		return ctx, nil, nil, err
+		return g, err
 	}
 	canon, hash, err := domain.CanonicalArgs(checked)
 	if err != nil {
-		return ctx, nil, nil, err
+		return g, err
 	}
-	a, err := env.Store.RequestApproval(ctx, domain.Approval{WorkerID: env.Caller, Tool: t.Name, Arguments: canon, ArgsHash: hash,
+	a, err := env.Store.RequestApproval(g.ctx, domain.Approval{WorkerID: env.Caller, Tool: t.Name, Arguments: canon, ArgsHash: hash,
 		ActivationID: env.ActivationID, Reason: reason, Why: h.why, Kind: h.kind, Label: h.label}, env.Store.DurationSetting(ctx, ApprovalTTLSetting))
 	if err != nil {
-		return ctx, nil, nil, err
+		return g, err
 	}
 	note := fmt.Sprintf("Not run yet: %s waits for %s to approve it (%s) before %s. The outcome arrives in your inbox %s; do not call it again meanwhile.",
 		t.Name, a.Approver, a.ID, a.ExpiresAt.Format(time.RFC3339), domain.InboxStream(env.Caller))
-	return ctx, &pendingOut{Pending: true, Approval: a, Note: note}, nil, nil
+	g.pending = &pendingOut{Pending: true, Approval: a, Note: note}
+	return g, nil
 }
 
 // carriesSecrets are the tools whose arguments hold a credential: their
@@ -239,44 +249,4 @@ func takeReason(args json.RawMessage) (json.RawMessage, string, error) {
 	delete(m, ReasonArg)
 	out, err := json.Marshal(m)
 	return out, reason, err
-}
-
-// holdForApproval is the gate on tools/call: a held call answers pending
-// (not an error: nothing went wrong) without reaching the tool.
-func holdForApproval(env *Env, granted []string) mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method != "tools/call" {
-				return next(ctx, method, req)
-			}
-			p := req.GetParams().(*mcp.CallToolParamsRaw)
-			t, ok := builtin(p.Name)
-			if !ok || !slices.Contains(granted, p.Name) {
-				return next(ctx, method, req)
-			}
-			ctx, held, args := gateResult(ctx, env, t, p.Arguments)
-			if held != nil {
-				return held, nil
-			}
-			p.Arguments = args
-			return next(ctx, method, req)
-		}
-	}
-}
-
-// gateResult runs the gate as a tools/call answers it: a held call's
-// pending approval, or a failure of the gate itself, as the result (held
-// non-nil); otherwise the context and arguments to run the call with.
-func gateResult(ctx context.Context, env *Env, t Tool, args json.RawMessage) (context.Context, *mcp.CallToolResult, json.RawMessage) {
-	ctx, pending, args, err := gate(ctx, env, t, args)
-	if err != nil {
-		res := &mcp.CallToolResult{}
-		res.SetError(err)
-		return ctx, res, nil
-	}
-	if pending == nil {
-		return ctx, nil, args
-	}
-	return ctx, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pending approval " + pending.Approval.ID + ". " + pending.Note}},
-		StructuredContent: pending}, nil
 }

@@ -7,69 +7,28 @@ import (
 	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/helixml/helix-org/domain"
 )
 
-// Invoke runs one built-in tool as env.Caller, the way a tools/call on the
-// caller's MCP endpoint does: a known tool the caller holds no grant for
-// is refused with the same error, arguments are checked against the
-// tool's input schema, and then the very handler MCP runs is called. It
-// is the one way the web UI changes the org, so a page can never do what
-// the same worker could not do over MCP. It runs built-in tools; skills
-// (skill_<name>) are served over MCP only.
-// A call the approval gate holds answers its pending approval instead.
+// Invoke runs one tool as env.Caller through Call and answers with the
+// handler's output, or a held call's pending approval (Held), or why it
+// was refused or failed. It is the one way the web UI changes the org, so
+// a page can never do what the same worker could not do over MCP.
 func Invoke(ctx context.Context, env *Env, granted []string, name string, args json.RawMessage) (any, error) {
-	t, err := grantedTool(env, granted, name)
-	if err != nil {
-		return nil, err
-	}
-	ctx, pending, args, err := gate(ctx, env, t, args)
-	if err != nil {
-		return nil, err
-	}
-	if pending != nil {
-		return *pending, nil
-	}
-	return t.run(ctx, env, args)
+	o := Call(ctx, env, granted, name, args)
+	return o.Out, o.Err
 }
 
-// runApproved runs an approved call as Invoke does, past the gate: the
-// grant is checked again (it may have been revoked since), the gate not.
-func runApproved(ctx context.Context, env *Env, granted []string, name string, args json.RawMessage) (any, error) {
-	t, err := grantedTool(env, granted, name)
-	if err != nil {
-		return nil, err
-	}
-	return t.run(ctx, env, args)
-}
+// findTool is builtin, and callApproved Call, behind a variable:
+// decide_approval, itself in All, runs tools of All, a loop Go's
+// initialisation order refuses to follow.
+var (
+	findTool     func(name string) (Tool, bool)
+	callApproved func(ctx context.Context, env *Env, granted []string, name string, args json.RawMessage) Outcome
+)
 
-func grantedTool(env *Env, granted []string, name string) (Tool, error) {
-	if !slices.Contains(granted, name) && slices.Contains(env.Known, name) {
-		return Tool{}, missingGrant{worker: env.Caller, tool: name}
-	}
-	t, ok := findTool(name)
-	if !ok {
-		return Tool{}, domain.Invalid("tool", "unknown tool %q", name)
-	}
-	return t, nil
-}
-
-// findTool is builtin behind a variable: decide_approval, itself in All,
-// runs tools of All, a loop Go's initialisation order refuses to follow.
-var findTool func(name string) (Tool, bool)
-
-func init() { findTool = builtin }
-
-// run checks arguments against the schema and calls the handler.
-func (t Tool) run(ctx context.Context, env *Env, args json.RawMessage) (any, error) {
-	args, err := checkArgs(t.Name, t.input, args)
-	if err != nil {
-		return nil, err
-	}
-	return t.call(ctx, env, args)
-}
+func init() { findTool, callApproved = builtin, Call }
 
 // IsBuiltin reports whether name is a built-in tool's (not a skill's).
 func IsBuiltin(name string) bool {
@@ -126,30 +85,3 @@ func (e missingGrant) Error() string {
 }
 
 func (missingGrant) Unwrap() error { return domain.ErrForbidden }
-
-// InvokeResult runs a built-in tool as a tools/call on the caller's
-// endpoint does — grant, approval gate, arguments, handler — and answers
-// as that call would: structured content and its text, a link for a large
-// result, a held call's pending approval, a failure as a tool error. It
-// serves the calls the server answers without the go-sdk: a task's, whose
-// context it honours to the end, and the plain calls of built-in tools.
-// reached is false when the grant or the gate answered before the tool.
-func InvokeResult(ctx context.Context, env *Env, granted []string, name string, args json.RawMessage) (res *mcp.CallToolResult, reached bool, err error) {
-	if !slices.Contains(granted, name) && slices.Contains(env.Known, name) {
-		res := &mcp.CallToolResult{}
-		res.SetError(missingGrant{worker: env.Caller, tool: name})
-		return res, false, nil
-	}
-	t, ok := builtin(name)
-	if !ok {
-		res := &mcp.CallToolResult{}
-		res.SetError(domain.Invalid("name", "unknown tool %q", name))
-		return res, false, nil
-	}
-	ctx, held, args := gateResult(ctx, env, t, args)
-	if held != nil {
-		return held, false, nil
-	}
-	res, err = callResult(ctx, env, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: args}}, name, t.input, t.call)
-	return res, true, err
-}

@@ -79,65 +79,75 @@ func cmpOr(a, b string) string {
 }
 
 // addOutsideTools adds <server>__<tool> for each outside tool the worker
-// is granted.
+// is granted; its calls run through Call (lookup finds them).
 func addOutsideTools(srv *mcp.Server, env *Env, granted []string) {
 	for _, o := range env.OutsideTools {
 		if slices.Contains(granted, o.ToolName()) {
-			t := outsideTool(o)
-			srv.AddTool(t.def, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return callOutside(ctx, env, o, t, req.Params.Arguments)
-			})
+			srv.AddTool(outsideDef(o), answered)
 		}
 	}
 }
 
-// outsideTool is an outside tool as the gate sees a tool: its name and the
-// schema its arguments are checked against (the server's own, or any
-// object when it does not resolve: the server then judges them).
-func outsideTool(o domain.OutsideTool) Tool {
+// outsideTool is <server>__<tool> as Call runs it: its arguments checked
+// against the server's own schema (or any object, when that does not
+// resolve: the server then judges them), then the server called through
+// the gateway. What the server answers carries its label — untrusted
+// unless the server is marked trusted — which raises the caller's run's.
+// A server that fails, or a tool error it answers, is the call's error,
+// so the run goes on.
+func outsideTool(env *Env, name string) (Tool, bool) {
+	i := slices.IndexFunc(env.OutsideTools, func(o domain.OutsideTool) bool { return o.ToolName() == name })
+	if i < 0 {
+		return Tool{}, false
+	}
+	o := env.OutsideTools[i]
 	def := outsideDef(o)
 	resolved, err := resolveSchema(def.InputSchema.(json.RawMessage))
 	if err != nil {
 		resolved, _ = resolveSchema(json.RawMessage(`{"type":"object"}`))
 	}
-	return Tool{Name: def.Name, Title: def.Title, Description: def.Description, def: def,
-		input: func() (*jsonschema.Resolved, error) { return resolved, nil }}
+	input := func() (*jsonschema.Resolved, error) { return resolved, nil }
+	return Tool{Name: name, Title: def.Title, Description: def.Description, def: def, input: input,
+		check: func(args json.RawMessage) (json.RawMessage, error) { return checkArgs(name, input, args) },
+		call: func(ctx context.Context, env *Env, args json.RawMessage) (any, error) {
+			return callOutside(ctx, env, o, args)
+		},
+		answer: func(out any) ([]byte, any, error) {
+			res := out.(*mcp.CallToolResult)
+			return []byte(contentText(res)), res.StructuredContent, nil
+		}}, true
 }
 
-// callOutside runs one call of an outside tool as a built-in's runs:
-// the approval gate, the arguments checked, then the server through the
-// gateway. What the server answers carries its label — untrusted unless
-// the server is marked trusted — which raises the caller's run's. A
-// server that fails answers a tool error, so the run goes on.
-func callOutside(ctx context.Context, env *Env, o domain.OutsideTool, t Tool, raw json.RawMessage) (*mcp.CallToolResult, error) {
-	ctx, held, args := gateResult(ctx, env, t, raw)
-	if held != nil {
-		return held, nil
-	}
-	failed := func(err error) (*mcp.CallToolResult, error) {
-		res := &mcp.CallToolResult{}
-		res.SetError(err)
-		return res, nil
-	}
-	args, err := checkArgs(t.Name, t.input, args)
-	if err != nil {
-		return failed(err)
-	}
+func callOutside(ctx context.Context, env *Env, o domain.OutsideTool, args json.RawMessage) (*mcp.CallToolResult, error) {
 	if env.Outside == nil {
-		return failed(errNoOutside)
+		return nil, errNoOutside
 	}
 	res, err := env.Outside.Call(ctx, o.Server, o.Name, args)
 	if err != nil {
-		return failed(err)
+		return nil, err
 	}
 	if err := env.saw(ctx, outsideLabel(o)); err != nil {
 		return nil, err
 	}
-	text, _ := json.Marshal(res.Content)
-	if err := linkLarge(ctx, env, t.Name, res, text); err != nil {
-		return nil, err
+	if res.IsError {
+		return nil, fmt.Errorf("%s answered an error: %s", o.ToolName(), contentText(res))
 	}
 	return res, nil
+}
+
+// contentText is a result's text content; other content (images,
+// resources) as its JSON.
+func contentText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+			continue
+		}
+		raw, _ := json.Marshal(c)
+		b.Write(raw)
+	}
+	return b.String()
 }
 
 // outsideLabel is what a result of o carries.

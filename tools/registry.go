@@ -54,8 +54,9 @@ var MaxBodySetting = domain.SettingSpec{
 var schemaCache = mcp.NewSchemaCache()
 
 // NewServer returns an MCP server holding exactly the granted tools and the
-// prompts they enable. A call to any other known tool gets a tool error that
-// names the missing grant, instead of the SDK's bare "unknown tool". When
+// prompts they enable. Every tools/call runs through Call (callThrough): a
+// call to any other known tool gets a tool error that names the missing
+// grant, instead of the SDK's bare "unknown tool". When
 // env's catalog is past its limits, tools/list shows only its core and
 // find_tools, and every granted tool can still be called.
 func NewServer(env *Env, granted []string) *mcp.Server {
@@ -69,17 +70,17 @@ func NewServer(env *Env, granted []string) *mcp.Server {
 			Instructions: instructions, SetCacheable: private})
 	for _, t := range All() {
 		if slices.Contains(granted, t.Name) {
-			t.bind(srv, env, t.Def(env.Store.Transports()))
+			t.bind(srv, t.Def(env.Store.Transports()))
 		}
 	}
 	addSkillTools(srv, env, granted)
 	addOutsideTools(srv, env, granted)
 	addPrompts(srv, env, granted)
 	addResults(srv, env)
-	srv.AddReceivingMiddleware(requireGrant(env.Caller, granted, env.Known), holdForApproval(env, granted))
+	srv.AddReceivingMiddleware(callThrough(env, granted))
 	if searching {
 		find := FindTools()
-		find.bind(srv, env, find.def)
+		find.bind(srv, find.def)
 		srv.AddReceivingMiddleware(showOnly(env.Catalog))
 	}
 	return srv
@@ -124,23 +125,4 @@ var Version = "dev"
 // 2026-07-28 results give them.
 func Implementation() *mcp.Implementation {
 	return &mcp.Implementation{Name: "helix-org", Version: Version}
-}
-
-// requireGrant answers a call to a known tool (built-in or skill_<name>)
-// the caller does not hold with an error naming the grant.
-func requireGrant(worker string, granted, known []string) mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method != "tools/call" {
-				return next(ctx, method, req)
-			}
-			name := req.GetParams().(*mcp.CallToolParamsRaw).Name
-			if slices.Contains(granted, name) || !slices.Contains(known, name) {
-				return next(ctx, method, req)
-			}
-			res := &mcp.CallToolResult{}
-			res.SetError(missingGrant{worker: worker, tool: name})
-			return res, nil
-		}
-	}
 }

@@ -77,29 +77,40 @@ func callable(sk domain.Skill) bool { return sk.Status != domain.SkillFailed }
 var skillOutSchema = json.RawMessage(`{"type":"object","properties":{"output":{"description":"what the skill answered: its JSON, or its text as a string"}},"required":["output"]}`)
 
 // addSkillTools adds skill_<name> for each callable skill the worker is
-// granted, with the skill's own input schema.
+// granted, with the skill's own input schema; its calls run through Call
+// (skillTool).
 func addSkillTools(srv *mcp.Server, env *Env, granted []string) {
 	for _, sk := range env.SkillDefs {
-		if !servable(sk, granted) {
-			continue
+		if servable(sk, granted) {
+			srv.AddTool(skillDef(sk), answered)
 		}
-		schema, _ := resolveSchema(sk.InputSchema)
-		name, label := sk.Name, sk.Label
-		srv.AddTool(skillDef(sk),
-			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				out, err := runSkill(ctx, env, name, label, schema, req.Params.Arguments)
-				if err != nil {
-					res := &mcp.CallToolResult{}
-					res.SetError(err)
-					return res, nil
-				}
-				res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out.Output)}}, StructuredContent: out}
-				if err := linkLarge(ctx, env, sk.ToolName(), res, out.Output); err != nil {
-					return nil, err
-				}
-				return res, nil
-			})
 	}
+}
+
+// skillTool is skill_<name> as Call runs it: its arguments checked
+// against the skill's input schema, its output answered as the skill's
+// own text. A skill that is not callable, or whose schema does not
+// resolve, is no tool.
+func skillTool(env *Env, tool string) (Tool, bool) {
+	i := slices.IndexFunc(env.SkillDefs, func(sk domain.Skill) bool { return sk.ToolName() == tool })
+	if i < 0 || !callable(env.SkillDefs[i]) {
+		return Tool{}, false
+	}
+	sk := env.SkillDefs[i]
+	schema, err := resolveSchema(sk.InputSchema)
+	if err != nil {
+		return Tool{}, false
+	}
+	name, label := sk.Name, sk.Label
+	return Tool{Name: tool, Title: sk.Name, Description: sk.Description, def: skillDef(sk),
+		check: func(args json.RawMessage) (json.RawMessage, error) { return checkSkillInput(name, schema, args) },
+		call: func(ctx context.Context, env *Env, args json.RawMessage) (any, error) {
+			return runSkill(ctx, env, name, label, args)
+		},
+		answer: func(out any) ([]byte, any, error) {
+			o := out.(skillOutput)
+			return o.Output, o, nil
+		}}, true
 }
 
 // servable: a skill is served as a tool to a worker granted it while it
@@ -139,23 +150,29 @@ func resolveSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
 	return s.Resolve(nil)
 }
 
-// runSkill validates input against the skill's schema and calls it. What
-// it answers carries label, the label its code was written under: the
-// caller's run is raised by it, and a file it answers with is kept with it.
-func runSkill(ctx context.Context, env *Env, name string, label domain.Label, schema *jsonschema.Resolved, input json.RawMessage) (skillOutput, error) {
-	runner, err := skillRunner(env)
-	if err != nil {
-		return skillOutput{}, err
-	}
+// checkSkillInput checks a call's input against the skill's schema; no
+// input is an empty object.
+func checkSkillInput(name string, schema *jsonschema.Resolved, input json.RawMessage) (json.RawMessage, error) {
 	if len(input) == 0 || string(input) == "null" {
 		input = json.RawMessage("{}")
 	}
 	var v any
 	if err := json.Unmarshal(input, &v); err != nil {
-		return skillOutput{}, domain.Invalid("input", "is not JSON: %v", err)
+		return nil, domain.Invalid("input", "is not JSON: %v", err)
 	}
 	if err := schema.Validate(v); err != nil {
-		return skillOutput{}, domain.Invalid("input", "does not match skill %s's input schema: %v", name, err)
+		return nil, domain.Invalid("input", "does not match skill %s's input schema: %v", name, err)
+	}
+	return input, nil
+}
+
+// runSkill calls a skill with input its schema passed. What it answers
+// carries label, the label its code was written under: the caller's run
+// is raised by it, and a file it answers with is kept with it.
+func runSkill(ctx context.Context, env *Env, name string, label domain.Label, input json.RawMessage) (skillOutput, error) {
+	runner, err := skillRunner(env)
+	if err != nil {
+		return skillOutput{}, err
 	}
 	out, err := runner.Call(ctx, name, input, narrator(ctx, env))
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/helixml/helix-org/domain"
@@ -49,6 +47,9 @@ type Env struct {
 	// OutsideTools are the tools of every outside server; each is served
 	// as <server>__<tool> to workers granted it.
 	OutsideTools []domain.OutsideTool
+	// approved is the approval a call runs under, past the gate
+	// (runAsRequester); nil for every other call.
+	approved *domain.Approval
 }
 
 // saw raises the caller's run's label by l, what a result the run is
@@ -94,7 +95,6 @@ type Tool struct {
 	def *mcp.Tool
 	// shown is the input schema def shows, before transports complete it.
 	shown *jsonschema.Schema
-	bind  func(srv *mcp.Server, env *Env, def *mcp.Tool)
 	// forTransports, when set, completes the input schema with what the
 	// store's transport kinds offer (enums, config docs); see defFor.
 	forTransports func(ts *domain.Transports, in *jsonschema.Schema)
@@ -102,10 +102,23 @@ type Tool struct {
 	// call decodes raw JSON arguments and runs the typed handler without a
 	// server, so in-package tests exercise handlers directly.
 	call func(ctx context.Context, env *Env, args json.RawMessage) (any, error)
-	// input is the resolved input schema, which Invoke checks arguments
+	// input is the resolved input schema, which check checks arguments
 	// against as the SDK does before a tools/call reaches the handler.
 	input func() (*jsonschema.Resolved, error)
+	// check validates a call's arguments (Call, step 4) and returns them
+	// as the handler takes them.
+	check func(args json.RawMessage) (json.RawMessage, error)
+	// answer turns the handler's output into a tools/call's text and
+	// structured content.
+	answer func(out any) (text []byte, structured any, err error)
+	// given: called without a grant and past the gate (find_tools, which
+	// comes with a searched catalog and reads only the caller's grants).
+	given bool
 }
+
+// bind adds the tool to srv as def; its calls run through Call
+// (callThrough), and the go-sdk handler only hands back the answer.
+func (t Tool) bind(srv *mcp.Server, def *mcp.Tool) { srv.AddTool(def, answered) }
 
 // Def returns the MCP definition (name, description, schemas) as offered
 // with the transport kinds ts.
@@ -205,45 +218,8 @@ func define[In, Out any](name, desc string, h func(ctx context.Context, env *Env
 		}
 		return h(ctx, env, in)
 	}
-	return Tool{Name: name, Description: desc, def: def, shown: brief, input: resolved, call: call,
-		bind: func(srv *mcp.Server, env *Env, def *mcp.Tool) {
-			srv.AddTool(def, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return callResult(ctx, env, req, name, resolved, call)
-			})
-		}}
-}
-
-// callResult answers a tools/call as the SDK's typed handlers do —
-// arguments checked against the strict schema, the output as structured
-// content and as its JSON text — with one difference: the schema the
-// client was shown is the compact one.
-func callResult(ctx context.Context, env *Env, req *mcp.CallToolRequest, name string, input func() (*jsonschema.Resolved, error),
-	call func(context.Context, *Env, json.RawMessage) (any, error)) (*mcp.CallToolResult, error) {
-	res := &mcp.CallToolResult{}
-	args, err := checkArgs(name, input, req.Params.Arguments)
-	if err != nil {
-		res.SetError(err)
-		return res, nil
-	}
-	out, err := call(ctx, env, args)
-	if err != nil {
-		var wire *jsonrpc.Error
-		if errors.As(err, &wire) {
-			return nil, wire
-		}
-		res.SetError(err)
-		return res, nil
-	}
-	b, err := outputJSON(out)
-	if err != nil {
-		return nil, fmt.Errorf("marshal output of %s: %w", name, err)
-	}
-	res.StructuredContent = json.RawMessage(b)
-	res.Content = []mcp.Content{&mcp.TextContent{Text: string(b)}}
-	if err := linkLarge(ctx, env, name, res, b); err != nil {
-		return nil, err
-	}
-	return res, nil
+	check := func(args json.RawMessage) (json.RawMessage, error) { return checkArgs(name, resolved, args) }
+	return Tool{Name: name, Description: desc, def: def, shown: brief, input: resolved, call: call, check: check, answer: answerJSON}
 }
 
 // outputJSON marshals a result with its object keys sorted, as the SDK's

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
@@ -18,7 +17,6 @@ import (
 type activationsConfig struct {
 	dbFlags
 	Worker string
-	JSON   bool
 	Output string
 }
 
@@ -53,17 +51,12 @@ totals per worker — what each worker has cost.`,
 			if err := explainExits(cmd.Context(), st, acts); err != nil {
 				return err
 			}
-			if cfg.JSON || cfg.Output == outJSON {
-				return writeActivationsJSON(cmd.OutOrStdout(), acts)
-			}
-			return writeActivations(cmd.OutOrStdout(), acts)
+			return emit(cmd.OutOrStdout(), cfg.Output, activationsData(acts), func() error { return writeActivations(cmd.OutOrStdout(), acts) })
 		},
 	}
 	cfg.bind(cmd.Flags())
 	cmd.Flags().StringVar(&cfg.Worker, "worker", "", "only this worker's activations")
-	cmd.Flags().BoolVar(&cfg.JSON, "json", false, "print JSON: the activations and the per-worker totals")
-	cmd.Flags().MarkHidden("json") // -o json is the spelling every command shares
-	bindOutput(cmd, &cfg.Output, outJSON)
+	bindData(cmd, &cfg.Output)
 	cmd.RegisterFlagCompletionFunc("worker", cfg.complete(workerNames))
 	cmd.AddCommand(newActivationsCancelCmd(), newActivationsRetryCmd())
 	return cmd
@@ -122,7 +115,9 @@ func usageByWorker(acts []domain.Activation) []workerUsage {
 	return out
 }
 
-func writeActivationsJSON(w io.Writer, acts []domain.Activation) error {
+// activationsData is what -o json and yaml print: the activations and
+// the per-worker totals.
+func activationsData(acts []domain.Activation) map[string]any {
 	if acts == nil {
 		acts = []domain.Activation{}
 	}
@@ -130,9 +125,7 @@ func writeActivationsJSON(w io.Writer, acts []domain.Activation) error {
 	if totals == nil {
 		totals = []workerUsage{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"activations": acts, "workers": totals})
+	return map[string]any{"activations": acts, "workers": totals}
 }
 
 func writeActivations(w io.Writer, acts []domain.Activation) error {

@@ -258,12 +258,12 @@ func TestBuiltinServerErrorStormFailsClearly(t *testing.T) {
 	}
 }
 
-// TestBuiltinIsTheDefaultAndSaysWhatIsMissing: with agent.runtime unset
-// and no claude on PATH, activations run the built-in agent; with no model
-// configured, the agent never starts: the run fails at once with a clear
-// error on its log, and its trigger is kept (here, with one attempt
-// allowed, parked) rather than closed.
-func TestBuiltinIsTheDefaultAndSaysWhatIsMissing(t *testing.T) {
+// TestBuiltinSaysWhatIsMissing: on agent.runtime builtin with no model
+// configured (unset, the example agent would answer instead), the agent
+// never starts: the run fails at once with a clear error on its log, and
+// its trigger is kept (here, with one attempt allowed, parked) rather
+// than closed.
+func TestBuiltinSaysWhatIsMissing(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	db := filepath.Join(t.TempDir(), "helix-org.db")
 	st, err := store.Open(t.Context(), db, store.Options{Transports: transports.Specs(), Synchronous: "NORMAL"})
@@ -271,6 +271,7 @@ func TestBuiltinIsTheDefaultAndSaysWhatIsMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	st.SetSetting(t.Context(), agent.RuntimeSetting, agent.RuntimeBuiltin)
 	st.SetSetting(t.Context(), agent.APIKeySetting, "sk-x")
 	st.SetSetting(t.Context(), dispatch.MaxStartAttemptsSetting, "1")
 	logs := &demoLogBuffer{}

@@ -187,22 +187,21 @@ func newConfigGetCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if cfg.Output == outJSON {
-				return printJSON(cmd.OutOrStdout(), viewOf(spec, value, ok, cfg.RevealSecrets))
-			}
-			if !ok {
-				// The note goes to stderr so $(helix-org config get …) is
-				// still just the value.
-				value = spec.Default
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s is not set; showing its default\n", spec.Key)
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), shown(spec, value, cfg.RevealSecrets))
-			return nil
+			return emit(cmd.OutOrStdout(), cfg.Output, viewOf(spec, value, ok, cfg.RevealSecrets), func() error {
+				if !ok {
+					// The note goes to stderr so $(helix-org config get …) is
+					// still just the value.
+					value = spec.Default
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s is not set; showing its default\n", spec.Key)
+				}
+				_, err := fmt.Fprintln(cmd.OutOrStdout(), shown(spec, value, cfg.RevealSecrets))
+				return err
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())
 	cmd.Flags().BoolVar(&cfg.RevealSecrets, "reveal-secrets", false, "print secret values instead of "+domain.Redacted)
-	bindOutput(cmd, &cfg.Output, outJSON)
+	bindData(cmd, &cfg.Output)
 	cmd.ValidArgsFunction = configKeys
 	return cmd
 }
@@ -221,7 +220,7 @@ func newConfigListCmd() *cobra.Command {
 			}
 			defer st.Close()
 			specs := slices.SortedFunc(slices.Values(settings()), func(a, b domain.SettingSpec) int { return strings.Compare(a.Key, b.Key) })
-			if cfg.Output == outJSON {
+			if cfg.Output == outJSON || cfg.Output == outYAML {
 				views := make([]settingView, len(specs))
 				for i, spec := range specs {
 					value, ok, err := st.Setting(cmd.Context(), spec.Key)
@@ -230,7 +229,7 @@ func newConfigListCmd() *cobra.Command {
 					}
 					views[i] = viewOf(spec, value, ok, cfg.RevealSecrets)
 				}
-				return printJSON(cmd.OutOrStdout(), map[string]any{"settings": views})
+				return emit(cmd.OutOrStdout(), cfg.Output, map[string]any{"settings": views}, nil)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "KEY\tVALUE\tTYPE\tDESCRIPTION")
@@ -246,7 +245,7 @@ func newConfigListCmd() *cobra.Command {
 	}
 	cfg.bind(cmd.Flags())
 	cmd.Flags().BoolVar(&cfg.RevealSecrets, "reveal-secrets", false, "print secret values instead of "+domain.Redacted)
-	bindOutput(cmd, &cfg.Output, outJSON)
+	bindData(cmd, &cfg.Output)
 	return cmd
 }
 

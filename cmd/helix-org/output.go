@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -219,4 +220,45 @@ func clipRunes(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n]) + "…"
+}
+
+// dataFormats are what every command that prints data takes for -o.
+var dataFormats = []string{outJSON, outYAML, outTable}
+
+// bindData adds -o json|yaml|table to a command that prints data, and
+// --json (hidden) as the older spelling of -o json.
+func bindData(cmd *cobra.Command, p *string) {
+	bindOutput(cmd, p, dataFormats...)
+	cmd.Flags().Var(jsonAlias{p}, "json", "same as -o json")
+	cmd.Flags().Lookup("json").NoOptDefVal = "true"
+	cmd.Flags().MarkHidden("json")
+}
+
+// jsonAlias is --json: a boolean flag that sets -o's value.
+type jsonAlias struct{ p *string }
+
+func (j jsonAlias) String() string   { return strconv.FormatBool(*j.p == outJSON) }
+func (j jsonAlias) Type() string     { return "bool" }
+func (j jsonAlias) IsBoolFlag() bool { return true }
+func (j jsonAlias) Set(v string) error {
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return err
+	}
+	if on {
+		*j.p = outJSON
+	}
+	return nil
+}
+
+// emit prints v as -o asks: JSON or YAML of v; the table, or nothing
+// given, is the command's own human-readable form.
+func emit(w io.Writer, format string, v any, human func() error) error {
+	switch format {
+	case outJSON:
+		return printJSON(w, v)
+	case outYAML:
+		return printYAML(w, v)
+	}
+	return human()
 }

@@ -79,7 +79,7 @@ func envOr(key, def string) string {
 // settings is the registry of every operational config key.
 func settings() domain.Settings {
 	return slices.Concat(tools.Settings, dispatch.Settings, domain.Settings{gateway.CallTimeoutSetting}, agent.Settings, docker.Settings, skill.Settings, transports.Settings(), ui.Settings,
-		domain.Settings{domain.PricesSetting, domain.DefaultPriceSetting})
+		domain.Settings{domain.PricesSetting, domain.DefaultPriceSetting, domain.AuditRetentionSetting})
 }
 
 func newRootCmd() *cobra.Command {
@@ -91,7 +91,7 @@ func newRootCmd() *cobra.Command {
 		Version:       version,
 	}
 	root.SetVersionTemplate("helix-org {{.Version}}\n")
-	root.AddCommand(newServeCmd(), newChatCmd(), newBootstrapCmd(), newTokenCmd(), newConfigCmd(), newVersionCmd(), newAgentCmd(), newActivationsCmd(), newTriggersCmd(), newSpendCmd(), newTasksCmd())
+	root.AddCommand(newServeCmd(), newChatCmd(), newBootstrapCmd(), newTokenCmd(), newConfigCmd(), newVersionCmd(), newAgentCmd(), newActivationsCmd(), newAuditCmd(), newTriggersCmd(), newSpendCmd(), newTasksCmd())
 	root.AddCommand(newCallCmd(), newToolsCmd(), newMCPServersCmd(), newBackupCmd(), newExportCmd(), newImportCmd(), newSlackCmd())
 	return root
 }

@@ -477,6 +477,11 @@ func TestHostRuntimesRefuseWithoutASandbox(t *testing.T) {
 	}
 	t.Cleanup(func() { syscall.Kill(-srv.Process.Pid, syscall.SIGKILL); srv.Wait() })
 	waitHealthy(t, addr)
+	// The log reaches us through a pipe exec copies on its own goroutine:
+	// written before the server answered, it may arrive just after.
+	until(t, 10*time.Second, "the server log's sandbox error", func() bool {
+		return strings.Contains(logs.String(), "agent.sandbox off")
+	})
 	wantAll(t, "server log", logs.String(), "host agents cannot be sandboxed", "could not start a sandbox", "agent.sandbox off")
 
 	hireAI(t, st, "w-reader")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -18,7 +17,7 @@ type spendConfig struct {
 	dbFlags
 	Since, Until string
 	Period       string
-	JSON         bool
+	Output       string
 }
 
 // spendNote says how spend is counted, under every report.
@@ -54,17 +53,14 @@ or all; or --since and --until (RFC 3339, or a date such as 2026-03-01).`,
 			if err != nil {
 				return err
 			}
-			if cfg.JSON {
-				return writeSpendJSON(cmd.OutOrStdout(), rep)
-			}
-			return writeSpend(cmd.OutOrStdout(), rep)
+			return emit(cmd.OutOrStdout(), cfg.Output, spendData(rep), func() error { return writeSpend(cmd.OutOrStdout(), rep) })
 		},
 	}
 	cfg.bind(cmd.Flags())
 	cmd.Flags().StringVar(&cfg.Period, "period", "month", "day, month (calendar, UTC) or all")
 	cmd.Flags().StringVar(&cfg.Since, "since", "", "start of the period, inclusive: RFC 3339 or YYYY-MM-DD (UTC)")
 	cmd.Flags().StringVar(&cfg.Until, "until", "", "end of the period, exclusive: RFC 3339 or YYYY-MM-DD (UTC)")
-	cmd.Flags().BoolVar(&cfg.JSON, "json", false, "print JSON")
+	bindData(cmd, &cfg.Output)
 	return cmd
 }
 
@@ -134,7 +130,8 @@ type spendLineJSON struct {
 	spendJSON
 }
 
-func writeSpendJSON(w io.Writer, rep store.SpendReport) error {
+// spendData is what -o json and yaml print.
+func spendData(rep store.SpendReport) map[string]any {
 	lines := func(ls []store.SpendLine, set func(*spendLineJSON, string)) []spendLineJSON {
 		out := []spendLineJSON{}
 		for _, l := range ls {
@@ -154,9 +151,7 @@ func writeSpendJSON(w io.Writer, rep store.SpendReport) error {
 		}),
 		"note": spendNote,
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return out
 }
 
 func nilIfZero(t time.Time) *time.Time {

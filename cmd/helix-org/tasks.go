@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -13,7 +12,7 @@ import (
 
 type tasksConfig struct {
 	dbFlags
-	JSON bool
+	Output string
 }
 
 func newTasksCmd() *cobra.Command {
@@ -43,16 +42,11 @@ items done out of all, and for each builder at work its item and for how long.`,
 				}
 				views = append(views, v)
 			}
-			if cfg.JSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"tasks": views})
-			}
-			return writeTasks(cmd.OutOrStdout(), tasks, views)
+			return emit(cmd.OutOrStdout(), cfg.Output, map[string]any{"tasks": views}, func() error { return writeTasks(cmd.OutOrStdout(), tasks, views) })
 		},
 	}
 	cfg.bind(cmd.Flags())
-	cmd.Flags().BoolVar(&cfg.JSON, "json", false, "print JSON: each task with its documents, items and fleet")
+	bindData(cmd, &cfg.Output)
 	return cmd
 }
 

@@ -39,20 +39,17 @@ Revoke one with helix-org token revoke <id>.`,
 			if err != nil {
 				return err
 			}
-			if cfg.Output == outJSON {
-				if toks == nil {
-					toks = []store.Token{}
-				}
-				return printJSON(cmd.OutOrStdout(), map[string]any{"tokens": toks})
+			if toks == nil {
+				toks = []store.Token{}
 			}
-			return writeTokens(cmd.OutOrStdout(), toks)
+			return emit(cmd.OutOrStdout(), cfg.Output, map[string]any{"tokens": toks}, func() error { return writeTokens(cmd.OutOrStdout(), toks) })
 		},
 	}
 	cfg.bind(cmd.Flags())
 	cmd.Flags().StringVar(&cfg.Worker, "worker", "", "only this worker's tokens")
 	cmd.Flags().BoolVar(&cfg.All, "all", false, "include revoked and expired tokens")
 	cmd.RegisterFlagCompletionFunc("worker", cfg.complete(workerNames))
-	bindOutput(cmd, &cfg.Output, outJSON)
+	bindData(cmd, &cfg.Output)
 	return cmd
 }
 

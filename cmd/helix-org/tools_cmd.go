@@ -45,17 +45,11 @@ is found as for helix-org call.`,
 			for i, t := range ts {
 				out[i] = tool{t.Name, t.Description, t.InputSchema}
 			}
-			switch cfg.Output {
-			case outJSON:
-				return printJSON(cmd.OutOrStdout(), map[string]any{"tools": out})
-			case outYAML:
-				return printYAML(cmd.OutOrStdout(), map[string]any{"tools": out})
-			}
-			return writeTools(cmd.OutOrStdout(), ts)
+			return emit(cmd.OutOrStdout(), cfg.Output, map[string]any{"tools": out}, func() error { return writeTools(cmd.OutOrStdout(), ts) })
 		},
 	}
 	cfg.bind(cmd)
-	bindOutput(cmd, &cfg.Output, outJSON, outYAML)
+	bindData(cmd, &cfg.Output)
 	return cmd
 }
 

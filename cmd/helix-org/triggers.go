@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +19,6 @@ import (
 type triggersConfig struct {
 	dbFlags
 	Worker string
-	JSON   bool
 	Output string
 }
 
@@ -48,17 +46,15 @@ drop it.`,
 			if err != nil {
 				return err
 			}
-			if cfg.JSON || cfg.Output == outJSON {
-				return writeTriggersJSON(cmd.OutOrStdout(), trigs)
+			if trigs == nil {
+				trigs = []domain.QueuedTrigger{}
 			}
-			return writeTriggers(cmd.OutOrStdout(), trigs, st.Now())
+			return emit(cmd.OutOrStdout(), cfg.Output, map[string]any{"triggers": trigs}, func() error { return writeTriggers(cmd.OutOrStdout(), trigs, st.Now()) })
 		},
 	}
 	cfg.bind(cmd.Flags())
 	cmd.Flags().StringVar(&cfg.Worker, "worker", "", "only this worker's triggers")
-	cmd.Flags().BoolVar(&cfg.JSON, "json", false, "print JSON")
-	cmd.Flags().MarkHidden("json") // -o json is the spelling every command shares
-	bindOutput(cmd, &cfg.Output, outJSON)
+	bindData(cmd, &cfg.Output)
 	cmd.RegisterFlagCompletionFunc("worker", cfg.complete(workerNames))
 	cmd.AddCommand(
 		newTriggersActionCmd("release", "Put parked or pending triggers back to pending with their attempts reset: they run again",
@@ -118,15 +114,6 @@ func selection(args []string, worker string) (store.TriggerSelection, error) {
 		sel.IDs = append(sel.IDs, id)
 	}
 	return sel, nil
-}
-
-func writeTriggersJSON(w io.Writer, trigs []domain.QueuedTrigger) error {
-	if trigs == nil {
-		trigs = []domain.QueuedTrigger{}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"triggers": trigs})
 }
 
 func writeTriggers(w io.Writer, trigs []domain.QueuedTrigger, now time.Time) error {

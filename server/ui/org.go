@@ -20,6 +20,9 @@ const (
 	statusWaiting = "waiting for budget"
 	// statusApproval: a call the worker made is held for a person.
 	statusApproval = "waiting for approval"
+	// statusCannotStart: its agent failed to start and its work waits
+	// for a retry or, parked, for an operator.
+	statusCannotStart = "cannot start"
 )
 
 type orgPage struct {
@@ -105,6 +108,13 @@ func (u *UI) workerStatus(ctx context.Context, v *viewer) (map[string]workerStat
 	}
 	for w, why := range waiting {
 		out[w] = workerState{statusWaiting, why}
+	}
+	failing, err := u.st.StartFailures(ctx)
+	if err != nil {
+		return out, err
+	}
+	for w, why := range failing {
+		out[w] = workerState{statusCannotStart, why}
 	}
 	held, err := u.st.HeldCalls(ctx)
 	if err != nil {

@@ -85,6 +85,7 @@ func (u *UI) routes() {
 	page("GET /ui/fleet", u.handleFleet)
 	page("GET /ui/inbox", u.handleInbox)
 	page("GET /ui/audit", u.handleAudit)
+	page("GET /ui/calls", u.handleCalls)
 	page("GET /ui/settings", u.handleSettings)
 	page("POST /ui/settings", u.handleSetSetting)
 	page("POST /ui/act/{tool}", u.handleAct)

@@ -73,3 +73,72 @@ func TestWaitingOnBudget(t *testing.T) {
 		t.Errorf("org chart, budget raised: %s", s)
 	}
 }
+
+// TestCannotStartShowsAtOnce: after the first failed start of a worker's
+// agent — its triggers waiting to retry — the org chart and the fleet say
+// it cannot start, and why; parked, they say so with the reason; a
+// successful run makes it idle again.
+func TestCannotStartShowsAtOnce(t *testing.T) {
+	o := newOrg(t)
+	ctx, st := t.Context(), o.h.Store
+	o.call(t, "create_role", map[string]any{"id": "r-bot", "title": "Bot", "content": "Answer."})
+	o.call(t, "create_position", map[string]any{"id": "p-bot", "role": "r-bot", "title": "Bot"})
+	o.call(t, "hire_worker", map[string]any{"id": "w-bot", "position": "p-bot", "kind": "ai", "name": "Bot"})
+	c := o.client(t, "w-owner")
+	status := func(path string) string {
+		t.Helper()
+		code, body := c.get(t, path)
+		i := strings.Index(body, `href="/ui/workers/w-bot"`)
+		if code != 200 || i < 0 {
+			t.Fatalf("GET %s = %d, without w-bot:\n%s", path, code, body)
+		}
+		line := body[i:]
+		if j := strings.Index(line, "</li>"); j >= 0 {
+			line = line[:j]
+		}
+		return line
+	}
+	fail := func(id string, park bool) {
+		t.Helper()
+		act, trigs, _, err := st.Claim(ctx, "w-bot", id, time.Hour)
+		if err != nil || len(trigs) == 0 {
+			t.Fatalf("claim: %v, %d triggers", err, len(trigs))
+		}
+		rq := store.Requeue{Error: "the built-in agent has no model", NotBefore: time.Now().Add(time.Hour)}
+		if park {
+			rq.Park, rq.ParkReason = []int64{trigs[0].ID}, "the agent failed to start 2 time(s): the built-in agent has no model"
+		}
+		act.Status, act.Error = domain.ActivationFailed, "did not start"
+		if err := st.RequeueActivation(ctx, act, rq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := status("/ui/"); !strings.Contains(s, "status-idle") {
+		t.Fatalf("org chart before any run: %s", s)
+	}
+	fail("act-1", false)
+	for _, page := range []string{"/ui/", "/ui/fleet"} {
+		if s := status(page); !strings.Contains(s, "status-cannot") || !strings.Contains(s, "cannot start") || !strings.Contains(s, "the built-in agent has no model") {
+			t.Errorf("%s after one failed start: %s", page, s)
+		}
+	}
+	if _, err := st.ReleaseTriggers(ctx, store.TriggerSelection{Worker: "w-bot"}); err != nil {
+		t.Fatal(err)
+	}
+	fail("act-2", true)
+	if s := status("/ui/"); !strings.Contains(s, "cannot start") || !strings.Contains(s, "parked: the agent failed to start 2 time(s)") {
+		t.Errorf("org chart, parked: %s", s)
+	}
+	if _, err := st.ReleaseTriggers(ctx, store.TriggerSelection{Worker: "w-bot"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := st.Claim(ctx, "w-bot", "act-3", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.FinishActivation(ctx, domain.Activation{ID: "act-3", Status: domain.ActivationSucceeded}, logEntry("w-bot", "act-3", domain.LogExit, "", "done")); err != nil {
+		t.Fatal(err)
+	}
+	if s := status("/ui/"); !strings.Contains(s, "status-idle") {
+		t.Errorf("org chart after a run that started: %s", s)
+	}
+}

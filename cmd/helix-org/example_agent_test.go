@@ -1,0 +1,72 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/server/servertest"
+)
+
+// TestExampleAgentAnswersOffline: on a fresh org with no model, Claude
+// Code or command configured, an AI worker is run by the example agent —
+// the built-in agent in its sandbox, a rule in place of a model — and
+// answers on the stream as its role says, through its MCP endpoint; a
+// role with no rule gets a reply saying how to give it one or a model.
+func TestExampleAgentAnswersOffline(t *testing.T) {
+	t.Parallel()
+	st := demoStore(t)
+	logs := &demoLogBuffer{}
+	_, _, owner := startServe(t, st, logs)
+	call := func(tool string, args map[string]any) domain.Event {
+		return servertest.Call[domain.Event](t, owner, tool, args)
+	}
+	tests := []struct {
+		worker, role, body, want string
+	}{
+		{"w-echo", "Reply `echo: <body>` on the stream you were woken by.", "hello", "echo: hello"},
+		{"w-shout", "Answer `YOU SAID <BODY>!` and nothing else.", "quiet please", "YOU SAID QUIET PLEASE!"},
+		{"w-plain", "Help customers.", "hi there", "no model is configured, and my role has no reply rule"},
+	}
+	for _, tt := range tests {
+		name := strings.TrimPrefix(tt.worker, "w-")
+		call("create_role", map[string]any{"id": "r-" + name, "title": name, "content": tt.role})
+		call("create_position", map[string]any{"id": "p-" + name, "role": "r-" + name, "title": name})
+		call("hire_worker", map[string]any{"id": tt.worker, "position": "p-" + name, "kind": "ai", "name": name, "grants": []string{"publish"}})
+		call("create_stream", map[string]any{"id": "s-" + name, "name": name})
+		call("subscribe", map[string]any{"stream": "s-" + name, "worker": tt.worker})
+	}
+	waitIdle(t, st)
+	for _, tt := range tests {
+		name := strings.TrimPrefix(tt.worker, "w-")
+		asked := call("publish", map[string]any{"stream": "s-" + name, "body": tt.body})
+		var reply domain.Event
+		waitFor(t, st, tt.worker+"'s reply", func() bool {
+			for _, ev := range demoEvents(t, st, "s-"+name) {
+				if ev.Source == tt.worker {
+					reply = ev
+					return true
+				}
+			}
+			return false
+		})
+		if !strings.Contains(reply.Message.Body, tt.want) || reply.Message.InReplyTo != asked.ID {
+			t.Errorf("%s answered %+v, want %q in reply to %s", tt.worker, reply.Message, tt.want, asked.ID)
+		}
+	}
+	waitIdle(t, st)
+	for _, tt := range tests {
+		finished := 0
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, `msg="activation finished"`) && strings.Contains(line, "worker="+tt.worker+" ") {
+				finished++
+				if !strings.Contains(line, "runtime=example outcome=succeeded") {
+					t.Errorf("%s's run: %s; want it succeeded on the example runtime", tt.worker, line)
+				}
+			}
+		}
+		if finished != 2 {
+			t.Errorf("%s ran %d times, want 2 (the hire, the message)", tt.worker, finished)
+		}
+	}
+}

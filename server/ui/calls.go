@@ -1,0 +1,73 @@
+package ui
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+)
+
+type callsPage struct {
+	Rows   []domain.ToolCall
+	Filter callsFilter
+	// All: the viewer is the owner and sees every worker's calls; else
+	// only those of the workers whose runs it may read.
+	All bool
+	Err string
+}
+
+type callsFilter struct{ Worker, Tool string }
+
+func (f callsFilter) Set() bool { return f.Worker != "" || f.Tool != "" }
+
+func callsFilterOf(q url.Values) callsFilter {
+	return callsFilter{Worker: q.Get("worker"), Tool: q.Get("tool")}
+}
+
+// handleCalls shows the audit of tool calls, newest first, filtered by
+// worker and tool. The owner sees every call; a manager those of the
+// workers whose runs it may read (worker_log's rule: itself and the
+// workers below it); anyone else is refused, as on the Audit page.
+func (u *UI) handleCalls(w http.ResponseWriter, r *http.Request, v *viewer) {
+	ctx := r.Context()
+	p := callsPage{Filter: callsFilterOf(r.URL.Query()), All: v.IsOwner()}
+	f := store.CallFilter{Worker: p.Filter.Worker, Tool: p.Filter.Tool, Limit: limitOf(r)}
+	if !p.All {
+		among, err := u.callsVisibleTo(ctx, v)
+		if err != nil {
+			u.fail(w, r, v, err)
+			return
+		}
+		if len(among) < 2 {
+			p.Err = "Only the owner and managers see the calls workers make: " + v.Worker.ID + " manages nobody."
+			u.render(w, r, http.StatusOK, "calls", pageData{Title: "Calls", Nav: "audit", V: v, Body: p})
+			return
+		}
+		f.Among = among
+	}
+	rows, err := u.st.ListCalls(ctx, f)
+	if err != nil {
+		u.fail(w, r, v, err)
+		return
+	}
+	p.Rows = rows
+	u.render(w, r, http.StatusOK, "calls", pageData{Title: "Calls", Nav: "audit", V: v, Body: p})
+}
+
+// callsVisibleTo are the workers whose calls v may see: those whose
+// activation logs it may read.
+func (u *UI) callsVisibleTo(ctx context.Context, v *viewer) ([]string, error) {
+	workers, err := u.st.ListWorkers(ctx, store.WorkerFilter{})
+	if err != nil {
+		return nil, err
+	}
+	among := []string{}
+	for _, w := range workers {
+		if u.st.CheckReads(ctx, v.Worker.ID, domain.ActivationStreamPrefix+w.ID) == nil {
+			among = append(among, w.ID)
+		}
+	}
+	return among, nil
+}

@@ -1,0 +1,61 @@
+package ui_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/helixml/helix-org/server/servertest"
+	"github.com/helixml/helix-org/store"
+)
+
+// TestCallsPage: the Calls page shows the owner every worker's calls, a
+// manager only those of itself and the workers below it, and anyone else
+// nothing but why; its filters narrow by worker and tool.
+func TestCallsPage(t *testing.T) {
+	o := newOrg(t)
+	o.call(t, "create_role", map[string]any{"id": "r-lead", "title": "Lead", "content": "Lead."})
+	o.call(t, "create_position", map[string]any{"id": "p-lead", "role": "r-lead", "title": "Lead"})
+	o.call(t, "create_position", map[string]any{"id": "p-desk", "role": "r-lead", "title": "Desk", "reportsTo": "p-lead"})
+	o.call(t, "create_position", map[string]any{"id": "p-side", "role": "r-lead", "title": "Side"})
+	grants := []string{"list_roles", "read_events", "worker_log"}
+	for _, w := range []struct{ id, pos string }{{"w-lead", "p-lead"}, {"w-desk", "p-desk"}, {"w-side", "p-side"}} {
+		o.call(t, "hire_worker", map[string]any{"id": w.id, "position": w.pos, "kind": "human", "name": w.id, "grants": grants})
+	}
+	for _, w := range []string{"w-lead", "w-desk", "w-side"} {
+		servertest.Call[any](t, o.h.Connect(t, w, servertest.Token(t, o.h.Store, w)), "list_roles", nil)
+	}
+	if err := o.h.Store.FlushCalls(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name, viewer, path string
+		want, notWant      []string
+	}{
+		{"the owner sees everyone's", store.OwnerWorker, "/ui/calls", []string{"w-lead", "w-desk", "w-side", "hire_worker", "list_roles"}, nil},
+		{"filtered by worker", store.OwnerWorker, "/ui/calls?worker=w-desk", []string{"w-desk", "list_roles"}, []string{">w-side<", "hire_worker"}},
+		{"filtered by tool", store.OwnerWorker, "/ui/calls?tool=hire_worker", []string{"hire_worker"}, []string{"<td>list_roles"}},
+		{"no match", store.OwnerWorker, "/ui/calls?tool=nothing", []string{"No call matches this filter"}, nil},
+		{"a manager sees its reports'", "w-lead", "/ui/calls", []string{">w-lead<", ">w-desk<", "Only the calls of you and the workers below you"}, []string{">w-side<", "hire_worker"}},
+		{"anyone else sees none", "w-side", "/ui/calls", []string{"Only the owner and managers see the calls workers make: w-side manages nobody."}, []string{"<td>list_roles"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, body := o.client(t, tt.viewer).get(t, tt.path)
+			if status != http.StatusOK {
+				t.Fatalf("GET %s as %s: %d", tt.path, tt.viewer, status)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("the page lacks %q:\n%.3000s", w, body)
+				}
+			}
+			for _, n := range tt.notWant {
+				if strings.Contains(body, n) {
+					t.Errorf("the page shows %q", n)
+				}
+			}
+		})
+	}
+}
