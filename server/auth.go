@@ -44,7 +44,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		extendDeadlines(w, s.cfg.CallTimeout)
-		c := &caller{worker: id, activation: b.Token.ActivationID, granted: b.Tools, held: b.Held, skills: b.Skills,
+		c := &caller{worker: id, activation: b.Token.ActivationID, granted: b.Tools, held: b.Held, skills: b.Skills, outside: b.Outside,
 			limitsOf: func() tools.Limits { return s.toolLimits(r) }}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	})
@@ -78,6 +78,7 @@ type caller struct {
 	granted    []string
 	held       []string // of granted, those whose calls wait for approval
 	skills     []domain.Skill
+	outside    []domain.OutsideTool
 	// limits bound what its tools/list shows (tools.Catalog), read by
 	// readLimits where a list is answered: a call needs none, and reading
 	// them costs two settings.

@@ -120,9 +120,9 @@ type catalogEntry struct {
 }
 
 // catalogKey is what a caller's catalog is built from: its grants, the
-// skills there are and the limits on what it shows.
+// skills and outside tools there are and the limits on what it shows.
 func catalogKey(c *caller) string {
-	return fmt.Sprintf("%s|%s|%d/%d", strings.Join(c.granted, ","), tools.SkillsKey(c.skills), c.limits.Threshold, c.limits.Budget)
+	return fmt.Sprintf("%s|%s|%s|%d/%d", strings.Join(c.granted, ","), tools.SkillsKey(c.skills), tools.OutsideKey(c.outside), c.limits.Threshold, c.limits.Budget)
 }
 
 // get is c's catalog, built once per key.
@@ -135,7 +135,8 @@ func (l *catalogCache) get(s *Server, c *caller) *catalogEntry {
 		if len(l.entries) >= maxCatalogs {
 			clear(l.entries)
 		}
-		e = &catalogEntry{cat: tools.NewCatalog(c.limits, tools.Builtins(s.store.Transports(), c.granted), tools.Skills(c.skills, c.granted))}
+		e = &catalogEntry{cat: tools.NewCatalog(c.limits, tools.Builtins(s.store.Transports(), c.granted), tools.Skills(c.skills, c.granted),
+			tools.Outsiders(c.outside, c.granted))}
 		l.entries[key] = e
 	}
 	return e

@@ -47,7 +47,7 @@ func (s *Server) callerEnv(c *caller) *tools.Env {
 // cachedLocked returns the caller's cache entry, new when its grants, run
 // or skills changed; the MCP server in it is built when first asked for.
 func (s *Server) cachedLocked(c *caller) *cachedServer {
-	key := strings.Join(c.granted, ",") + "|" + strings.Join(c.held, ",") + "|" + c.activation + "|" + tools.SkillsKey(c.skills)
+	key := strings.Join(c.granted, ",") + "|" + strings.Join(c.held, ",") + "|" + c.activation + "|" + tools.SkillsKey(c.skills) + "|" + tools.OutsideKey(c.outside)
 	if cs, ok := s.servers[c.worker]; ok && cs.key == key {
 		return cs
 	}
@@ -59,8 +59,8 @@ func (s *Server) cachedLocked(c *caller) *cachedServer {
 // env is what the caller's tools work with.
 func (s *Server) env(c *caller) *tools.Env {
 	held := c.held
-	return &tools.Env{Store: s.store, Caller: c.worker, Known: tools.KnownTools(c.skills), ActivationID: c.activation,
-		Skills: s.cfg.Skills, SkillDefs: c.skills, Logger: s.cfg.Logger.With("component", "tools"),
+	return &tools.Env{Store: s.store, Caller: c.worker, Known: tools.KnownTools(c.skills, c.outside), ActivationID: c.activation,
+		Skills: s.cfg.Skills, SkillDefs: c.skills, Outside: s.cfg.Outside, OutsideTools: c.outside, Logger: s.cfg.Logger.With("component", "tools"),
 		ApprovalRequired: func(tool string) bool { return slices.Contains(held, tool) }}
 }
 

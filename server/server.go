@@ -32,6 +32,8 @@ type Config struct {
 	Routes []Route
 	// Skills runs skills for the skill tools; nil when there is no Docker.
 	Skills tools.SkillRunner
+	// Outside reaches outside MCP servers (the gateway); nil reaches none.
+	Outside tools.Outside
 	// Upstream is the model provider the relay calls for activations, read
 	// on every call; nil means none (the relay answers 503).
 	Upstream func(ctx context.Context) (relay.Upstream, error)

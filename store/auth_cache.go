@@ -21,6 +21,8 @@ type Bearer struct {
 	Held []string
 	// Skills are every skill of the org.
 	Skills []domain.Skill
+	// Outside are the tools of every outside MCP server.
+	Outside []domain.OutsideTool
 }
 
 // Authenticate returns the bearer of tok, as VerifyToken, GetWorker,
@@ -58,6 +60,9 @@ func (s *Store) Authenticate(ctx context.Context, tok string) (Bearer, error) {
 	b.Tools, b.Held = g.tools, g.held
 	lapse := g.lapse
 	if b.Skills, err = s.ListSkills(ctx); err != nil {
+		return Bearer{}, err
+	}
+	if b.Outside, err = s.OutsideTools(ctx); err != nil {
 		return Bearer{}, err
 	}
 	if row.ExpiresAt != nil && (lapse.IsZero() || row.ExpiresAt.Before(lapse)) {

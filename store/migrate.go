@@ -100,7 +100,7 @@ var migrations = []migration{
 		return tx.AutoMigrate(&reservationRow{})
 	}},
 	{29, "a JSON reader that skips damaged bodies, on PostgreSQL", migrateJSONReader},
-	// 30 is taken by outside MCP servers (issue #29, part B2).
+	{30, "outside MCP servers, their credentials and tool lists", migrateMCPServers},
 	{31, "the audit of every tool call", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&callRow{})
 	}},

@@ -41,8 +41,9 @@ type Outcome struct {
 // endpoint (through the go-sdk or the server's fast path), a task, the
 // web UI, an approved call. In order it
 //
-//  1. finds the tool: built-in, skill_<name>, or find_tools for a
-//     caller whose catalog is searched (lookup; outside tools go there);
+//  1. finds the tool: built-in, skill_<name>, <server>__<tool> of an
+//     outside server, or find_tools for a caller whose catalog is
+//     searched (lookup);
 //  2. checks the caller holds a grant of it (refused if not);
 //  3. runs the label and approval gate (gate.go): a held call answers its
 //     pending approval and goes no further; the context carries the run's
@@ -136,6 +137,9 @@ func lookup(env *Env, name string) (Tool, bool) {
 	}
 	if strings.HasPrefix(name, domain.SkillToolPrefix) {
 		return skillTool(env, name)
+	}
+	if domain.IsOutsideTool(name) {
+		return outsideTool(env, name)
 	}
 	return Tool{}, false
 }

@@ -68,6 +68,10 @@ func gate(ctx context.Context, env *Env, t Tool, args json.RawMessage) (gated, e
 		g.args = args
 		return g, nil
 	}
+	if carriesSecrets[t.Name] {
+		// An approval keeps its arguments for the approver to read.
+		return g, domain.Forbidden("%s carries a credential, which no approval may hold, and this call would wait (%s): call it outside a run", t.Name, h.why)
+	}
 	// Only a call that could run is worth a person's decision.
 	checked, err := t.check(args)
 	if err != nil {
@@ -87,6 +91,10 @@ func gate(ctx context.Context, env *Env, t Tool, args json.RawMessage) (gated, e
 	g.pending = &pendingOut{Pending: true, Approval: a, Note: note}
 	return g, nil
 }
+
+// carriesSecrets are the tools whose arguments hold a credential: their
+// calls never wait for approval, which would keep the arguments.
+var carriesSecrets = map[string]bool{"add_mcp_server": true}
 
 // hold is why a call must wait — empty when it need not — under which
 // rule, and the caller's run's label (zero outside a run).
@@ -151,6 +159,9 @@ func grantRequires(ctx context.Context, env *Env, tool string) (bool, error) {
 func untrustedHighRisk(ctx context.Context, env *Env, label domain.Label, tool string, args json.RawMessage) (string, error) {
 	if !label.Untrusted {
 		return "", nil
+	}
+	if outsideWrites(env, tool) {
+		return tool + " reaches outside (its server does not call it read-only) and this run read untrusted data: " + label.Origin, nil
 	}
 	v, err := env.Store.SettingOr(ctx, HighRiskSetting)
 	if err != nil || !slices.Contains(splitList(v), tool) {

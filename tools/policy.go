@@ -49,10 +49,20 @@ var sharesNothing = map[string]bool{
 }
 
 // audienceOf is who would read what a call of tool writes; ok is false
-// when it writes nothing others read.
-func audienceOf(tool string) (of func(context.Context, *Env, json.RawMessage) (audience, error), ok bool) {
+// when it writes nothing others read. An outside tool its server calls
+// read-only writes nothing; any other sends its arguments out.
+func audienceOf(env *Env, tool string) (of func(context.Context, *Env, json.RawMessage) (audience, error), ok bool) {
 	if of, ok := audiences[tool]; ok {
 		return of, true
+	}
+	if domain.IsOutsideTool(tool) {
+		if !outsideWrites(env, tool) {
+			return nil, false
+		}
+		server, _, _ := strings.Cut(tool, domain.OutsideToolSep)
+		return func(context.Context, *Env, json.RawMessage) (audience, error) {
+			return audience{where: "the outside world through mcp server " + server}, nil
+		}, true
 	}
 	if sharesNothing[tool] || strings.HasPrefix(tool, domain.SkillToolPrefix) {
 		// A skill runs without network and keeps only what it hands back.
@@ -78,7 +88,7 @@ func needsDeclassifying(ctx context.Context, env *Env, label domain.Label, tool 
 	if !label.Scoped() {
 		return "", false, nil
 	}
-	of, ok := audienceOf(tool)
+	of, ok := audienceOf(env, tool)
 	if !ok {
 		return "", false, nil
 	}

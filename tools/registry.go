@@ -24,6 +24,7 @@ var All = sync.OnceValue(func() []Tool {
 		workerLog(), cancelActivation(),
 		listDeliveries(), enableEndpoint(),
 		createSkill(), listSkills(), getSkill(), callSkill(), rollbackSkill(), deleteSkill(),
+		addMCPServer(), listMCPServers(), removeMCPServer(),
 		setBudget(), listBudgets(),
 		listApprovals(), decideApproval(),
 		createSpecTask(), listSpecTasks(), getSpecTask(), submitSpec(), reviewSpec(), claimItem(), reportItem(), cancelSpecTask(),
@@ -73,6 +74,7 @@ func NewServer(env *Env, granted []string) *mcp.Server {
 		}
 	}
 	addSkillTools(srv, env, granted)
+	addOutsideTools(srv, env, granted)
 	addPrompts(srv, env, granted)
 	addResults(srv, env)
 	srv.AddReceivingMiddleware(callThrough(env, granted))

@@ -42,12 +42,15 @@ func skillRunner(env *Env) (SkillRunner, error) {
 	return env.Skills, nil
 }
 
-// KnownTools is every tool name a grant may name: the built-in tools and
-// each skill's skill_<name>.
-func KnownTools(skills []domain.Skill) []string {
+// KnownTools is every tool name a grant may name: the built-in tools,
+// each skill's skill_<name> and each outside server's <server>__<tool>.
+func KnownTools(skills []domain.Skill, outside []domain.OutsideTool) []string {
 	known := Names()
 	for _, sk := range skills {
 		known = append(known, sk.ToolName())
+	}
+	for _, o := range outside {
+		known = append(known, o.ToolName())
 	}
 	return known
 }

@@ -123,7 +123,7 @@ func learnSkills(t *testing.T, f fixture) []domain.Skill {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.env.Known = KnownTools(skills)
+	f.env.Known = KnownTools(skills, nil)
 	return skills
 }
 
@@ -146,7 +146,7 @@ func TestSkillToolsOverTransport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		env := &Env{Store: f.env.Store, Caller: worker, Known: KnownTools(skills), Skills: fs, SkillDefs: skills}
+		env := &Env{Store: f.env.Store, Caller: worker, Known: KnownTools(skills, nil), Skills: fs, SkillDefs: skills}
 		ct, st := mcp.NewInMemoryTransports()
 		if _, err := NewServer(env, granted).Connect(t.Context(), st, nil); err != nil {
 			t.Fatal(err)

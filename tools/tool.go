@@ -42,6 +42,11 @@ type Env struct {
 	// Catalog is the caller's tools as its tools/list shows them and
 	// find_tools searches them; nil shows every granted tool.
 	Catalog *Catalog
+	// Outside reaches outside MCP servers; nil when none can be.
+	Outside Outside
+	// OutsideTools are the tools of every outside server; each is served
+	// as <server>__<tool> to workers granted it.
+	OutsideTools []domain.OutsideTool
 	// approved is the approval a call runs under, past the gate
 	// (runAsRequester); nil for every other call.
 	approved *domain.Approval

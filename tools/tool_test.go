@@ -70,7 +70,8 @@ func withLead(t *testing.T, f fixture) {
 
 // as returns an Env for another caller on the same store.
 func (f fixture) as(caller string) *Env {
-	return &Env{Store: f.env.Store, Caller: caller, Known: f.env.Known, Skills: f.env.Skills, SkillDefs: f.env.SkillDefs}
+	return &Env{Store: f.env.Store, Caller: caller, Known: f.env.Known, Skills: f.env.Skills, SkillDefs: f.env.SkillDefs,
+		Outside: f.env.Outside, OutsideTools: f.env.OutsideTools}
 }
 
 // grant gives a worker tools directly through the store.

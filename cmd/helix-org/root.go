@@ -17,6 +17,7 @@ import (
 	"github.com/helixml/helix-org/agent/skill"
 	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/gateway"
 	"github.com/helixml/helix-org/server/ui"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/tools"
@@ -77,7 +78,7 @@ func envOr(key, def string) string {
 
 // settings is the registry of every operational config key.
 func settings() domain.Settings {
-	return slices.Concat(tools.Settings, dispatch.Settings, agent.Settings, docker.Settings, skill.Settings, transports.Settings(), ui.Settings,
+	return slices.Concat(tools.Settings, dispatch.Settings, domain.Settings{gateway.CallTimeoutSetting}, agent.Settings, docker.Settings, skill.Settings, transports.Settings(), ui.Settings,
 		domain.Settings{domain.PricesSetting, domain.DefaultPriceSetting, domain.AuditRetentionSetting})
 }
 
@@ -91,6 +92,6 @@ func newRootCmd() *cobra.Command {
 	}
 	root.SetVersionTemplate("helix-org {{.Version}}\n")
 	root.AddCommand(newServeCmd(), newChatCmd(), newBootstrapCmd(), newTokenCmd(), newConfigCmd(), newVersionCmd(), newAgentCmd(), newActivationsCmd(), newAuditCmd(), newTriggersCmd(), newSpendCmd(), newTasksCmd())
-	root.AddCommand(newCallCmd(), newToolsCmd(), newBackupCmd(), newExportCmd(), newImportCmd(), newSlackCmd())
+	root.AddCommand(newCallCmd(), newToolsCmd(), newMCPServersCmd(), newBackupCmd(), newExportCmd(), newImportCmd(), newSlackCmd())
 	return root
 }

@@ -123,7 +123,10 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	edge := cfg.Edge.withDefaults()
 	deps := transportDeps(st, log)
 	var d *dispatch.Dispatcher // set before the listener serves
-	srv := server.New(st, server.Config{Dispatching: func() bool { return d.Running() }, Logger: log, Routes: transportRoutes(deps, inbound.NewBudget(edge.InboundBudget)),
+	sandbox := checkSandbox(ctx, st, log)
+	outside := newGateway(ctx, st, sandbox, cfg.EnvsDir, log)
+	defer outside.Close()
+	srv := server.New(st, server.Config{Outside: outside, Dispatching: func() bool { return d.Running() }, Logger: log, Routes: transportRoutes(deps, inbound.NewBudget(edge.InboundBudget)),
 		Skills: dh.skillRunner(), Upstream: relayUpstream(st), CallTimeout: edge.CallTimeout, Settings: settings(),
 		Metrics: m, AccessLog: cfg.Log.AccessLog})
 	if dh != nil {
@@ -131,7 +134,7 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	}
 	hs := edge.httpServer(srv)
 	dh.connect(ctx)
-	d = dispatch.New(st, runtimes(st, dh, checkSandbox(ctx, st, log), log), dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()),
+	d = dispatch.New(st, runtimes(st, dh, sandbox, log), dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()),
 		Logger: log, Reap: reapOrphans(st, dh, log), Observer: m, Alive: agent.Alive, Kill: killAgent})
 	// Agents and containers a crash left running are gone before their
 	// triggers run again.

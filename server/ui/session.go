@@ -74,7 +74,11 @@ func (u *UI) loadViewer(ctx context.Context, sessionID string) (*viewer, error) 
 	if err != nil {
 		return nil, err
 	}
-	env := &tools.Env{Store: u.st, Caller: w.ID, Known: tools.KnownTools(skills), Skills: u.cfg.Skills, SkillDefs: skills}
+	outside, err := u.st.OutsideTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	env := &tools.Env{Store: u.st, Caller: w.ID, Known: tools.KnownTools(skills, outside), Skills: u.cfg.Skills, SkillDefs: skills, OutsideTools: outside}
 	return &viewer{Worker: w, Session: sess, CSRF: csrfToken(sessionID), granted: granted, env: env, sessionID: sessionID}, nil
 }
 
