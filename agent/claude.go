@@ -3,9 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/helixml/helix-org/domain"
@@ -48,20 +46,9 @@ func (c *Claude) Args(run domain.Run) []string {
 
 // Run carries out one activation.
 func (c *Claude) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
-	bin := c.Bin
-	if bin == "" {
-		bin = "claude"
-	}
-	path, err := exec.LookPath(bin)
+	path, err := findAgentBin("claude", c.Bin, "Claude Code", c.Sandbox != nil)
 	if err != nil {
-		return domain.RunResult{ExitStatus: -1}, fmt.Errorf("claude runtime: %q not found on PATH; install Claude Code or choose another agent.runtime", bin)
-	}
-	if c.Sandbox != nil {
-		// Run the program the name leads to, which is what the sandbox
-		// binds: a symlink's directory is not in it.
-		if path, err = filepath.EvalSymlinks(path); err != nil {
-			return domain.RunResult{ExitStatus: -1}, fmt.Errorf("claude runtime: resolve %s: %w", bin, err)
-		}
+		return domain.RunResult{ExitStatus: -1}, err
 	}
 	cmd := exec.Command(path, c.Args(run)...)
 	cmd.Dir = run.EnvDir
@@ -77,7 +64,7 @@ func (c *Claude) Run(ctx context.Context, run domain.Run) (domain.RunResult, err
 		}
 		parseStreamJSON(line, run.Log, &usage)
 	})
-	res.InputTokens, res.OutputTokens = usage.InputTokens, usage.OutputTokens
+	res.InputTokens, res.OutputTokens, res.Session = usage.InputTokens, usage.OutputTokens, usage.Session
 	return res, err
 }
 
@@ -87,7 +74,9 @@ type streamMsg struct {
 	Subtype string `json:"subtype"`
 	Result  string `json:"result"`
 	IsError bool   `json:"is_error"`
-	Message struct {
+	// SessionID, on the init message, is what `--resume` takes.
+	SessionID string `json:"session_id"`
+	Message   struct {
 		Content []struct {
 			Type    string          `json:"type"`
 			Text    string          `json:"text"`
@@ -114,6 +103,10 @@ func parseStreamJSON(line string, log func(domain.LogEntry), res *domain.RunResu
 		return
 	}
 	switch m.Type {
+	case "system":
+		if m.Subtype == "init" {
+			res.Session = m.SessionID
+		}
 	case "assistant":
 		for _, c := range m.Message.Content {
 			switch c.Type {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,6 +38,25 @@ func runAgent(ctx context.Context, cmd *exec.Cmd, run domain.Run, sb *Bwrap, bin
 		run.Started(domain.AgentProcess{PGID: pid, StartTicks: st.startTicks})
 	}, onLine)
 	return domain.RunResult{ExitStatus: code, Killed: err == nil && killed(ctx, code)}, err
+}
+
+// findAgentBin finds the program a CLI runtime runs: bin, or name on
+// PATH. In a sandbox it is the program the name leads to, which is what
+// the sandbox binds: a symlink's directory is not in it.
+func findAgentBin(name, bin, product string, sandboxed bool) (string, error) {
+	if bin == "" {
+		bin = name
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return "", fmt.Errorf("%s runtime: %q not found on PATH; install %s or choose another agent.runtime", name, bin, product)
+	}
+	if sandboxed {
+		if path, err = filepath.EvalSymlinks(path); err != nil {
+			return "", fmt.Errorf("%s runtime: resolve %s: %w", name, bin, err)
+		}
+	}
+	return path, nil
 }
 
 // killed reports whether an agent that exited with code was killed by a

@@ -55,11 +55,14 @@ type RuntimeDef struct {
 
 // Runtime names, as agent.runtime takes them.
 const (
-	RuntimeClaude  = "claude"
-	RuntimeCommand = "command"
-	RuntimeBuiltin = "builtin"
-	RuntimeExample = "example"
-	RuntimeDocker  = "docker"
+	RuntimeClaude   = "claude"
+	RuntimeCommand  = "command"
+	RuntimeBuiltin  = "builtin"
+	RuntimeExample  = "example"
+	RuntimeDocker   = "docker"
+	RuntimeCodex    = "codex"
+	RuntimeGemini   = "gemini"
+	RuntimeOpenCode = "opencode"
 )
 
 // Runtimes is every runtime an activation can run on. agent.runtime's
@@ -93,6 +96,21 @@ var Runtimes = []RuntimeDef{
 	{Name: RuntimeBuiltin, Description: "the built-in agent (`helix-org agent run`), calling agent.model through the server's relay",
 		Default: "else", Picked: func(context.Context, RuntimeEnv) bool { return true }, New: newBuiltin},
 	{Name: RuntimeDocker, Description: "a one-shot container of agent.docker.image (agent.docker.*)", New: newContainer},
+	{Name: RuntimeCodex, Description: "the Codex CLI (`codex exec`) in the worker's directory, its only MCP server the worker's endpoint; agent.model",
+		New: func(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error) {
+			sb, err := env.sandbox(ctx, run)
+			return &Codex{Model: env.get(ctx, ModelSetting), Sandbox: sb}, err
+		}},
+	{Name: RuntimeGemini, Description: "Gemini CLI, headless, in the worker's directory, its only MCP server the worker's endpoint; agent.model",
+		New: func(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error) {
+			sb, err := env.sandbox(ctx, run)
+			return &Gemini{Model: env.get(ctx, ModelSetting), Sandbox: sb}, err
+		}},
+	{Name: RuntimeOpenCode, Description: "OpenCode (`opencode run`) in the worker's directory, its only MCP server the worker's endpoint; agent.model, an Anthropic model",
+		New: func(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error) {
+			sb, err := env.sandbox(ctx, run)
+			return &OpenCode{Model: env.get(ctx, ModelSetting), Sandbox: sb}, err
+		}},
 }
 
 // runtimeSetting derives agent.runtime from the table.

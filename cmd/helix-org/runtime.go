@@ -28,7 +28,7 @@ func checkSandbox(ctx context.Context, st *store.Store, log *slog.Logger) agent.
 	off := mode == agent.SandboxOff
 	switch {
 	case off:
-		log.Warn("agent.sandbox is off: host agents (claude, command, builtin) run unsandboxed as the server's user, " +
+		log.Warn("agent.sandbox is off: host agents (claude, codex, gemini, opencode, command, builtin) run unsandboxed as the server's user, " +
 			"able to read the database, its key file, every worker's directory and other runs' tokens")
 	case check.Err != nil:
 		log.Error("host agents cannot be sandboxed: AI workers on the claude, command and builtin runtimes will not run "+
