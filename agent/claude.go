@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/helixml/helix-org/domain"
@@ -27,6 +28,10 @@ type Claude struct {
 
 var _ domain.Runtime = (*Claude)(nil)
 
+// ClaudeConfigDir is the directory, in the worker's, that Claude Code
+// gets as CLAUDE_CONFIG_DIR.
+const ClaudeConfigDir = ".claude"
+
 // Args builds the claude command line for a run. The prompt is not on
 // it: `claude -p` with no prompt argument reads the prompt from stdin,
 // which takes any size, where one argument over 128 KiB fails exec.
@@ -37,6 +42,9 @@ func (c *Claude) Args(run domain.Run) []string {
 	}
 	if c.Effort != "" {
 		args = append(args, "--effort", c.Effort)
+	}
+	if run.Session != "" {
+		args = append(args, "--resume", run.Session)
 	}
 	if c.Isolated {
 		return append(args, "--dangerously-skip-permissions")
@@ -55,7 +63,9 @@ func (c *Claude) Run(ctx context.Context, run domain.Run) (domain.RunResult, err
 	// Environ points Claude Code at the server's relay (ANTHROPIC_BASE_URL,
 	// ANTHROPIC_API_KEY = the run's token); its other traffic (telemetry,
 	// updates, error reports) has no business leaving a server's agent.
-	cmd.Env = append(Environ(run), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+	// CLAUDE_CONFIG_DIR keeps its sessions in the worker's directory,
+	// where they outlive the run (a sandbox's HOME does not) for --resume.
+	cmd.Env = append(Environ(run), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CONFIG_DIR="+filepath.Join(run.EnvDir, ClaudeConfigDir))
 	var usage domain.RunResult
 	res, err := runAgent(ctx, cmd, run, c.Sandbox, []string{path}, func(stream, line string) {
 		if stream == "stderr" {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/helixml/helix-org/domain"
 )
@@ -36,6 +37,11 @@ type RuntimeEnv struct {
 	Sandbox SandboxCheck
 	// Logger gets the warning of every unsandboxed run; nil discards it.
 	Logger *slog.Logger
+	// Sessions keeps the sessions that preserve_context continues; nil
+	// starts every run fresh.
+	Sessions SessionKeeper
+	// Now is the clock of session ages; time.Now when nil.
+	Now func() time.Time
 }
 
 // RuntimeDef is one row of Runtimes.
@@ -149,8 +155,24 @@ func (s Selector) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 	if err != nil {
 		return domain.RunResult{Runtime: def.Name, ExitStatus: -1}, err
 	}
+	preserve, err := s.Env.preserves(ctx, run.WorkerID)
+	if err != nil {
+		return domain.RunResult{Runtime: def.Name, ExitStatus: -1}, err
+	}
+	var prev domain.AgentSession
+	if preserve {
+		if prev, err = s.Env.resume(ctx, def.Name, &run); err != nil {
+			return domain.RunResult{Runtime: def.Name, ExitStatus: -1}, err
+		}
+	}
 	res, err := rt.Run(ctx, run)
 	res.Runtime = def.Name
+	res.Continued = run.Session != "" && res.Session == run.Session
+	if preserve {
+		if kerr := s.Env.keep(ctx, def.Name, run, prev, res.Session); kerr != nil && s.Env.Logger != nil {
+			s.Env.Logger.Error("keep agent session", "worker", run.WorkerID, "activation", run.ActivationID, "err", kerr)
+		}
+	}
 	return res, err
 }
 

@@ -113,4 +113,5 @@ func (b BashScope) Any() bool { return b.All || len(b.Roles) > 0 || len(b.Worker
 
 // Settings lists every agent config key.
 var Settings = domain.Settings{RuntimeSetting, CommandSetting, ModelSetting, EffortSetting, ProviderSetting,
-	BaseURLSetting, APIKeySetting, MaxTurnsSetting, MaxTokensSetting, BashSetting, SandboxSetting, SandboxPathsSetting}
+	BaseURLSetting, APIKeySetting, MaxTurnsSetting, MaxTokensSetting, BashSetting, SandboxSetting, SandboxPathsSetting,
+	PreserveContextSetting, SessionMaxAgeSetting, SessionMaxBytesSetting}

@@ -152,6 +152,8 @@ type RunResult struct {
 	// Session is the runtime's own id of the session the run had, as its
 	// CLI reported it, for the next run to resume; empty when it said none.
 	Session string
+	// Continued says the run resumed the session it was given.
+	Continued bool
 }
 
 // Runtime carries out activations. Runtimes live in package agent.

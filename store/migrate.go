@@ -100,6 +100,9 @@ var migrations = []migration{
 		return tx.AutoMigrate(&reservationRow{})
 	}},
 	{29, "a JSON reader that skips damaged bodies, on PostgreSQL", migrateJSONReader},
+	{32, "agent sessions a worker's runs continue", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&agentSessionRow{})
+	}},
 }
 
 type schemaMigration struct {
