@@ -154,6 +154,10 @@ type RunResult struct {
 	Session string
 	// Continued says the run resumed the session it was given.
 	Continued bool
+	// Stop, for a run the server stopped (a cancel, a timeout, shutdown),
+	// says how its agent ended: "stopped" on SIGTERM, or "killed" when it
+	// outlived the grace after it.
+	Stop string
 }
 
 // Runtime carries out activations. Runtimes live in package agent.
