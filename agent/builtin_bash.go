@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -106,20 +105,4 @@ func (b *Bash) Run(ctx context.Context, args map[string]any) (string, bool) {
 //
 // It no longer does (only agent.bash does); the server notes on the
 // activation log that it was ignored.
-func RoleAsksForBash(role string) bool {
-	rest, ok := strings.CutPrefix(strings.TrimLeft(role, "\ufeff"), "---\n")
-	if !ok {
-		return false
-	}
-	sc := bufio.NewScanner(strings.NewReader(rest))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "---" {
-			return false
-		}
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "bash" {
-			return strings.TrimSpace(v) == "true"
-		}
-	}
-	return false
-}
+func RoleAsksForBash(role string) bool { return roleFrontMatter(role, "bash") == "true" }

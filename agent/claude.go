@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -29,6 +28,10 @@ type Claude struct {
 
 var _ domain.Runtime = (*Claude)(nil)
 
+// ClaudeConfigDir is the directory, in the worker's, that Claude Code
+// gets as CLAUDE_CONFIG_DIR.
+const ClaudeConfigDir = ".claude"
+
 // Args builds the claude command line for a run. The prompt is not on
 // it: `claude -p` with no prompt argument reads the prompt from stdin,
 // which takes any size, where one argument over 128 KiB fails exec.
@@ -40,6 +43,9 @@ func (c *Claude) Args(run domain.Run) []string {
 	if c.Effort != "" {
 		args = append(args, "--effort", c.Effort)
 	}
+	if run.Session != "" {
+		args = append(args, "--resume", run.Session)
+	}
 	if c.Isolated {
 		return append(args, "--dangerously-skip-permissions")
 	}
@@ -48,27 +54,18 @@ func (c *Claude) Args(run domain.Run) []string {
 
 // Run carries out one activation.
 func (c *Claude) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
-	bin := c.Bin
-	if bin == "" {
-		bin = "claude"
-	}
-	path, err := exec.LookPath(bin)
+	path, err := findAgentBin("claude", c.Bin, "Claude Code", c.Sandbox != nil)
 	if err != nil {
-		return domain.RunResult{ExitStatus: -1}, fmt.Errorf("claude runtime: %q not found on PATH; install Claude Code or choose another agent.runtime", bin)
-	}
-	if c.Sandbox != nil {
-		// Run the program the name leads to, which is what the sandbox
-		// binds: a symlink's directory is not in it.
-		if path, err = filepath.EvalSymlinks(path); err != nil {
-			return domain.RunResult{ExitStatus: -1}, fmt.Errorf("claude runtime: resolve %s: %w", bin, err)
-		}
+		return domain.RunResult{ExitStatus: -1}, err
 	}
 	cmd := exec.Command(path, c.Args(run)...)
 	cmd.Dir = run.EnvDir
 	// Environ points Claude Code at the server's relay (ANTHROPIC_BASE_URL,
 	// ANTHROPIC_API_KEY = the run's token); its other traffic (telemetry,
 	// updates, error reports) has no business leaving a server's agent.
-	cmd.Env = append(Environ(run), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+	// CLAUDE_CONFIG_DIR keeps its sessions in the worker's directory,
+	// where they outlive the run (a sandbox's HOME does not) for --resume.
+	cmd.Env = append(Environ(run), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CONFIG_DIR="+filepath.Join(run.EnvDir, ClaudeConfigDir))
 	var usage domain.RunResult
 	res, err := runAgent(ctx, cmd, run, c.Sandbox, []string{path}, func(stream, line string) {
 		if stream == "stderr" {
@@ -77,7 +74,7 @@ func (c *Claude) Run(ctx context.Context, run domain.Run) (domain.RunResult, err
 		}
 		parseStreamJSON(line, run.Log, &usage)
 	})
-	res.InputTokens, res.OutputTokens = usage.InputTokens, usage.OutputTokens
+	res.InputTokens, res.OutputTokens, res.Session = usage.InputTokens, usage.OutputTokens, usage.Session
 	return res, err
 }
 
@@ -87,7 +84,9 @@ type streamMsg struct {
 	Subtype string `json:"subtype"`
 	Result  string `json:"result"`
 	IsError bool   `json:"is_error"`
-	Message struct {
+	// SessionID, on the init message, is what `--resume` takes.
+	SessionID string `json:"session_id"`
+	Message   struct {
 		Content []struct {
 			Type    string          `json:"type"`
 			Text    string          `json:"text"`
@@ -114,6 +113,10 @@ func parseStreamJSON(line string, log func(domain.LogEntry), res *domain.RunResu
 		return
 	}
 	switch m.Type {
+	case "system":
+		if m.Subtype == "init" {
+			res.Session = m.SessionID
+		}
 	case "assistant":
 		for _, c := range m.Message.Content {
 			switch c.Type {

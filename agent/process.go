@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,11 +33,45 @@ func runAgent(ctx context.Context, cmd *exec.Cmd, run domain.Run, sb *Bwrap, bin
 			return domain.RunResult{ExitStatus: -1}, err
 		}
 	}
+	var stop string
 	code, err := startAndWait(ctx, cmd, run.Prompt, sb != nil, func(pid int) {
 		st, _ := procStat(pid)
 		run.Started(domain.AgentProcess{PGID: pid, StartTicks: st.startTicks})
-	}, onLine)
-	return domain.RunResult{ExitStatus: code, Killed: err == nil && killed(ctx, code)}, err
+	}, onLine, &stop)
+	if stop != "" {
+		note(&run, stopText[stop])
+	}
+	return domain.RunResult{ExitStatus: code, Killed: err == nil && killed(ctx, code), Stop: stop}, err
+}
+
+// How a stop ended an agent, as RunResult.Stop and the run's log say it.
+const (
+	StopStopped = "stopped"
+	StopKilled  = "killed"
+)
+
+var stopText = map[string]string{
+	StopStopped: "stop: the agent ended when asked (SIGTERM): stopped",
+	StopKilled:  "stop: the agent did not end within " + StopGrace.String() + " of SIGTERM: killed (SIGKILL)",
+}
+
+// findAgentBin finds the program a CLI runtime runs: bin, or name on
+// PATH. In a sandbox it is the program the name leads to, which is what
+// the sandbox binds: a symlink's directory is not in it.
+func findAgentBin(name, bin, product string, sandboxed bool) (string, error) {
+	if bin == "" {
+		bin = name
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return "", fmt.Errorf("%s runtime: %q not found on PATH; install %s or choose another agent.runtime", name, bin, product)
+	}
+	if sandboxed {
+		if path, err = filepath.EvalSymlinks(path); err != nil {
+			return "", fmt.Errorf("%s runtime: resolve %s: %w", name, bin, err)
+		}
+	}
+	return path, nil
 }
 
 // killed reports whether an agent that exited with code was killed by a
@@ -53,7 +88,7 @@ func killed(ctx context.Context, code int) bool {
 // stops the group: close stdin, SIGTERM, then SIGKILL after StopGrace.
 // It returns the exit status.
 func runProcess(ctx context.Context, cmd *exec.Cmd, stdin string, onLine func(stream, line string)) (int, error) {
-	return startAndWait(ctx, cmd, stdin, false, nil, onLine)
+	return startAndWait(ctx, cmd, stdin, false, nil, onLine, nil)
 }
 
 // startAndWait is runProcess that calls started with the pid, if set,
@@ -61,7 +96,8 @@ func runProcess(ctx context.Context, cmd *exec.Cmd, stdin string, onLine func(st
 // group is its pid and it has no controlling terminal to type into
 // (TIOCSTI) when the server runs on one. sandboxed says the leader is
 // bwrap, which a stop leaves to exit with what it runs (see terminate).
-func startAndWait(ctx context.Context, cmd *exec.Cmd, stdin string, sandboxed bool, started func(pid int), onLine func(stream, line string)) (int, error) {
+// A stop sets *stop, when stop is set, to StopStopped or StopKilled.
+func startAndWait(ctx context.Context, cmd *exec.Cmd, stdin string, sandboxed bool, started func(pid int), onLine func(stream, line string), stop *string) (int, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -107,7 +143,13 @@ func startAndWait(ctx context.Context, cmd *exec.Cmd, stdin string, sandboxed bo
 		select {
 		case <-ctx.Done():
 			in.Close()
-			terminate(cmd.Process.Pid, sandboxed, exited)
+			how := StopStopped
+			if terminate(cmd.Process.Pid, sandboxed, exited) {
+				how = StopKilled
+			}
+			if stop != nil {
+				*stop = how
+			}
 		case <-exited:
 		}
 		close(stopped)
@@ -153,7 +195,8 @@ func scanCappedLines(data []byte, atEOF bool) (int, []byte, error) {
 // ignores it) to start a command that had not yet run when the signal
 // came; spared, it exits when what it runs does (--die-with-parent ends
 // the sandbox should it die first).
-func terminate(pgid int, sandboxed bool, exited <-chan struct{}) {
+// It reports whether it had to kill.
+func terminate(pgid int, sandboxed bool, exited <-chan struct{}) bool {
 	signalled := map[int]bool{}
 	if sandboxed {
 		signalled[pgid] = true
@@ -176,10 +219,10 @@ func terminate(pgid int, sandboxed bool, exited <-chan struct{}) {
 		}
 		select {
 		case <-exited:
-			return
+			return false
 		case <-grace.C:
 			syscall.Kill(-pgid, syscall.SIGKILL)
-			return
+			return true
 		case <-tick.C:
 		}
 	}

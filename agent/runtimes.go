@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/helixml/helix-org/domain"
 )
@@ -36,6 +37,11 @@ type RuntimeEnv struct {
 	Sandbox SandboxCheck
 	// Logger gets the warning of every unsandboxed run; nil discards it.
 	Logger *slog.Logger
+	// Sessions keeps the sessions that preserve_context continues; nil
+	// starts every run fresh.
+	Sessions SessionKeeper
+	// Now is the clock of session ages; time.Now when nil.
+	Now func() time.Time
 }
 
 // RuntimeDef is one row of Runtimes.
@@ -55,11 +61,14 @@ type RuntimeDef struct {
 
 // Runtime names, as agent.runtime takes them.
 const (
-	RuntimeClaude  = "claude"
-	RuntimeCommand = "command"
-	RuntimeBuiltin = "builtin"
-	RuntimeExample = "example"
-	RuntimeDocker  = "docker"
+	RuntimeClaude   = "claude"
+	RuntimeCommand  = "command"
+	RuntimeBuiltin  = "builtin"
+	RuntimeExample  = "example"
+	RuntimeDocker   = "docker"
+	RuntimeCodex    = "codex"
+	RuntimeGemini   = "gemini"
+	RuntimeOpenCode = "opencode"
 )
 
 // Runtimes is every runtime an activation can run on. agent.runtime's
@@ -93,6 +102,21 @@ var Runtimes = []RuntimeDef{
 	{Name: RuntimeBuiltin, Description: "the built-in agent (`helix-org agent run`), calling agent.model through the server's relay",
 		Default: "else", Picked: func(context.Context, RuntimeEnv) bool { return true }, New: newBuiltin},
 	{Name: RuntimeDocker, Description: "a one-shot container of agent.docker.image (agent.docker.*)", New: newContainer},
+	{Name: RuntimeCodex, Description: "the Codex CLI (`codex exec`) in the worker's directory, its only MCP server the worker's endpoint; agent.model",
+		New: func(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error) {
+			sb, err := env.sandbox(ctx, run)
+			return &Codex{Model: env.get(ctx, ModelSetting), Sandbox: sb}, err
+		}},
+	{Name: RuntimeGemini, Description: "Gemini CLI, headless, in the worker's directory, its only MCP server the worker's endpoint; agent.model",
+		New: func(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error) {
+			sb, err := env.sandbox(ctx, run)
+			return &Gemini{Model: env.get(ctx, ModelSetting), Sandbox: sb}, err
+		}},
+	{Name: RuntimeOpenCode, Description: "OpenCode (`opencode run`) in the worker's directory, its only MCP server the worker's endpoint; agent.model, an Anthropic model",
+		New: func(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error) {
+			sb, err := env.sandbox(ctx, run)
+			return &OpenCode{Model: env.get(ctx, ModelSetting), Sandbox: sb}, err
+		}},
 }
 
 // runtimeSetting derives agent.runtime from the table.
@@ -131,8 +155,24 @@ func (s Selector) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 	if err != nil {
 		return domain.RunResult{Runtime: def.Name, ExitStatus: -1}, err
 	}
+	preserve, err := s.Env.preserves(ctx, run.WorkerID)
+	if err != nil {
+		return domain.RunResult{Runtime: def.Name, ExitStatus: -1}, err
+	}
+	var prev domain.AgentSession
+	if preserve {
+		if prev, err = s.Env.resume(ctx, def.Name, &run); err != nil {
+			return domain.RunResult{Runtime: def.Name, ExitStatus: -1}, err
+		}
+	}
 	res, err := rt.Run(ctx, run)
 	res.Runtime = def.Name
+	res.Continued = run.Session != "" && res.Session == run.Session
+	if preserve {
+		if kerr := s.Env.keep(ctx, def.Name, run, prev, res.Session); kerr != nil && s.Env.Logger != nil {
+			s.Env.Logger.Error("keep agent session", "worker", run.WorkerID, "activation", run.ActivationID, "err", kerr)
+		}
+	}
 	return res, err
 }
 

@@ -38,7 +38,7 @@ func TestRuntimeSettingDerivesFromTable(t *testing.T) {
 	if diff := cmp.Diff(want, agent.RuntimeSetting.Enum); diff != "" {
 		t.Errorf("agent.runtime enum (-table +setting):\n%s", diff)
 	}
-	if err := agent.RuntimeSetting.Check("podman"); err == nil || !strings.Contains(err.Error(), "claude, command, example, builtin, docker") {
+	if err := agent.RuntimeSetting.Check("podman"); err == nil || !strings.Contains(err.Error(), "claude, command, example, builtin, docker, codex, gemini, opencode") {
 		t.Errorf("Check(podman) = %v, want the valid names", err)
 	}
 }
@@ -69,9 +69,14 @@ func TestSelectorPicks(t *testing.T) {
 		{"nothing set: the example agent", settings{}, noClaude, found, "*agent.Builtin on example in /usr/bin/bwrap"},
 		{"a model, no runtime named: builtin", settings{"agent.model": "m", "agent.base_url": "http://127.0.0.1:1"}, noClaude, found, "*agent.Builtin on anthropic in /usr/bin/bwrap"},
 		{"example named, a model set", settings{"agent.runtime": "example", "agent.model": "m"}, noClaude, found, "*agent.Builtin on example in /usr/bin/bwrap"},
+		{"codex named", settings{"agent.runtime": "codex"}, withClaude, found, "*agent.Codex in /usr/bin/bwrap"},
+		{"gemini named", settings{"agent.runtime": "gemini"}, withClaude, found, "*agent.Gemini in /usr/bin/bwrap"},
+		{"opencode named", settings{"agent.runtime": "opencode"}, withClaude, found, "*agent.OpenCode in /usr/bin/bwrap"},
+		{"codex where bubblewrap cannot run", settings{"agent.runtime": "codex"}, noClaude, failed, "cannot run here (No permissions"},
+		{"sandbox off: opencode unsandboxed", off(settings{"agent.runtime": "opencode"}), noClaude, failed, "*agent.OpenCode unsandboxed"},
 		{"docker without Docker", settings{"agent.runtime": "docker"}, noClaude, found, "the docker runtime is unavailable"},
 		{"builtin without a model", settings{"agent.runtime": "builtin"}, noClaude, found, "agent.model"},
-		{"unknown name", settings{"agent.runtime": "podman"}, noClaude, found, `agent.runtime "podman" is not available in this build (valid: claude, command, example, builtin, docker)`},
+		{"unknown name", settings{"agent.runtime": "podman"}, noClaude, found, `agent.runtime "podman" is not available in this build (valid: claude, command, example, builtin, docker, codex, gemini, opencode)`},
 		{"claude where bubblewrap cannot run", settings{}, withClaude, failed,
 			"host agents run only in a bubblewrap sandbox, and it cannot run here (No permissions to create new namespace): " +
 				"install bubblewrap and allow user namespaces, use agent.runtime docker, or run host agents unsandboxed as the server's user with `helix-org config set agent.sandbox off`"},
@@ -126,6 +131,12 @@ func sandboxOf(rt domain.Runtime) string {
 	case *agent.Command:
 		sb = rt.Sandbox
 	case *agent.Builtin:
+		sb = rt.Sandbox
+	case *agent.Codex:
+		sb = rt.Sandbox
+	case *agent.Gemini:
+		sb = rt.Sandbox
+	case *agent.OpenCode:
 		sb = rt.Sandbox
 	}
 	if sb == nil {

@@ -34,7 +34,7 @@ var (
 		Description: `Where the built-in agent gets a bash tool in the worker's directory: {"roles":["r-dev"],"workers":["w-x"]}, or {"all":true}. ` +
 			"On a host runtime that is a shell in the agent's sandbox (as the server's user with agent.sandbox off). Role text cannot turn it on."}
 	SandboxSetting = domain.SettingSpec{Key: "agent.sandbox", Type: domain.SettingString, Default: SandboxBwrap, Enum: []string{SandboxBwrap, SandboxOff},
-		Description: "How the host runtimes (claude, command, builtin) confine an agent: bwrap runs it in a bubblewrap sandbox that sees only its worker's directory, " +
+		Description: "How the host runtimes (claude, codex, gemini, opencode, command, builtin) confine an agent: bwrap runs it in a bubblewrap sandbox that sees only its worker's directory, " +
 			"the system read-only and its own processes, and refuses to run when bubblewrap cannot; off runs it as the server's user, " +
 			"able to read the database, its key and other runs' tokens (warned on every run)."}
 	SandboxPathsSetting = domain.SettingSpec{Key: "agent.sandbox.paths", Type: domain.SettingJSON, Default: "{}", Validate: validSandboxPaths,
@@ -113,4 +113,5 @@ func (b BashScope) Any() bool { return b.All || len(b.Roles) > 0 || len(b.Worker
 
 // Settings lists every agent config key.
 var Settings = domain.Settings{RuntimeSetting, CommandSetting, ModelSetting, EffortSetting, ProviderSetting,
-	BaseURLSetting, APIKeySetting, MaxTurnsSetting, MaxTokensSetting, BashSetting, SandboxSetting, SandboxPathsSetting}
+	BaseURLSetting, APIKeySetting, MaxTurnsSetting, MaxTokensSetting, BashSetting, SandboxSetting, SandboxPathsSetting,
+	PreserveContextSetting, SessionMaxAgeSetting, SessionMaxBytesSetting}

@@ -276,7 +276,7 @@ func (d *Dispatcher) finish(ctx context.Context, act domain.Activation, n int, r
 	// Reported before it is recorded: whoever sees the run end in the
 	// store sees it in the metrics too.
 	d.ended(act, n, res.Runtime, true, took)
-	text := exitText(act)
+	text := exitText(act) + sessionText(res)
 	// The record of a run says what it read that counts: its final label,
 	// naming the first item that raised it.
 	if label, err := d.st.ActivationLabel(ctx, act.ID); err == nil && !label.IsZero() {
@@ -285,6 +285,18 @@ func (d *Dispatcher) finish(ctx context.Context, act domain.Activation, n int, r
 	if err := d.st.FinishActivation(ctx, act, logEvent(act.WorkerID, act.ID, domain.LogEntry{Kind: domain.LogExit, Text: text})); err != nil {
 		d.log.Error("finish activation", "activation", act.ID, "err", err)
 	}
+}
+
+// sessionText names the agent CLI's session on the run's record, and
+// whether the run continued it (preserve_context).
+func sessionText(res domain.RunResult) string {
+	switch {
+	case res.Session == "":
+		return ""
+	case res.Continued:
+		return "\nsession: " + res.Session + " (continued)"
+	}
+	return "\nsession: " + res.Session + " (new)"
 }
 
 func exitText(a domain.Activation) string {

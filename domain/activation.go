@@ -133,6 +133,9 @@ type Run struct {
 	OnStart func(AgentProcess)
 	// Runtime names the runtime chosen for the run (agent.Selector sets it).
 	Runtime string
+	// Session, when set, is the runtime's own session id to resume (its
+	// CLI's resume option); empty starts a fresh session.
+	Session string
 }
 
 // RunResult is how a run ended.
@@ -146,6 +149,15 @@ type RunResult struct {
 	Killed       bool
 	InputTokens  int64
 	OutputTokens int64
+	// Session is the runtime's own id of the session the run had, as its
+	// CLI reported it, for the next run to resume; empty when it said none.
+	Session string
+	// Continued says the run resumed the session it was given.
+	Continued bool
+	// Stop, for a run the server stopped (a cancel, a timeout, shutdown),
+	// says how its agent ended: "stopped" on SIGTERM, or "killed" when it
+	// outlived the grace after it.
+	Stop string
 }
 
 // Runtime carries out activations. Runtimes live in package agent.

@@ -104,6 +104,9 @@ var migrations = []migration{
 	{31, "the audit of every tool call", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&callRow{})
 	}},
+	{32, "agent sessions a worker's runs continue", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&agentSessionRow{})
+	}},
 }
 
 type schemaMigration struct {

@@ -95,7 +95,7 @@ func newConfigSetCmd() *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s = %s\n", spec.Key, shown(spec, value, false))
 			if spec.Key == agent.SandboxSetting.Key && value == agent.SandboxOff {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: with %s %s the host runtimes (claude, command, builtin) run agents as the server's user, "+
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: with %s %s the host runtimes (claude, codex, gemini, opencode, command, builtin) run agents as the server's user, "+
 					"able to read the database, its key file, every worker's directory and other runs' tokens; every such run is warned about.\n",
 					agent.SandboxSetting.Key, agent.SandboxOff)
 			}

@@ -214,7 +214,7 @@ func TestConfig(t *testing.T) {
 			setup:    [][]string{{"config", "set", "agent.bash", `{"all":true}`}},
 			args:     []string{"config", "set", "agent.sandbox", "off"},
 			wantOut:  "agent.sandbox = off\n",
-			contains: []string{"warning: with agent.sandbox off the host runtimes (claude, command, builtin) run agents as the server's user", "warning: agent.bash gives"},
+			contains: []string{"warning: with agent.sandbox off the host runtimes (claude, codex, gemini, opencode, command, builtin) run agents as the server's user", "warning: agent.bash gives"},
 		},
 		{
 			name:    "an unknown sandbox",

@@ -15,7 +15,7 @@ import (
 // org chart (for roles), Docker, when there is one, and the host
 // agents' sandbox as checkSandbox found it.
 func runtimes(st *store.Store, dh *dockerHost, sandbox agent.SandboxCheck, log *slog.Logger) agent.Selector {
-	return agent.Selector{Env: agent.RuntimeEnv{Settings: st, Container: dh.container(), Sandbox: sandbox, Logger: log,
+	return agent.Selector{Env: agent.RuntimeEnv{Settings: st, Container: dh.container(), Sandbox: sandbox, Logger: log, Sessions: st,
 		RoleOf: func(ctx context.Context, worker string) (domain.Role, error) { return roleOf(ctx, st, worker) }}}
 }
 
@@ -28,7 +28,7 @@ func checkSandbox(ctx context.Context, st *store.Store, log *slog.Logger) agent.
 	off := mode == agent.SandboxOff
 	switch {
 	case off:
-		log.Warn("agent.sandbox is off: host agents (claude, command, builtin) run unsandboxed as the server's user, " +
+		log.Warn("agent.sandbox is off: host agents (claude, codex, gemini, opencode, command, builtin) run unsandboxed as the server's user, " +
 			"able to read the database, its key file, every worker's directory and other runs' tokens")
 	case check.Err != nil:
 		log.Error("host agents cannot be sandboxed: AI workers on the claude, command and builtin runtimes will not run "+

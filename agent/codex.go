@@ -1,0 +1,168 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+// Codex runs the Codex CLI one-shot (`codex exec`) in the worker's
+// directory and turns its JSONL events into activation-log entries.
+type Codex struct {
+	// Bin is the codex executable; default "codex" on PATH.
+	Bin   string
+	Model string
+	// Sandbox, when set, is where Codex runs on the host; nil runs it as
+	// the server's user.
+	Sandbox *Bwrap
+}
+
+var _ domain.Runtime = (*Codex)(nil)
+
+// CodexHome is the directory, in the worker's, that Codex gets as
+// CODEX_HOME: its config.toml and its sessions, which outlive the run (a
+// sandbox's HOME does not) so the next run can resume one.
+const CodexHome = ".codex"
+
+// codexConfig is the part of Codex's config.toml a run writes.
+type codexConfig struct {
+	Model          string                    `toml:"model,omitempty"`
+	ApprovalPolicy string                    `toml:"approval_policy"`
+	SandboxMode    string                    `toml:"sandbox_mode"`
+	Workspace      codexWorkspace            `toml:"sandbox_workspace_write"`
+	MCPServers     map[string]codexMCPServer `toml:"mcp_servers"`
+}
+
+type codexWorkspace struct {
+	NetworkAccess bool `toml:"network_access"`
+}
+
+// codexMCPServer is a streamable HTTP server: the token is named by its
+// variable (bearer_token_env_var), never written.
+type codexMCPServer struct {
+	URL               string            `toml:"url"`
+	BearerTokenEnvVar string            `toml:"bearer_token_env_var"`
+	HTTPHeaders       map[string]string `toml:"http_headers,omitempty"`
+}
+
+// CodexConfig renders the config.toml of a run: the worker's endpoint as
+// the only MCP server, no approval prompts (no one is there to answer),
+// and Codex's own sandbox kept to the worker's directory with no network
+// for its shell commands.
+func CodexConfig(run domain.Run, model string) ([]byte, error) {
+	cfg := codexConfig{Model: model, ApprovalPolicy: "never", SandboxMode: "workspace-write",
+		MCPServers: map[string]codexMCPServer{domain.MCPServerName: {URL: run.MCPURL, BearerTokenEnvVar: domain.TokenEnv,
+			HTTPHeaders: map[string]string{domain.ToolSearchHeader: "off"}}}}
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(cfg); err != nil {
+		return nil, fmt.Errorf("codex runtime: render config.toml: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Args builds the codex command line: `-` makes `codex exec` read the
+// prompt from stdin; a session to continue goes to `exec resume <id>`.
+func (c *Codex) Args(run domain.Run) []string {
+	args := []string{"exec", "--json", "--skip-git-repo-check"}
+	if c.Model != "" {
+		args = append(args, "--model", c.Model)
+	}
+	if run.Session != "" {
+		args = append(args, "resume", run.Session)
+	}
+	return append(args, "-")
+}
+
+// Run carries out one activation.
+func (c *Codex) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
+	path, err := findAgentBin("codex", c.Bin, "the Codex CLI", c.Sandbox != nil)
+	if err != nil {
+		return domain.RunResult{ExitStatus: -1}, err
+	}
+	home := filepath.Join(run.EnvDir, CodexHome)
+	cfg, err := CodexConfig(run, c.Model)
+	if err != nil {
+		return domain.RunResult{ExitStatus: -1}, err
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return domain.RunResult{ExitStatus: -1}, fmt.Errorf("codex runtime: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), cfg, 0o600); err != nil {
+		return domain.RunResult{ExitStatus: -1}, fmt.Errorf("codex runtime: %w", err)
+	}
+	cmd := exec.Command(path, c.Args(run)...)
+	cmd.Dir = run.EnvDir
+	// OPENAI_BASE_URL and OPENAI_API_KEY (the run's token) come from
+	// Environ; `codex exec` also reads its key from CODEX_API_KEY.
+	cmd.Env = append(Environ(run), "CODEX_HOME="+home, "CODEX_API_KEY="+run.Token)
+	var res domain.RunResult
+	out, err := runAgent(ctx, cmd, run, c.Sandbox, []string{path}, func(stream, line string) {
+		if stream == "stderr" {
+			run.Log(domain.LogEntry{Kind: domain.LogOutput, Text: "stderr: " + line})
+			return
+		}
+		parseCodexJSON(line, run.Log, &res)
+	})
+	out.InputTokens, out.OutputTokens, out.Session = res.InputTokens, res.OutputTokens, res.Session
+	return out, err
+}
+
+// codexEvent is the subset of `codex exec --json` events we read.
+type codexEvent struct {
+	Type     string `json:"type"`
+	ThreadID string `json:"thread_id"`
+	Message  string `json:"message"`
+	Item     struct {
+		Type      string          `json:"type"`
+		Text      string          `json:"text"`
+		Tool      string          `json:"tool"`
+		Arguments json.RawMessage `json:"arguments"`
+		Status    string          `json:"status"`
+	} `json:"item"`
+	Usage struct {
+		InputTokens  int64 `json:"input_tokens"`
+		OutputTokens int64 `json:"output_tokens"`
+	} `json:"usage"`
+	Error struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// parseCodexJSON logs one event line; a line that is not JSON is logged
+// as it is, so nothing the agent says is lost.
+func parseCodexJSON(line string, log func(domain.LogEntry), res *domain.RunResult) {
+	var ev codexEvent
+	if err := json.Unmarshal([]byte(line), &ev); err != nil {
+		if strings.TrimSpace(line) != "" {
+			log(domain.LogEntry{Kind: domain.LogOutput, Text: line})
+		}
+		return
+	}
+	switch ev.Type {
+	case "thread.started":
+		res.Session = ev.ThreadID
+	case "item.completed":
+		switch ev.Item.Type {
+		case "agent_message":
+			log(domain.LogEntry{Kind: domain.LogAssistant, Text: ev.Item.Text})
+		case "mcp_tool_call":
+			log(domain.LogEntry{Kind: domain.LogToolCall, Tool: ev.Item.Tool, Text: string(ev.Item.Arguments)})
+		}
+	case "turn.completed":
+		res.InputTokens += ev.Usage.InputTokens
+		res.OutputTokens += ev.Usage.OutputTokens
+	case "turn.failed":
+		log(domain.LogEntry{Kind: domain.LogError, Text: ev.Error.Message})
+	case "error":
+		log(domain.LogEntry{Kind: domain.LogError, Text: ev.Message})
+	}
+}

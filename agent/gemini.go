@@ -1,0 +1,147 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+// Gemini runs Gemini CLI headless (prompt piped on stdin) in the worker's
+// directory and turns its stream-json events into activation-log entries.
+type Gemini struct {
+	// Bin is the gemini executable; default "gemini" on PATH.
+	Bin   string
+	Model string
+	// Sandbox, when set, is where Gemini CLI runs on the host; nil runs
+	// it as the server's user.
+	Sandbox *Bwrap
+}
+
+var _ domain.Runtime = (*Gemini)(nil)
+
+// RelayGemini is where GOOGLE_GEMINI_BASE_URL points Gemini CLI: the
+// server's relay, so the run's token (its GEMINI_API_KEY) never goes to
+// Google. The relay has no Gemini route yet; until it does, model calls
+// fail there rather than anywhere else.
+const RelayGemini = "gemini"
+
+// GeminiSettings renders .gemini/settings.json: the worker's endpoint as
+// the only MCP server ($HELIX_ORG_TOKEN is expanded by Gemini CLI from its
+// environment, so the file holds no secret), trusted so its calls need no
+// confirmation (no one is there to give it; the server gates them), and
+// no shell or web tools: the agent acts through helix-org and on files in
+// its directory.
+func GeminiSettings(run domain.Run) []byte {
+	b, _ := json.MarshalIndent(map[string]any{
+		"mcpServers": map[string]any{domain.MCPServerName: map[string]any{
+			"httpUrl": run.MCPURL, "trust": true,
+			"headers": map[string]string{"Authorization": "Bearer $" + domain.TokenEnv, domain.ToolSearchHeader: "off"},
+		}},
+		"mcp":     map[string]any{"allowed": []string{domain.MCPServerName}},
+		"tools":   map[string]any{"exclude": []string{"run_shell_command", "web_fetch", "google_web_search"}},
+		"privacy": map[string]any{"usageStatisticsEnabled": false},
+	}, "", "  ")
+	return append(b, '\n')
+}
+
+// Args builds the gemini command line; the prompt is piped on stdin,
+// which runs Gemini CLI headless.
+func (g *Gemini) Args(run domain.Run) []string {
+	args := []string{"--output-format", "stream-json", "--allowed-mcp-server-names", domain.MCPServerName}
+	if g.Model != "" {
+		args = append(args, "--model", g.Model)
+	}
+	if run.Session != "" {
+		args = append(args, "--resume", run.Session)
+	}
+	return args
+}
+
+// Run carries out one activation.
+func (g *Gemini) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
+	path, err := findAgentBin("gemini", g.Bin, "Gemini CLI", g.Sandbox != nil)
+	if err != nil {
+		return domain.RunResult{ExitStatus: -1}, err
+	}
+	dir := filepath.Join(run.EnvDir, ".gemini")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return domain.RunResult{ExitStatus: -1}, fmt.Errorf("gemini runtime: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), GeminiSettings(run), 0o600); err != nil {
+		return domain.RunResult{ExitStatus: -1}, fmt.Errorf("gemini runtime: %w", err)
+	}
+	cmd := exec.Command(path, g.Args(run)...)
+	cmd.Dir = run.EnvDir
+	// GEMINI_CLI_HOME is the worker's directory, so ~/.gemini, where its
+	// sessions are kept, outlives the run for the next to resume.
+	cmd.Env = append(Environ(run), "GEMINI_CLI_HOME="+run.EnvDir, "GEMINI_API_KEY="+run.Token)
+	if run.BaseURL != "" {
+		cmd.Env = append(cmd.Env, "GOOGLE_GEMINI_BASE_URL="+domain.RelayURL(run.BaseURL, RelayGemini))
+	}
+	var res domain.RunResult
+	out, err := runAgent(ctx, cmd, run, g.Sandbox, []string{path}, func(stream, line string) {
+		if stream == "stderr" {
+			run.Log(domain.LogEntry{Kind: domain.LogOutput, Text: "stderr: " + line})
+			return
+		}
+		parseGeminiJSON(line, run.Log, &res)
+	})
+	out.InputTokens, out.OutputTokens, out.Session = res.InputTokens, res.OutputTokens, res.Session
+	return out, err
+}
+
+// geminiEvent is the subset of Gemini CLI's stream-json events we read.
+type geminiEvent struct {
+	Type       string          `json:"type"`
+	SessionID  string          `json:"session_id"`
+	Role       string          `json:"role"`
+	Content    string          `json:"content"`
+	ToolName   string          `json:"tool_name"`
+	Parameters json.RawMessage `json:"parameters"`
+	Output     string          `json:"output"`
+	Status     string          `json:"status"`
+	Message    string          `json:"message"`
+	Stats      struct {
+		InputTokens  int64 `json:"input_tokens"`
+		OutputTokens int64 `json:"output_tokens"`
+	} `json:"stats"`
+}
+
+// parseGeminiJSON logs one event line; a line that is not JSON is logged
+// as it is.
+func parseGeminiJSON(line string, log func(domain.LogEntry), res *domain.RunResult) {
+	var ev geminiEvent
+	if err := json.Unmarshal([]byte(line), &ev); err != nil {
+		if strings.TrimSpace(line) != "" {
+			log(domain.LogEntry{Kind: domain.LogOutput, Text: line})
+		}
+		return
+	}
+	switch ev.Type {
+	case "init":
+		res.Session = ev.SessionID
+	case "message":
+		if ev.Role == "assistant" {
+			log(domain.LogEntry{Kind: domain.LogAssistant, Text: ev.Content})
+		}
+	case "tool_use":
+		log(domain.LogEntry{Kind: domain.LogToolCall, Tool: ev.ToolName, Text: string(ev.Parameters)})
+	case "tool_result":
+		text := ev.Output
+		if ev.Status == "error" {
+			text = "error: " + text
+		}
+		log(domain.LogEntry{Kind: domain.LogToolResult, Text: text})
+	case "error":
+		log(domain.LogEntry{Kind: domain.LogError, Text: ev.Message})
+	case "result":
+		res.InputTokens += ev.Stats.InputTokens
+		res.OutputTokens += ev.Stats.OutputTokens
+	}
+}
