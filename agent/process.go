@@ -193,8 +193,7 @@ func scanCappedLines(data []byte, atEOF bool) (int, []byte, error) {
 // SIGKILL to the group after StopGrace. A sandboxed group's leader, bwrap,
 // is spared: it would die of SIGTERM at once, leaving its pid 1 (which
 // ignores it) to start a command that had not yet run when the signal
-// came; spared, it exits when what it runs does (--die-with-parent ends
-// the sandbox should it die first).
+// came; spared, it exits when what it runs does.
 // It reports whether it had to kill.
 func terminate(pgid int, sandboxed bool, exited <-chan struct{}) bool {
 	signalled := map[int]bool{}

@@ -72,11 +72,11 @@ func (b *Bwrap) Wrap(cmd *exec.Cmd, envDir string, bins ...string) error {
 }
 
 func (b *Bwrap) args(dir string, bins []string) []string {
-	// --die-with-parent: a stop signals the whole group, and bwrap itself
-	// dies of it at once; its pid-1 ignores it, and a command it had not
-	// yet started when the signal came would live on to the SIGKILL after
-	// StopGrace. This way everything in the sandbox goes with bwrap.
-	a := []string{"--die-with-parent", "--unshare-user", "--uid", sandboxUID, "--gid", sandboxUID, "--disable-userns",
+	// No --die-with-parent: it would also end the sandbox with the server,
+	// and an agent that outlives a crash is for the restarted server to
+	// stop (StopOrphans) before its triggers run again, as with every host
+	// runtime. A stop spares bwrap itself (terminate).
+	a := []string{"--unshare-user", "--uid", sandboxUID, "--gid", sandboxUID, "--disable-userns",
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL",
 		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", SandboxHome}
 	for _, d := range systemDirs {
