@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/BurntSushi/toml"
 
@@ -104,16 +103,7 @@ func (c *Codex) Run(ctx context.Context, run domain.Run) (domain.RunResult, erro
 	// OPENAI_BASE_URL and OPENAI_API_KEY (the run's token) come from
 	// Environ; `codex exec` also reads its key from CODEX_API_KEY.
 	cmd.Env = append(Environ(run), "CODEX_HOME="+home, "CODEX_API_KEY="+run.Token)
-	var res domain.RunResult
-	out, err := runAgent(ctx, cmd, run, c.Sandbox, []string{path}, func(stream, line string) {
-		if stream == "stderr" {
-			run.Log(domain.LogEntry{Kind: domain.LogOutput, Text: "stderr: " + line})
-			return
-		}
-		parseCodexJSON(line, run.Log, &res)
-	})
-	out.InputTokens, out.OutputTokens, out.Session = res.InputTokens, res.OutputTokens, res.Session
-	return out, err
+	return runEventCLI(ctx, cmd, run, c.Sandbox, []string{path}, parseCodexJSON)
 }
 
 // codexEvent is the subset of `codex exec --json` events we read.
@@ -137,16 +127,8 @@ type codexEvent struct {
 	} `json:"error"`
 }
 
-// parseCodexJSON logs one event line; a line that is not JSON is logged
-// as it is, so nothing the agent says is lost.
-func parseCodexJSON(line string, log func(domain.LogEntry), res *domain.RunResult) {
-	var ev codexEvent
-	if err := json.Unmarshal([]byte(line), &ev); err != nil {
-		if strings.TrimSpace(line) != "" {
-			log(domain.LogEntry{Kind: domain.LogOutput, Text: line})
-		}
-		return
-	}
+// parseCodexJSON logs one event and notes the session and token use.
+func parseCodexJSON(ev codexEvent, log func(domain.LogEntry), res *domain.RunResult) {
 	switch ev.Type {
 	case "thread.started":
 		res.Session = ev.ThreadID

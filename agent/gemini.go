@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/helixml/helix-org/domain"
 )
@@ -84,16 +83,7 @@ func (g *Gemini) Run(ctx context.Context, run domain.Run) (domain.RunResult, err
 	if run.BaseURL != "" {
 		cmd.Env = append(cmd.Env, "GOOGLE_GEMINI_BASE_URL="+domain.RelayURL(run.BaseURL, RelayGemini))
 	}
-	var res domain.RunResult
-	out, err := runAgent(ctx, cmd, run, g.Sandbox, []string{path}, func(stream, line string) {
-		if stream == "stderr" {
-			run.Log(domain.LogEntry{Kind: domain.LogOutput, Text: "stderr: " + line})
-			return
-		}
-		parseGeminiJSON(line, run.Log, &res)
-	})
-	out.InputTokens, out.OutputTokens, out.Session = res.InputTokens, res.OutputTokens, res.Session
-	return out, err
+	return runEventCLI(ctx, cmd, run, g.Sandbox, []string{path}, parseGeminiJSON)
 }
 
 // geminiEvent is the subset of Gemini CLI's stream-json events we read.
@@ -113,16 +103,8 @@ type geminiEvent struct {
 	} `json:"stats"`
 }
 
-// parseGeminiJSON logs one event line; a line that is not JSON is logged
-// as it is.
-func parseGeminiJSON(line string, log func(domain.LogEntry), res *domain.RunResult) {
-	var ev geminiEvent
-	if err := json.Unmarshal([]byte(line), &ev); err != nil {
-		if strings.TrimSpace(line) != "" {
-			log(domain.LogEntry{Kind: domain.LogOutput, Text: line})
-		}
-		return
-	}
+// parseGeminiJSON logs one event and notes the session and token use.
+func parseGeminiJSON(ev geminiEvent, log func(domain.LogEntry), res *domain.RunResult) {
 	switch ev.Type {
 	case "init":
 		res.Session = ev.SessionID

@@ -89,16 +89,7 @@ func (o *OpenCode) Run(ctx context.Context, run domain.Run) (domain.RunResult, e
 	cmd := exec.Command(path, o.Args(run)...)
 	cmd.Dir = run.EnvDir
 	cmd.Env = append(Environ(run), "OPENCODE_CONFIG="+config, "XDG_DATA_HOME="+data, "OPENCODE_DISABLE_AUTOUPDATE=1")
-	var res domain.RunResult
-	out, err := runAgent(ctx, cmd, run, o.Sandbox, []string{path}, func(stream, line string) {
-		if stream == "stderr" {
-			run.Log(domain.LogEntry{Kind: domain.LogOutput, Text: "stderr: " + line})
-			return
-		}
-		parseOpenCodeJSON(line, run.Log, &res)
-	})
-	out.InputTokens, out.OutputTokens, out.Session = res.InputTokens, res.OutputTokens, res.Session
-	return out, err
+	return runEventCLI(ctx, cmd, run, o.Sandbox, []string{path}, parseOpenCodeJSON)
 }
 
 // openCodeEvent is the subset of `opencode run --format json` events we
@@ -127,16 +118,8 @@ type openCodeEvent struct {
 	} `json:"error"`
 }
 
-// parseOpenCodeJSON logs one event line; a line that is not JSON is
-// logged as it is.
-func parseOpenCodeJSON(line string, log func(domain.LogEntry), res *domain.RunResult) {
-	var ev openCodeEvent
-	if err := json.Unmarshal([]byte(line), &ev); err != nil {
-		if strings.TrimSpace(line) != "" {
-			log(domain.LogEntry{Kind: domain.LogOutput, Text: line})
-		}
-		return
-	}
+// parseOpenCodeJSON logs one event and notes the session and token use.
+func parseOpenCodeJSON(ev openCodeEvent, log func(domain.LogEntry), res *domain.RunResult) {
 	if ev.SessionID != "" {
 		res.Session = ev.SessionID
 	}
