@@ -159,6 +159,7 @@ func readAuth(stdin io.Reader, path string) (*domain.MCPAuth, error) {
 
 func newMCPServersListCmd() *cobra.Command {
 	var cfg dbFlags
+	var output string
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List outside MCP servers: transport, health and tool count",
@@ -173,15 +174,21 @@ func newMCPServersListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tTRANSPORT\tHEALTHY\tTOOLS\tAUTH\tTRUSTED\tERROR")
-			for _, s := range servers {
-				fmt.Fprintf(tw, "%s\t%s\t%t\t%d\t%s\t%t\t%s\n", s.Name, s.Transport, s.Healthy, len(s.Tools), orDash(s.AuthType), s.Trusted, orDash(s.Error))
+			if servers == nil {
+				servers = []domain.MCPServer{}
 			}
-			return tw.Flush()
+			return emit(cmd.OutOrStdout(), output, map[string]any{"servers": servers}, func() error {
+				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "NAME\tTRANSPORT\tHEALTHY\tTOOLS\tAUTH\tTRUSTED\tERROR")
+				for _, s := range servers {
+					fmt.Fprintf(tw, "%s\t%s\t%t\t%d\t%s\t%t\t%s\n", s.Name, s.Transport, s.Healthy, len(s.Tools), orDash(s.AuthType), s.Trusted, orDash(s.Error))
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())
+	bindData(cmd, &output)
 	return cmd
 }
 

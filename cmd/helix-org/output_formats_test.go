@@ -40,7 +40,7 @@ func TestEveryDataCommandTakesOutput(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"activations"}, {"triggers"}, {"token", "list"}, {"config", "list"}, {"config", "get", "agent.runtime"},
-		{"spend"}, {"tasks"}, {"audit"},
+		{"spend"}, {"tasks"}, {"audit"}, {"mcp-servers", "list"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			out := map[string]string{}
