@@ -100,6 +100,9 @@ var migrations = []migration{
 		return tx.AutoMigrate(&reservationRow{})
 	}},
 	{29, "a JSON reader that skips damaged bodies, on PostgreSQL", migrateJSONReader},
+	{33, "workers' workspaces and the repositories attached to them", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&workspaceRow{})
+	}},
 }
 
 type schemaMigration struct {

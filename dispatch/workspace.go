@@ -1,0 +1,52 @@
+package dispatch
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store/workspace"
+)
+
+// prepareWorkspace makes the worker's workspace ready in its environment
+// directory, where the sandbox and the container share it, and returns
+// its path. An error means the agent does not start: a workspace that
+// cannot be made, or that an agent left unsafe for the server's git.
+func (d *Dispatcher) prepareWorkspace(ctx context.Context, w domain.Worker, envDir string, log func(domain.LogEntry)) (string, error) {
+	dir := domain.WorkspaceDir(envDir)
+	ws, err := d.st.Workspace(ctx, w.ID)
+	if err != nil {
+		return "", err
+	}
+	moved, err := workspace.Prepare(ctx, dir, ws, workspace.Author{ID: w.ID, Name: w.Name})
+	if moved != "" {
+		log(domain.LogEntry{Kind: domain.LogNote, Text: fmt.Sprintf("the workspace was moved aside to %s: the repository attached to %s changed", moved, w.ID)})
+	}
+	if err != nil {
+		return "", fmt.Errorf("workspace of %s: %w", w.ID, err)
+	}
+	if ws.Dir != dir {
+		if err := d.st.RecordWorkspace(ctx, w.ID, dir, ws.Head); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// commitWorkspace commits what the run changed in the workspace, as the
+// worker. A failure is noted on the run's log and the server's; the run's
+// own outcome stands, and the changes wait for the next run's commit.
+func (d *Dispatcher) commitWorkspace(ctx context.Context, w domain.Worker, dir, activation string, log func(domain.LogEntry)) {
+	head, committed, err := workspace.Commit(ctx, dir, workspace.Author{ID: w.ID, Name: w.Name}, activation)
+	if err == nil {
+		err = d.st.RecordWorkspace(ctx, w.ID, dir, head)
+	}
+	if err != nil {
+		log(domain.LogEntry{Kind: domain.LogNote, Text: "the workspace's changes were not committed: " + err.Error()})
+		d.log.Error("commit workspace", "worker", w.ID, "activation", activation, "err", err)
+		return
+	}
+	if committed {
+		log(domain.LogEntry{Kind: domain.LogNote, Text: fmt.Sprintf("workspace: committed the run's changes as %s on %s", head, domain.WorkspaceBranch(w.ID))})
+	}
+}

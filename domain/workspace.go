@@ -1,0 +1,35 @@
+package domain
+
+import "path/filepath"
+
+// A Workspace is an AI worker's persistent git working tree: a
+// repository of its own, or a checkout of a repository attached to it,
+// on the branch WorkspaceBranch. It lives in the worker's environment
+// directory, so the sandbox and the container see it at one path on
+// every run; the server commits what a run changed after the run.
+type Workspace struct {
+	WorkerID string `json:"worker"`
+	// URL is the attached repository (spec-task URL rules); empty for a
+	// repository of the worker's own.
+	URL string `json:"url,omitempty"`
+	// Base is the attached repository's branch the work starts from.
+	Base string `json:"base,omitempty"`
+	// Branch is the worker's branch in the workspace.
+	Branch string `json:"branch"`
+	// Source is the server's clone of URL the checkout is made from.
+	Source string `json:"-"`
+	// Dir is the working tree on the host once a run prepared it; empty
+	// until then, or after an attach or detach that the next run applies.
+	Dir string `json:"dir,omitempty"`
+	// Head is the commit the branch was at after the last run.
+	Head string `json:"head,omitempty"`
+}
+
+// WorkspaceEnv is the variable that tells an agent where its workspace is.
+const WorkspaceEnv = "HELIX_ORG_WORKSPACE"
+
+// WorkspaceDir is the workspace inside a worker's environment directory.
+func WorkspaceDir(envDir string) string { return filepath.Join(envDir, "workspace") }
+
+// WorkspaceBranch is the branch a worker works on in its workspace.
+func WorkspaceBranch(worker string) string { return "helix/" + worker }
