@@ -27,6 +27,7 @@ var All = sync.OnceValue(func() []Tool {
 		setBudget(), listBudgets(),
 		listApprovals(), decideApproval(),
 		createSpecTask(), listSpecTasks(), getSpecTask(), submitSpec(), reviewSpec(), claimItem(), reportItem(), cancelSpecTask(),
+		attachRepository(), detachRepository(), listRepositories(),
 		storeInsight(), recall(), insightFeedback(), correctInsight(), endorseInsight(), listInsights(), linkInsights(), consolidateInsights(), learn(),
 	}
 })

@@ -151,3 +151,22 @@ func run(cmd *exec.Cmd, args []string) (string, error) {
 	}
 	return strings.TrimSpace(stdout.String()), nil
 }
+
+// Base checks that the server's clone at source has the branch base,
+// or, when base is empty, returns the branch its origin points HEAD at.
+func Base(ctx context.Context, source, base string) (string, error) {
+	if base == "" {
+		head, err := git(ctx, source, "symbolic-ref", "--short", "refs/remotes/origin/HEAD")
+		if err != nil {
+			return "", domain.Invalid("branch", "the repository names no default branch; give the branch to start from")
+		}
+		return strings.TrimPrefix(head, "origin/"), nil
+	}
+	if _, err := git(ctx, source, "check-ref-format", "--branch", base); err != nil {
+		return "", domain.Invalid("branch", "%q is not a branch name", base)
+	}
+	if _, err := git(ctx, source, "rev-parse", "--verify", "--quiet", "refs/remotes/origin/"+base); err != nil {
+		return "", domain.Invalid("branch", "the repository has no branch %q", base)
+	}
+	return base, nil
+}
