@@ -14,6 +14,10 @@ type Workspace struct {
 	URL string `json:"url,omitempty"`
 	// Base is the attached repository's branch the work starts from.
 	Base string `json:"base,omitempty"`
+	// Forge (github or gitlab) and Project (owner/repo, or GitLab's
+	// group/project path) are where open_pull_request opens one.
+	Forge   string `json:"forge,omitempty"`
+	Project string `json:"project,omitempty"`
 	// Branch is the worker's branch in the workspace.
 	Branch string `json:"branch"`
 	// Source is the server's clone of URL the checkout is made from.

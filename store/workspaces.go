@@ -17,6 +17,8 @@ type workspaceRow struct {
 	WorkerID  string `gorm:"primaryKey"`
 	URL       string
 	Base      string
+	Forge     string
+	Project   string
 	Source    string
 	Dir       string
 	Head      string
@@ -27,7 +29,7 @@ type workspaceRow struct {
 func (workspaceRow) TableName() string { return "workspaces" }
 
 func (r workspaceRow) toDomain() domain.Workspace {
-	return domain.Workspace{WorkerID: r.WorkerID, URL: r.URL, Base: r.Base, Branch: domain.WorkspaceBranch(r.WorkerID), Source: r.Source, Dir: r.Dir, Head: r.Head}
+	return domain.Workspace{WorkerID: r.WorkerID, URL: r.URL, Base: r.Base, Forge: r.Forge, Project: r.Project, Branch: domain.WorkspaceBranch(r.WorkerID), Source: r.Source, Dir: r.Dir, Head: r.Head}
 }
 
 // Workspace is a worker's workspace as last recorded; a worker no run
@@ -84,7 +86,7 @@ func (s *Store) AttachRepository(ctx context.Context, actor string, ws domain.Wo
 			return err
 		}
 		before := out.URL
-		out = workspaceRow{WorkerID: ws.WorkerID, URL: ws.URL, Base: ws.Base, Source: ws.Source, Head: out.Head, UpdatedBy: actor, UpdatedAt: s.Now()}
+		out = workspaceRow{WorkerID: ws.WorkerID, URL: ws.URL, Base: ws.Base, Forge: ws.Forge, Project: ws.Project, Source: ws.Source, Head: out.Head, UpdatedBy: actor, UpdatedAt: s.Now()}
 		if err := tx.Save(&out).Error; err != nil {
 			return err
 		}

@@ -1,16 +1,21 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store/workspace"
+	"github.com/helixml/helix-org/transports/forge"
 )
 
 type attachRepositoryIn struct {
 	Worker string `json:"worker" jsonschema:"the AI worker whose workspace the repository becomes (w-…): yourself or a worker below you"`
 	URL    string `json:"url" jsonschema:"the repository: an https://, http:// or file:// URL the server clones (the spec-task rules apply)"`
 	Branch string `json:"branch,omitempty" jsonschema:"the branch to start from; the worker works on helix/<worker> made from it. Default: the repository's default branch"`
+	Forge  string `json:"forge,omitempty" jsonschema:"where its pull requests are opened: github or gitlab. Default: github for github.com URLs, gitlab for the host of gitlab.url"`
+	// Project is asked for where the URL does not say it (a mirror).
+	Project string `json:"project,omitempty" jsonschema:"the repository on the forge: owner/repo on GitHub, group/project on GitLab. Default: the URL's path"`
 }
 
 func attachRepository() Tool {
@@ -38,6 +43,15 @@ func attachRepository() Tool {
 			if err != nil {
 				return domain.Workspace{}, err
 			}
-			return env.Store.AttachRepository(ctx, env.Caller, domain.Workspace{WorkerID: in.Worker, URL: in.URL, Base: base, Source: source})
+			kind, project := defaultForge(ctx, env, in.URL)
+			in.Forge, in.Project = cmp.Or(in.Forge, kind), cmp.Or(in.Project, project)
+			if in.Forge != "" && in.Forge != forge.GitHub && in.Forge != forge.GitLab {
+				return domain.Workspace{}, domain.Invalid("forge", "%q is not a forge (valid: %s, %s)", in.Forge, forge.GitHub, forge.GitLab)
+			}
+			if in.Forge == "" {
+				in.Project = ""
+			}
+			return env.Store.AttachRepository(ctx, env.Caller, domain.Workspace{WorkerID: in.Worker, URL: in.URL, Base: base,
+				Forge: in.Forge, Project: in.Project, Source: source})
 		}).annotated("Attach repository", openWorld|idempotent)
 }
