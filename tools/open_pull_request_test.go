@@ -23,9 +23,8 @@ import (
 // shapes, and records what it was sent.
 type fakeForge struct {
 	*httptest.Server
-	mu   sync.Mutex
-	got  []string // "METHOD path auth body"
-	auth string
+	mu  sync.Mutex
+	got []string // "METHOD path auth body"
 }
 
 func newFakeForge(t *testing.T) *fakeForge {
