@@ -158,3 +158,29 @@ func TestWorkspaceMadeUnsafeIsNotCommitted(t *testing.T) {
 		t.Errorf("the run's log does not say why nothing was committed: %+v", events)
 	}
 }
+
+// TestAgentNeverSeesForgeCredentials: with the server's forge tokens set,
+// what a sandboxed run can read — its environment and every file in its
+// directory and workspace — holds neither.
+func TestAgentNeverSeesForgeCredentials(t *testing.T) {
+	const gh, gl = "ghp_server-only-token", "glpat-server-only-token"
+	f := newFixtureAt(t, &agent.Command{Line: `env > "$HELIX_ORG_WORKSPACE/env.txt"; cat -- * .* 2>/dev/null > "$HELIX_ORG_WORKSPACE/seen.txt"`, Sandbox: hostSandbox(t)}, nil, dispatch.Options{})
+	for key, v := range map[string]string{"github.token": gh, "gitlab.token": gl} {
+		if err := f.st.SetSetting(t.Context(), domain.SettingSpec{Key: key, Type: domain.SettingString, Secret: true}, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.hire(t, "w-echo", domain.WorkerAI)
+	f.settle(t)
+	dir := filepath.Join(f.dir, "w-echo")
+	env, err := os.ReadFile(filepath.Join(dir, "workspace", "env.txt"))
+	if err != nil || !strings.Contains(string(env), domain.WorkspaceEnv+"=") {
+		t.Fatalf("the run's environment was not recorded: %q, %v", env, err)
+	}
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if b, _ := os.ReadFile(path); err == nil && !d.IsDir() && (strings.Contains(string(b), gh) || strings.Contains(string(b), gl)) {
+			t.Errorf("a forge token is in %s, which the agent can read", path)
+		}
+		return nil
+	})
+}
