@@ -1,12 +1,16 @@
 package dispatch_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/agent/docker"
+	"github.com/helixml/helix-org/agent/docker/dockertest"
 	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
@@ -183,4 +187,38 @@ func TestAgentNeverSeesForgeCredentials(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestWorkspacePersistsInContainer: the same in a container of the
+// docker runtime, which mounts the worker's directory (and so its
+// workspace) and hands its files to the container's user; the server's
+// commit after the run works on them all the same.
+func TestWorkspacePersistsInContainer(t *testing.T) {
+	eng := dockertest.Engine(t)
+	rt := &docker.Runtime{Engine: eng, Image: dockertest.Image(t, eng, nil), Command: "sh probe.sh", StopGrace: time.Second,
+		Limits: docker.Limits{Memory: 64 << 20, NanoCPUs: 5e8, Pids: 64, TmpBytes: 1 << 20, User: "65534:65534"},
+		MCPBase: func(context.Context) (string, error) { return "http://192.0.2.1:9", nil }}
+	f := newFixtureAt(t, rt, nil, dispatch.Options{})
+	envDir := filepath.Join(f.dir, "w-echo")
+	os.MkdirAll(envDir, 0o700)
+	if err := os.WriteFile(filepath.Join(envDir, "probe.sh"), []byte(appendRun+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.hire(t, "w-echo", domain.WorkerAI)
+	f.settle(t)
+	f.publish(t, "w-owner", "again")
+	f.settle(t)
+	acts := f.activations(t)
+	if len(acts) != 2 || acts[0].Status != domain.ActivationSucceeded || acts[1].Status != domain.ActivationSucceeded {
+		t.Fatalf("activations = %+v, want two that succeeded", acts)
+	}
+	dir := filepath.Join(envDir, "workspace")
+	notes, _ := os.ReadFile(filepath.Join(dir, "notes.txt"))
+	if got, want := string(notes), acts[0].ID+"\n"+acts[1].ID+"\n"; got != want {
+		t.Errorf("notes.txt = %q, want %q", got, want)
+	}
+	got := gittest.Git(t, dir, "-c", "safe.directory="+dir, "log", "--format=%an|%s", "-2", "helix/w-echo")
+	if want := "w-echo|Changes of run " + acts[1].ID + "\nw-echo|Changes of run " + acts[0].ID; got != want {
+		t.Errorf("git log:\n%s\nwant:\n%s", got, want)
+	}
 }
