@@ -196,7 +196,7 @@ func TestAgentNeverSeesForgeCredentials(t *testing.T) {
 func TestWorkspacePersistsInContainer(t *testing.T) {
 	eng := dockertest.Engine(t)
 	rt := &docker.Runtime{Engine: eng, Image: dockertest.Image(t, eng, nil), Command: "sh probe.sh", StopGrace: time.Second,
-		Limits: docker.Limits{Memory: 64 << 20, NanoCPUs: 5e8, Pids: 64, TmpBytes: 1 << 20, User: "65534:65534"},
+		Limits:  docker.Limits{Memory: 64 << 20, NanoCPUs: 5e8, Pids: 64, TmpBytes: 1 << 20, User: "65534:65534"},
 		MCPBase: func(context.Context) (string, error) { return "http://192.0.2.1:9", nil }}
 	f := newFixtureAt(t, rt, nil, dispatch.Options{})
 	envDir := filepath.Join(f.dir, "w-echo")
