@@ -69,15 +69,14 @@ func (f *fakeForge) record(r *http.Request, in any) {
 const forgeToken = "ghp_s3cr3t-forge-token"
 
 func TestOpenPullRequest(t *testing.T) {
-	root := t.TempDir()
-	bare := gittest.Bare(t, gittest.Repo(t, filepath.Join(root, "app")), filepath.Join(root, "app.git"))
-	url := "file://" + bare
 	fake := newFakeForge(t)
 	// attached: w-echo's workspace is a checkout of app.git (a local bare
 	// repository the push goes to) on forge kind, with an uncommitted file.
 	attached := func(kind string) func(t *testing.T, f fixture) {
 		return func(t *testing.T, f fixture) {
 			ctx := t.Context()
+			root := t.TempDir()
+			url := "file://" + gittest.Bare(t, gittest.Repo(t, filepath.Join(root, "app")), filepath.Join(root, "app.git"))
 			withRepoRoots(root)(t, f)
 			tokenKey, urlKey := GitHubTokenSetting, GitHubAPISetting
 			if kind == forge.GitLab {
@@ -101,13 +100,14 @@ func TestOpenPullRequest(t *testing.T) {
 		}
 	}
 	pushed := func(t *testing.T, f fixture, _ forge.PullRequest) {
+		ws, _ := f.env.Store.Workspace(t.Context(), "w-echo")
+		bare := strings.TrimPrefix(ws.URL, "file://")
 		if got := gittest.Git(t, bare, "show", "helix/w-echo:fix.txt"); got != "fixed" {
 			t.Errorf("the pushed branch's fix.txt = %q", got)
 		}
 		if got := gittest.Git(t, bare, "log", "-1", "--format=%an", "helix/w-echo"); got != "Echo" {
 			t.Errorf("the pushed commit's author = %q, want the worker", got)
 		}
-		ws, _ := f.env.Store.Workspace(t.Context(), "w-echo")
 		filepath.WalkDir(ws.Dir, func(path string, d os.DirEntry, err error) error {
 			if b, _ := os.ReadFile(path); err == nil && !d.IsDir() && strings.Contains(string(b), forgeToken) {
 				t.Errorf("the forge token is in %s, which the agent can read", path)
@@ -116,9 +116,9 @@ func TestOpenPullRequest(t *testing.T) {
 		})
 		fake.mu.Lock()
 		defer fake.mu.Unlock()
-		last := fake.got[len(fake.got)-1]
-		if !strings.Contains(last, forgeToken) || !strings.Contains(last, `"Fix the login"`) {
-			t.Errorf("the forge was sent %q, want the request with the server's token", last)
+		sent := strings.Join(fake.got, "\n")
+		if !strings.Contains(sent, forgeToken) || !strings.Contains(sent, `"Fix the login"`) {
+			t.Errorf("the forge was sent %q, want the request with the server's token", sent)
 		}
 	}
 	runTable(t, "open_pull_request", []toolCase[forge.PullRequest]{
