@@ -1,10 +1,13 @@
 package tools
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,6 +124,7 @@ func TestOpenPullRequest(t *testing.T) {
 			t.Errorf("the forge was sent %q, want the request with the server's token", sent)
 		}
 	}
+	httpSetup, httpPushed := overHTTP(fake)
 	runTable(t, "open_pull_request", []toolCase[forge.PullRequest]{
 		{name: "GitHub: pushed and opened", setup: attached(forge.GitHub), caller: "w-echo", args: map[string]any{"title": "Fix the login", "body": "Closes #1"},
 			want:  forge.PullRequest{Number: 7, URL: "https://github.com/acme/app/pull/7", State: "open", Head: "helix/w-echo", Base: "main"},
@@ -128,6 +132,16 @@ func TestOpenPullRequest(t *testing.T) {
 		{name: "GitLab: pushed and opened", setup: attached(forge.GitLab), caller: "w-echo", args: map[string]any{"title": "Fix the login"},
 			want:  forge.PullRequest{Number: 3, URL: "https://gitlab.example/acme/app/-/merge_requests/3", State: "opened", Head: "helix/w-echo", Base: "main"},
 			check: pushed},
+		{name: "over smart HTTP: the token reaches git's server in a header, never the URL", setup: httpSetup, caller: "w-echo",
+			args: map[string]any{"title": "Fix the login"},
+			want: forge.PullRequest{Number: 7, URL: "https://github.com/acme/app/pull/7", State: "open", Head: "helix/w-echo", Base: "main"},
+			check: func(t *testing.T, f fixture, _ forge.PullRequest) {
+				ws, _ := f.env.Store.Workspace(t.Context(), "w-echo")
+				if strings.Contains(ws.URL, forgeToken) {
+					t.Errorf("the token is in the recorded URL %s", ws.URL)
+				}
+				httpPushed(t)
+			}},
 		{name: "no title", setup: attached(forge.GitHub), caller: "w-echo", args: map[string]any{}, wantErr: []string{"title"}},
 		{name: "nothing attached", caller: "w-echo", args: map[string]any{"title": "x"}, wantErr: []string{"workspace", "no repository attached"}},
 		{name: "no token on the server", setup: func(t *testing.T, f fixture) {
@@ -135,4 +149,51 @@ func TestOpenPullRequest(t *testing.T) {
 			must(t)(struct{}{}, f.env.Store.SetSetting(t.Context(), GitHubTokenSetting, ""))
 		}, caller: "w-echo", args: map[string]any{"title": "x"}, wantErr: []string{"forge", "github.token"}},
 	})
+}
+
+// overHTTP attaches a repository served over git's smart HTTP behind a
+// proxy that lets a push through only with the server's token as basic
+// auth (x-access-token, as GitHub takes a token), and prepares w-echo's
+// checkout of it with a change to push.
+func overHTTP(fake *fakeForge) (setup func(t *testing.T, f fixture), pushed func(t *testing.T)) {
+	var root string
+	return func(t *testing.T, f fixture) {
+			ctx := t.Context()
+			root = t.TempDir()
+			gittest.Bare(t, gittest.Repo(t, filepath.Join(root, "src")), filepath.Join(root, "app.git"))
+			backend, _ := url.Parse(gittest.Serve(t, root, true).URL)
+			want := "Basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+forgeToken))
+			proxy := httputil.NewSingleHostReverseProxy(backend)
+			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.Contains(r.URL.RawQuery, "git-receive-pack") || strings.HasSuffix(r.URL.Path, "git-receive-pack") {
+					if r.Header.Get("Authorization") != want {
+						w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+						http.Error(w, "push needs the token", http.StatusUnauthorized)
+						return
+					}
+				}
+				proxy.ServeHTTP(w, r)
+			}))
+			t.Cleanup(front.Close)
+			for spec, v := range map[*domain.SettingSpec]string{&GitHubTokenSetting: forgeToken, &GitHubAPISetting: fake.URL,
+				&safedial.AllowPrivateSetting: "true", &SpecAllowPrivateSetting: "true", &SpecClonesDirSetting: t.TempDir()} {
+				if err := f.env.Store.SetSetting(ctx, *spec, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := call[domain.Workspace](t, f.env, "attach_repository", map[string]any{"worker": "w-echo", "url": front.URL + "/app.git", "forge": "github", "project": "acme/app"}); err != nil {
+				t.Fatal(err)
+			}
+			ws, _ := f.env.Store.Workspace(ctx, "w-echo")
+			dir := filepath.Join(t.TempDir(), "workspace")
+			if _, err := workspace.Prepare(ctx, dir, ws, workspace.Author{ID: "w-echo", Name: "Echo"}); err != nil {
+				t.Fatal(err)
+			}
+			must(t)(struct{}{}, f.env.Store.RecordWorkspace(ctx, "w-echo", dir, ""))
+			os.WriteFile(filepath.Join(dir, "fix.txt"), []byte("fixed\n"), 0o644)
+		}, func(t *testing.T) {
+			if got := gittest.Git(t, filepath.Join(root, "app.git"), "show", "helix/w-echo:fix.txt"); got != "fixed" {
+				t.Errorf("the pushed branch's fix.txt = %q", got)
+			}
+		}
 }
