@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"fmt"
+	"os/exec"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store/workspace"
@@ -13,6 +14,12 @@ import (
 // its path. An error means the agent does not start: a workspace that
 // cannot be made, or that an agent left unsafe for the server's git.
 func (d *Dispatcher) prepareWorkspace(ctx context.Context, w domain.Worker, envDir string, log func(domain.LogEntry)) (string, error) {
+	if _, err := exec.LookPath("git"); err != nil {
+		// Runs went on without workspaces before there were any; a host
+		// without git keeps them going, and says so on every run.
+		log(domain.LogEntry{Kind: domain.LogNote, Text: "warning: no workspace this run: git is not installed on the server (apt-get install git)"})
+		return "", nil
+	}
 	dir := domain.WorkspaceDir(envDir)
 	ws, err := d.st.Workspace(ctx, w.ID)
 	if err != nil {
@@ -37,6 +44,9 @@ func (d *Dispatcher) prepareWorkspace(ctx context.Context, w domain.Worker, envD
 // worker. A failure is noted on the run's log and the server's; the run's
 // own outcome stands, and the changes wait for the next run's commit.
 func (d *Dispatcher) commitWorkspace(ctx context.Context, w domain.Worker, dir, activation string, log func(domain.LogEntry)) {
+	if dir == "" {
+		return
+	}
 	head, committed, err := workspace.Commit(ctx, dir, workspace.Author{ID: w.ID, Name: w.Name}, activation)
 	if err == nil {
 		err = d.st.RecordWorkspace(ctx, w.ID, dir, head)
