@@ -222,3 +222,43 @@ func TestWorkspacePersistsInContainer(t *testing.T) {
 		t.Errorf("git log:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// runFunc is a runtime that runs fn as its agent.
+type runFunc func(ctx context.Context, run domain.Run)
+
+func (f runFunc) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
+	run.Started(domain.AgentProcess{})
+	f(ctx, run)
+	return domain.RunResult{}, nil
+}
+
+// TestAttachDuringARunAppliesToTheNext: a repository attached while a run
+// works in the worker's own repository is checked out by the next run,
+// though the first run records its workspace after the attach.
+func TestAttachDuringARunAppliesToTheNext(t *testing.T) {
+	root := t.TempDir()
+	src := gittest.Repo(t, filepath.Join(root, "app"))
+	url := "file://" + src
+	clone, err := designdocs.Remote{ClonesDir: t.TempDir(), Roots: []string{root}}.Clone(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f *fixture
+	attached := false
+	f = newFixtureAt(t, runFunc(func(ctx context.Context, run domain.Run) {
+		if !attached {
+			attached = true
+			if _, err := f.st.AttachRepository(ctx, "w-owner", domain.Workspace{WorkerID: "w-echo", URL: url, Base: "main", Source: clone}); err != nil {
+				t.Error(err)
+			}
+		}
+	}), nil, dispatch.Options{})
+	f.hire(t, "w-echo", domain.WorkerAI)
+	f.settle(t)
+	f.publish(t, "w-owner", "again")
+	f.settle(t)
+	dir := filepath.Join(f.dir, "w-echo", "workspace")
+	if got, want := gittest.Git(t, dir, "rev-parse", "HEAD"), gittest.Git(t, src, "rev-parse", "main"); got != want {
+		t.Errorf("workspace HEAD = %s, want the attached repository's main %s", got, want)
+	}
+}

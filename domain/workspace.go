@@ -27,7 +27,22 @@ type Workspace struct {
 	Dir string `json:"dir,omitempty"`
 	// Head is the commit the branch was at after the last run.
 	Head string `json:"head,omitempty"`
+	// Prepared is the Attachment Dir was made for: a run that read the
+	// workspace before an attach or detach records what it prepared, and
+	// the next run sees that it is not what is attached now.
+	Prepared string `json:"-"`
 }
+
+// Attachment names what is attached (URL and base), "" for none.
+func (w Workspace) Attachment() string {
+	if w.URL == "" {
+		return ""
+	}
+	return w.URL + "#" + w.Base
+}
+
+// Current reports whether Dir is a checkout of what is attached now.
+func (w Workspace) Current() bool { return w.Dir != "" && w.Prepared == w.Attachment() }
 
 // WorkspaceEnv is the variable that tells an agent where its workspace is.
 const WorkspaceEnv = "HELIX_ORG_WORKSPACE"

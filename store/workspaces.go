@@ -21,6 +21,7 @@ type workspaceRow struct {
 	Project   string
 	Source    string
 	Dir       string
+	Prepared  string
 	Head      string
 	UpdatedBy string
 	UpdatedAt time.Time
@@ -29,7 +30,7 @@ type workspaceRow struct {
 func (workspaceRow) TableName() string { return "workspaces" }
 
 func (r workspaceRow) toDomain() domain.Workspace {
-	return domain.Workspace{WorkerID: r.WorkerID, URL: r.URL, Base: r.Base, Forge: r.Forge, Project: r.Project, Branch: domain.WorkspaceBranch(r.WorkerID), Source: r.Source, Dir: r.Dir, Head: r.Head}
+	return domain.Workspace{WorkerID: r.WorkerID, URL: r.URL, Base: r.Base, Forge: r.Forge, Project: r.Project, Branch: domain.WorkspaceBranch(r.WorkerID), Source: r.Source, Dir: r.Dir, Prepared: r.Prepared, Head: r.Head}
 }
 
 // Workspace is a worker's workspace as last recorded; a worker no run
@@ -104,14 +105,15 @@ func (s *Store) AttachRepository(ctx context.Context, actor string, ws domain.Wo
 }
 
 // RecordWorkspace records where a run left a worker's workspace: its
-// directory and the commit its branch is at. What is attached is kept.
-func (s *Store) RecordWorkspace(ctx context.Context, worker, dir, head string) error {
+// directory, the attachment it was made for (Workspace.Attachment) and
+// the commit its branch is at. What is attached is kept.
+func (s *Store) RecordWorkspace(ctx context.Context, worker, dir, prepared, head string) error {
 	err := s.write(ctx, func(tx *gorm.DB) error {
-		res := tx.Model(&workspaceRow{}).Where("worker_id = ?", worker).Updates(map[string]any{"dir": dir, "head": head, "updated_at": s.Now()})
+		res := tx.Model(&workspaceRow{}).Where("worker_id = ?", worker).Updates(map[string]any{"dir": dir, "prepared": prepared, "head": head, "updated_at": s.Now()})
 		if res.Error != nil || res.RowsAffected > 0 {
 			return res.Error
 		}
-		return tx.Create(&workspaceRow{WorkerID: worker, Dir: dir, Head: head, UpdatedBy: worker, UpdatedAt: s.Now()}).Error
+		return tx.Create(&workspaceRow{WorkerID: worker, Dir: dir, Prepared: prepared, Head: head, UpdatedBy: worker, UpdatedAt: s.Now()}).Error
 	})
 	if err != nil {
 		return fmt.Errorf("record workspace of %s: %w", worker, err)

@@ -54,7 +54,7 @@ func attachedWorkspace(ctx context.Context, env *Env, worker string) (domain.Wor
 		return ws, domain.Invalid("workspace", "%s has no repository attached; a manager attaches one with attach_repository", worker)
 	case ws.Forge == "" || ws.Project == "":
 		return ws, domain.Invalid("workspace", "%s's repository %s names no forge and project; attach it again with forge (github or gitlab) and project", worker, ws.URL)
-	case ws.Dir == "":
+	case !ws.Current():
 		return ws, domain.Invalid("workspace", "%s's checkout of %s is made at its next run; open the pull request from a run", worker, ws.URL)
 	}
 	return ws, workspace.Check(ctx, ws.Dir)

@@ -98,7 +98,7 @@ func TestOpenPullRequest(t *testing.T) {
 			if _, err := workspace.Prepare(ctx, dir, ws, workspace.Author{ID: "w-echo", Name: "Echo"}); err != nil {
 				t.Fatal(err)
 			}
-			must(t)(struct{}{}, f.env.Store.RecordWorkspace(ctx, "w-echo", dir, ""))
+			must(t)(struct{}{}, f.env.Store.RecordWorkspace(ctx, "w-echo", dir, ws.Attachment(), ""))
 			os.WriteFile(filepath.Join(dir, "fix.txt"), []byte("fixed\n"), 0o644)
 		}
 	}
@@ -189,7 +189,7 @@ func overHTTP(fake *fakeForge) (setup func(t *testing.T, f fixture), pushed func
 			if _, err := workspace.Prepare(ctx, dir, ws, workspace.Author{ID: "w-echo", Name: "Echo"}); err != nil {
 				t.Fatal(err)
 			}
-			must(t)(struct{}{}, f.env.Store.RecordWorkspace(ctx, "w-echo", dir, ""))
+			must(t)(struct{}{}, f.env.Store.RecordWorkspace(ctx, "w-echo", dir, ws.Attachment(), ""))
 			os.WriteFile(filepath.Join(dir, "fix.txt"), []byte("fixed\n"), 0o644)
 		}, func(t *testing.T) {
 			if got := gittest.Git(t, filepath.Join(root, "app.git"), "show", "helix/w-echo:fix.txt"); got != "fixed" {

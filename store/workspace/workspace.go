@@ -41,9 +41,10 @@ func (a Author) email() string { return a.ID + "@helix-org.local" }
 
 // Prepare makes ws's working tree at dir ready for a run. A tree there
 // that ws was not prepared for (a repository attached or detached since)
-// is moved aside, never deleted; moved says where, or is empty.
+// is moved aside, never deleted; moved says where, or is empty. The
+// caller records ws.Attachment() as what dir was prepared for.
 func Prepare(ctx context.Context, dir string, ws domain.Workspace, a Author) (moved string, err error) {
-	if ws.Dir != dir {
+	if ws.Dir != dir || !ws.Current() {
 		if moved, err = moveAside(dir); err != nil {
 			return "", err
 		}
