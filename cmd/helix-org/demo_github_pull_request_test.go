@@ -154,7 +154,7 @@ func TestDemoGitHubPullRequest(t *testing.T) {
 
 	// A review comment on the pull request wakes the engineer again.
 	var review map[string]any
-	raw, err := os.ReadFile("/work/shared/realworld/github/payload-examples/api.github.com/pull_request_review_comment/created.payload.json")
+	raw, err := os.ReadFile(filepath.Join("..", "..", "transports", "github", "testdata", "pull_request_review_comment.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
