@@ -34,6 +34,7 @@ func RunEnv(run domain.Run) []string {
 		domain.TokenEnv + "=" + run.Token,
 		"HELIX_ORG_WORKER=" + run.WorkerID,
 		"HELIX_ORG_ENV_DIR=" + run.EnvDir,
+		domain.WorkspaceEnv + "=" + domain.WorkspaceDir(run.EnvDir),
 		"HELIX_ORG_ACTIVATION=" + run.ActivationID,
 	}
 	if run.BaseURL == "" {

@@ -212,6 +212,10 @@ func (d *Dispatcher) activate(w string) {
 		if proc.CompareAndSwap(nil, &p) {
 			d.started(act, len(trigs), p)
 		}
+	}, func() {
+		if p := proc.Load(); p != nil {
+			proc.Store(&domain.AgentProcess{Runtime: p.Runtime})
+		}
 	})
 	// Record the end even while shutting down: use a fresh context.
 	endCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -325,7 +329,7 @@ func (d *Dispatcher) started(act domain.Activation, n int, p domain.AgentProcess
 // run prepares the environment and hands the activation to the runtime,
 // which calls onStart once the agent runs; an error before then means the
 // agent never started.
-func (d *Dispatcher) run(ctx context.Context, act domain.Activation, trigs []domain.Trigger, tok string, timeout time.Duration, hint *failureHint, onStart func(domain.AgentProcess)) (domain.RunResult, error) {
+func (d *Dispatcher) run(ctx context.Context, act domain.Activation, trigs []domain.Trigger, tok string, timeout time.Duration, hint *failureHint, onStart func(domain.AgentProcess), agentEnded func()) (domain.RunResult, error) {
 	w, err := d.st.GetWorker(ctx, act.WorkerID)
 	if err != nil {
 		return domain.RunResult{}, err
@@ -337,9 +341,17 @@ func (d *Dispatcher) run(ctx context.Context, act domain.Activation, trigs []dom
 	run := domain.Run{ActivationID: act.ID, WorkerID: w.ID, EnvDir: dir, BaseURL: d.opts.MCPBaseURL, MCPURL: domain.MCPURL(d.opts.MCPBaseURL, w.ID), Token: tok,
 		Prompt: RenderPrompt(w, act, trigs, d.recallFor(ctx, w, act, trigs)), Timeout: timeout,
 		Log: func(e domain.LogEntry) { hint.note(e); d.appendLog(context.Background(), w.ID, act.ID, e) }, OnStart: onStart}
+	ws, err := d.prepareWorkspace(ctx, w, dir, run.Log)
+	if err != nil {
+		return domain.RunResult{}, err
+	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := d.runtime.Run(runCtx, run)
+	// The agent has exited: the lease is held for the server's own work
+	// on the workspace now, not for a process that is alive.
+	agentEnded()
+	d.commitWorkspace(context.WithoutCancel(ctx), w, ws, act.ID, run.Log)
 	if errors.Is(runCtx.Err(), context.DeadlineExceeded) {
 		return res, fmt.Errorf("timed out after %s and was killed", timeout)
 	}

@@ -31,7 +31,12 @@ func (d *Dispatcher) project(ctx context.Context, w domain.Worker) (string, erro
 	if policy == "" {
 		policy = defaultPolicy
 	}
-	dir := filepath.Join(d.opts.EnvsDir, w.ID)
+	// Absolute: the workspace's path in the run's environment must name
+	// the same directory from the agent's working directory.
+	dir, err := filepath.Abs(filepath.Join(d.opts.EnvsDir, w.ID))
+	if err != nil {
+		return "", fmt.Errorf("env dir: %w", err)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("create env dir: %w", err)
 	}

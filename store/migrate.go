@@ -107,6 +107,9 @@ var migrations = []migration{
 	{32, "agent sessions a worker's runs continue", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&agentSessionRow{})
 	}},
+	{33, "workers' workspaces and the repositories attached to them", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&workspaceRow{})
+	}},
 }
 
 type schemaMigration struct {

@@ -23,7 +23,7 @@ func labelFixture(t *testing.T) fixture {
 	must(t)(st.CreateStream(ctx, store.OwnerWorker, domain.Stream{ID: "s-out", Name: "out", Transport: domain.Transport{Kind: "webhook"}}))
 	must(t)(st.EnsureDM(ctx, "w-lead", "w-desk"))
 	f.follow(t, "w-desk", "s-hook", "s-inbox")
-	f.grant(t, "w-desk", "grant_tool", "publish", "dm", "store_insight", "read_events", "create_role", "subscribe")
+	f.grant(t, "w-desk", "grant_tool", "publish", "dm", "store_insight", "read_events", "create_role", "subscribe", "merge_pull_request")
 	finish(t, f, claim(t, f))
 	return f
 }
@@ -118,6 +118,8 @@ func TestLabelPolicies(t *testing.T) {
 	}{
 		{name: "grant_tool after outside input", run: "webhook", tool: "grant_tool", args: `{"worker":"w-desk","tool":"dm"}`,
 			kind: domain.ApprovalUntrusted, approver: "w-lead", why: []string{"grant_tool is high-risk and this run read untrusted data: webhook event e-", `from "mallory"`}},
+		{name: "merge_pull_request after outside input", run: "webhook", tool: "merge_pull_request", args: `{"number":7}`,
+			kind: domain.ApprovalUntrusted, approver: "w-lead", why: []string{"merge_pull_request is high-risk and this run read untrusted data"}},
 		{name: "local publish after outside input", run: "webhook", tool: "publish", args: `{"stream":"s-inbox","body":"hi"}`},
 		{name: "publish outside after outside input", run: "webhook", tool: "publish", args: `{"stream":"s-out","body":"hi"}`,
 			kind: domain.ApprovalUntrusted, approver: "w-lead", why: []string{"publish is high-risk"}},

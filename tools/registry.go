@@ -28,6 +28,7 @@ var All = sync.OnceValue(func() []Tool {
 		setBudget(), listBudgets(),
 		listApprovals(), decideApproval(),
 		createSpecTask(), listSpecTasks(), getSpecTask(), submitSpec(), reviewSpec(), claimItem(), reportItem(), cancelSpecTask(),
+		attachRepository(), detachRepository(), listRepositories(), openPullRequest(), mergePullRequest(),
 		storeInsight(), recall(), insightFeedback(), correctInsight(), endorseInsight(), listInsights(), linkInsights(), consolidateInsights(), learn(),
 	}
 })
@@ -43,7 +44,8 @@ func Names() []string {
 
 // Settings are the operational config keys the tools read.
 var Settings = domain.Settings{MaxBodySetting, ApprovalTTLSetting, HighRiskSetting, LinkSimilarSetting, SpecClonesDirSetting, SpecAllowPrivateSetting, SpecMaxCloneSetting,
-	SearchThresholdSetting, ContextBudgetSetting, SpecRepoRootsSetting}
+	SearchThresholdSetting, ContextBudgetSetting, SpecRepoRootsSetting,
+	GitHubTokenSetting, GitHubAPISetting, GitLabTokenSetting, GitLabURLSetting}
 
 // MaxBodySetting bounds a published message body.
 var MaxBodySetting = domain.SettingSpec{

@@ -262,6 +262,32 @@ func (r Remote) addrs(ctx context.Context, host string) ([]netip.Addr, error) {
 // remote's side runs as a process of its own, without our -c overrides,
 // so it is told to run no hooks either.
 func remoteGit(ctx context.Context, dir, scheme, pin string, args ...string) (string, error) {
+	return remoteGitEnv(ctx, dir, scheme, pin, nil, args...)
+}
+
+// PushBranch pushes a branch of the repository at top to origin, to the
+// branch of the same name. config ("key=value") reaches git through
+// GIT_CONFIG_* variables, never the command line, which every user of
+// the host can read: the forge credential as http.extraHeader.
+func (r Remote) PushBranch(ctx context.Context, top, origin, branch string, config ...string) error {
+	u, pin, err := r.check(ctx, origin)
+	if err != nil {
+		return err
+	}
+	config = append([]string{"safe.directory=" + top}, config...)
+	env := []string{fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(config))}
+	for i, kv := range config {
+		k, v, _ := strings.Cut(kv, "=")
+		env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, k), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, v))
+	}
+	ref := "refs/heads/" + branch
+	if _, err := remoteGitEnv(ctx, top, u.Scheme, pin, env, "push", "--quiet", "--", u.String(), ref+":"+ref); err != nil {
+		return fmt.Errorf("push %s to %s: %v", branch, redact(u), gitWords(err))
+	}
+	return nil
+}
+
+func remoteGitEnv(ctx context.Context, dir, scheme, pin string, env []string, args ...string) (string, error) {
 	pre := []string{"-c", "protocol." + scheme + ".allow=always", "-c", "http.followRedirects=false", "-c", "http.proxy="}
 	if pin != "" {
 		pre = append(pre, "-c", "http.curloptResolve="+pin)
@@ -271,7 +297,9 @@ func remoteGit(ctx context.Context, dir, scheme, pin string, args ...string) (st
 		side := map[string]string{"clone": "--upload-pack=" + safe + "upload-pack", "push": "--receive-pack=" + safe + "receive-pack"}[args[0]]
 		args = append([]string{args[0], side}, args[1:]...)
 	}
-	out, err := Command(ctx, dir, append(pre, args...)...).CombinedOutput()
+	cmd := Command(ctx, dir, append(pre, args...)...)
+	cmd.Env = append(cmd.Env, env...)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(string(out)))
 	}

@@ -196,3 +196,8 @@ func within(path, root string) bool {
 	rel, err := filepath.Rel(root, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
 }
+
+// CheckConfig is checkConfig for the server's other git work (workers'
+// workspaces): a repository an agent could write to is checked before
+// every command the server runs in it.
+func CheckConfig(ctx context.Context, dir, field string) error { return checkConfig(ctx, dir, field) }

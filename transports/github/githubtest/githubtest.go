@@ -1,5 +1,6 @@
 // Package githubtest fakes GitHub's REST API for tests, on loopback,
-// speaking its documented wire format for issue comments: POST
+// speaking its documented wire format for issue comments and opening pull
+// requests (pulls.go): POST
 // /repos/{owner}/{repo}/issues/{number}/comments with a bearer token and
 // {"body":…}, answered 201 with the comment, 401 "Bad credentials", 404
 // for an issue it does not know, or a scripted error (429 with
@@ -42,6 +43,7 @@ type Server struct {
 	comments []Comment
 	replies  []Reply
 	got      chan Comment
+	pulls    []Pull
 }
 
 // New starts a fake that accepts the token token, closed when the test ends.
@@ -49,6 +51,7 @@ func New(t testing.TB, token string) *Server {
 	s := &Server{token: token, issues: map[string]bool{}, got: make(chan Comment, 100)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /repos/{owner}/{repo}/issues/{number}/comments", s.comment)
+	mux.HandleFunc("POST /repos/{owner}/{repo}/pulls", s.pull)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
