@@ -16,6 +16,9 @@ import (
 type callConfig struct {
 	clientFlags
 	Output string
+	// ExistsOK makes "already exists" a success, so a setup script that
+	// creates things by id can run again.
+	ExistsOK bool
 }
 
 func newCallCmd() *cobra.Command {
@@ -47,6 +50,7 @@ A list-shaped result prints as a table, anything else as YAML; -o json or
 	}
 	cfg.bind(cmd)
 	bindOutput(cmd, &cfg.Output, outJSON, outYAML, outTable)
+	cmd.Flags().BoolVar(&cfg.ExistsOK, "exists-ok", false, "answer success when the tool says what it would create already exists (for setup scripts run again)")
 	cmd.ValidArgsFunction = cfg.completeCall
 	return cmd
 }
@@ -76,7 +80,12 @@ func runCall(cmd *cobra.Command, cfg callConfig, tool string, args []string) err
 	}
 	data, isJSON := resultData(res)
 	if res.IsError {
-		return fmt.Errorf("%s: %s", tool, strings.TrimSpace(string(data)))
+		msg := strings.TrimSpace(string(data))
+		if cfg.ExistsOK && strings.Contains(msg, "already exists") {
+			_, err := fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s (--exists-ok: left as it is)\n", tool, msg)
+			return err
+		}
+		return fmt.Errorf("%s: %s", tool, msg)
 	}
 	out := cmd.OutOrStdout()
 	if !isJSON {

@@ -209,8 +209,20 @@ func TestRoleRules(t *testing.T) {
 // runSetup runs a demo's setup.sh as the README has you run it, with
 // HELIX_ORG a recorder of its command lines, then runs each recorded
 // `helix-org …` line in-process against the served org at base, as the
-// owner: the same commands, without a process per call.
+// owner: the same commands, without a process per call. Then it runs it
+// again, as someone might: that must succeed and change nothing in the
+// org (no change on s-org).
 func runSetup(t *testing.T, st *store.Store, base, demo string, env ...string) {
+	t.Helper()
+	setupOnce(t, st, base, demo, env...)
+	before := len(demoEvents(t, st, domain.StreamOrg))
+	setupOnce(t, st, base, demo, env...)
+	if after := demoEvents(t, st, domain.StreamOrg); len(after) != before {
+		t.Fatalf("demos/%s/setup.sh run again changed the org: %d changes, the last %s", demo, len(after)-before, after[len(after)-1].Message.Body)
+	}
+}
+
+func setupOnce(t *testing.T, st *store.Store, base, demo string, env ...string) {
 	t.Helper()
 	rec := filepath.Join(t.TempDir(), "helix-org")
 	if err := os.WriteFile(rec, []byte("#!/bin/sh\nprintf '%s\\0' \"$#\" \"$@\" >> \"$0.calls\"\n"), 0o755); err != nil {

@@ -9,10 +9,14 @@ hx=${HELIX_ORG:-bin/helix-org}
 dir=$(dirname "$0")
 envs=${HELIX_ORG_ENVS_DIR:-./envs}
 
-git clone -q "${ORIGIN:?set ORIGIN to the repository to clone}" "$envs/w-engineer/repo"
-"$hx" call create_stream id=s-issues name="docs issues" \
+if [ -d "$envs/w-engineer/repo/.git" ]; then
+	echo "$envs/w-engineer/repo is already cloned: left as it is" >&2
+else
+	git clone -q "${ORIGIN:?set ORIGIN to the repository to clone}" "$envs/w-engineer/repo"
+fi
+"$hx" call --exists-ok create_stream id=s-issues name="docs issues" \
 	transport="{\"kind\":\"github\",\"config\":{\"repo\":\"${GITHUB_REPO:-helixml/docs}\",\"events\":[\"issues\"]}}"
-"$hx" call create_role id=r-engineer title="Software engineer" content="$(cat "$dir/roles/engineer.md")"
-"$hx" call create_position id=p-engineer role=r-engineer title="Software engineer, docs"
-"$hx" call hire_worker id=w-engineer position=p-engineer kind=ai name=Engineer grants='["publish","read_events"]'
-"$hx" call invite_workers stream=s-issues workers='["w-engineer","w-owner"]'
+"$hx" call --exists-ok create_role id=r-engineer title="Software engineer" content="$(cat "$dir/roles/engineer.md")"
+"$hx" call --exists-ok create_position id=p-engineer role=r-engineer title="Software engineer, docs"
+"$hx" call --exists-ok hire_worker id=w-engineer position=p-engineer kind=ai name=Engineer grants='["publish","read_events"]'
+"$hx" call --exists-ok invite_workers stream=s-issues workers='["w-engineer","w-owner"]'

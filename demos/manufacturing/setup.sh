@@ -8,10 +8,10 @@ hx=${HELIX_ORG:-bin/helix-org}
 dir=$(dirname "$0")
 channel=${SLACK_CHANNEL:-C0LINE3}
 
-"$hx" call create_stream id=s-floor name="line 3" transport="{\"kind\":\"slack\",\"config\":{\"channel\":\"$channel\"}}"
-"$hx" call create_stream id=s-line name="line 3 MES"
-"$hx" call create_role id=r-quality-bot title="Quality bot" content="$(cat "$dir/roles/quality-bot.md")"
-"$hx" call create_position id=p-quality-bot role=r-quality-bot title="Quality bot, line 3"
-"$hx" call hire_worker id=w-quality-bot position=p-quality-bot kind=ai name="Quality bot" grants='["publish","read_events"]'
-"$hx" call invite_workers stream=s-floor workers='["w-quality-bot","w-owner"]'
-"$hx" call invite_workers stream=s-line workers='["w-quality-bot","w-owner"]'
+"$hx" call --exists-ok create_stream id=s-floor name="line 3" transport="{\"kind\":\"slack\",\"config\":{\"channel\":\"$channel\"}}"
+"$hx" call --exists-ok create_stream id=s-line name="line 3 MES"
+"$hx" call --exists-ok create_role id=r-quality-bot title="Quality bot" content="$(cat "$dir/roles/quality-bot.md")"
+"$hx" call --exists-ok create_position id=p-quality-bot role=r-quality-bot title="Quality bot, line 3"
+"$hx" call --exists-ok hire_worker id=w-quality-bot position=p-quality-bot kind=ai name="Quality bot" grants='["publish","read_events"]'
+"$hx" call --exists-ok invite_workers stream=s-floor workers='["w-quality-bot","w-owner"]'
+"$hx" call --exists-ok invite_workers stream=s-line workers='["w-quality-bot","w-owner"]'

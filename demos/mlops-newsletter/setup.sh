@@ -10,19 +10,19 @@ dir=$(dirname "$0")
 hire() {
 	name=$1 title=$2 boss=$3
 	shift 3
-	"$hx" call create_role id="r-$name" title="$title" content="$(cat "$dir/roles/$name.md")"
-	"$hx" call create_position id="p-$name" role="r-$name" title="$title" ${boss:+reportsTo="$boss"}
-	"$hx" call hire_worker id="w-$name" position="p-$name" kind=ai name="$title" grants='["publish","read_events"]'
+	"$hx" call --exists-ok create_role id="r-$name" title="$title" content="$(cat "$dir/roles/$name.md")"
+	"$hx" call --exists-ok create_position id="p-$name" role="r-$name" title="$title" ${boss:+reportsTo="$boss"}
+	"$hx" call --exists-ok hire_worker id="w-$name" position="p-$name" kind=ai name="$title" grants='["publish","read_events"]'
 	for s in "$@"; do
-		"$hx" call invite_workers stream="$s" workers="[\"w-$name\"]"
+		"$hx" call --exists-ok invite_workers stream="$s" workers="[\"w-$name\"]"
 	done
 }
 
 for s in editorial research writing review; do
-	"$hx" call create_stream id="s-$s" name="$s"
+	"$hx" call --exists-ok create_stream id="s-$s" name="$s"
 done
-"$hx" call create_stream id=s-newsletter name=newsletter transport='{"kind":"email","config":{"alias":"newsletter"}}'
+"$hx" call --exists-ok create_stream id=s-newsletter name=newsletter transport='{"kind":"email","config":{"alias":"newsletter"}}'
 hire editor "Editor" "" s-editorial s-review
 hire researcher "Researcher" p-editor s-research
 hire journalist "Journalist" p-editor s-writing
-"$hx" call invite_workers stream=s-newsletter workers='["w-owner"]'
+"$hx" call --exists-ok invite_workers stream=s-newsletter workers='["w-owner"]'

@@ -10,20 +10,20 @@ dir=$(dirname "$0")
 hire() {
 	name=$1 title=$2 boss=$3
 	shift 3
-	"$hx" call create_role id="r-$name" title="$title" content="$(cat "$dir/roles/$name.md")"
-	"$hx" call create_position id="p-$name" role="r-$name" title="$title" ${boss:+reportsTo="$boss"}
-	"$hx" call hire_worker id="w-$name" position="p-$name" kind=ai name="$title" grants='["publish","read_events"]'
+	"$hx" call --exists-ok create_role id="r-$name" title="$title" content="$(cat "$dir/roles/$name.md")"
+	"$hx" call --exists-ok create_position id="p-$name" role="r-$name" title="$title" ${boss:+reportsTo="$boss"}
+	"$hx" call --exists-ok hire_worker id="w-$name" position="p-$name" kind=ai name="$title" grants='["publish","read_events"]'
 	for s in "$@"; do
-		"$hx" call invite_workers stream="$s" workers="[\"w-$name\"]"
+		"$hx" call --exists-ok invite_workers stream="$s" workers="[\"w-$name\"]"
 	done
 }
 
 for s in wire pitches assignments research drafts checked published; do
-	"$hx" call create_stream id="s-$s" name="$s"
+	"$hx" call --exists-ok create_stream id="s-$s" name="$s"
 done
 hire editor-in-chief "Editor-in-chief" "" s-pitches s-checked
 hire scout "News scout" p-editor-in-chief s-wire
 hire researcher "Researcher" p-editor-in-chief s-assignments
 hire journalist "Journalist" p-editor-in-chief s-research
 hire fact-checker "Fact-checker" p-editor-in-chief s-drafts
-"$hx" call invite_workers stream=s-published workers='["w-owner"]'
+"$hx" call --exists-ok invite_workers stream=s-published workers='["w-owner"]'
