@@ -351,3 +351,52 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return strings.Trim(string(b), `"`)
 }
+
+// TestRelayCLIRefusals: what the new routes refuse, in each format's own
+// error shape, without reaching an upstream.
+func TestRelayCLIRefusals(t *testing.T) {
+	o := newCLIOrg(t, nil)
+	gem := domain.RelayURL(o.h.Server.URL, domain.RelayGemini) + "/v1beta/models/"
+	resp := domain.RelayURL(o.h.Server.URL, domain.RelayOpenAI) + "/responses"
+	tests := []struct {
+		name, url, query, body string
+		header                 map[string]string
+		want                   int
+		msg                    string
+	}{
+		{"gemini: unknown method", gem + "m-asked:embedContent", "", `{}`, cliAuth(geminiAPI, o.tok), 404,
+			`"message":"models/m-asked:embedContent: the relay takes models/{model}:{method} with method generateContent, streamGenerateContent or countTokens","status":"NOT_FOUND"`},
+		{"gemini: no model", gem + ":generateContent", "", `{}`, cliAuth(geminiAPI, o.tok), 404, `"status":"NOT_FOUND"`},
+		{"gemini: no key", gem + "m-asked:generateContent", "", `{}`, nil, 401, `"message":"missing token: send the run's token (HELIX_ORG_TOKEN) as the API key","status":"UNAUTHENTICATED"`},
+		{"gemini: the provider key itself", gem + "m-asked:generateContent", "key=" + realKey, `{}`, nil, 401, `invalid or expired token`},
+		{"gemini: not JSON", gem + "m-asked:generateContent", "", `hello`, cliAuth(geminiAPI, o.tok), 400, `"code":400,"message":"the request body is not a JSON object","status":"INVALID_ARGUMENT"`},
+		{"responses: not JSON", resp, "", `hello`, cliAuth(responsesAPI, o.tok), 400, `"message":"the request body is not a JSON object","type":"invalid_request_error"`},
+		{"responses: a Gemini key header is no OpenAI key", resp, "", `{}`, cliAuth(geminiAPI, o.tok), 401, `"message":"missing token`},
+	}
+	for _, tt := range tests {
+		r := post(t, tt.url, tt.query, tt.body, tt.header)
+		body, _ := io.ReadAll(r.Body)
+		if r.StatusCode != tt.want || !strings.Contains(string(body), tt.msg) {
+			t.Errorf("%s: %d %s, want %d with %s", tt.name, r.StatusCode, body, tt.want, tt.msg)
+		}
+	}
+	if n := len(o.gemini.calls()) + len(o.responses.calls()); n != 0 {
+		t.Errorf("the upstreams saw %d calls", n)
+	}
+}
+
+// TestRelayGeminiUnconfigured: with no Gemini key set, a call is a 503
+// naming the settings an operator sets.
+func TestRelayGeminiUnconfigured(t *testing.T) {
+	for _, cfg := range []relay.Config{{}, {Gemini: func(context.Context) (relay.Upstream, error) { return relay.Upstream{}, nil }}} {
+		srv, _, tok := direct(t, cfg)
+		r := post(t, srv.URL+"/relay/gemini/v1beta/models/m:generateContent", "", `{}`, cliAuth(geminiAPI, tok))
+		body, _ := io.ReadAll(r.Body)
+		if r.StatusCode != 503 || !strings.Contains(string(body), `"status":"UNAVAILABLE"`) {
+			t.Errorf("%d %s, want 503 UNAVAILABLE", r.StatusCode, body)
+		}
+		if cfg.Gemini != nil && !strings.Contains(string(body), "an operator sets agent.gemini.api_key") {
+			t.Errorf("%s does not name agent.gemini.api_key", body)
+		}
+	}
+}
