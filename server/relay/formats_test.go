@@ -27,8 +27,6 @@ const (
 	geminiAPI    = "gemini"
 )
 
-var cliFormats = []string{responsesAPI, geminiAPI}
-
 // upstream is a fake provider of one wire format. It answers with
 // 300/100 tokens by default, refuses any key but the server's, and, when
 // release is set, stops after a stream's first event until it is closed.
