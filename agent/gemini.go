@@ -24,12 +24,6 @@ type Gemini struct {
 
 var _ domain.Runtime = (*Gemini)(nil)
 
-// RelayGemini is where GOOGLE_GEMINI_BASE_URL points Gemini CLI: the
-// server's relay, so the run's token (its GEMINI_API_KEY) never goes to
-// Google. The relay has no Gemini route yet; until it does, model calls
-// fail there rather than anywhere else.
-const RelayGemini = "gemini"
-
 // GeminiSettings renders .gemini/settings.json: the worker's endpoint as
 // the only MCP server ($HELIX_ORG_TOKEN is expanded by Gemini CLI from its
 // environment, so the file holds no secret), trusted so its calls need no
@@ -79,9 +73,12 @@ func (g *Gemini) Run(ctx context.Context, run domain.Run) (domain.RunResult, err
 	cmd.Dir = run.EnvDir
 	// GEMINI_CLI_HOME is the worker's directory, so ~/.gemini, where its
 	// sessions are kept, outlives the run for the next to resume.
+	// GOOGLE_GEMINI_BASE_URL is the relay's Gemini API, which calls Google
+	// with agent.gemini.api_key: the run's token (GEMINI_API_KEY) never
+	// leaves the server.
 	cmd.Env = append(Environ(run), "GEMINI_CLI_HOME="+run.EnvDir, "GEMINI_API_KEY="+run.Token)
 	if run.BaseURL != "" {
-		cmd.Env = append(cmd.Env, "GOOGLE_GEMINI_BASE_URL="+domain.RelayURL(run.BaseURL, RelayGemini))
+		cmd.Env = append(cmd.Env, "GOOGLE_GEMINI_BASE_URL="+domain.RelayURL(run.BaseURL, domain.RelayGemini))
 	}
 	return runEventCLI(ctx, cmd, run, g.Sandbox, []string{path}, parseGeminiJSON)
 }

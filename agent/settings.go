@@ -26,6 +26,10 @@ var (
 		Description: "Provider base URL for the built-in agent (any OpenAI-compatible server)."}
 	APIKeySetting = domain.SettingSpec{Key: "agent.api_key", Type: domain.SettingString, Secret: true,
 		Description: "Provider API key for the built-in agent."}
+	GeminiBaseURLSetting = domain.SettingSpec{Key: "agent.gemini.base_url", Type: domain.SettingString,
+		Description: "Gemini API base URL the model relay sends Gemini CLI's calls to; empty is Google's (https://generativelanguage.googleapis.com)."}
+	GeminiAPIKeySetting = domain.SettingSpec{Key: "agent.gemini.api_key", Type: domain.SettingString, Secret: true,
+		Description: "Gemini API key the model relay calls with for the gemini runtime; the agent gets only its run's token."}
 	MaxTurnsSetting = domain.SettingSpec{Key: "agent.max_turns", Type: domain.SettingInt, Default: "30",
 		Description: "Most model turns in one built-in activation."}
 	MaxTokensSetting = domain.SettingSpec{Key: "agent.max_tokens", Type: domain.SettingInt, Default: "4096",
@@ -113,5 +117,5 @@ func (b BashScope) Any() bool { return b.All || len(b.Roles) > 0 || len(b.Worker
 
 // Settings lists every agent config key.
 var Settings = domain.Settings{RuntimeSetting, CommandSetting, ModelSetting, EffortSetting, ProviderSetting,
-	BaseURLSetting, APIKeySetting, MaxTurnsSetting, MaxTokensSetting, BashSetting, SandboxSetting, SandboxPathsSetting,
+	BaseURLSetting, APIKeySetting, GeminiBaseURLSetting, GeminiAPIKeySetting, MaxTurnsSetting, MaxTokensSetting, BashSetting, SandboxSetting, SandboxPathsSetting,
 	PreserveContextSetting, SessionMaxAgeSetting, SessionMaxBytesSetting}

@@ -37,6 +37,9 @@ type Config struct {
 	// Upstream is the model provider the relay calls for activations, read
 	// on every call; nil means none (the relay answers 503).
 	Upstream func(ctx context.Context) (relay.Upstream, error)
+	// Gemini is the Gemini API's upstream for the relay, read on every
+	// call; nil means none.
+	Gemini func(ctx context.Context) (relay.Upstream, error)
 	// Settings is the registry of operational config keys, which the web
 	// UI's settings page shows the owner (cmd passes its settings()).
 	Settings domain.Settings
@@ -120,7 +123,7 @@ func New(st *store.Store, cfg Config) *Server {
 		MaxRequestBodyBytes: cfg.MaxRequestBytes,
 		Logger:              s.log,
 	})
-	rc := relay.Config{Store: st, Upstream: cfg.Upstream, Logger: cfg.Logger}
+	rc := relay.Config{Store: st, Upstream: cfg.Upstream, Gemini: cfg.Gemini, Logger: cfg.Logger}
 	if m := cfg.Metrics; m != nil {
 		rc.OnUsage = func(u store.Usage) { m.ModelCall(u.Model, u.Input, u.Output, u.Cost) }
 	}

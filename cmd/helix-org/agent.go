@@ -92,22 +92,40 @@ func bashScope(ctx context.Context, st *store.Store) (agent.BashScope, error) {
 func relayUpstream(st *store.Store) func(context.Context) (relay.Upstream, error) {
 	return func(ctx context.Context) (relay.Upstream, error) {
 		c := builtinConfig(ctx, st)
-		raw, err := st.SettingOr(ctx, domain.PricesSetting)
-		if err != nil {
-			return relay.Upstream{}, err
-		}
-		prices, err := domain.ParsePrices(raw)
-		if err != nil {
-			return relay.Upstream{}, err
-		}
-		raw, err = st.SettingOr(ctx, domain.DefaultPriceSetting)
-		if err != nil {
-			return relay.Upstream{}, err
-		}
-		def, err := domain.ParsePrice(raw)
-		if err != nil {
-			return relay.Upstream{}, err
-		}
-		return relay.Upstream{Provider: c.Provider, BaseURL: c.BaseURL, APIKey: c.APIKey, Prices: prices, DefaultPrice: def}, nil
+		return relayPrices(ctx, st, relay.Upstream{Provider: c.Provider, BaseURL: c.BaseURL, APIKey: c.APIKey})
 	}
+}
+
+// relayGemini is the relay's Gemini API upstream: agent.gemini.base_url
+// and api_key, priced like the other by llm.prices.
+func relayGemini(st *store.Store) func(context.Context) (relay.Upstream, error) {
+	return func(ctx context.Context) (relay.Upstream, error) {
+		up := relay.Upstream{Provider: domain.RelayGemini}
+		var err error
+		if up.BaseURL, err = st.SettingOr(ctx, agent.GeminiBaseURLSetting); err != nil {
+			return relay.Upstream{}, err
+		}
+		if up.APIKey, err = st.SettingOr(ctx, agent.GeminiAPIKeySetting); err != nil {
+			return relay.Upstream{}, err
+		}
+		return relayPrices(ctx, st, up)
+	}
+}
+
+// relayPrices adds llm.prices and llm.prices.default to up.
+func relayPrices(ctx context.Context, st *store.Store, up relay.Upstream) (relay.Upstream, error) {
+	raw, err := st.SettingOr(ctx, domain.PricesSetting)
+	if err != nil {
+		return relay.Upstream{}, err
+	}
+	if up.Prices, err = domain.ParsePrices(raw); err != nil {
+		return relay.Upstream{}, err
+	}
+	if raw, err = st.SettingOr(ctx, domain.DefaultPriceSetting); err != nil {
+		return relay.Upstream{}, err
+	}
+	if up.DefaultPrice, err = domain.ParsePrice(raw); err != nil {
+		return relay.Upstream{}, err
+	}
+	return up, nil
 }

@@ -127,7 +127,7 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	outside := newGateway(ctx, st, sandbox, cfg.EnvsDir, log)
 	defer outside.Close()
 	srv := server.New(st, server.Config{Outside: outside, Dispatching: func() bool { return d.Running() }, Logger: log, Routes: transportRoutes(deps, inbound.NewBudget(edge.InboundBudget)),
-		Skills: dh.skillRunner(), Upstream: relayUpstream(st), CallTimeout: edge.CallTimeout, Settings: settings(),
+		Skills: dh.skillRunner(), Upstream: relayUpstream(st), Gemini: relayGemini(st), CallTimeout: edge.CallTimeout, Settings: settings(),
 		Metrics: m, AccessLog: cfg.Log.AccessLog})
 	if dh != nil {
 		dh.agents, dh.edge = agentRoutes(srv), edge

@@ -5,19 +5,25 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/transports/inbound"
 )
 
 // authenticate admits a request only with a live activation token, sent
 // as Authorization: Bearer (OpenAI SDKs, ANTHROPIC_AUTH_TOKEN) or x-api-key
-// (Anthropic SDKs, ANTHROPIC_API_KEY). Operator tokens are refused: they
+// (Anthropic SDKs, ANTHROPIC_API_KEY), and on the Gemini API as Google's
+// SDKs send a key (geminiKey). Operator tokens are refused: they
 // are long-lived and belong to people, and a model call must be charged to
 // a run. The token's worker must not be dismissed.
-func (rl *Relay) authenticate(w http.ResponseWriter, r *http.Request, provider string) (store.TokenInfo, bool) {
+func (rl *Relay) authenticate(w http.ResponseWriter, r *http.Request, e endpoint) (store.TokenInfo, bool) {
+	provider := e.format
 	tok := bearer(r)
 	if tok == "" {
 		tok = strings.TrimSpace(r.Header.Get("x-api-key"))
+	}
+	if tok == "" && e.provider == domain.RelayGemini {
+		tok = geminiKey(r)
 	}
 	if tok == "" {
 		fail(w, provider, http.StatusUnauthorized, "missing token: send the run's token (HELIX_ORG_TOKEN) as the API key")

@@ -110,8 +110,11 @@ func (rl *Relay) release(hold string) {
 // Anthropic's billing_error, or OpenAI's insufficient_quota with the code
 // budget_exceeded.
 func budgetError(provider string, stop *domain.BudgetExceededError) map[string]any {
-	if provider == domain.RelayAnthropic {
+	switch provider {
+	case domain.RelayAnthropic:
 		return map[string]any{"type": "error", "error": map[string]any{"type": "billing_error", "message": stop.Error()}}
+	case domain.RelayGemini:
+		return geminiError(http.StatusPaymentRequired, stop.Error())
 	}
 	return map[string]any{"error": map[string]any{"message": stop.Error(), "type": "insufficient_quota", "code": "budget_exceeded"}}
 }
@@ -124,6 +127,9 @@ func refuseBudget(w http.ResponseWriter, provider string, stop *domain.BudgetExc
 
 // budgetEvent is the budget error as a stream's last event.
 func budgetEvent(provider string, stop *domain.BudgetExceededError) []byte {
+	if provider == formatResponses {
+		return responsesBudgetEvent(stop)
+	}
 	data, _ := json.Marshal(budgetError(provider, stop))
 	if provider == domain.RelayAnthropic {
 		return append(append([]byte("event: error\ndata: "), data...), "\n\n"...)
@@ -241,7 +247,8 @@ func (s *streamer) write(b []byte) {
 
 // endsReply says whether an event begins a stream's tail: Anthropic's
 // message_delta (the final usage) and message_stop; OpenAI's chunk with a
-// usage and [DONE].
+// usage and [DONE]; the Responses API's terminal events; Gemini's chunk
+// with a finish reason.
 func endsReply(provider string, ev []byte) bool {
 	for _, l := range bytes.Split(ev, []byte("\n")) {
 		l = bytes.TrimRight(l, "\r")
@@ -265,6 +272,9 @@ func endsReply(provider string, ev []byte) bool {
 			return true
 		}
 		if provider == domain.RelayOpenAI && (string(data) == "[DONE]" || len(e.Usage) > 0 && string(e.Usage) != "null") {
+			return true
+		}
+		if provider == formatResponses && responsesEnds(e.Type) || provider == domain.RelayGemini && geminiEnds(data) {
 			return true
 		}
 	}

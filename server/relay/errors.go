@@ -7,17 +7,21 @@ import (
 	"github.com/helixml/helix-org/domain"
 )
 
-// fail answers in the provider's own error format, so the agent's client
-// library shows the message (and retries only what it should: 4xx are
-// final, 5xx retried).
-func fail(w http.ResponseWriter, provider string, status int, msg string) {
+// fail answers in the wire format's own error shape (the Responses API's
+// is Chat Completions'), so the agent's client library shows the message
+// (and retries only what it should: 4xx are final, 5xx retried).
+func fail(w http.ResponseWriter, format string, status int, msg string) {
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="helix-org"`)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	if provider == domain.RelayAnthropic {
+	switch format {
+	case domain.RelayAnthropic:
 		json.NewEncoder(w).Encode(map[string]any{"type": "error", "error": map[string]any{"type": anthropicErrorType(status), "message": msg}})
+		return
+	case domain.RelayGemini:
+		json.NewEncoder(w).Encode(geminiError(status, msg))
 		return
 	}
 	kind := "invalid_request_error"

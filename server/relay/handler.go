@@ -17,8 +17,8 @@ import (
 )
 
 // forwarded are the request headers passed on; the caller's credentials
-// (Authorization, x-api-key) never are.
-var forwarded = []string{"Accept", "Anthropic-Version", "Anthropic-Beta", "User-Agent"}
+// (Authorization, x-api-key, x-goog-api-key, ?key=) never are.
+var forwarded = []string{"Accept", "Anthropic-Version", "Anthropic-Beta", "Openai-Beta", "User-Agent"}
 
 // dropped are response headers not passed back: hop-by-hop ones, and
 // those that describe the upstream's encoding of a body the client gets
@@ -29,10 +29,10 @@ var dropped = map[string]bool{"Connection": true, "Keep-Alive": true, "Transfer-
 func (rl *Relay) handler(e endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rebound(r) {
-			fail(w, e.provider, http.StatusForbidden, "forbidden: invalid Host header "+r.Host+": the relay answers only the names this server is reached by")
+			fail(w, e.format, http.StatusForbidden, "forbidden: invalid Host header "+r.Host+": the relay answers only the names this server is reached by")
 			return
 		}
-		who, ok := rl.authenticate(w, r, e.provider)
+		who, ok := rl.authenticate(w, r, e)
 		if !ok {
 			return
 		}
@@ -40,13 +40,13 @@ func (rl *Relay) handler(e endpoint) http.Handler {
 		if !ok {
 			return
 		}
-		up, ok := rl.upstream(r.Context(), w, e.provider)
+		up, ok := rl.upstream(r.Context(), w, e)
 		if !ok {
 			return
 		}
 		hold := ""
 		if e.metered {
-			if hold, ok = rl.reserve(w, r, e.provider, who, up, req); !ok {
+			if hold, ok = rl.reserve(w, r, e.format, who, up, req); !ok {
 				return
 			}
 			defer rl.renew(hold)()
@@ -65,7 +65,7 @@ func (rl *Relay) handler(e endpoint) http.Handler {
 		if err != nil {
 			if r.Context().Err() == nil {
 				rl.log.Warn("provider unreachable", "url", upstreamURL(up, e), "err", err)
-				fail(w, e.provider, http.StatusBadGateway, "the model provider could not be reached: "+err.Error())
+				fail(w, e.format, http.StatusBadGateway, "the model provider could not be reached: "+err.Error())
 			}
 			return
 		}
@@ -80,9 +80,9 @@ func (rl *Relay) handler(e endpoint) http.Handler {
 			return stop
 		}
 		if isSSE(resp.Header) {
-			passStream(w, resp, e.provider, req.model, charge)
+			passStream(w, resp, e.format, req.model, charge)
 		} else {
-			passWhole(w, resp, e.provider, req.model, charge)
+			passWhole(w, resp, e.format, req.model, charge)
 		}
 	})
 }
@@ -102,35 +102,40 @@ func (rl *Relay) readRequest(w http.ResponseWriter, r *http.Request, e endpoint)
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, rl.cfg.MaxBodyBytes))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		fail(w, e.provider, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", tooBig.Limit))
+		fail(w, e.format, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", tooBig.Limit))
 		return relayed{}, false
 	}
 	if err != nil {
-		fail(w, e.provider, http.StatusBadRequest, "read request body: "+err.Error())
+		fail(w, e.format, http.StatusBadRequest, "read request body: "+err.Error())
 		return relayed{}, false
 	}
 	if err := domain.CheckJSONDepth("request", body); err != nil {
-		fail(w, e.provider, http.StatusBadRequest, err.Error())
+		fail(w, e.format, http.StatusBadRequest, err.Error())
 		return relayed{}, false
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		fail(w, e.provider, http.StatusBadRequest, "the request body is not a JSON object")
+		fail(w, e.format, http.StatusBadRequest, "the request body is not a JSON object")
 		return relayed{}, false
 	}
-	var req relayed
-	json.Unmarshal(fields["model"], &req.model)
+	req := relayed{model: e.model}
+	if req.model == "" {
+		json.Unmarshal(fields["model"], &req.model)
+	}
 	// Anthropic's max_tokens; OpenAI's max_completion_tokens, or the
-	// max_tokens it replaced.
-	for _, k := range []string{"max_tokens", "max_completion_tokens"} {
+	// max_tokens it replaced; the Responses API's max_output_tokens.
+	for _, k := range []string{"max_tokens", "max_completion_tokens", "max_output_tokens"} {
 		var n int64
 		if json.Unmarshal(fields[k], &n) == nil && n > req.maxTokens {
 			req.maxTokens = n
 		}
 	}
+	if e.format == domain.RelayGemini {
+		req.maxTokens = geminiMaxTokens(fields)
+	}
 	var stream bool
 	json.Unmarshal(fields["stream"], &stream)
-	if stream && e.provider == domain.RelayOpenAI && e.metered {
+	if stream && e.format == domain.RelayOpenAI && e.metered {
 		var opts map[string]json.RawMessage
 		json.Unmarshal(fields["stream_options"], &opts)
 		if opts == nil {
@@ -145,7 +150,11 @@ func (rl *Relay) readRequest(w http.ResponseWriter, r *http.Request, e endpoint)
 }
 
 // upstream reads the provider config and checks this path speaks it.
-func (rl *Relay) upstream(ctx context.Context, w http.ResponseWriter, provider string) (Upstream, bool) {
+func (rl *Relay) upstream(ctx context.Context, w http.ResponseWriter, e endpoint) (Upstream, bool) {
+	if e.provider == domain.RelayGemini {
+		return rl.geminiUpstream(ctx, w)
+	}
+	provider := e.format
 	if rl.cfg.Upstream == nil {
 		fail(w, provider, http.StatusServiceUnavailable, "this server relays no model provider")
 		return Upstream{}, false
@@ -158,7 +167,7 @@ func (rl *Relay) upstream(ctx context.Context, w http.ResponseWriter, provider s
 	if up.Provider == "" {
 		up.Provider = domain.RelayAnthropic
 	}
-	if up.Provider != provider {
+	if up.Provider != e.provider {
 		fail(w, provider, http.StatusBadRequest, fmt.Sprintf("this server relays the %s wire format (agent.provider = %s); call %s instead",
 			up.Provider, up.Provider, domain.RelayURL("", up.Provider)))
 		return Upstream{}, false
@@ -173,8 +182,12 @@ func (rl *Relay) upstream(ctx context.Context, w http.ResponseWriter, provider s
 // send makes the upstream call with the real key in place of the token.
 func (rl *Relay) send(r *http.Request, e endpoint, up Upstream, body []byte) (*http.Response, error) {
 	url := upstreamURL(up, e)
-	if r.URL.RawQuery != "" {
-		url += "?" + r.URL.RawQuery
+	query := r.URL.RawQuery
+	if e.provider == domain.RelayGemini {
+		query = withoutKey(r.URL.Query())
+	}
+	if query != "" {
+		url += "?" + query
 	}
 	out, err := http.NewRequestWithContext(r.Context(), http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -187,9 +200,12 @@ func (rl *Relay) send(r *http.Request, e endpoint, up Upstream, body []byte) (*h
 	}
 	out.Header.Set("Content-Type", "application/json")
 	if up.APIKey != "" {
-		if e.provider == domain.RelayAnthropic {
+		switch e.provider {
+		case domain.RelayAnthropic:
 			out.Header.Set("x-api-key", up.APIKey)
-		} else {
+		case domain.RelayGemini:
+			out.Header.Set("x-goog-api-key", up.APIKey)
+		default:
 			out.Header.Set("Authorization", "Bearer "+up.APIKey)
 		}
 	}

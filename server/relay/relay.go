@@ -2,7 +2,8 @@
 // through it, authenticated by their activation's own token, and the
 // server adds the real provider key (agent.api_key) and base URL on the
 // way out, so no agent ever holds the key. It speaks the Anthropic
-// Messages and OpenAI Chat Completions wire formats, passes streaming
+// Messages, OpenAI Chat Completions and Responses (responses.go) and
+// Gemini API (gemini.go) wire formats, passes streaming
 // (server-sent events) through as it arrives, passes upstream errors back
 // as they came (status, Retry-After, body) so clients' retry logic works,
 // and records what each call cost through Store.RecordUsage — where spend
@@ -71,6 +72,9 @@ type Config struct {
 	// Upstream is read on every call, so a `config set` applies at once.
 	// Nil means no provider is configured.
 	Upstream func(ctx context.Context) (Upstream, error)
+	// Gemini is the Gemini API's upstream (Provider domain.RelayGemini),
+	// read on every call like Upstream; nil means none.
+	Gemini func(ctx context.Context) (Upstream, error)
 	// Client calls the provider; default: no overall timeout (a stream may
 	// run long; the agent's own request context bounds it) and no redirects.
 	Client       *http.Client
@@ -104,18 +108,25 @@ func New(cfg Config) *Relay {
 
 // endpoint is one relayed API path.
 type endpoint struct {
+	// provider is whose upstream it calls.
 	provider string
-	// path is appended to the upstream base: for Anthropic the host, for
-	// OpenAI the /v1 base.
+	// format is its wire format, which says how its usage, errors and
+	// stream ends read: a provider's name, or formatResponses.
+	format string
+	// path is appended to the upstream base: for Anthropic and Gemini the
+	// host, for OpenAI the /v1 base.
 	path string
 	// metered calls generate tokens and are recorded.
 	metered bool
+	// model, when the path names it (Gemini), is the model asked for.
+	model string
 }
 
 var endpoints = []endpoint{
-	{domain.RelayAnthropic, "/v1/messages", true},
-	{domain.RelayAnthropic, "/v1/messages/count_tokens", false},
-	{domain.RelayOpenAI, "/chat/completions", true},
+	{domain.RelayAnthropic, domain.RelayAnthropic, "/v1/messages", true, ""},
+	{domain.RelayAnthropic, domain.RelayAnthropic, "/v1/messages/count_tokens", false, ""},
+	{domain.RelayOpenAI, domain.RelayOpenAI, "/chat/completions", true, ""},
+	{domain.RelayOpenAI, formatResponses, "/responses", true, ""},
 }
 
 // Routes maps each relayed path, as a method pattern, to its handler.
@@ -128,6 +139,7 @@ func (rl *Relay) Routes() map[string]http.Handler {
 		}
 		out["POST "+local] = rl.handler(e)
 	}
+	out["POST "+domain.RelayPath+"/"+domain.RelayGemini+"/v1beta/models/{call}"] = rl.geminiHandler()
 	return out
 }
 
@@ -141,6 +153,12 @@ func upstreamURL(u Upstream, e endpoint) string {
 		}
 		// agent.base_url may or may not end in /v1, as package llm allows.
 		base = strings.TrimSuffix(base, "/v1")
+	case domain.RelayGemini:
+		if base == "" {
+			base = GeminiBaseURL
+		}
+		// agent.gemini.base_url may or may not end in the API version.
+		base = strings.TrimSuffix(base, "/v1beta")
 	default:
 		if base == "" {
 			base = llm.OpenAIBaseURL

@@ -20,7 +20,7 @@ const (
 // Input tokens include Anthropic's cache reads and writes: every token the
 // model was given.
 type meter struct {
-	provider string
+	provider string // the wire format
 	sse      bool
 	buf      []byte
 	// skip drops the rest of an over-long line, or an over-long reply.
@@ -91,9 +91,14 @@ func (m *meter) usage(requested string) usage {
 }
 
 func (m *meter) event(data []byte) {
-	if m.provider == domain.RelayAnthropic {
+	switch m.provider {
+	case domain.RelayAnthropic:
 		m.anthropic(data)
-	} else {
+	case formatResponses:
+		m.responses(data)
+	case domain.RelayGemini:
+		m.gemini(data)
+	default:
 		m.openai(data)
 	}
 }
