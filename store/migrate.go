@@ -107,6 +107,9 @@ var migrations = []migration{
 	{32, "agent sessions a worker's runs continue", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&agentSessionRow{})
 	}},
+	{34, "outside tool calls on the spend ledger, budgets that limit them", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&modelCallRow{}, &budgetRow{})
+	}},
 }
 
 type schemaMigration struct {

@@ -27,6 +27,10 @@ type modelCallRow struct {
 	// list, whose tokens count but cost no money.
 	CostNanos int64 `gorm:"not null;default:0"`
 	Priced    bool  `gorm:"not null;default:false"`
+	// Tool is the outside tool (<server>__<tool>) of a call to an outside
+	// MCP server, which costs no tokens and what mcp.prices says; empty
+	// for a model call.
+	Tool string `gorm:"not null;default:''"`
 }
 
 func (modelCallRow) TableName() string { return "model_calls" }
