@@ -30,11 +30,15 @@ func StartToolbox(t testing.TB, n int) string {
 		text := fmt.Sprintf("%s report %d", things[i%len(things)], i)
 		mcp.AddTool(srv, &mcp.Tool{Name: fmt.Sprintf("tool_%02d", i), Description: fmt.Sprintf("Report the %s for a place.", things[i%len(things)]),
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
-			func(context.Context, *mcp.CallToolRequest, in) (*mcp.CallToolResult, out, error) { return nil, out{Text: text}, nil })
+			func(context.Context, *mcp.CallToolRequest, in) (*mcp.CallToolResult, out, error) {
+				return nil, out{Text: text}, nil
+			})
 	}
 	mcp.AddTool(srv, &mcp.Tool{Name: "tide_forecast", Description: "Forecast the height of the tide at a harbour.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
-		func(context.Context, *mcp.CallToolRequest, in) (*mcp.CallToolResult, out, error) { return nil, out{Text: Tide}, nil })
+		func(context.Context, *mcp.CallToolRequest, in) (*mcp.CallToolResult, out, error) {
+			return nil, out{Text: Tide}, nil
+		})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true})
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
