@@ -92,3 +92,36 @@ func TestCallsLimitValidation(t *testing.T) {
 		})
 	}
 }
+
+// TestRunCostCountsOutsideCalls: a run's cost adds what its outside tool
+// calls cost; its tokens stay what its runtime reported until a relayed
+// model call puts tokens on the ledger.
+func TestRunCostCountsOutsideCalls(t *testing.T) {
+	st, _ := budgetOrg(t)
+	ctx := t.Context()
+	publishOn(t, st, "s-a")
+	act := claim(t, st, "w-bot", "a-run")
+	act.InputTokens, act.OutputTokens = 500, 50
+	finish(t, st, act)
+	for range 2 {
+		if _, err := st.RecordOutsideCall(ctx, store.OutsideCall{Activation: act.ID, Worker: "w-bot", Tool: "github__issue_read", Cost: domain.USD(0.25)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := st.GetActivation(ctx, act.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.InputTokens != 500 || got.OutputTokens != 50 || got.Cost != domain.USD(0.5) {
+		t.Errorf("run after 2 outside calls: %d/%d tokens, %s; want its runtime's 500/50 and $0.50", got.InputTokens, got.OutputTokens, got.Cost)
+	}
+	if _, err := st.RecordUsage(ctx, act.ID, store.Usage{Model: "m", Input: 300, Output: 100, Cost: domain.USD(0.01), Priced: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = st.GetActivation(ctx, act.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got.InputTokens != 300 || got.OutputTokens != 100 || got.Cost != domain.USD(0.51) {
+		t.Errorf("run after a relayed model call too: %d/%d tokens, %s; want the relay's 300/100 and $0.51", got.InputTokens, got.OutputTokens, got.Cost)
+	}
+}
