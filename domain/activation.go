@@ -51,7 +51,7 @@ type Activation struct {
 	Duration     time.Duration    `json:"durationNs,omitempty"`
 	InputTokens  int64            `json:"inputTokens,omitempty"`
 	OutputTokens int64            `json:"outputTokens,omitempty"`
-	// Cost is what the run's relayed model calls cost (llm.prices).
+	// Cost is what the run's relayed model calls (llm.prices) and outside tool calls (mcp.prices) cost.
 	Cost Money `json:"costNanoUsd,omitempty"`
 	// Label is the join of everything the run has read: its triggers at
 	// first, raised by every labelled result it receives. What it writes

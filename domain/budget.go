@@ -92,19 +92,22 @@ func (w BudgetWindow) Adverb() string {
 	return "in total"
 }
 
-// Limit is an amount of tokens and/or money; zero means no limit on that
-// measure.
+// Limit is an amount of tokens, money and/or calls to outside tools; zero
+// means no limit on that measure.
 type Limit struct {
 	Tokens int64
 	Money  Money
+	// Calls counts calls to outside MCP servers' tools (<server>__<tool>).
+	Calls int64
 }
 
 // IsZero reports whether l limits nothing.
-func (l Limit) IsZero() bool { return l.Tokens == 0 && l.Money == 0 }
+func (l Limit) IsZero() bool { return l.Tokens == 0 && l.Money == 0 && l.Calls == 0 }
 
 // ReachedBy reports whether s has reached l on any measure l limits.
 func (l Limit) ReachedBy(s Spend) bool {
-	return (l.Tokens > 0 && s.Tokens() >= l.Tokens) || (l.Money > 0 && s.Money >= l.Money)
+	return (l.Tokens > 0 && s.Tokens() >= l.Tokens) || (l.Money > 0 && s.Money >= l.Money) ||
+		(l.Calls > 0 && s.OutsideCalls >= l.Calls)
 }
 
 func (l Limit) String() string {
@@ -114,6 +117,9 @@ func (l Limit) String() string {
 	}
 	if l.Money > 0 {
 		parts = append(parts, l.Money.String())
+	}
+	if l.Calls > 0 {
+		parts = append(parts, fmt.Sprintf("%s outside tool calls", Thousands(l.Calls)))
 	}
 	return strings.Join(parts, " and ")
 }
@@ -174,13 +180,14 @@ func (b Budget) Validate() error {
 	for _, f := range []struct {
 		field string
 		neg   bool
-	}{{"tokens", b.Hard.Tokens < 0}, {"usd", b.Hard.Money < 0}, {"softTokens", b.Soft.Tokens < 0}, {"softUsd", b.Soft.Money < 0}} {
+	}{{"tokens", b.Hard.Tokens < 0}, {"usd", b.Hard.Money < 0}, {"softTokens", b.Soft.Tokens < 0}, {"softUsd", b.Soft.Money < 0},
+		{"calls", b.Hard.Calls < 0}, {"softCalls", b.Soft.Calls < 0}} {
 		if f.neg {
 			return Invalid(f.field, "must be positive; omit it to leave that measure unlimited")
 		}
 	}
 	if b.Hard.IsZero() {
-		return Invalid("tokens", "give a hard limit: tokens, usd or both")
+		return Invalid("tokens", "give a hard limit: tokens, usd, calls (outside tool calls) or any of them together")
 	}
 	return b.checkSoft()
 }
@@ -195,6 +202,10 @@ func (b Budget) checkSoft() error {
 		return Invalid("softTokens", "the soft threshold (%s) must be below the hard limit tokens (%s)", Thousands(b.Soft.Tokens), Thousands(b.Hard.Tokens))
 	case b.Soft.Money >= b.Hard.Money && b.Hard.Money > 0:
 		return Invalid("softUsd", "the soft threshold (%s) must be below the hard limit usd (%s)", b.Soft.Money, b.Hard.Money)
+	case b.Soft.Calls > 0 && b.Hard.Calls == 0:
+		return Invalid("softCalls", "there is no outside call limit (calls) for a soft call threshold to warn before")
+	case b.Soft.Calls >= b.Hard.Calls && b.Hard.Calls > 0:
+		return Invalid("softCalls", "the soft threshold (%s) must be below the hard limit calls (%s)", Thousands(b.Soft.Calls), Thousands(b.Hard.Calls))
 	}
 	return nil
 }
@@ -202,9 +213,12 @@ func (b Budget) checkSoft() error {
 // Spend is what model calls cost: tokens as providers reported them, and
 // money from llm.prices at the time of each call. Calls to a model the
 // table did not price count their tokens in UnpricedTokens too, and add no
-// money.
+// money. Calls to outside tools count in OutsideCalls, and add money where
+// mcp.prices prices them.
 type Spend struct {
+	// Calls are model calls; OutsideCalls are calls to outside tools.
 	Calls          int64
+	OutsideCalls   int64
 	InputTokens    int64
 	OutputTokens   int64
 	Money          Money
@@ -287,7 +301,11 @@ func (e *BudgetBusyError) Error() string {
 // Amount renders l as spend rather than as a limit: "900 tokens and $0.01"
 // with every measure shown, zero included.
 func (l Limit) Amount() string {
-	return Thousands(l.Tokens) + " tokens and " + l.Money.String()
+	out := Thousands(l.Tokens) + " tokens and " + l.Money.String()
+	if l.Calls > 0 {
+		out += " and " + Thousands(l.Calls) + " outside tool calls"
+	}
+	return out
 }
 
 // Subject is whose calls a budget counts, for messages.
@@ -307,6 +325,9 @@ func (s Spend) Summary() string {
 	out := Thousands(s.Tokens()) + " tokens"
 	if s.Money > 0 || s.UnpricedTokens < s.Tokens() {
 		out += " and " + s.Money.String()
+	}
+	if s.OutsideCalls > 0 {
+		out += fmt.Sprintf(" and %s outside tool calls", Thousands(s.OutsideCalls))
 	}
 	return out
 }

@@ -171,10 +171,10 @@ func (s *Store) chargeBudgets(tx *gorm.DB, act activationRow, streams []string, 
 			stop = &domain.BudgetExceededError{Status: st}
 		}
 	}
-	if stop != nil {
+	if stop != nil && act.ID != "" {
 		return stop, s.recordStop(tx, act.ID, stop)
 	}
-	return nil, nil
+	return stop, nil
 }
 
 // charge adds call to the budget's running sums for window key, starting
@@ -189,7 +189,11 @@ func (r *budgetRow) charge(tx *gorm.DB, key string, start time.Time, call modelC
 		r.setSums(key, sp)
 		return sp, nil
 	}
-	r.SumCalls++
+	if call.Tool != "" {
+		r.SumOutside++
+	} else {
+		r.SumCalls++
+	}
 	r.SumInput += call.InputTokens
 	r.SumOutput += call.OutputTokens
 	r.SumNanos += call.CostNanos
@@ -209,7 +213,7 @@ func (s *Store) noticeBudget(tx *gorm.DB, st domain.BudgetStatus, kind, activati
 	}
 	extra, err := json.Marshal(map[string]any{"kind": kind, "scope": st.Scope, "target": st.Target, "window": st.Window,
 		"windowStart": st.WindowStart, "windowEnd": st.WindowEnd, "limit": limitJSON(st.Hard), "soft": limitJSON(st.Soft),
-		"spend":      map[string]any{"calls": st.Spend.Calls, "tokens": st.Spend.Tokens(), "usd": st.Spend.Money.Dollars(), "unpricedTokens": st.Spend.UnpricedTokens},
+		"spend":      map[string]any{"calls": st.Spend.Calls, "outsideCalls": st.Spend.OutsideCalls, "tokens": st.Spend.Tokens(), "usd": st.Spend.Money.Dollars(), "unpricedTokens": st.Spend.UnpricedTokens},
 		"activation": activation, "raisers": st.Raisers})
 	if err != nil {
 		return err
@@ -243,6 +247,9 @@ func limitJSON(l domain.Limit) map[string]any {
 	}
 	if l.Money > 0 {
 		out["usd"] = l.Money.Dollars()
+	}
+	if l.Calls > 0 {
+		out["calls"] = l.Calls
 	}
 	return out
 }

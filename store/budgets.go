@@ -23,6 +23,8 @@ type budgetRow struct {
 	HardNanos  int64  `gorm:"not null"`
 	SoftTokens int64  `gorm:"not null"`
 	SoftNanos  int64  `gorm:"not null"`
+	HardCalls  int64  `gorm:"not null;default:0"`
+	SoftCalls  int64  `gorm:"not null;default:0"`
 	SetBy      string
 	UpdatedAt  time.Time
 	// SoftNoticed is the window whose soft notices went out.
@@ -38,34 +40,38 @@ type budgetRow struct {
 	SumOutput   int64  `gorm:"not null;default:0"`
 	SumNanos    int64  `gorm:"not null;default:0"`
 	SumUnpriced int64  `gorm:"not null;default:0"`
+	SumOutside  int64  `gorm:"not null;default:0"`
 }
 
 func (r *budgetRow) setSums(key string, sp domain.Spend) {
 	r.SumWindow, r.SumCalls, r.SumInput, r.SumOutput, r.SumNanos, r.SumUnpriced = key, sp.Calls, sp.InputTokens, sp.OutputTokens, int64(sp.Money), sp.UnpricedTokens
+	r.SumOutside = sp.OutsideCalls
 }
 
 func (r budgetRow) spend() domain.Spend {
-	return domain.Spend{Calls: r.SumCalls, InputTokens: r.SumInput, OutputTokens: r.SumOutput, Money: domain.Money(r.SumNanos), UnpricedTokens: r.SumUnpriced}
+	return domain.Spend{Calls: r.SumCalls, InputTokens: r.SumInput, OutputTokens: r.SumOutput, Money: domain.Money(r.SumNanos), UnpricedTokens: r.SumUnpriced,
+		OutsideCalls: r.SumOutside}
 }
 
 // sums are the running-sum columns, for an update.
 func (r budgetRow) sums() map[string]any {
 	return map[string]any{"sum_window": r.SumWindow, "sum_calls": r.SumCalls, "sum_input": r.SumInput, "sum_output": r.SumOutput,
-		"sum_nanos": r.SumNanos, "sum_unpriced": r.SumUnpriced}
+		"sum_nanos": r.SumNanos, "sum_unpriced": r.SumUnpriced, "sum_outside": r.SumOutside}
 }
 
 func (budgetRow) TableName() string { return "budgets" }
 
 func (r budgetRow) toDomain() domain.Budget {
 	return domain.Budget{Scope: domain.BudgetScope(r.Scope), Target: r.Target, Window: domain.BudgetWindow(r.Period),
-		Hard:  domain.Limit{Tokens: r.HardTokens, Money: domain.Money(r.HardNanos)},
-		Soft:  domain.Limit{Tokens: r.SoftTokens, Money: domain.Money(r.SoftNanos)},
+		Hard:  domain.Limit{Tokens: r.HardTokens, Money: domain.Money(r.HardNanos), Calls: r.HardCalls},
+		Soft:  domain.Limit{Tokens: r.SoftTokens, Money: domain.Money(r.SoftNanos), Calls: r.SoftCalls},
 		SetBy: r.SetBy, UpdatedAt: r.UpdatedAt.UTC()}
 }
 
 func budgetFromDomain(b domain.Budget) budgetRow {
 	return budgetRow{Scope: string(b.Scope), Target: b.Target, Period: string(b.Window),
-		HardTokens: b.Hard.Tokens, HardNanos: int64(b.Hard.Money), SoftTokens: b.Soft.Tokens, SoftNanos: int64(b.Soft.Money)}
+		HardTokens: b.Hard.Tokens, HardNanos: int64(b.Hard.Money), SoftTokens: b.Soft.Tokens, SoftNanos: int64(b.Soft.Money),
+		HardCalls: b.Hard.Calls, SoftCalls: b.Soft.Calls}
 }
 
 // whereBudget selects one budget by its key.
@@ -356,7 +362,8 @@ func budgetAudit(b *domain.Budget) any {
 		return nil
 	}
 	return map[string]any{"scope": b.Scope, "target": b.Target, "window": b.Window,
-		"tokens": b.Hard.Tokens, "usd": b.Hard.Money.Dollars(), "softTokens": b.Soft.Tokens, "softUsd": b.Soft.Money.Dollars()}
+		"tokens": b.Hard.Tokens, "usd": b.Hard.Money.Dollars(), "softTokens": b.Soft.Tokens, "softUsd": b.Soft.Money.Dollars(),
+		"calls": b.Hard.Calls, "softCalls": b.Soft.Calls}
 }
 
 // ExportBudgets returns every budget's limits, by scope, target and

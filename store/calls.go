@@ -245,6 +245,9 @@ type CallFilter struct {
 	Among []string
 	// Since keeps calls made at or after it; zero keeps all.
 	Since time.Time
+	// Before keeps calls older than the one of this seq (a page's
+	// cursor); 0 keeps all.
+	Before int64
 	// Limit bounds the calls listed; 0 is DefaultCallLimit.
 	Limit int
 }
@@ -272,6 +275,9 @@ func (s *Store) ListCalls(ctx context.Context, f CallFilter) ([]domain.ToolCall,
 	}
 	if !f.Since.IsZero() {
 		q = q.Where("at >= ?", f.Since.UTC())
+	}
+	if f.Before > 0 {
+		q = q.Where("seq < ?", f.Before)
 	}
 	var rows []callRow
 	if err := q.Order("seq DESC").Limit(f.Limit).Find(&rows).Error; err != nil {

@@ -110,6 +110,9 @@ var migrations = []migration{
 	{33, "workers' workspaces and the repositories attached to them", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&workspaceRow{})
 	}},
+	{34, "outside tool calls on the spend ledger, budgets that limit them", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&modelCallRow{}, &budgetRow{})
+	}},
 }
 
 type schemaMigration struct {

@@ -80,14 +80,18 @@ type spendSums struct {
 	Output   int64
 	Nanos    int64
 	Unpriced int64
+	Outside  int64
 }
 
-const spendColumns = "COUNT(*) AS calls, COALESCE(SUM(model_calls.input_tokens), 0) AS input, COALESCE(SUM(model_calls.output_tokens), 0) AS output, " +
+// spendColumns add up a selection of the ledger: model calls and outside
+// tool calls (model_calls.tool set) apart.
+const spendColumns = "COALESCE(SUM(CASE WHEN model_calls.tool = '' THEN 1 ELSE 0 END), 0) AS calls, " +
+	"COALESCE(SUM(CASE WHEN model_calls.tool = '' THEN 0 ELSE 1 END), 0) AS outside, COALESCE(SUM(model_calls.input_tokens), 0) AS input, COALESCE(SUM(model_calls.output_tokens), 0) AS output, " +
 	"COALESCE(SUM(model_calls.cost_nanos), 0) AS nanos, " +
 	"COALESCE(SUM(CASE WHEN model_calls.priced THEN 0 ELSE model_calls.input_tokens + model_calls.output_tokens END), 0) AS unpriced"
 
 func (r spendSums) spend() domain.Spend {
-	return domain.Spend{Calls: r.Calls, InputTokens: r.Input, OutputTokens: r.Output, Money: domain.Money(r.Nanos), UnpricedTokens: r.Unpriced}
+	return domain.Spend{Calls: r.Calls, InputTokens: r.Input, OutputTokens: r.Output, Money: domain.Money(r.Nanos), UnpricedTokens: r.Unpriced, OutsideCalls: r.Outside}
 }
 
 // spendOf adds up one scope's calls in [since, until).

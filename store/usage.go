@@ -27,6 +27,10 @@ type modelCallRow struct {
 	// list, whose tokens count but cost no money.
 	CostNanos int64 `gorm:"not null;default:0"`
 	Priced    bool  `gorm:"not null;default:false"`
+	// Tool is the outside tool (<server>__<tool>) of a call to an outside
+	// MCP server, which costs no tokens and what mcp.prices says; empty
+	// for a model call.
+	Tool string `gorm:"not null;default:''"`
 }
 
 func (modelCallRow) TableName() string { return "model_calls" }
@@ -95,18 +99,26 @@ func (r modelCallRow) toDomain() domain.ModelCall {
 }
 
 // withRelayedTokens sets each activation's tokens and cost from the ledger. An
-// activation with no relayed call keeps what its runtime reported: an agent
-// an operator let talk to a provider directly (agent.docker.env) is still
-// counted.
+// activation with no relayed model call keeps the tokens and cost its runtime
+// reported (an agent an operator let talk to a provider directly,
+// agent.docker.env, is still counted), plus what its outside tool calls cost.
 func (s *Store) withRelayedTokens(ctx context.Context, acts []domain.Activation) error {
 	ids := make([]string, len(acts))
 	for i, a := range acts {
 		ids[i] = a.ID
 	}
-	sums := map[string]modelCallRow{}
+	type sum struct {
+		ActivationID              string
+		Models                    int64
+		InputTokens, OutputTokens int64
+		ModelNanos, OutsideNanos  int64
+	}
+	sums := map[string]sum{}
 	for chunk := range slices.Chunk(ids, 500) { // SQLite's limit on variables
-		var rows []modelCallRow
-		err := s.read(ctx).Model(&modelCallRow{}).Select("activation_id, SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens, SUM(cost_nanos) AS cost_nanos").
+		var rows []sum
+		err := s.read(ctx).Model(&modelCallRow{}).Select("activation_id, SUM(CASE WHEN tool = '' THEN 1 ELSE 0 END) AS models, "+
+			"SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens, "+
+			"SUM(CASE WHEN tool = '' THEN cost_nanos ELSE 0 END) AS model_nanos, SUM(CASE WHEN tool = '' THEN 0 ELSE cost_nanos END) AS outside_nanos").
 			Where("activation_id IN ?", chunk).Group("activation_id").Scan(&rows).Error
 		if err != nil {
 			return fmt.Errorf("sum relayed tokens: %w", err)
@@ -116,9 +128,14 @@ func (s *Store) withRelayedTokens(ctx context.Context, acts []domain.Activation)
 		}
 	}
 	for i, a := range acts {
-		if r, ok := sums[a.ID]; ok {
-			acts[i].InputTokens, acts[i].OutputTokens, acts[i].Cost = r.InputTokens, r.OutputTokens, domain.Money(r.CostNanos)
+		r, ok := sums[a.ID]
+		if !ok {
+			continue
 		}
+		if r.Models > 0 {
+			acts[i].InputTokens, acts[i].OutputTokens, acts[i].Cost = r.InputTokens, r.OutputTokens, domain.Money(r.ModelNanos)
+		}
+		acts[i].Cost += domain.Money(r.OutsideNanos)
 	}
 	return nil
 }

@@ -12,25 +12,29 @@ import (
 // dollars, absent when unlimited.
 type amountOut struct {
 	Tokens int64   `json:"tokens,omitempty" jsonschema:"tokens, input plus output"`
-	USD    float64 `json:"usd,omitempty" jsonschema:"US dollars, from llm.prices"`
+	USD    float64 `json:"usd,omitempty" jsonschema:"US dollars, from llm.prices and mcp.prices"`
+	Calls  int64   `json:"calls,omitempty" jsonschema:"calls to outside MCP servers' tools"`
 }
 
-func amountOf(l domain.Limit) amountOut { return amountOut{Tokens: l.Tokens, USD: l.Money.Dollars()} }
+func amountOf(l domain.Limit) amountOut {
+	return amountOut{Tokens: l.Tokens, USD: l.Money.Dollars(), Calls: l.Calls}
+}
 
 // spendOut is spend as tools show it.
 type spendOut struct {
-	Calls        int64   `json:"calls"`
+	Calls        int64   `json:"calls" jsonschema:"model calls"`
+	OutsideCalls int64   `json:"outsideCalls,omitempty" jsonschema:"calls to outside MCP servers' tools, which a calls limit counts"`
 	InputTokens  int64   `json:"inputTokens"`
 	OutputTokens int64   `json:"outputTokens"`
 	Tokens       int64   `json:"tokens" jsonschema:"input plus output: what a token limit counts"`
-	USD          float64 `json:"usd" jsonschema:"money from llm.prices at the time of each call"`
+	USD          float64 `json:"usd" jsonschema:"money from llm.prices (and mcp.prices for outside tool calls) at the time of each call"`
 	// Unpriced calls count tokens but no money.
 	UnpricedTokens int64    `json:"unpricedTokens,omitempty" jsonschema:"tokens of calls to models llm.prices does not list: they count against token limits but cost no money"`
 	UnpricedModels []string `json:"unpricedModels,omitempty"`
 }
 
 func spendOf(s domain.Spend) spendOut {
-	return spendOut{Calls: s.Calls, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, Tokens: s.Tokens(), USD: s.Money.Dollars(),
+	return spendOut{Calls: s.Calls, OutsideCalls: s.OutsideCalls, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, Tokens: s.Tokens(), USD: s.Money.Dollars(),
 		UnpricedTokens: s.UnpricedTokens, UnpricedModels: s.UnpricedModels}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
 )
 
 // Outside reaches the outside MCP servers the org attached (the gateway
@@ -122,8 +123,20 @@ func callOutside(ctx context.Context, env *Env, o domain.OutsideTool, args json.
 	if env.Outside == nil {
 		return nil, errNoOutside
 	}
+	call, err := outsideCallOf(ctx, env, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := env.Store.AdmitOutsideCall(ctx, call); err != nil {
+		return nil, err
+	}
 	res, err := env.Outside.Call(ctx, o.Server, o.Name, args)
 	if err != nil {
+		return nil, err
+	}
+	// The server answered, so the call counts, a tool error included; a
+	// budget it takes to its limit stops the next call, not this one.
+	if _, err := env.Store.RecordOutsideCall(ctx, call); err != nil {
 		return nil, err
 	}
 	if err := env.saw(ctx, outsideLabel(o)); err != nil {
@@ -133,6 +146,21 @@ func callOutside(ctx context.Context, env *Env, o domain.OutsideTool, args json.
 		return nil, fmt.Errorf("%s answered an error: %s", o.ToolName(), contentText(res))
 	}
 	return res, nil
+}
+
+// outsideCallOf is a call of o by env's caller as the ledger keeps it,
+// priced by mcp.prices as it stands now.
+func outsideCallOf(ctx context.Context, env *Env, o domain.OutsideTool) (store.OutsideCall, error) {
+	raw, err := env.Store.SettingOr(ctx, domain.MCPPricesSetting)
+	if err != nil {
+		return store.OutsideCall{}, fmt.Errorf("read mcp.prices: %w", err)
+	}
+	prices, err := domain.ParseMCPPrices(raw)
+	if err != nil {
+		return store.OutsideCall{}, err
+	}
+	cost, _ := prices.Of(o.ToolName())
+	return store.OutsideCall{Activation: env.ActivationID, Worker: env.Caller, Tool: o.ToolName(), Cost: cost}, nil
 }
 
 // contentText is a result's text content; other content (images,

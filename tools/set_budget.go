@@ -17,6 +17,8 @@ type setBudgetIn struct {
 	SoftPercent int     `json:"softPercent,omitempty" jsonschema:"the soft threshold as a percentage of each hard limit, 1 to 99; by default 80"`
 	SoftTokens  int64   `json:"softTokens,omitempty" jsonschema:"the soft threshold in tokens, instead of softPercent"`
 	SoftUSD     float64 `json:"softUsd,omitempty" jsonschema:"the soft threshold in US dollars, instead of softPercent"`
+	Calls       int64   `json:"calls,omitempty" jsonschema:"the hard limit on calls to outside MCP servers' tools (<server>__<tool>); 0 for none"`
+	SoftCalls   int64   `json:"softCalls,omitempty" jsonschema:"the soft threshold in outside tool calls, instead of softPercent"`
 	Remove      bool    `json:"remove,omitempty" jsonschema:"true removes the budget of this scope, target and window"`
 }
 
@@ -27,7 +29,7 @@ type setBudgetOut struct {
 }
 
 func setBudget() Tool {
-	return define("set_budget", "Set or remove a spend budget (tokens, US dollars) on a worker, a stream or the org; soft warns, hard holds runs.",
+	return define("set_budget", "Set or remove a spend budget (tokens, US dollars, outside tool calls) on a worker, a stream or the org; soft warns, hard holds runs.",
 		func(ctx context.Context, env *Env, in setBudgetIn) (setBudgetOut, error) {
 			b := domain.Budget{Scope: domain.BudgetScope(in.Scope), Target: in.Target, Window: domain.BudgetWindow(in.Window)}
 			if in.Remove {
@@ -41,7 +43,7 @@ func setBudget() Tool {
 				return setBudgetOut{Budget: budgetOf(domain.BudgetStatus{Budget: removed, State: domain.BudgetOK}), Removed: true,
 					Message: fmt.Sprintf("Removed %s: nothing it held waits for it any more.", removed.Name())}, nil
 			}
-			b.Hard = domain.Limit{Tokens: in.Tokens, Money: domain.USD(in.USD)}
+			b.Hard = domain.Limit{Tokens: in.Tokens, Money: domain.USD(in.USD), Calls: in.Calls}
 			soft, err := softLimit(in, b.Hard)
 			if err != nil {
 				return setBudgetOut{}, err
@@ -59,10 +61,10 @@ func setBudget() Tool {
 // or a percentage of each hard limit (80 by default).
 func softLimit(in setBudgetIn, hard domain.Limit) (domain.Limit, error) {
 	switch {
-	case in.SoftPercent != 0 && (in.SoftTokens != 0 || in.SoftUSD != 0):
-		return domain.Limit{}, domain.Invalid("softPercent", "give softPercent, or softTokens and/or softUsd, not both")
-	case in.SoftTokens != 0 || in.SoftUSD != 0:
-		return domain.Limit{Tokens: in.SoftTokens, Money: domain.USD(in.SoftUSD)}, nil
+	case in.SoftPercent != 0 && (in.SoftTokens != 0 || in.SoftUSD != 0 || in.SoftCalls != 0):
+		return domain.Limit{}, domain.Invalid("softPercent", "give softPercent, or softTokens, softUsd and/or softCalls, not both")
+	case in.SoftTokens != 0 || in.SoftUSD != 0 || in.SoftCalls != 0:
+		return domain.Limit{Tokens: in.SoftTokens, Money: domain.USD(in.SoftUSD), Calls: in.SoftCalls}, nil
 	case in.SoftPercent < 0 || in.SoftPercent > 99:
 		return domain.Limit{}, domain.Invalid("softPercent", "must be between 1 and 99 (a percentage of each hard limit); got %d", in.SoftPercent)
 	}
@@ -70,7 +72,7 @@ func softLimit(in setBudgetIn, hard domain.Limit) (domain.Limit, error) {
 	if pct == 0 {
 		pct = domain.DefaultSoftPercent
 	}
-	return domain.Limit{Tokens: hard.Tokens * pct / 100, Money: hard.Money * domain.Money(pct) / 100}, nil
+	return domain.Limit{Tokens: hard.Tokens * pct / 100, Money: hard.Money * domain.Money(pct) / 100, Calls: hard.Calls * pct / 100}, nil
 }
 
 func setMessage(st domain.BudgetStatus) string {

@@ -299,6 +299,8 @@ func TestSpendAndPricesInput(t *testing.T) {
 		{[]string{"config", "set", "llm.prices.default", `{"input": -3, "output": 15}`}, "llm.prices.default: prices must be zero or more US dollars per million tokens"},
 		{[]string{"config", "set", "llm.prices", `{"m": ` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}`}, "llm.prices: is JSON nested more than 100 levels deep; the limit is 100"},
 		{[]string{"config", "set", "llm.prices.default", `{"input": 3, "out": 15}`}, `llm.prices.default: want {"input": <USD per million input tokens>, "output": <USD per million output tokens>}: json: unknown field "out"`},
+		{[]string{"config", "set", "mcp.prices", `{"github": -0.001}`}, "mcp.prices: github: a price must be zero or more US dollars per call"},
+		{[]string{"config", "set", "mcp.prices", `{"github": {"per_call": 1}}`}, `mcp.prices: want {"<server>__<tool>" or "<server>": <US dollars per call>, …}`},
 	}
 	for _, tt := range tests {
 		_, _, err := run(t, "", append(tt.args, "--db", db)...)
@@ -311,5 +313,33 @@ func TestSpendAndPricesInput(t *testing.T) {
 	}
 	if out := mustRun(t, "config", "set", "llm.prices", `{"claude-sonnet-4-5": {"input": 3, "output": 15}}`, "--db", db); !strings.Contains(out, "llm.prices = ") {
 		t.Errorf("config set llm.prices: %s", out)
+	}
+}
+
+// TestSpendShowsOutsideCalls: calls of outside tools are on the spend
+// report under their tool's name, counted apart from model calls and
+// priced by mcp.prices.
+func TestSpendShowsOutsideCalls(t *testing.T) {
+	db := newDB(t)
+	mustRun(t, "bootstrap", "--db", db)
+	st, err := store.Open(t.Context(), db, store.Options{Transports: transports.Specs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := st.RecordOutsideCall(t.Context(), store.OutsideCall{Worker: "w-owner", Tool: "github__issue_read", Cost: domain.USD(0.001)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	out := runSpend(t, "--db", db, "--period", "all")
+	for _, want := range []string{"MODEL               CALLS  OUTSIDE CALLS  IN TOKENS", "github__issue_read  0      2              0          0           0             $0.002", "w-owner  0      2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("spend lacks %q:\n%s", want, out)
+		}
+	}
+	var rep struct{ Total struct{ OutsideCalls int64 } }
+	if err := json.Unmarshal([]byte(runSpend(t, "--db", db, "--json", "--period", "all")), &rep); err != nil || rep.Total.OutsideCalls != 2 {
+		t.Errorf("spend --json total = %+v, %v; want 2 outside calls", rep.Total, err)
 	}
 }

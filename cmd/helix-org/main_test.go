@@ -53,6 +53,8 @@ func TestMain(m *testing.M) {
 		os.Exit(stubbornAgent())
 	case "probe":
 		os.Exit(probeAgent())
+	case "github-dump":
+		os.Exit(githubDumpAgent())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown HELIX_ORG_TEST_AGENT")
 		os.Exit(2)

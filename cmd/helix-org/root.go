@@ -79,7 +79,7 @@ func envOr(key, def string) string {
 // settings is the registry of every operational config key.
 func settings() domain.Settings {
 	return slices.Concat(tools.Settings, dispatch.Settings, domain.Settings{gateway.CallTimeoutSetting}, agent.Settings, docker.Settings, skill.Settings, transports.Settings(), ui.Settings,
-		domain.Settings{domain.PricesSetting, domain.DefaultPriceSetting, domain.AuditRetentionSetting})
+		domain.Settings{domain.PricesSetting, domain.DefaultPriceSetting, domain.MCPPricesSetting, domain.AuditRetentionSetting})
 }
 
 func newRootCmd() *cobra.Command {

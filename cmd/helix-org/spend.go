@@ -22,7 +22,7 @@ type spendConfig struct {
 
 // spendNote says how spend is counted, under every report.
 const spendNote = "Tokens are input plus output as the provider reported them, through the model relay. Money is from llm.prices at the time of each call; " +
-	"calls to a model it does not list count tokens but no money (unpricedTokens). A run triggered on two streams counts fully in each, so streams may add up to more than the total."
+	"calls to a model it does not list count tokens but no money (unpricedTokens). Calls of outside MCP servers' tools (outsideCalls, listed under MODEL by their tool's name) cost what mcp.prices says. A run triggered on two streams counts fully in each, so streams may add up to more than the total."
 
 func newSpendCmd() *cobra.Command {
 	var cfg spendConfig
@@ -108,6 +108,7 @@ func parseWhen(flag, v string) (time.Time, error) {
 // spendJSON is spend as `spend --json` prints it.
 type spendJSON struct {
 	Calls          int64    `json:"calls"`
+	OutsideCalls   int64    `json:"outsideCalls"`
 	InputTokens    int64    `json:"inputTokens"`
 	OutputTokens   int64    `json:"outputTokens"`
 	Tokens         int64    `json:"tokens"`
@@ -117,7 +118,7 @@ type spendJSON struct {
 }
 
 func toSpendJSON(s domain.Spend) spendJSON {
-	return spendJSON{Calls: s.Calls, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, Tokens: s.Tokens(),
+	return spendJSON{Calls: s.Calls, OutsideCalls: s.OutsideCalls, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, Tokens: s.Tokens(),
 		USD: s.Money.Dollars(), UnpricedTokens: s.UnpricedTokens, UnpricedModels: s.UnpricedModels}
 }
 
@@ -170,7 +171,7 @@ func writeSpend(w io.Writer, rep store.SpendReport) error {
 		to = rep.Until.Format(time.RFC3339)
 	}
 	fmt.Fprintf(w, "Spend from %s to %s (UTC)\n\n", from, to)
-	if rep.Total.Calls == 0 {
+	if rep.Total.Calls == 0 && rep.Total.OutsideCalls == 0 {
 		_, err := fmt.Fprintln(w, "No model calls in this period.")
 		return err
 	}
@@ -179,11 +180,15 @@ func writeSpend(w io.Writer, rep store.SpendReport) error {
 		title string
 		lines []store.SpendLine
 	}{{"WORKER", rep.Workers}, {"STREAM", rep.Streams}, {"MODEL", rep.Models}} {
-		fmt.Fprintf(tw, "%s\tCALLS\tIN TOKENS\tOUT TOKENS\tTOTAL TOKENS\tUSD\t\n", g.title)
-		for _, l := range g.lines {
-			spendRow(tw, l.Key, l.Spend)
+		outside := "" // a column only when there were outside calls
+		if rep.Total.OutsideCalls > 0 {
+			outside = "OUTSIDE CALLS\t"
 		}
-		spendRow(tw, "all", rep.Total)
+		fmt.Fprintf(tw, "%s\tCALLS\t%sIN TOKENS\tOUT TOKENS\tTOTAL TOKENS\tUSD\t\n", g.title, outside)
+		for _, l := range g.lines {
+			spendRow(tw, l.Key, l.Spend, outside != "")
+		}
+		spendRow(tw, "all", rep.Total, outside != "")
 		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
@@ -197,12 +202,16 @@ func writeSpend(w io.Writer, rep store.SpendReport) error {
 	return err
 }
 
-func spendRow(w io.Writer, key string, s domain.Spend) {
+func spendRow(w io.Writer, key string, s domain.Spend, outside bool) {
 	usd := s.Money.String()
 	if s.UnpricedTokens == s.Tokens() && s.Tokens() > 0 {
 		usd = "- (not in llm.prices)"
 	} else if s.UnpricedTokens > 0 {
 		usd += " (+" + domain.Thousands(s.UnpricedTokens) + " unpriced tokens)"
 	}
-	fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%s\t\n", key, s.Calls, s.InputTokens, s.OutputTokens, s.Tokens(), usd)
+	calls := fmt.Sprint(s.Calls)
+	if outside {
+		calls += fmt.Sprintf("\t%d", s.OutsideCalls)
+	}
+	fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%s\t\n", key, calls, s.InputTokens, s.OutputTokens, s.Tokens(), usd)
 }

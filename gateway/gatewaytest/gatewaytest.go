@@ -3,7 +3,9 @@
 package gatewaytest
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,8 +20,16 @@ import (
 // when its call is cancelled: a hung server).
 type Tracker struct {
 	*httptest.Server
-	mu   sync.Mutex
-	auth []string
+	mu    sync.Mutex
+	auth  []string
+	calls int
+}
+
+// Calls is how many tools/call requests reached it.
+func (tr *Tracker) Calls() int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.calls
 }
 
 // Auths are the Authorization headers its requests carried.
@@ -72,8 +82,13 @@ func StartTracker(t testing.TB, valid func(token string) bool) *Tracker {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true})
 	tr.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := r.Header.Get("Authorization")
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		tr.mu.Lock()
 		tr.auth = append(tr.auth, got)
+		if bytes.Contains(body, []byte(`"tools/call"`)) {
+			tr.calls++
+		}
 		tr.mu.Unlock()
 		tok, ok := strings.CutPrefix(got, "Bearer ")
 		if !ok || !valid(tok) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
@@ -14,8 +15,9 @@ type callsPage struct {
 	Filter callsFilter
 	// All: the viewer is the owner and sees every worker's calls; else
 	// only those of the workers whose runs it may read.
-	All bool
-	Err string
+	All   bool
+	Err   string
+	Pager pager
 }
 
 type callsFilter struct{ Worker, Tool string }
@@ -27,13 +29,15 @@ func callsFilterOf(q url.Values) callsFilter {
 }
 
 // handleCalls shows the audit of tool calls, newest first, filtered by
-// worker and tool. The owner sees every call; a manager those of the
+// worker and tool, a page at a time (?limit=, and ?before= the last seq
+// of the page before). The owner sees every call; a manager those of the
 // workers whose runs it may read (worker_log's rule: itself and the
 // workers below it); anyone else is refused, as on the Audit page.
 func (u *UI) handleCalls(w http.ResponseWriter, r *http.Request, v *viewer) {
 	ctx := r.Context()
 	p := callsPage{Filter: callsFilterOf(r.URL.Query()), All: v.IsOwner()}
-	f := store.CallFilter{Worker: p.Filter.Worker, Tool: p.Filter.Tool, Limit: limitOf(r)}
+	before, _ := strconv.ParseInt(r.URL.Query().Get("before"), 10, 64)
+	f := store.CallFilter{Worker: p.Filter.Worker, Tool: p.Filter.Tool, Limit: limitOf(r), Before: before}
 	if !p.All {
 		among, err := u.callsVisibleTo(ctx, v)
 		if err != nil {
@@ -52,7 +56,11 @@ func (u *UI) handleCalls(w http.ResponseWriter, r *http.Request, v *viewer) {
 		u.fail(w, r, v, err)
 		return
 	}
-	p.Rows = rows
+	next := ""
+	if len(rows) == f.Limit {
+		next = strconv.FormatInt(rows[len(rows)-1].Seq, 10)
+	}
+	p.Rows, p.Pager = rows, newPager(r, "before", next)
 	u.render(w, r, http.StatusOK, "calls", pageData{Title: "Calls", Nav: "audit", V: v, Body: p})
 }
 

@@ -1,7 +1,10 @@
 package ui_test
 
 import (
+	"html"
 	"net/http"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,5 +60,40 @@ func TestCallsPage(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCallsPagePages: the Calls page lists ?limit= calls at a time, newest
+// first, with a link to the older ones until there are none; following
+// the links shows every call once.
+func TestCallsPagePages(t *testing.T) {
+	o := newOrg(t)
+	for range 5 {
+		o.call(t, "list_roles", nil)
+	}
+	if err := o.h.Store.FlushCalls(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	href := regexp.MustCompile(`<a href="([^"]*)">Next page »</a>`)
+	path, seen := "/ui/calls?tool=list_roles&limit=2", []int{}
+	for path != "" {
+		status, body := o.client(t, store.OwnerWorker).get(t, path)
+		if status != http.StatusOK {
+			t.Fatalf("GET %s: %d", path, status)
+		}
+		seen = append(seen, strings.Count(body, "<td>list_roles</td>"))
+		path = ""
+		if m := href.FindStringSubmatch(body); m != nil {
+			path = html.UnescapeString(m[1])
+			if !strings.Contains(path, "tool=list_roles") || !strings.Contains(path, "before=") {
+				t.Errorf("next page link %q drops the filter or has no cursor", path)
+			}
+		}
+		if len(seen) > 5 {
+			t.Fatal("the pages never end")
+		}
+	}
+	if !slices.Equal(seen, []int{2, 2, 1}) {
+		t.Errorf("calls per page = %v; want 2, 2, 1 (five calls, two a page)", seen)
 	}
 }
