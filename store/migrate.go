@@ -110,6 +110,9 @@ var migrations = []migration{
 	{33, "workers' workspaces and the repositories attached to them", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&workspaceRow{})
 	}},
+	{35, "messages that steer running activations", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&steerRow{})
+	}},
 }
 
 type schemaMigration struct {
