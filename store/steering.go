@@ -34,8 +34,8 @@ func (r steerRow) toDomain() domain.SteerMessage {
 // its agent takes it between turns, or the worker's next run does. The
 // sender must manage the activation's worker; an activation that is not
 // running is a conflict. The message carries the label of the run that
-// sends it (Writing).
-func (s *Store) SteerActivation(ctx context.Context, id, sender, body string) (domain.SteerMessage, error) {
+// sends it (Writing). logs are appended with it.
+func (s *Store) SteerActivation(ctx context.Context, id, sender, body string, logs ...domain.Event) (domain.SteerMessage, error) {
 	var out domain.SteerMessage
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var act activationRow
@@ -52,6 +52,11 @@ func (s *Store) SteerActivation(ctx context.Context, id, sender, body string) (d
 			Label: WritingLabel(tx.Statement.Context).Encode(), SentAt: s.Now()}
 		if err := tx.Create(&row).Error; err != nil {
 			return err
+		}
+		for _, ev := range logs {
+			if _, err := s.appendTx(tx, ev, AppendOptions{}); err != nil {
+				return err
+			}
 		}
 		out = row.toDomain()
 		return nil

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 
+	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/domain"
 )
 
@@ -36,7 +37,7 @@ func messageActivation() Tool {
 			if limit := maxBody(ctx, env); limit > 0 && len(in.Body) > limit {
 				return messageActivationOut{}, domain.Invalid("body", "is %d bytes, over %s %d", len(in.Body), MaxBodySetting.Key, limit)
 			}
-			m, err := env.Store.SteerActivation(ctx, in.Activation, env.Caller, in.Body)
+			m, err := dispatch.MessageActivation(ctx, env.Store, in.Activation, env.Caller, in.Body)
 			if err != nil {
 				return messageActivationOut{}, err
 			}

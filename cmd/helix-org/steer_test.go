@@ -60,9 +60,16 @@ func TestBuiltinSteering(t *testing.T) {
 			if len(after) == 0 {
 				t.Fatal("the model got no request after the tool call")
 			}
-			last := after[len(after)-1]
-			if len(last.ToolResults) != 1 || !strings.Contains(last.Text, "Message from w-owner") || !strings.Contains(last.Text, "Stop listing and summarise.") {
-				t.Errorf("the request after the message ends with %+v, want the list_streams result and the message", last)
+			// Anthropic sends the message beside the tool's result in one
+			// user message; Chat Completions as a user message after it.
+			var results int
+			var said string
+			for _, m := range after[2:] {
+				results += len(m.ToolResults)
+				said += m.Text
+			}
+			if results != 1 || !strings.Contains(said, "Message from w-owner") || !strings.Contains(said, "Stop listing and summarise.") {
+				t.Errorf("the request after the message ends with %+v, want the list_streams result and the message", after[2:])
 			}
 			wantAll(t, "activation log", o.logOf(t), "Stop listing and summarise.", "assistant: Summarised, as asked.", "exit: succeeded")
 		})
