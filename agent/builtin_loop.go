@@ -23,6 +23,10 @@ type Loop struct {
 	// it runs and its result just after, for a live display.
 	OnToolCall   func(c llm.ToolCall)
 	OnToolResult func(c llm.ToolCall, r llm.ToolResult)
+	// Steer, if set, returns what was said to the run since it last
+	// asked ("" for nothing); it is asked after each round of tool calls,
+	// so a message reaches the model on its next turn.
+	Steer func(ctx context.Context) (string, error)
 
 	// Usage and Turns add up every model call the loop has made.
 	Usage llm.Usage
@@ -65,6 +69,13 @@ func (l *Loop) Run(ctx context.Context, msgs []llm.Message) ([]llm.Message, erro
 				l.OnToolResult(c, r)
 			}
 			results.ToolResults = append(results.ToolResults, r)
+		}
+		if l.Steer != nil {
+			said, err := l.Steer(ctx)
+			if err != nil {
+				return msgs, fmt.Errorf("steering: %w", err)
+			}
+			results.Text = said
 		}
 		msgs = append(msgs, results)
 		l.emit(results, llm.Usage{})

@@ -62,7 +62,8 @@ func prepareBuiltin(ctx context.Context, dir string, cfg LLMConfig, s *streamJSO
 	s.init(cfg.Model, tools.Names())
 	system := SystemPrompt(bash != nil, EnvFile{"agent.md", readOptional(dir, "agent.md")},
 		EnvFile{"role.md", role}, EnvFile{"identity.md", readOptional(dir, "identity.md")})
-	return &Loop{Provider: provider, Tools: tools, System: system, MaxTurns: cfg.MaxTurns, MaxTokens: cfg.MaxTokens, OnMessage: s.message}, nil
+	return &Loop{Provider: provider, Tools: tools, System: system, MaxTurns: cfg.MaxTurns, MaxTokens: cfg.MaxTokens, OnMessage: s.message,
+		Steer: tools.Steering}, nil
 }
 
 // builtinModel is the model a run talks to: the provider configured, or

@@ -29,6 +29,17 @@ func CancelActivation(ctx context.Context, st *store.Store, id, actor string, dr
 		logEvent(a.WorkerID, id, entry))
 }
 
+// MessageActivation keeps body, from actor, for the running activation id
+// to take (store.SteerActivation), and notes it on the activation log.
+func MessageActivation(ctx context.Context, st *store.Store, id, actor, body string) (domain.SteerMessage, error) {
+	a, err := st.GetActivation(ctx, id)
+	if err != nil {
+		return domain.SteerMessage{}, err
+	}
+	entry := domain.LogEntry{Kind: domain.LogOperator, Text: fmt.Sprintf("%s sent activation %s a message:\n%s", cmp.Or(actor, "the operator"), id, body)}
+	return st.SteerActivation(ctx, id, actor, body, logEvent(a.WorkerID, id, entry))
+}
+
 // RetryActivation runs an ended activation's triggers again and notes it
 // on its worker's activation log.
 func RetryActivation(ctx context.Context, st *store.Store, id string) ([]domain.QueuedTrigger, error) {

@@ -338,8 +338,13 @@ func (d *Dispatcher) run(ctx context.Context, act domain.Activation, trigs []dom
 	if err != nil {
 		return domain.RunResult{}, err
 	}
+	// Messages sent to an earlier run that it never read join the prompt.
+	said, err := d.st.TakeSteering(ctx, w.ID, act.ID)
+	if err != nil {
+		return domain.RunResult{}, err
+	}
 	run := domain.Run{ActivationID: act.ID, WorkerID: w.ID, EnvDir: dir, BaseURL: d.opts.MCPBaseURL, MCPURL: domain.MCPURL(d.opts.MCPBaseURL, w.ID), Token: tok,
-		Prompt: RenderPrompt(w, act, trigs, d.recallFor(ctx, w, act, trigs)), Timeout: timeout,
+		Prompt: RenderPrompt(w, act, trigs, d.recallFor(ctx, w, act, trigs)) + SteeringPrompt(said), Timeout: timeout,
 		Log: func(e domain.LogEntry) { hint.note(e); d.appendLog(context.Background(), w.ID, act.ID, e) }, OnStart: onStart}
 	ws, err := d.prepareWorkspace(ctx, w, dir, run.Log)
 	if err != nil {

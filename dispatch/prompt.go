@@ -69,3 +69,20 @@ func field(b *strings.Builder, name, value string) {
 		fmt.Fprintf(b, "  %s: %s\n", name, value)
 	}
 }
+
+// SteeringPrompt renders the messages sent to the worker's earlier runs
+// (message_activation) that no run read while it ran: "" when none.
+func SteeringPrompt(msgs []domain.SteerMessage) string {
+	if len(msgs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nYour managers sent %d message(s) to your previous run, which ended before reading them; act on them too:\n", len(msgs))
+	for i, m := range msgs {
+		fmt.Fprintf(&b, "\n[message %d/%d] from %s to run %s (%s):\n", i+1, len(msgs), m.From, m.ActivationID, m.SentAt.Format("2006-01-02T15:04:05Z"))
+		for line := range strings.SplitSeq(m.Body, "\n") {
+			b.WriteString("    " + line + "\n")
+		}
+	}
+	return b.String()
+}

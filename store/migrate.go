@@ -113,6 +113,9 @@ var migrations = []migration{
 	{34, "outside tool calls on the spend ledger, budgets that limit them", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&modelCallRow{}, &budgetRow{})
 	}},
+	{35, "messages that steer running activations", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&steerRow{})
+	}},
 }
 
 type schemaMigration struct {

@@ -18,12 +18,13 @@ import (
 // person who woke the run (domain.Label.OwnWords), which are theirs to
 // share where they may.
 var audiences = map[string]func(ctx context.Context, env *Env, args json.RawMessage) (audience, error){
-	"publish":          publishAudience,
-	"dm":               dmAudience,
-	"store_insight":    insightAudience,
-	"submit_spec":      orgAudience("spec task stream and documents"),
-	"report_item":      orgAudience("spec task stream and documents"),
-	"create_spec_task": orgAudience("spec task stream and documents"),
+	"publish":            publishAudience,
+	"dm":                 dmAudience,
+	"message_activation": steerAudience,
+	"store_insight":      insightAudience,
+	"submit_spec":        orgAudience("spec task stream and documents"),
+	"report_item":        orgAudience("spec task stream and documents"),
+	"create_spec_task":   orgAudience("spec task stream and documents"),
 }
 
 // audience is who would read a write: readers (nil: everyone in where)
@@ -160,6 +161,19 @@ func dmAudience(ctx context.Context, env *Env, args json.RawMessage) (audience, 
 		return audience{readers: []string{env.Caller}}, nil // dm itself answers a bad to
 	}
 	return audience{readers: []string{env.Caller, to}, where: "a DM of " + env.Caller + " and " + to}, nil
+}
+
+// steerAudience: a message to a run is read by the run's worker.
+func steerAudience(ctx context.Context, env *Env, args json.RawMessage) (audience, error) {
+	var in struct {
+		Activation string `json:"activation"`
+	}
+	json.Unmarshal(args, &in)
+	a, err := env.Store.GetActivation(ctx, in.Activation)
+	if err != nil {
+		return audience{readers: []string{env.Caller}}, nil // message_activation itself answers a bad activation
+	}
+	return audience{readers: []string{env.Caller, a.WorkerID}, where: "the run " + a.ID + " of " + a.WorkerID}, nil
 }
 
 // insightAudience: whoever may recall an insight of that scope — its one

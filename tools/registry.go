@@ -21,7 +21,7 @@ var All = sync.OnceValue(func() []Tool {
 		createStream(), listStreams(), getStream(),
 		subscribe(), unsubscribe(), inviteWorkers(), streamMembers(),
 		publish(), readEvents(), dm(), getAttachment(),
-		workerLog(), cancelActivation(),
+		workerLog(), cancelActivation(), messageActivation(),
 		listDeliveries(), enableEndpoint(),
 		createSkill(), listSkills(), getSkill(), callSkill(), rollbackSkill(), deleteSkill(),
 		addMCPServer(), listMCPServers(), removeMCPServer(),
@@ -79,6 +79,7 @@ func NewServer(env *Env, granted []string) *mcp.Server {
 	addOutsideTools(srv, env, granted)
 	addPrompts(srv, env, granted)
 	addResults(srv, env)
+	addSteering(srv, env)
 	srv.AddReceivingMiddleware(callThrough(env, granted))
 	if searching {
 		find := FindTools()
