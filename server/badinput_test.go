@@ -75,6 +75,8 @@ func TestBadInput(t *testing.T) {
 		{"missing activation", "cancel_activation", map[string]any{}, []string{`missing properties: ["activation"]`}},
 		{"unknown activation", "cancel_activation", map[string]any{"activation": "a-nope"}, []string{`activation "a-nope": not found`}},
 		{"drop not a boolean", "cancel_activation", map[string]any{"activation": "a-nope", "drop": "yes"}, []string{"/properties/drop", `want "boolean"`}},
+		{"missing body", "message_activation", map[string]any{"activation": "a-nope"}, []string{`missing properties: ["body"]`}},
+		{"unknown activation to steer", "message_activation", map[string]any{"activation": "a-nope", "body": "stop and summarise"}, []string{`activation "a-nope": not found`}},
 		{"missing identity", "update_identity", map[string]any{"id": "w-maya"}, []string{`missing properties: ["identity"]`}},
 		{"unknown id", "update_identity", map[string]any{"id": "w-nope", "identity": "x"}, []string{`worker "w-nope": not found`}},
 		{"an AI worker's contact", "set_contact", map[string]any{"worker": "w-echo", "channel": "email", "address": "echo@example.com"}, []string{"worker: w-echo is an AI worker"}},

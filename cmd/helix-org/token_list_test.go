@@ -106,7 +106,7 @@ func TestCompletion(t *testing.T) {
 		{"workers for --worker", []string{"call", "list_roles", "--db", db, "--worker", "w-"}, []string{"w-owner"}},
 		{"streams in call arguments", []string{"call", "publish", "--db", db, "stream=s-o"}, []string{"stream=s-org"}},
 		{"roles in call arguments", []string{"call", "get_role", "--db", db, "id=r-"}, []string{"id=r-owner"}},
-		{"tools for call", []string{"call", "--db", db, "list_r"}, []string{"list_roles"}},
+		{"tools for call", []string{"call", "--db", db, "list_ro"}, []string{"list_roles"}},
 		{"config keys", []string{"config", "get", "dispatch.max_c"}, []string{"dispatch.max_concurrent"}},
 		{"config values", []string{"config", "set", "agent.provider", ""}, []string{"anthropic", "openai"}},
 		{"token ids", []string{"token", "revoke", "--db", db, toks[0].ID[:4]}, []string{toks[0].ID}},
