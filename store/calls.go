@@ -168,14 +168,16 @@ func (s *Store) writeCallLog() {
 	for first := range s.calls.in {
 		batch, flushes := s.takeCalls(first)
 		s.writeCallsRetrying(batch)
-		for _, f := range flushes {
-			close(f)
-		}
 		if now := s.Now(); now.Sub(lastPrune) >= pruneEvery {
 			lastPrune = now
 			if _, err := s.PruneCalls(context.Background()); err != nil {
 				s.log.Warn("prune audited calls", "err", err)
 			}
+		}
+		// A flush returns once the batch and any pruning are done, so a
+		// reader after it sees what the writer did.
+		for _, f := range flushes {
+			close(f)
 		}
 	}
 }

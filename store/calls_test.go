@@ -85,7 +85,9 @@ func TestCallAudit(t *testing.T) {
 		if err != nil || n != 2 {
 			t.Fatalf("pruned %d, %v; want the 2 calls older than 90m", n, err)
 		}
-		record("w-c", "list_roles", `{}`, domain.CallOK)
+		// Recorded at the pruning's time, the clock left alone: the writer
+		// prunes too, by its own clock reading.
+		st.RecordCall(domain.ToolCall{Worker: "w-c", Tool: "list_roles", Arguments: json.RawMessage(`{}`), Status: domain.CallOK, DurationMs: 1.5})
 		if err := st.FlushCalls(ctx); err != nil {
 			t.Fatal(err)
 		}
