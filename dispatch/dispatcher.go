@@ -350,6 +350,9 @@ func (d *Dispatcher) run(ctx context.Context, act domain.Activation, trigs []dom
 	if err != nil {
 		return domain.RunResult{}, err
 	}
+	if err := d.workspaceLabel(ctx, ws, act.ID, run.Log); err != nil {
+		return domain.RunResult{}, err
+	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := d.runtime.Run(runCtx, run)

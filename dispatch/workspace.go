@@ -42,6 +42,20 @@ func (d *Dispatcher) prepareWorkspace(ctx context.Context, w domain.Worker, envD
 	return ws, nil
 }
 
+// workspaceLabel raises the run's label by its workspace's: the agent may
+// read any file an earlier run left there, so what an untrusted or
+// private run wrote stays so for the runs after it.
+func (d *Dispatcher) workspaceLabel(ctx context.Context, ws domain.Workspace, activation string, log func(domain.LogEntry)) error {
+	if ws.Label.IsZero() {
+		return nil
+	}
+	if _, err := d.st.RaiseLabel(ctx, activation, ws.Label); err != nil {
+		return err
+	}
+	log(domain.LogEntry{Kind: domain.LogNote, Text: "this run reads a workspace earlier runs changed; it starts " + ws.Label.String()})
+	return nil
+}
+
 // commitWorkspace commits what the run changed in the workspace, as the
 // worker. A failure is noted on the run's log and the server's; the run's
 // own outcome stands, and the changes wait for the next run's commit.
@@ -53,6 +67,9 @@ func (d *Dispatcher) commitWorkspace(ctx context.Context, w domain.Worker, ws do
 	if err == nil {
 		err = d.st.RecordWorkspace(ctx, w.ID, ws.Dir, ws.Prepared, head)
 	}
+	if err == nil && committed {
+		err = d.labelWorkspace(ctx, w.ID, activation)
+	}
 	if err != nil {
 		log(domain.LogEntry{Kind: domain.LogNote, Text: "the workspace's changes were not committed: " + err.Error()})
 		d.log.Error("commit workspace", "worker", w.ID, "activation", activation, "err", err)
@@ -61,4 +78,14 @@ func (d *Dispatcher) commitWorkspace(ctx context.Context, w domain.Worker, ws do
 	if committed {
 		log(domain.LogEntry{Kind: domain.LogNote, Text: fmt.Sprintf("workspace: committed the run's changes as %s on %s", head, domain.WorkspaceBranch(w.ID))})
 	}
+}
+
+// labelWorkspace joins the run's final label into its workspace's, once
+// the run changed it.
+func (d *Dispatcher) labelWorkspace(ctx context.Context, worker, activation string) error {
+	l, err := d.st.ActivationLabel(ctx, activation)
+	if err != nil {
+		return err
+	}
+	return d.st.LabelWorkspace(ctx, worker, l)
 }

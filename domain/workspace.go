@@ -31,6 +31,9 @@ type Workspace struct {
 	// workspace before an attach or detach records what it prepared, and
 	// the next run sees that it is not what is attached now.
 	Prepared string `json:"-"`
+	// Label is the join of the labels of the runs whose changes it holds:
+	// what a run starts from when it may read the workspace's files.
+	Label Label `json:"label,omitzero"`
 }
 
 // Attachment names what is attached (URL and base), "" for none.

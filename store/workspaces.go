@@ -25,12 +25,14 @@ type workspaceRow struct {
 	Head      string
 	UpdatedBy string
 	UpdatedAt time.Time
+	// Label is the encoded join of the labels of the runs that changed it.
+	Label string `gorm:"not null;default:''"`
 }
 
 func (workspaceRow) TableName() string { return "workspaces" }
 
 func (r workspaceRow) toDomain() domain.Workspace {
-	return domain.Workspace{WorkerID: r.WorkerID, URL: r.URL, Base: r.Base, Forge: r.Forge, Project: r.Project, Branch: domain.WorkspaceBranch(r.WorkerID), Source: r.Source, Dir: r.Dir, Prepared: r.Prepared, Head: r.Head}
+	return domain.Workspace{WorkerID: r.WorkerID, URL: r.URL, Base: r.Base, Forge: r.Forge, Project: r.Project, Branch: domain.WorkspaceBranch(r.WorkerID), Source: r.Source, Dir: r.Dir, Prepared: r.Prepared, Head: r.Head, Label: storedLabel(r.Label)}
 }
 
 // Workspace is a worker's workspace as last recorded; a worker no run
@@ -117,6 +119,29 @@ func (s *Store) RecordWorkspace(ctx context.Context, worker, dir, prepared, head
 	})
 	if err != nil {
 		return fmt.Errorf("record workspace of %s: %w", worker, err)
+	}
+	return nil
+}
+
+// LabelWorkspace joins a run's label into the label of the worker's
+// workspace: its changes are there for every later run to read.
+func (s *Store) LabelWorkspace(ctx context.Context, worker string, l domain.Label) error {
+	if l.IsZero() {
+		return nil
+	}
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		var raw []string
+		if err := tx.Model(&workspaceRow{}).Where("worker_id = ?", worker).Pluck("label", &raw).Error; err != nil {
+			return err
+		}
+		if len(raw) == 0 {
+			return tx.Create(&workspaceRow{WorkerID: worker, Label: l.Encode(), UpdatedBy: worker, UpdatedAt: s.Now()}).Error
+		}
+		next := storedLabel(raw[0]).Join(l)
+		return tx.Model(&workspaceRow{}).Where("worker_id = ?", worker).Update("label", next.Encode()).Error
+	})
+	if err != nil {
+		return fmt.Errorf("label the workspace of %s: %w", worker, err)
 	}
 	return nil
 }

@@ -32,8 +32,19 @@ func openPullRequest() Tool {
 			if err != nil {
 				return forge.PullRequest{}, err
 			}
-			if _, _, err := workspace.Commit(ctx, ws.Dir, workspace.Author{ID: w.ID, Name: w.Name}, env.ActivationID); err != nil {
+			_, committed, err := workspace.Commit(ctx, ws.Dir, workspace.Author{ID: w.ID, Name: w.Name}, env.ActivationID)
+			if err != nil {
 				return forge.PullRequest{}, err
+			}
+			if committed && env.ActivationID != "" {
+				// The commit holds the run's changes: later runs read them.
+				l, err := env.Store.ActivationLabel(ctx, env.ActivationID)
+				if err == nil {
+					err = env.Store.LabelWorkspace(ctx, w.ID, l)
+				}
+				if err != nil {
+					return forge.PullRequest{}, err
+				}
 			}
 			if err := remote(ctx, env).PushBranch(ctx, ws.Dir, ws.URL, ws.Branch, pushAuth(c)); err != nil {
 				return forge.PullRequest{}, err
