@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os/exec"
@@ -118,6 +119,16 @@ func (b *Builtin) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 	cmd := exec.Command(b.Exe, "agent", "run")
 	cmd.Dir = run.EnvDir
 	cmd.Env = append(Environ(run), b.LLM.ForRun(run).Environ()...)
+	// Kept or not, no conversation is left in the directory for a run
+	// that was not given it.
+	if err := handHistory(run); err != nil {
+		return domain.RunResult{ExitStatus: -1}, err
+	}
+	session := ""
+	if run.KeepHistory {
+		session = cmp.Or(run.Session, newBuiltinSession())
+		cmd.Env = append(cmd.Env, EnvHistory+"="+historyFile)
+	}
 	var usage domain.RunResult
 	res, err := runAgent(ctx, cmd, run, b.Sandbox, []string{b.Exe}, func(stream, line string) {
 		if stream == "stderr" {
@@ -127,5 +138,9 @@ func (b *Builtin) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 		parseStreamJSON(line, run.Log, &usage)
 	})
 	res.InputTokens, res.OutputTokens = usage.InputTokens, usage.OutputTokens
-	return res, err
+	history, herr := takeHistory(run)
+	if run.KeepHistory && herr == nil {
+		res.Session, res.History = session, history
+	}
+	return res, errors.Join(err, herr)
 }

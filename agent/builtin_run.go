@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,7 +28,23 @@ func RunBuiltin(ctx context.Context, dir, prompt string, cfg LLMConfig, out io.W
 		return err
 	}
 	defer loop.Tools.Close()
-	msgs, err := loop.Run(ctx, []llm.Message{{Role: llm.RoleUser, Text: prompt}})
+	// A preserved session continues the conversation kept from its last
+	// run, and keeps this one's for the next, on error too.
+	var path string
+	var msgs []llm.Message
+	if name := os.Getenv(EnvHistory); name != "" {
+		path = filepath.Join(dir, filepath.Base(name))
+		if msgs, err = readHistory(path); err != nil {
+			s.result(nil, "", err)
+			return err
+		}
+	}
+	msgs, err = loop.Run(ctx, continueWith(msgs, prompt))
+	if path != "" {
+		if werr := writeHistory(path, msgs); werr != nil {
+			err = errors.Join(err, fmt.Errorf("keep the conversation: %w", werr))
+		}
+	}
 	s.result(loop, FinalText(msgs), err)
 	return err
 }

@@ -165,11 +165,12 @@ func (s Selector) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 			return domain.RunResult{Runtime: def.Name, ExitStatus: -1}, err
 		}
 	}
+	run.KeepHistory = preserve
 	res, err := rt.Run(ctx, run)
 	res.Runtime = def.Name
 	res.Continued = run.Session != "" && res.Session == run.Session
 	if preserve {
-		if kerr := s.Env.keep(ctx, def.Name, run, prev, res.Session); kerr != nil && s.Env.Logger != nil {
+		if kerr := s.Env.keep(ctx, def.Name, run, prev, res); kerr != nil && s.Env.Logger != nil {
 			s.Env.Logger.Error("keep agent session", "worker", run.WorkerID, "activation", run.ActivationID, "err", kerr)
 		}
 	}

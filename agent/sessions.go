@@ -37,10 +37,13 @@ func parsePreserve(s string) (map[string]bool, error) {
 }
 
 // SessionKeeper keeps the session each worker's runs on each runtime
-// continue; *store.Store satisfies it.
+// continue, and the labels of the runs that carry it; *store.Store
+// satisfies it.
 type SessionKeeper interface {
 	AgentSession(ctx context.Context, worker, runtime string) (domain.AgentSession, error)
 	PutAgentSession(ctx context.Context, s domain.AgentSession) error
+	ActivationLabel(ctx context.Context, activation string) (domain.Label, error)
+	RaiseLabel(ctx context.Context, activation string, l domain.Label) (domain.Label, error)
 }
 
 // preserves reports whether a worker's runs continue their session: the
@@ -98,21 +101,44 @@ func (env RuntimeEnv) resume(ctx context.Context, runtime string, run *domain.Ru
 		note(run, fmt.Sprintf("starting a fresh %s session: the previous one (%s) is not resumed: %s", runtime, prev.SessionID, why))
 		return domain.AgentSession{}, nil
 	}
-	run.Session = prev.SessionID
+	// What the session read before reaches this run: its label rises
+	// by it, or private or untrusted text would go on unlabelled.
+	if !prev.Label.IsZero() && run.ActivationID != "" {
+		if _, err := env.Sessions.RaiseLabel(ctx, run.ActivationID, prev.Label); err != nil {
+			return domain.AgentSession{}, fmt.Errorf("raise the label of %s by its session's: %w", run.ActivationID, err)
+		}
+	}
+	run.Session, run.History = prev.SessionID, prev.History
 	note(run, fmt.Sprintf("continuing %s session %s (begun %s, %d runs before this)", runtime, prev.SessionID, prev.StartedAt.UTC().Format(time.RFC3339), prev.Runs))
 	return prev, nil
 }
 
-// keep records the session a run had, for the next to continue.
-func (env RuntimeEnv) keep(ctx context.Context, runtime string, run domain.Run, prev domain.AgentSession, id string) error {
+// keep records the session a run had, for the next to continue, with
+// the run's label as it ended. A kept conversation (the built-in agent's)
+// counts its own size; one past agent.session_max_bytes is not kept, so
+// the next run starts fresh and says why.
+func (env RuntimeEnv) keep(ctx context.Context, runtime string, run domain.Run, prev domain.AgentSession, res domain.RunResult) error {
+	id := res.Session
 	if env.Sessions == nil || id == "" {
 		return nil
 	}
+	label, err := env.Sessions.ActivationLabel(ctx, run.ActivationID)
+	if err != nil && !errors.Is(err, domain.ErrNotFound) {
+		return err
+	}
 	now := env.now()
 	next := domain.AgentSession{WorkerID: run.WorkerID, Runtime: runtime, SessionID: id, StartedAt: now, UpdatedAt: now,
-		Bytes: int64(len(run.Prompt)), Runs: 1}
+		Bytes: int64(len(run.Prompt)), Runs: 1, Label: label}
 	if prev.SessionID == id {
-		next.StartedAt, next.Bytes, next.Runs = prev.StartedAt, prev.Bytes+next.Bytes, prev.Runs+1
+		next.StartedAt, next.Bytes, next.Runs, next.Label = prev.StartedAt, prev.Bytes+next.Bytes, prev.Runs+1, prev.Label.Join(label)
+	}
+	if res.History != nil {
+		next.Bytes, next.History = int64(len(res.History)), res.History
+		if maxBytes := env.Settings.IntSetting(ctx, SessionMaxBytesSetting); maxBytes > 0 && next.Bytes > maxBytes {
+			next.History = nil
+			note(&run, fmt.Sprintf("not keeping the conversation of %s session %s: %d bytes, past %s %d; the next run starts fresh",
+				runtime, id, next.Bytes, SessionMaxBytesSetting.Key, maxBytes))
+		}
 	}
 	return env.Sessions.PutAgentSession(ctx, next)
 }

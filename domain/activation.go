@@ -136,6 +136,11 @@ type Run struct {
 	// Session, when set, is the runtime's own session id to resume (its
 	// CLI's resume option); empty starts a fresh session.
 	Session string
+	// History, with Session, is the built-in agent's conversation to
+	// continue (AgentSession.History); KeepHistory asks it to hand back
+	// the conversation as the run leaves it, in RunResult.History.
+	History     []byte
+	KeepHistory bool
 }
 
 // RunResult is how a run ended.
@@ -152,6 +157,9 @@ type RunResult struct {
 	// Session is the runtime's own id of the session the run had, as its
 	// CLI reported it, for the next run to resume; empty when it said none.
 	Session string
+	// History is the built-in agent's conversation at the end of the run,
+	// when Run.KeepHistory asked for it.
+	History []byte
 	// Continued says the run resumed the session it was given.
 	Continued bool
 	// Stop, for a run the server stopped (a cancel, a timeout, shutdown),

@@ -14,4 +14,10 @@ type AgentSession struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 	Bytes     int64     `json:"bytes"`
 	Runs      int       `json:"runs"`
+	// History is the built-in agent's conversation (its []llm.Message as
+	// JSON), which it keeps in the store rather than a CLI's own files;
+	// Label is what that conversation had read: a run that continues it
+	// is raised by it.
+	History []byte `json:"-"`
+	Label   Label  `json:"label"`
 }

@@ -84,6 +84,9 @@ const (
 	ApprovalGrant ApprovalKind = "grant"
 	// ApprovalUntrusted: a high-risk tool in a run that read untrusted data.
 	ApprovalUntrusted ApprovalKind = "untrusted"
+	// ApprovalAI: a tool that waits for a person whenever an AI worker
+	// calls it (approvals.ai_requires), whatever its grant and its run.
+	ApprovalAI ApprovalKind = "ai"
 	// ApprovalDeclassify: a write to a wider audience than may read what
 	// the run read; a person among its readers decides.
 	ApprovalDeclassify ApprovalKind = "declassify"

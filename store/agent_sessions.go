@@ -21,6 +21,8 @@ type agentSessionRow struct {
 	UpdatedAt time.Time
 	Bytes     int64
 	Runs      int
+	History   []byte
+	Label     string `gorm:"not null;default:''"`
 }
 
 func (agentSessionRow) TableName() string { return "agent_sessions" }
@@ -36,14 +38,14 @@ func (s *Store) AgentSession(ctx context.Context, worker, runtime string) (domai
 		return domain.AgentSession{}, fmt.Errorf("agent session of %s on %s: %w", worker, runtime, err)
 	}
 	return domain.AgentSession{WorkerID: r.WorkerID, Runtime: r.Runtime, SessionID: r.SessionID, StartedAt: r.StartedAt,
-		UpdatedAt: r.UpdatedAt, Bytes: r.Bytes, Runs: r.Runs}, nil
+		UpdatedAt: r.UpdatedAt, Bytes: r.Bytes, Runs: r.Runs, History: r.History, Label: storedLabel(r.Label)}, nil
 }
 
 // PutAgentSession records the session a worker's next run on its runtime
 // continues, replacing the one before.
 func (s *Store) PutAgentSession(ctx context.Context, a domain.AgentSession) error {
 	row := agentSessionRow{WorkerID: a.WorkerID, Runtime: a.Runtime, SessionID: a.SessionID, StartedAt: a.StartedAt,
-		UpdatedAt: a.UpdatedAt, Bytes: a.Bytes, Runs: a.Runs}
+		UpdatedAt: a.UpdatedAt, Bytes: a.Bytes, Runs: a.Runs, History: a.History, Label: a.Label.Encode()}
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		return tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&row).Error
 	})

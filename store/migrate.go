@@ -116,6 +116,9 @@ var migrations = []migration{
 	{35, "messages that steer running activations", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&steerRow{})
 	}},
+	{36, "the built-in agent's kept conversations and their labels", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&agentSessionRow{})
+	}},
 }
 
 type schemaMigration struct {

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/helixml/helix-org/domain"
@@ -22,7 +23,25 @@ var (
 			}
 			return nil
 		}}
+	AIRequiresSetting = domain.SettingSpec{Key: "approvals.ai_requires", Type: domain.SettingString, Default: `["merge_pull_request"]`,
+		Description: "JSON list of tools that wait for the caller's nearest human manager whenever an AI worker calls them, " +
+			"whatever its grant says and even in a trusted run; [] for none.",
+		Validate: func(v string) error { _, err := parseToolList("approvals.ai_requires", v); return err }}
 )
+
+// parseToolList reads a JSON list of built-in tool names.
+func parseToolList(key, v string) ([]string, error) {
+	var names []string
+	if err := json.Unmarshal([]byte(v), &names); err != nil {
+		return nil, domain.Invalid(key, `want a JSON list of tool names, e.g. ["merge_pull_request"]: %v`, err)
+	}
+	for _, name := range names {
+		if !isBuiltinName(name) {
+			return nil, domain.Invalid(key, "unknown tool %q", name)
+		}
+	}
+	return names, nil
+}
 
 func splitList(v string) []string {
 	var out []string

@@ -109,8 +109,9 @@ type hold struct {
 
 // whyHeld decides whether a call waits: a write beyond what the run's
 // readers allow asks a person among them to declassify; a high-risk call
-// in a run that read untrusted data, or a call whose grant requires it,
-// asks the caller's nearest human manager.
+// in a run that read untrusted data, a call whose grant requires it, or
+// one of approvals.ai_requires by an AI worker, asks the caller's nearest
+// human manager.
 func whyHeld(ctx context.Context, env *Env, tool string, args json.RawMessage) (hold, error) {
 	var h hold
 	if env.ActivationID != "" {
@@ -142,8 +143,34 @@ func whyHeld(ctx context.Context, env *Env, tool string, args json.RawMessage) (
 	if required {
 		h.kind, whys = cmp.Or(h.kind, domain.ApprovalGrant), append(whys, "the grant of "+tool+" requires approval")
 	}
+	ai, err := aiRequires(ctx, env, tool)
+	if err != nil {
+		return h, err
+	}
+	if ai != "" {
+		h.kind, whys = cmp.Or(h.kind, domain.ApprovalAI), append(whys, ai)
+	}
 	h.why = strings.Join(whys, "; and ")
 	return h, nil
+}
+
+// aiRequires says why a call waits because an AI worker makes it and
+// approvals.ai_requires names the tool, or "": some acts (a merge) are a
+// person's to sign off whatever the agent read.
+func aiRequires(ctx context.Context, env *Env, tool string) (string, error) {
+	v, err := env.Store.SettingOr(ctx, AIRequiresSetting)
+	if err != nil {
+		return "", err
+	}
+	names, err := parseToolList(AIRequiresSetting.Key, v)
+	if err != nil || !slices.Contains(names, tool) {
+		return "", err
+	}
+	w, err := env.Store.GetWorker(ctx, env.Caller)
+	if err != nil || w.Kind != domain.WorkerAI {
+		return "", err
+	}
+	return tool + " waits for a person when an AI worker calls it (" + AIRequiresSetting.Key + ")", nil
 }
 
 // grantRequires says whether the caller's grant of tool requires approval.

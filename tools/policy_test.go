@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -203,5 +204,85 @@ func TestDeclassifying(t *testing.T) {
 	last := evs[len(evs)-1]
 	if last.Message.Body != "the merger closes Friday" || last.Label.Scoped() || last.CausedBy != run {
 		t.Errorf("published = %+v, want the approved message readable by the org", last)
+	}
+}
+
+// TestAIWorkersWaitForMerges: merge_pull_request by an AI worker waits
+// for its nearest human manager, in a trusted run and outside one,
+// whatever its grant says; a person's call runs, and approvals.ai_requires
+// set to [] lets an AI worker's call run too.
+func TestAIWorkersWaitForMerges(t *testing.T) {
+	tests := []struct {
+		name, caller, run, setting string
+		kind                       domain.ApprovalKind // "" runs
+		why                        []string
+	}{
+		{name: "an AI worker in a trusted run", caller: "w-desk", run: "lead's DM", kind: domain.ApprovalAI,
+			why: []string{"merge_pull_request waits for a person when an AI worker calls it (approvals.ai_requires)"}},
+		{name: "an AI worker outside a run", caller: "w-desk", kind: domain.ApprovalAI, why: []string{"approvals.ai_requires"}},
+		{name: "an AI worker after outside input", caller: "w-desk", run: "webhook", kind: domain.ApprovalUntrusted,
+			why: []string{"read untrusted data", "; and merge_pull_request waits for a person when an AI worker calls it"}},
+		{name: "an AI worker, the default turned off", caller: "w-desk", run: "lead's DM", setting: `[]`},
+		{name: "an AI worker, another tool listed", caller: "w-desk", run: "lead's DM", setting: `["grant_tool"]`},
+		{name: "a person", caller: "w-lead"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := labelFixture(t)
+			f.grant(t, "w-lead", "merge_pull_request")
+			if tt.setting != "" {
+				if err := f.env.Store.SetSetting(t.Context(), AIRequiresSetting, tt.setting); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run := ""
+			if tt.run != "" {
+				run = labelRuns[tt.run](t, f)
+			}
+			env := f.as(tt.caller)
+			env.ActivationID = run
+			granted, err := f.env.Store.LiveTools(t.Context(), tt.caller)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := Invoke(t.Context(), env, granted, "merge_pull_request", json.RawMessage(`{"number":7}`))
+			a, held := Held(out)
+			if tt.kind == "" {
+				// It ran: the tool itself answers that no forge repository is attached.
+				if held || err == nil || !strings.Contains(err.Error(), "no repository on a forge") {
+					t.Fatalf("held = %v (%+v), err = %v; want the call run", held, a, err)
+				}
+				return
+			}
+			if err != nil || !held {
+				t.Fatalf("held = %v, err = %v; want it held", held, err)
+			}
+			if a.Kind != tt.kind || a.Approver != "w-lead" || a.ActivationID != run {
+				t.Errorf("approval = %+v, want %s decided by w-lead in %q", a, tt.kind, run)
+			}
+			for _, w := range tt.why {
+				if !strings.Contains(a.Why, w) {
+					t.Errorf("why = %q, want it to say %q", a.Why, w)
+				}
+			}
+		})
+	}
+}
+
+// TestAIRequiresSetting: approvals.ai_requires takes a JSON list of tools
+// and says what is wrong with anything else.
+func TestAIRequiresSetting(t *testing.T) {
+	f := newFixture(t)
+	for _, c := range []struct{ value, want string }{
+		{`["merge_pull_request","grant_tool"]`, ""},
+		{`[]`, ""},
+		{`merge_pull_request`, `approvals.ai_requires: want a JSON list of tool names, e.g. ["merge_pull_request"]`},
+		{`["merge_everything"]`, `approvals.ai_requires: unknown tool "merge_everything"`},
+	} {
+		err := f.env.Store.SetSetting(t.Context(), AIRequiresSetting, c.value)
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("set %s: %v, want %q", c.value, err, c.want)
+		}
 	}
 }

@@ -43,7 +43,7 @@ func Names() []string {
 }
 
 // Settings are the operational config keys the tools read.
-var Settings = domain.Settings{MaxBodySetting, ApprovalTTLSetting, HighRiskSetting, LinkSimilarSetting, SpecClonesDirSetting, SpecAllowPrivateSetting, SpecMaxCloneSetting,
+var Settings = domain.Settings{MaxBodySetting, ApprovalTTLSetting, HighRiskSetting, AIRequiresSetting, LinkSimilarSetting, SpecClonesDirSetting, SpecAllowPrivateSetting, SpecMaxCloneSetting,
 	SearchThresholdSetting, ContextBudgetSetting, SpecRepoRootsSetting,
 	GitHubTokenSetting, GitHubAPISetting, GitLabTokenSetting, GitLabURLSetting}
 
