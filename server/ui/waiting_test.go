@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +141,42 @@ func TestCannotStartShowsAtOnce(t *testing.T) {
 	}
 	if s := status("/ui/"); !strings.Contains(s, "status-idle") {
 		t.Errorf("org chart after a run that started: %s", s)
+	}
+}
+
+// TestSteerAndStopARunFromItsPage: a running run of an AI worker shows, to
+// the owner, a box to message it and a button to stop it; the message is
+// kept for the run to read, and Stop ends the run as cancelled.
+func TestSteerAndStopARunFromItsPage(t *testing.T) {
+	o := newOrg(t)
+	ctx, st := t.Context(), o.h.Store
+	o.call(t, "create_role", map[string]any{"id": "r-bot", "title": "Bot", "content": "Answer."})
+	o.call(t, "create_position", map[string]any{"id": "p-bot", "role": "r-bot", "title": "Bot"})
+	o.call(t, "hire_worker", map[string]any{"id": "w-bot", "position": "p-bot", "kind": "ai", "name": "Bot"})
+	if _, _, _, err := st.Claim(ctx, "w-bot", "act-1", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	c := o.client(t, "w-owner")
+	if code, body := c.get(t, "/ui/workers/w-bot"); code != 200 || !strings.Contains(body, `action="/ui/act/message_activation"`) ||
+		!strings.Contains(body, `value="act-1"`) || !strings.Contains(body, "Stop run act-1") {
+		t.Fatalf("worker page = %d, want the running run's message box and stop button:\n%s", code, body)
+	}
+	form := url.Values{"csrf": {c.csrf}, "next": {"/ui/workers/w-bot"}, "activation": {"act-1"}, "body": {"stop after the summary"}}
+	if code, body := c.post(t, "/ui/act/message_activation", form, nil); code != 303 {
+		t.Fatalf("message_activation = %d:\n%s", code, body)
+	}
+	said, err := st.TakeSteering(ctx, "w-bot", "act-1")
+	if err != nil || len(said) != 1 || said[0].Body != "stop after the summary" {
+		t.Errorf("the run's messages = %+v, %v; want the one sent from the page", said, err)
+	}
+	form = url.Values{"csrf": {c.csrf}, "next": {"/ui/workers/w-bot"}, "activation": {"act-1"}}
+	if code, body := c.post(t, "/ui/act/cancel_activation", form, nil); code != 303 {
+		t.Fatalf("cancel_activation = %d:\n%s", code, body)
+	}
+	if a, err := st.GetActivation(ctx, "act-1"); err != nil || a.Status != domain.ActivationCancelled {
+		t.Errorf("run after Stop = %+v, %v; want cancelled", a, err)
+	}
+	if _, body := c.get(t, "/ui/workers/w-bot"); strings.Contains(body, `action="/ui/act/message_activation"`) {
+		t.Errorf("an ended run still offers its message box")
 	}
 }
