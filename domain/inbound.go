@@ -16,6 +16,18 @@ type Inbound struct {
 	// transport's parse sets it, from what the provider authenticated;
 	// nothing in the message itself can.
 	Sender Sender
+	// Wake, when set, is the spec-task item whose builder the message is
+	// told to, in its inbox: a review or check on the item's pull request.
+	// Only a transport's parse sets it, from the store's own record of
+	// which item opened the pull request.
+	Wake *ItemRef
+}
+
+// ItemRef names a spec-task item and the builder working it.
+type ItemRef struct {
+	Task   string `json:"task"`
+	Item   int    `json:"item"`
+	Worker string `json:"worker"`
 }
 
 // Sender is the sender of an inbound message as its provider

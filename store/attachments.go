@@ -83,6 +83,9 @@ func (s *Store) appendInboundTx(tx *gorm.DB, m domain.Inbound, maxBody int) (dom
 			ContentType: a.ContentType, Size: a.Size, Content: c, CreatedAt: s.Now()}
 	}
 	stored, dup, err := s.appendOnce(tx, ev, AppendOptions{MaxBody: maxBody, dedupKey: m.Key, sender: m.Sender})
+	if err == nil && !dup && m.Wake != nil && m.Wake.Worker != "" {
+		err = s.wakeBuilderTx(tx, *m.Wake, stored)
+	}
 	if err != nil || dup || len(rows) == 0 {
 		return domain.Receipt{Event: stored, Duplicate: dup}, err
 	}

@@ -116,6 +116,9 @@ var migrations = []migration{
 	{35, "messages that steer running activations", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&steerRow{})
 	}},
+	{36, "pull requests opened for spec-task items", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&specTaskRow{}, &taskItemRow{})
+	}},
 }
 
 type schemaMigration struct {
