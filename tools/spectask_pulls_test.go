@@ -107,6 +107,44 @@ func TestSpecTaskPullRequests(t *testing.T) {
 		{name: "per task: none while items are still worked",
 			setup: withPullRequests(fake, forge.GitHub, "acme/app", "task"), caller: "w-b1", args: deliver,
 			want: pullOut{Seq: 1, State: "done"}},
+		{name: "per task: one when the last item is delivered from that builder's branch",
+			setup: func(t *testing.T, f fixture) {
+				withPullRequests(fake, forge.GitHub, "acme/app", "task")(t, f)
+				report(t, f, "w-b1", 1, "delivered", "users table")
+				report(t, f, "w-b2", 2, "delivered", "login page")
+				report(t, f, "w-b1", 3, "delivered", "sessions")
+			},
+			caller: "w-b1", args: map[string]any{"task": "t-login", "item": 4, "outcome": "delivered", "summary": "wired"},
+			want: pullOut{Seq: 4, State: "done", PullRequest: &domain.ItemPullRequest{Forge: "github", Project: "acme/app", Number: 7,
+				URL: "https://github.com/acme/app/pull/7", Head: "helix/w-b1"}},
+			check: func(t *testing.T, f fixture, _ pullOut) {
+				view := mustCall[store.SpecTaskView](t, f.env, "get_spec_task", map[string]any{"task": "t-login"})
+				if view.Task.State != domain.TaskImplementationReview {
+					t.Errorf("task state %s, want implementation_review", view.Task.State)
+				}
+				for _, it := range view.Items[:3] {
+					if it.PullRequest != nil {
+						t.Errorf("item %d has pull request %+v; the task opens one, on its last item", it.Seq, it.PullRequest)
+					}
+				}
+			}},
+		{name: "per item: the builder's second item shares its branch's open pull request",
+			setup: func(t *testing.T, f fixture) {
+				withPullRequests(fake, forge.GitHub, "acme/app", "item")(t, f)
+				report(t, f, "w-b1", 1, "delivered", "users table")
+			},
+			caller: "w-b1", args: map[string]any{"task": "t-login", "item": 3, "outcome": "delivered", "summary": "sessions"},
+			want: pullOut{Seq: 3, State: "done", PullRequest: &domain.ItemPullRequest{Forge: "github", Project: "acme/app", Number: 7,
+				URL: "https://github.com/acme/app/pull/7", Head: "helix/w-b1"}},
+			check: func(t *testing.T, f fixture, _ pullOut) {
+				fake.mu.Lock()
+				defer fake.mu.Unlock()
+				for _, req := range fake.got {
+					if strings.Contains(req, "Session handler") {
+						t.Errorf("a second pull request was asked for the same branch: %s", req)
+					}
+				}
+			}},
 		{name: "none: the builder opens its own if it wants",
 			setup: withPullRequests(fake, forge.GitHub, "acme/app", "none"), caller: "w-b1", args: deliver,
 			want: pullOut{Seq: 1, State: "done"}},
