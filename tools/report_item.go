@@ -22,6 +22,9 @@ func reportItem() Tool {
 			if err := pullProgress(ctx, env, in.Task); err != nil {
 				return itemStateOut{}, err
 			}
+			if err := pullRequestReady(ctx, env, in.Task, domain.ItemOutcome(in.Outcome)); err != nil {
+				return itemStateOut{}, err
+			}
 			it, err := env.Store.ReportItem(ctx, env.Caller, in.Task, in.Item, domain.ItemOutcome(in.Outcome), in.Summary, in.Rest)
 			if err != nil {
 				return itemStateOut{}, err

@@ -31,6 +31,27 @@ func itemPullRequest(ctx context.Context, env *Env, task string, it domain.TaskI
 	return env.Store.SetItemPullRequest(ctx, task, it.Seq, pr)
 }
 
+// pullRequestReady refuses a delivery the task would open a pull request
+// for when the builder's workspace cannot give one, before the report
+// changes anything, so the builder can fix it and report again.
+func pullRequestReady(ctx context.Context, env *Env, task string, outcome domain.ItemOutcome) error {
+	if outcome == domain.OutcomeBlocked {
+		return nil
+	}
+	v, err := env.Store.GetSpecTask(ctx, task)
+	if err != nil || v.Task.PullRequests == "" || v.Task.PullRequests == domain.PullRequestsNone {
+		return err
+	}
+	ws, err := attachedWorkspace(ctx, env, env.Caller)
+	if err == nil {
+		_, err = forgeClient(ctx, env, ws)
+	}
+	if err != nil {
+		return fmt.Errorf("%s opens pull requests (pullRequests %q) from your workspace, which cannot open one; nothing was reported: %w", task, v.Task.PullRequests, err)
+	}
+	return nil
+}
+
 func openItemPullRequest(ctx context.Context, env *Env, items []domain.TaskItem, t domain.SpecTask, it domain.TaskItem) (domain.ItemPullRequest, error) {
 	ws, c, err := pushWorkspace(ctx, env, it.Worker)
 	if err != nil {

@@ -140,9 +140,20 @@ func TestSpecTaskPullRequests(t *testing.T) {
 				fake.mu.Lock()
 				defer fake.mu.Unlock()
 				for _, req := range fake.got {
-					if strings.Contains(req, "Session handler") {
+					if strings.Contains(req, `"title":"Login: Session handler"`) {
 						t.Errorf("a second pull request was asked for the same branch: %s", req)
 					}
+				}
+			}},
+		{name: "no repository attached to the builder: refused before anything is reported",
+			setup: func(t *testing.T, f fixture) {
+				withPullRequests(fake, forge.GitHub, "acme/app", "item")(t, f)
+				mustCall[any](t, f.env, "detach_repository", map[string]any{"worker": "w-b1"})
+			},
+			caller: "w-b1", args: deliver, wantErr: []string{"t-login", `pullRequests "item"`, "no repository attached", "nothing was reported"},
+			check: func(t *testing.T, f fixture, _ pullOut) {
+				if it := items(t, f, "t-login")[0]; it.State != "in_progress" {
+					t.Errorf("item 1 is %s, want still in_progress", it.State)
 				}
 			}},
 		{name: "none: the builder opens its own if it wants",
