@@ -55,7 +55,7 @@ func (s *Store) PullRequestItem(ctx context.Context, forge, project string, numb
 // the item's pull request that was just stored on the task's stream.
 func (s *Store) wakeBuilderTx(tx *gorm.DB, w domain.ItemRef, ev domain.Event) error {
 	m := ev.Message
-	extra, _ := json.Marshal(taskNotice{Task: w.Task, Ask: "answer the review of your pull request", Item: w.Item})
+	extra, _ := json.Marshal(taskNotice{Task: w.Task, Ask: "answer the review or check on your pull request", Item: w.Item})
 	body := fmt.Sprintf("%s wrote on the pull request of item %d of %s (event %s on %s):\n\n%s", cmp.Or(m.From, "someone"), w.Item, w.Task, ev.ID, ev.StreamID, quote(m.Body))
 	_, err := s.notifyLabelTx(tx, w.Worker, domain.Message{Subject: fmt.Sprintf("Spec task %s, item %d: %s", w.Task, w.Item, m.Subject),
 		Body: body, BodyContentType: "text/markdown", Extra: extra, ThreadID: m.ThreadID}, ev.ID, ev.Label)
