@@ -21,6 +21,10 @@ type Inbound struct {
 	// Only a transport's parse sets it, from the store's own record of
 	// which item opened the pull request.
 	Wake *ItemRef
+	// Via is the transport the message came through when it is stored on
+	// a stream of another kind (a forge review on a spec task's local
+	// stream), so it is labelled as what it is: outside words.
+	Via TransportKind
 }
 
 // ItemRef names a spec-task item and the builder working it.

@@ -239,6 +239,11 @@ func TestSpecTaskReviewWakesBuilder(t *testing.T) {
 			if tc.woken && (!strings.Contains(last.Subject, "item 1") || !strings.Contains(last.Body, "Codertocat")) {
 				t.Errorf("notice %q: %q, want item 1 and the reviewer named", last.Subject, last.Body)
 			}
+			// The reviewer's words are the outside's: a run reading them is
+			// untrusted, on the task's stream and in the inbox alike.
+			if tc.woken && (!review.Label.Untrusted || !inbox[len(inbox)-1].Label.Untrusted) {
+				t.Errorf("labels: on the task's stream %v, the notice %v; want both untrusted", review.Label, inbox[len(inbox)-1].Label)
+			}
 		})
 	}
 }

@@ -121,7 +121,7 @@ func reviewOf(ctx context.Context, st Store, d Delivery, delivery string) ([]dom
 	if err != nil {
 		return nil, err
 	}
-	return []domain.Inbound{{StreamID: domain.TaskStream(ref.Task), Message: d.Message, Key: delivery, Contents: d.Contents, Wake: &ref}}, nil
+	return []domain.Inbound{{StreamID: domain.TaskStream(ref.Task), Message: d.Message, Key: delivery, Contents: d.Contents, Wake: &ref, Via: Kind}}, nil
 }
 
 // selects reports whether a github stream wants this repository's event.

@@ -169,7 +169,7 @@ func reviewOf(ctx context.Context, st Store, d Delivery) ([]domain.Inbound, erro
 		if err != nil {
 			return nil, err
 		}
-		return []domain.Inbound{{StreamID: domain.TaskStream(ref.Task), Message: d.Message, Key: d.Message.MessageID, Contents: d.Contents, Wake: &ref}}, nil
+		return []domain.Inbound{{StreamID: domain.TaskStream(ref.Task), Message: d.Message, Key: d.Message.MessageID, Contents: d.Contents, Wake: &ref, Via: Kind}}, nil
 	}
 	return nil, nil
 }

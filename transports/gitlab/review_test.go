@@ -51,7 +51,12 @@ func TestReviewOnItemMergeRequest(t *testing.T) {
 			}
 			var review bool
 			for _, ev := range f.events(t, domain.TaskStream("t-login")) {
-				review = review || ev.Message.Body == "This MR needs work."
+				if ev.Message.Body == "This MR needs work." {
+					review = true
+					if !ev.Label.Untrusted {
+						t.Errorf("the note on the task's stream is labelled %v, want untrusted", ev.Label)
+					}
+				}
 			}
 			if review != tc.woken {
 				t.Errorf("the note on the task's stream: %v, want %v", review, tc.woken)
@@ -60,6 +65,9 @@ func TestReviewOnItemMergeRequest(t *testing.T) {
 			last := inbox[len(inbox)-1].Message
 			if told := strings.Contains(last.Body, "This MR needs work."); told != tc.woken {
 				t.Errorf("w-dev's last notice %q: %q; told of the note: %v, want %v", last.Subject, last.Body, told, tc.woken)
+			}
+			if l := inbox[len(inbox)-1].Label; tc.woken && !l.Untrusted {
+				t.Errorf("the notice quoting the note is labelled %v, want untrusted", l)
 			}
 		})
 	}
