@@ -32,6 +32,8 @@ type ItemRef struct {
 	Task   string `json:"task"`
 	Item   int    `json:"item"`
 	Worker string `json:"worker"`
+	// URL is the item's pull request, when the reference is to one.
+	URL string `json:"url,omitempty"`
 }
 
 // Sender is the sender of an inbound message as its provider

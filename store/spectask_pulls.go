@@ -48,7 +48,7 @@ func (s *Store) PullRequestItem(ctx context.Context, forge, project string, numb
 	if err != nil {
 		return domain.ItemRef{}, fmt.Errorf("item of pull request %s#%d: %w", project, number, err)
 	}
-	return domain.ItemRef{Task: r.TaskID, Item: r.Seq, Worker: r.Worker}, nil
+	return domain.ItemRef{Task: r.TaskID, Item: r.Seq, Worker: r.Worker, URL: r.PRURL}, nil
 }
 
 // wakeBuilderTx tells an item's builder, in its inbox, about an event on
@@ -56,7 +56,8 @@ func (s *Store) PullRequestItem(ctx context.Context, forge, project string, numb
 func (s *Store) wakeBuilderTx(tx *gorm.DB, w domain.ItemRef, ev domain.Event) error {
 	m := ev.Message
 	extra, _ := json.Marshal(taskNotice{Task: w.Task, Ask: "answer the review or check on your pull request", Item: w.Item})
-	body := fmt.Sprintf("%s wrote on the pull request of item %d of %s (event %s on %s):\n\n%s", cmp.Or(m.From, "someone"), w.Item, w.Task, ev.ID, ev.StreamID, quote(m.Body))
+	body := fmt.Sprintf("%s wrote on the pull request of item %d of %s, %s (event %s on %s):\n\n%s\n\nAnswer it in your workspace; "+
+		"what you push to your branch updates the pull request.", cmp.Or(m.From, "someone"), w.Item, w.Task, w.URL, ev.ID, ev.StreamID, quote(m.Body))
 	_, err := s.notifyLabelTx(tx, w.Worker, domain.Message{Subject: fmt.Sprintf("Spec task %s, item %d: %s", w.Task, w.Item, m.Subject),
 		Body: body, BodyContentType: "text/markdown", Extra: extra, ThreadID: m.ThreadID}, ev.ID, ev.Label)
 	return err

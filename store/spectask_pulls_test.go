@@ -63,7 +63,7 @@ func TestItemPullRequest(t *testing.T) {
 		t.Fatalf("task %+v items %+v: %v", view.Task, view.Items, err)
 	}
 	got, err := st.PullRequestItem(ctx, "github", "acme/app", 7)
-	if diff := cmp.Diff(domain.ItemRef{Task: "t-x", Item: 1, Worker: "w-b1"}, got); err != nil || diff != "" {
+	if diff := cmp.Diff(domain.ItemRef{Task: "t-x", Item: 1, Worker: "w-b1", URL: "https://github.com/Acme/App/pull/7"}, got); err != nil || diff != "" {
 		t.Errorf("PullRequestItem (-want +got):\n%s %v", diff, err)
 	}
 	for _, miss := range []struct {

@@ -236,8 +236,9 @@ func TestSpecTaskReviewWakesBuilder(t *testing.T) {
 			if told != tc.woken {
 				t.Fatalf("w-b1's last notice %q: %q; told of the review: %v, want %v", last.Subject, last.Body, told, tc.woken)
 			}
-			if tc.woken && (!strings.Contains(last.Subject, "item 1") || !strings.Contains(last.Body, "Codertocat")) {
-				t.Errorf("notice %q: %q, want item 1 and the reviewer named", last.Subject, last.Body)
+			if tc.woken && (!strings.Contains(last.Subject, "item 1") || !strings.Contains(last.Body, "Codertocat") ||
+				!strings.Contains(last.Body, "https://github.com/Codertocat/Hello-World/pull/7")) {
+				t.Errorf("notice %q: %q, want item 1, the reviewer and the pull request named", last.Subject, last.Body)
 			}
 			// The reviewer's words are the outside's: a run reading them is
 			// untrusted, on the task's stream and in the inbox alike.
