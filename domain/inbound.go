@@ -16,6 +16,24 @@ type Inbound struct {
 	// transport's parse sets it, from what the provider authenticated;
 	// nothing in the message itself can.
 	Sender Sender
+	// Wake, when set, is the spec-task item whose builder the message is
+	// told to, in its inbox: a review or check on the item's pull request.
+	// Only a transport's parse sets it, from the store's own record of
+	// which item opened the pull request.
+	Wake *ItemRef
+	// Via is the transport the message came through when it is stored on
+	// a stream of another kind (a forge review on a spec task's local
+	// stream), so it is labelled as what it is: outside words.
+	Via TransportKind
+}
+
+// ItemRef names a spec-task item and the builder working it.
+type ItemRef struct {
+	Task   string `json:"task"`
+	Item   int    `json:"item"`
+	Worker string `json:"worker"`
+	// URL is the item's pull request, when the reference is to one.
+	URL string `json:"url,omitempty"`
 }
 
 // Sender is the sender of an inbound message as its provider

@@ -140,6 +140,9 @@ type SpecTask struct {
 	Builders []string `json:"builders"`
 	// Parallel caps how many items are in progress at once.
 	Parallel int `json:"parallel"`
+	// PullRequests says when the server opens pull requests from the
+	// builders' workspaces: per delivered item, once per task, or never.
+	PullRequests PullRequestMode `json:"pullRequests,omitempty"`
 	// Revisions counts specs sent back by the reviewer.
 	Revisions int       `json:"revisions"`
 	Comments  string    `json:"comments,omitempty"`
@@ -166,6 +169,8 @@ func (t SpecTask) Validate() error {
 		return Required("builders")
 	case t.Parallel < 0:
 		return Invalid("parallel", "must be at least 1, got %d", t.Parallel)
+	case t.PullRequests != "" && !slices.Contains(PullRequestModes, t.PullRequests):
+		return EnumError("pullRequests", "pull request mode", t.PullRequests, PullRequestModes)
 	}
 	return nil
 }

@@ -53,6 +53,8 @@ type TaskItem struct {
 	Replans    int        `json:"replans,omitempty"`
 	StartedAt  *time.Time `json:"startedAt,omitempty"`
 	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+	// PullRequest is the one the server opened for the item, if any.
+	PullRequest *ItemPullRequest `json:"pullRequest,omitempty"`
 }
 
 // CheckItems refuses a graph that cannot be worked: items without a title,

@@ -82,7 +82,14 @@ func (s *Store) appendInboundTx(tx *gorm.DB, m domain.Inbound, maxBody int) (dom
 		rows[i] = attachmentRow{ID: a.Ref, EventID: ev.ID, StreamID: ev.StreamID, Name: a.Name,
 			ContentType: a.ContentType, Size: a.Size, Content: c, CreatedAt: s.Now()}
 	}
-	stored, dup, err := s.appendOnce(tx, ev, AppendOptions{MaxBody: maxBody, dedupKey: m.Key, sender: m.Sender})
+	opts := AppendOptions{MaxBody: maxBody, dedupKey: m.Key, sender: m.Sender}
+	if m.Via != "" {
+		opts.label = s.arrivalLabel(ev, m.Via)
+	}
+	stored, dup, err := s.appendOnce(tx, ev, opts)
+	if err == nil && !dup && m.Wake != nil && m.Wake.Worker != "" {
+		err = s.wakeBuilderTx(tx, *m.Wake, stored)
+	}
 	if err != nil || dup || len(rows) == 0 {
 		return domain.Receipt{Event: stored, Duplicate: dup}, err
 	}

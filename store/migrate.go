@@ -119,6 +119,9 @@ var migrations = []migration{
 	{36, "the built-in agent's kept conversations and their labels", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&agentSessionRow{})
 	}},
+	{37, "pull requests opened for spec-task items", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&specTaskRow{}, &taskItemRow{})
+	}},
 }
 
 type schemaMigration struct {

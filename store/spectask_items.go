@@ -32,6 +32,12 @@ type taskItemRow struct {
 	HandoutSeq int64 `gorm:"index"`
 	StartedAt  *time.Time
 	FinishedAt *time.Time
+	// The pull request opened for the item; PRNumber > 0 when there is one.
+	PRForge   string
+	PRProject string
+	PRNumber  int `gorm:"index"`
+	PRURL     string
+	PRHead    string
 }
 
 func (taskItemRow) TableName() string { return "spec_task_items" }
@@ -39,6 +45,9 @@ func (taskItemRow) TableName() string { return "spec_task_items" }
 func (r taskItemRow) toDomain() domain.TaskItem {
 	it := domain.TaskItem{Seq: r.Seq, Title: r.Title, Description: r.Description, Verify: r.Verify, State: domain.ItemState(r.State),
 		Worker: r.Worker, Summary: r.Summary, Handouts: r.Handouts, Replans: r.Replans, StartedAt: utcPtr(r.StartedAt), FinishedAt: utcPtr(r.FinishedAt)}
+	if r.PRNumber > 0 {
+		it.PullRequest = &domain.ItemPullRequest{Forge: r.PRForge, Project: r.PRProject, Number: r.PRNumber, URL: r.PRURL, Head: r.PRHead}
+	}
 	json.Unmarshal([]byte(r.Files), &it.Files)
 	json.Unmarshal([]byte(r.BlockedBy), &it.BlockedBy)
 	return it
@@ -50,9 +59,13 @@ func itemRow(task string, it domain.TaskItem) taskItemRow {
 	if it.State == "" {
 		it.State = domain.ItemPending
 	}
-	return taskItemRow{TaskID: task, Seq: it.Seq, Title: it.Title, Description: it.Description, Files: string(files), Verify: it.Verify,
+	row := taskItemRow{TaskID: task, Seq: it.Seq, Title: it.Title, Description: it.Description, Files: string(files), Verify: it.Verify,
 		BlockedBy: string(after), State: string(it.State), Worker: it.Worker, Summary: it.Summary, Handouts: it.Handouts, Replans: it.Replans,
 		StartedAt: it.StartedAt, FinishedAt: it.FinishedAt}
+	if pr := it.PullRequest; pr != nil {
+		row.PRForge, row.PRProject, row.PRNumber, row.PRURL, row.PRHead = pr.Forge, pr.Project, pr.Number, pr.URL, pr.Head
+	}
+	return row
 }
 
 func taskItems(db *gorm.DB, task string) ([]domain.TaskItem, error) {

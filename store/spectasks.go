@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,19 +20,21 @@ import (
 // what keeps an item from being handed to two workers at once.
 
 type specTaskRow struct {
-	ID        string `gorm:"primaryKey"`
-	Title     string `gorm:"not null"`
-	Prompt    string `gorm:"not null"`
-	Priority  int
-	State     string `gorm:"not null;index"`
-	Repo      string
-	Origin    string
-	Planner   string `gorm:"not null"`
-	Reviewer  string `gorm:"not null"`
-	Builders  string `gorm:"not null"`
-	Parallel  int    `gorm:"not null"`
-	Revisions int
-	Comments  string
+	ID       string `gorm:"primaryKey"`
+	Title    string `gorm:"not null"`
+	Prompt   string `gorm:"not null"`
+	Priority int
+	State    string `gorm:"not null;index"`
+	Repo     string
+	Origin   string
+	Planner  string `gorm:"not null"`
+	Reviewer string `gorm:"not null"`
+	Builders string `gorm:"not null"`
+	Parallel int    `gorm:"not null"`
+	// PullRequests is the task's domain.PullRequestMode.
+	PullRequests string `gorm:"not null;default:'none'"`
+	Revisions    int
+	Comments     string
 	// AddItems is set while the reviewer's changes to the built work wait
 	// for the planner's new items, so a replayed submit adds none twice.
 	AddItems     bool
@@ -49,7 +52,8 @@ func (specTaskRow) TableName() string { return "spec_tasks" }
 func (r specTaskRow) toDomain() domain.SpecTask {
 	t := domain.SpecTask{ID: r.ID, Title: r.Title, Prompt: r.Prompt, Priority: r.Priority, State: domain.TaskState(r.State),
 		Repo: r.Repo, Origin: r.Origin, Planner: r.Planner, Reviewer: r.Reviewer, Parallel: r.Parallel, Revisions: r.Revisions,
-		Comments: r.Comments, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+		PullRequests: domain.PullRequestMode(r.PullRequests),
+		Comments:     r.Comments, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	json.Unmarshal([]byte(r.Builders), &t.Builders)
 	return t
 }
@@ -89,6 +93,7 @@ func (s *Store) CreateSpecTask(ctx context.Context, actor string, t domain.SpecT
 		now := s.Now()
 		row := specTaskRow{ID: id, Title: t.Title, Prompt: t.Prompt, Priority: t.Priority, State: string(domain.TaskBacklog),
 			Repo: t.Repo, Origin: t.Origin, Planner: t.Planner, Reviewer: t.Reviewer, Builders: string(builders), Parallel: t.Parallel,
+			PullRequests: string(cmp.Or(t.PullRequests, domain.PullRequestsNone)),
 			Requirements: "# " + t.Title + "\n\n" + t.Prompt + "\n", CreatedBy: actor, CreatedAt: now, UpdatedAt: now,
 			DocsLabel: WritingLabel(ctx).Encode()}
 		if err := tx.Create(&row).Error; err != nil {

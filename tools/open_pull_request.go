@@ -20,37 +20,52 @@ func openPullRequest() Tool {
 			if in.Title == "" {
 				return forge.PullRequest{}, domain.Required("title")
 			}
-			ws, err := attachedWorkspace(ctx, env, env.Caller)
-			if err != nil {
-				return forge.PullRequest{}, err
-			}
-			c, err := forgeClient(ctx, env, ws)
-			if err != nil {
-				return forge.PullRequest{}, err
-			}
-			w, err := env.Store.GetWorker(ctx, env.Caller)
-			if err != nil {
-				return forge.PullRequest{}, err
-			}
-			_, committed, err := workspace.Commit(ctx, ws.Dir, workspace.Author{ID: w.ID, Name: w.Name}, env.ActivationID)
-			if err != nil {
-				return forge.PullRequest{}, err
-			}
-			if committed && env.ActivationID != "" {
-				// The commit holds the run's changes: later runs read them.
-				l, err := env.Store.ActivationLabel(ctx, env.ActivationID)
-				if err == nil {
-					err = env.Store.LabelWorkspace(ctx, w.ID, l)
-				}
-				if err != nil {
-					return forge.PullRequest{}, err
-				}
-			}
-			if err := remote(ctx, env).PushBranch(ctx, ws.Dir, ws.URL, ws.Branch, pushAuth(c)); err != nil {
-				return forge.PullRequest{}, err
-			}
-			return c.Open(ctx, ws.Project, ws.Branch, ws.Base, in.Title, in.Body)
+			_, pr, err := pushAndOpen(ctx, env, env.Caller, in.Title, in.Body)
+			return pr, err
 		}).annotated("Open pull request", openWorld)
+}
+
+// pushAndOpen commits what is uncommitted in worker's workspace, pushes
+// its branch and opens a pull request of it with the server's credentials.
+func pushAndOpen(ctx context.Context, env *Env, worker, title, body string) (domain.Workspace, forge.PullRequest, error) {
+	ws, c, err := pushWorkspace(ctx, env, worker)
+	if err != nil {
+		return ws, forge.PullRequest{}, err
+	}
+	pr, err := c.Open(ctx, ws.Project, ws.Branch, ws.Base, title, body)
+	return ws, pr, err
+}
+
+// pushWorkspace commits what is uncommitted in worker's workspace, as the
+// worker, and pushes its branch with the server's credentials.
+func pushWorkspace(ctx context.Context, env *Env, worker string) (domain.Workspace, forge.Client, error) {
+	ws, err := attachedWorkspace(ctx, env, worker)
+	if err != nil {
+		return ws, forge.Client{}, err
+	}
+	c, err := forgeClient(ctx, env, ws)
+	if err != nil {
+		return ws, c, err
+	}
+	w, err := env.Store.GetWorker(ctx, worker)
+	if err != nil {
+		return ws, c, err
+	}
+	_, committed, err := workspace.Commit(ctx, ws.Dir, workspace.Author{ID: w.ID, Name: w.Name}, env.ActivationID)
+	if err != nil {
+		return ws, c, err
+	}
+	if committed && env.ActivationID != "" {
+		// The commit holds the run's changes: later runs read them.
+		l, err := env.Store.ActivationLabel(ctx, env.ActivationID)
+		if err == nil {
+			err = env.Store.LabelWorkspace(ctx, w.ID, l)
+		}
+		if err != nil {
+			return ws, c, err
+		}
+	}
+	return ws, c, remote(ctx, env).PushBranch(ctx, ws.Dir, ws.URL, ws.Branch, pushAuth(c))
 }
 
 // attachedWorkspace is a worker's workspace when a repository on a forge

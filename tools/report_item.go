@@ -16,9 +16,13 @@ type reportItemIn struct {
 }
 
 func reportItem() Tool {
-	return define("report_item", "Report on the spec-task item you build: delivered, partial (the rest becomes a new item) or blocked.",
+	return define("report_item", "Report on the spec-task item you build: delivered, partial (the rest becomes a new item) or blocked. "+
+		"When the task opens pull requests, the server pushes your workspace branch and opens one (per item, or when the last item is delivered); reviews on it reach you.",
 		func(ctx context.Context, env *Env, in reportItemIn) (itemStateOut, error) {
 			if err := pullProgress(ctx, env, in.Task); err != nil {
+				return itemStateOut{}, err
+			}
+			if err := pullRequestReady(ctx, env, in.Task, domain.ItemOutcome(in.Outcome)); err != nil {
 				return itemStateOut{}, err
 			}
 			it, err := env.Store.ReportItem(ctx, env.Caller, in.Task, in.Item, domain.ItemOutcome(in.Outcome), in.Summary, in.Rest)
@@ -26,6 +30,9 @@ func reportItem() Tool {
 				return itemStateOut{}, err
 			}
 			note := fmt.Sprintf("# Item %d: %s\n\n%s by %s\n\n%s\n", it.Seq, it.Title, in.Outcome, env.Caller, in.Summary)
+			if it, err = itemPullRequest(ctx, env, in.Task, it); err != nil {
+				return itemStateOf(it), err
+			}
 			return itemStateOf(it), pushDocs(ctx, env, in.Task, fmt.Sprintf("item %d %s", it.Seq, in.Outcome),
 				map[string]string{fmt.Sprintf("sessions/%d-%s.md", it.Seq, env.Caller): note})
 		}, enum("outcome", domain.ItemOutcomes)).annotated("Report item", openWorld)

@@ -91,8 +91,10 @@ type itemStateOut struct {
 	Item   int              `json:"item"`
 	State  domain.ItemState `json:"state"`
 	Worker string           `json:"worker"`
+	// PullRequest is set once the server opened one for the item.
+	PullRequest *domain.ItemPullRequest `json:"pullRequest,omitempty" jsonschema:"the pull request the server opened for the item"`
 }
 
 func itemStateOf(it domain.TaskItem) itemStateOut {
-	return itemStateOut{Item: it.Seq, State: it.State, Worker: it.Worker}
+	return itemStateOut{Item: it.Seq, State: it.State, Worker: it.Worker, PullRequest: it.PullRequest}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"mime"
@@ -24,6 +25,9 @@ const Pattern = "POST /github/webhook"
 type Store interface {
 	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
 	ListStreams(ctx context.Context, kind domain.TransportKind) ([]domain.Stream, error)
+	// PullRequestItem is the spec-task item the server opened a pull
+	// request for, or an error wrapping domain.ErrNotFound.
+	PullRequestItem(ctx context.Context, forge, project string, number int) (domain.ItemRef, error)
 }
 
 // Endpoint receives GitHub webhook deliveries: 401 for a missing or bad
@@ -92,10 +96,32 @@ func parse(ctx context.Context, st Store, event, delivery string, body []byte) (
 			b.Messages = append(b.Messages, domain.Inbound{StreamID: s.ID, Message: d.Message, Key: delivery, Contents: d.Contents})
 		}
 	}
+	task, err := reviewOf(ctx, st, d, delivery)
+	if err != nil {
+		return inbound.Batch{}, err
+	}
+	b.Messages = append(b.Messages, task...)
 	if len(b.Messages) == 0 {
 		b.Note = fmt.Sprintf("no github stream selects %q events of repository %q; nothing stored", event, d.Repo)
 	}
 	return b, nil
+}
+
+// reviewOf is a review event on a pull request the server opened for a
+// spec-task item, for the task's stream, waking the item's builder; none
+// for any other event.
+func reviewOf(ctx context.Context, st Store, d Delivery, delivery string) ([]domain.Inbound, error) {
+	if d.PullRequest == 0 || d.Repo == "" {
+		return nil, nil
+	}
+	ref, err := st.PullRequestItem(ctx, string(Kind), d.Repo, d.PullRequest)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []domain.Inbound{{StreamID: domain.TaskStream(ref.Task), Message: d.Message, Key: delivery, Contents: d.Contents, Wake: &ref, Via: Kind}}, nil
 }
 
 // selects reports whether a github stream wants this repository's event.

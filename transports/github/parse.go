@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/helixml/helix-org/domain"
@@ -17,7 +18,14 @@ type Delivery struct {
 	// Contents holds the attachments' contents: the whole payload, when it
 	// is too large for extra (PayloadAttachment).
 	Contents [][]byte
+	// PullRequest is the number of the pull request a review, review
+	// comment or check run is about (ReviewEvents), else 0.
+	PullRequest int
 }
+
+// ReviewEvents are the events about a pull request that reach the
+// builder of the spec-task item the server opened it for.
+var ReviewEvents = []string{"pull_request_review", "pull_request_review_comment", "check_run"}
 
 // PayloadAttachment is the attachment that carries a payload larger than
 // domain.MaxExtra; extra then holds only its outline.
@@ -45,6 +53,13 @@ type payload struct {
 	} `json:"release"`
 	Ref        string `json:"ref"`
 	HeadCommit *text  `json:"head_commit"`
+	CheckRun   *struct {
+		Name         string `json:"name"`
+		Conclusion   string `json:"conclusion"`
+		PullRequests []struct {
+			Number int `json:"number"`
+		} `json:"pull_requests"`
+	} `json:"check_run"`
 }
 
 // item is an issue, pull request or discussion.
@@ -90,6 +105,7 @@ func Parse(event, delivery string, body []byte) (Delivery, error) {
 		d.Repo = p.Repository.FullName
 	}
 	m.Subject, m.Body, m.ThreadID = describe(event, p)
+	d.PullRequest = pullNumber(event, p)
 	if strings.TrimSpace(m.Body) == "" {
 		m.Body = summary(event, p.Action, m.From, d.Repo)
 	}
@@ -115,6 +131,20 @@ type outline struct {
 		Login string `json:"login"`
 	} `json:"sender,omitempty"`
 	Payload string `json:"payload"`
+}
+
+// pullNumber is the pull request a review event is about: the payload's
+// pull_request, or a check run's first pull request.
+func pullNumber(event string, p payload) int {
+	switch {
+	case !slices.Contains(ReviewEvents, event):
+		return 0
+	case p.PullRequest != nil:
+		return int(p.PullRequest.Number)
+	case p.CheckRun != nil && len(p.CheckRun.PullRequests) > 0:
+		return p.CheckRun.PullRequests[0].Number
+	}
+	return 0
 }
 
 // summary is the body of an event that carries no text of its own.

@@ -112,3 +112,28 @@ func checkExtra(t *testing.T, body []byte, event string, extra json.RawMessage) 
 		t.Errorf("extra is not the payload plus event (-want +got):\n%s", diff)
 	}
 }
+
+// TestParsePullRequest: the events a spec-task item's builder hears of
+// carry the pull request's number; others carry none.
+func TestParsePullRequest(t *testing.T) {
+	for _, tc := range []struct {
+		event, file string
+		want        int
+	}{
+		{"pull_request_review_comment", "pull_request_review_comment.json", 2},
+		{"pull_request_review", "pull_request_review.json", 2},
+		{"check_run", "check_run.json", 2},
+		{"pull_request", "pull_request.json", 0},
+		{"issue_comment", "issue_comment.json", 0},
+	} {
+		t.Run(tc.event, func(t *testing.T) {
+			d, err := Parse(tc.event, "d-1", readTestdata(t, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.PullRequest != tc.want {
+				t.Errorf("pull request %s#%d, want #%d", d.Repo, d.PullRequest, tc.want)
+			}
+		})
+	}
+}

@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/inbound"
@@ -37,6 +39,9 @@ type Store interface {
 	// StreamWithSecrets gives a stream's secret token decrypted, to
 	// compare with the one a request carries.
 	StreamWithSecrets(ctx context.Context, id string) (domain.Stream, error)
+	// PullRequestItem is the spec-task item the server opened a merge
+	// request for, or an error wrapping domain.ErrNotFound.
+	PullRequestItem(ctx context.Context, forge, project string, number int) (domain.ItemRef, error)
 }
 
 // Endpoint receives GitLab webhooks: 401 before the body is read when
@@ -72,7 +77,7 @@ func check(st Store, r *http.Request) (inbound.Request, error) {
 		return inbound.Request{}, inbound.Unauthorized("", "%s is not the secret of any gitlab stream", HeaderToken)
 	}
 	return inbound.Request{Parse: func(body []byte) (inbound.Batch, error) {
-		return parse(streams, header, event, key, body)
+		return parse(r.Context(), st, streams, header, event, key, body)
 	}}, nil
 }
 
@@ -119,7 +124,7 @@ func deliveryKey(h http.Header) string {
 	return h.Get(HeaderEventUUID)
 }
 
-func parse(streams []sealed, header, event, key string, body []byte) (inbound.Batch, error) {
+func parse(ctx context.Context, st Store, streams []sealed, header, event, key string, body []byte) (inbound.Batch, error) {
 	d, err := Parse(event, body)
 	if err != nil {
 		return inbound.Batch{}, inbound.Malformed(err)
@@ -135,10 +140,38 @@ func parse(streams []sealed, header, event, key string, body []byte) (inbound.Ba
 			b.Messages = append(b.Messages, domain.Inbound{StreamID: s.id, Message: d.Message, Key: key, Contents: d.Contents})
 		}
 	}
+	task, err := reviewOf(ctx, st, d)
+	if err != nil {
+		return inbound.Batch{}, err
+	}
+	b.Messages = append(b.Messages, task...)
 	if len(b.Messages) == 0 {
 		b.Note = fmt.Sprintf("no gitlab stream with this secret selects %s events (%s) of project %s; nothing stored", event, header, d.Project)
 	}
 	return b, nil
+}
+
+// reviewOf is a note or pipeline on a merge request the server opened
+// for a spec-task item, for the task's stream, waking the item's builder;
+// the item may name the project by path or by id.
+func reviewOf(ctx context.Context, st Store, d Delivery) ([]domain.Inbound, error) {
+	if d.MergeRequest == 0 {
+		return nil, nil
+	}
+	for _, project := range []string{d.Project.Path, strconv.FormatInt(d.Project.ID, 10)} {
+		if project == "" || project == "0" {
+			continue
+		}
+		ref, err := st.PullRequestItem(ctx, string(Kind), project, d.MergeRequest)
+		if errors.Is(err, domain.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []domain.Inbound{{StreamID: domain.TaskStream(ref.Task), Message: d.Message, Key: d.Message.MessageID, Contents: d.Contents, Wake: &ref, Via: Kind}}, nil
+	}
+	return nil, nil
 }
 
 // headerNames are the X-Gitlab-Event values the endpoint takes, sorted.

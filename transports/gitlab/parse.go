@@ -17,6 +17,9 @@ type Delivery struct {
 	// Contents holds the whole payload when it is too large for extra
 	// (PayloadAttachment).
 	Contents [][]byte
+	// MergeRequest is the iid of the merge request a note or pipeline is
+	// about, else 0.
+	MergeRequest int
 }
 
 // PayloadAttachment carries a payload larger than domain.MaxExtra.
@@ -104,6 +107,9 @@ func Parse(event string, body []byte) (Delivery, error) {
 		m.From = p.User.Username
 	}
 	m.Subject, m.Body, m.ThreadID = describe(event, p)
+	if (event == "note" || event == "pipeline") && p.MergeRequest != nil {
+		d.MergeRequest = int(p.MergeRequest.IID)
+	}
 	if strings.TrimSpace(m.Body) == "" {
 		m.Body = summary(event, p, m.From, d.Project.String())
 	}

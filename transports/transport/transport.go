@@ -71,6 +71,9 @@ type Store interface {
 	OnThread(ctx context.Context, streamID, thread string) (bool, error)
 	GetWorker(ctx context.Context, id string) (domain.Worker, error)
 	AppendInbound(ctx context.Context, in []domain.Inbound, maxBody int) ([]domain.Receipt, error)
+	// PullRequestItem is the spec-task item the server opened a pull
+	// request for (forge reviews reach its builder), or domain.ErrNotFound.
+	PullRequestItem(ctx context.Context, forge, project string, number int) (domain.ItemRef, error)
 	// Changed is closed at the next commit.
 	Changed() <-chan struct{}
 }
