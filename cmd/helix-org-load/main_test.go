@@ -2,10 +2,19 @@ package main
 
 import (
 	"io"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
+
+var commitsLine = regexp.MustCompile(`commits: (\d+) writes in (\d+) commits`)
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
 
 func TestRunInProcess(t *testing.T) {
 	for _, client := range []string{"sdk", "wire"} {
@@ -16,9 +25,21 @@ func TestRunInProcess(t *testing.T) {
 				t.Fatalf("run: %v\n%s", err, out.String())
 			}
 			for _, want := range []string{"in-process, fresh database, group commit", "in-process, fresh database, a commit per write",
-				"2 " + client + " clients × 3 publish calls", "6 ok, 0 failed", "p50", "calls/s", "6 writes in 6 commits (1.0 per fsync)", "fsync:"} {
+				"2 " + client + " clients × 3 publish calls", "6 ok, 0 failed", "p50", "calls/s", "fsync:"} {
 				if !strings.Contains(out.String(), want) {
 					t.Errorf("output lacks %q:\n%s", want, out.String())
+				}
+			}
+			// Each mode's writes: the 6 publishes and the audit's batches of
+			// their records; a commit per write commits each alone.
+			m := commitsLine.FindAllStringSubmatch(out.String(), -1)
+			if len(m) != 2 {
+				t.Fatalf("output has %d commits lines, want one per mode:\n%s", len(m), out.String())
+			}
+			for i, mode := range []string{"group commit", "a commit per write"} {
+				writes, commits := atoi(m[i][1]), atoi(m[i][2])
+				if writes < 6 || commits < 1 || commits > writes || i == 1 && commits != writes {
+					t.Errorf("%s: %d writes in %d commits, want at least the 6 publishes, and a commit each with a commit per write", mode, writes, commits)
 				}
 			}
 		})
