@@ -9,7 +9,8 @@ import (
 )
 
 // TestSteeringQueuedForNextRun: a message sent to a run whose agent takes
-// no input while it runs is the next run's, in its prompt, and only its.
+// no input while it runs wakes the worker once that run ends, and is the
+// next run's, in its prompt, and only its.
 func TestSteeringQueuedForNextRun(t *testing.T) {
 	f := newFixture(t)
 	f.hire(t, "w-echo", domain.WorkerAI)
@@ -24,18 +25,16 @@ func TestSteeringQueuedForNextRun(t *testing.T) {
 		}
 	}
 	f.publish(t, "w-owner", "first")
-	f.settle(t)
-	f.publish(t, "w-owner", "second")
-	f.settle(t)
+	f.settle(t) // the run, then the one the unread message wakes
 	if len(f.rec.runs) != 2 {
-		t.Fatalf("%d runs, want 2", len(f.rec.runs))
+		t.Fatalf("%d runs, want 2: the one the message was sent to, and the next, woken by it", len(f.rec.runs))
 	}
 	first, second := f.rec.runs[0], f.rec.runs[1]
 	want := "from w-owner to run " + first.ActivationID
 	if strings.Contains(first.Prompt, "Use the short form.") {
 		t.Errorf("the run the message was sent to has it in its prompt:\n%s", first.Prompt)
 	}
-	for _, w := range []string{"sent 1 message(s) to your previous run", want, "    Use the short form.\n    Thanks.\n"} {
+	for _, w := range []string{"sent 1 message(s) to your previous run", want, "    Use the short form.\n    Thanks.\n", "arrived after it last looked"} {
 		if !strings.Contains(second.Prompt, w) {
 			t.Errorf("next run's prompt lacks %q:\n%s", w, second.Prompt)
 		}

@@ -39,6 +39,9 @@ func (s *Store) RequeueActivation(ctx context.Context, a domain.Activation, rq R
 		if closed, err := s.closeActivation(tx, a, logs...); err != nil || !closed {
 			return err
 		}
+		if err := returnSteeringTx(tx, a.ID); err != nil {
+			return err
+		}
 		claimed := func() *gorm.DB {
 			return tx.Model(&triggerRow{}).Where("activation_id = ? AND status = ?", a.ID, triggerClaimed)
 		}

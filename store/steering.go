@@ -107,3 +107,28 @@ func (s *Store) TakeSteering(ctx context.Context, worker, activation string) ([]
 	}
 	return out, nil
 }
+
+// returnSteeringTx hands back the messages a run took when its agent
+// never started or died: its triggers run again, and so are its messages
+// read again, by the run that takes them next. Nothing is lost.
+func returnSteeringTx(tx *gorm.DB, activation string) error {
+	return tx.Model(&steerRow{}).Where("taken_by = ?", activation).Updates(map[string]any{"taken_by": "", "taken_at": nil}).Error
+}
+
+// unreadSteeringTx wakes the worker of a run that ended without reading
+// messages sent to it: a notice in its inbox starts the next run, whose
+// prompt they open (TakeSteering). The notice does not quote them; they
+// reach the run with their own labels.
+func (s *Store) unreadSteeringTx(tx *gorm.DB, a domain.Activation) error {
+	var n int64
+	if err := tx.Model(&steerRow{}).Where("activation_id = ? AND taken_by = ''", a.ID).Count(&n).Error; err != nil || n == 0 {
+		return err
+	}
+	var worker string
+	if err := tx.Model(&activationRow{}).Where("id = ?", a.ID).Pluck("worker_id", &worker).Error; err != nil {
+		return err
+	}
+	_, err := s.notifyTx(tx, worker, domain.Message{Subject: "Messages for your last run",
+		Body: fmt.Sprintf("%d message(s) sent to your run %s arrived after it last looked; they open this run's prompt.", n, a.ID)}, a.ID)
+	return err
+}

@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
@@ -45,5 +47,51 @@ func TestSteering(t *testing.T) {
 	}
 	if _, err := st.SteerActivation(ctx, "a-nope", "w-owner", "x"); !errors.Is(err, domain.ErrNotFound) {
 		t.Errorf("steer an unknown run = %v, want not found", err)
+	}
+}
+
+// TestSteeringIsNeverLost: messages a run took go back when its agent did
+// not start (its triggers run again), and the next run takes them; a run
+// that ends without reading messages sent to it leaves a notice in its
+// worker's inbox, which wakes the worker, and the messages wait for that
+// run.
+func TestSteeringIsNeverLost(t *testing.T) {
+	st := storetest.New(t)
+	ctx := t.Context()
+	act := claimOne(t, st, "a-1")
+	if _, err := st.SteerActivation(ctx, act.ID, "w-owner", "include the totals"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.TakeSteering(ctx, "w-ai", act.ID); err != nil || len(got) != 1 {
+		t.Fatalf("take = %+v, %v", got, err)
+	}
+	act.Status, act.Error = domain.ActivationFailed, "did not start"
+	if err := st.RequeueActivation(ctx, act, store.Requeue{Error: "no model", NotBefore: st.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	next, _, _, err := st.Claim(ctx, "w-ai", "a-2", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.TakeSteering(ctx, "w-ai", next.ID); err != nil || len(got) != 1 || got[0].Body != "include the totals" {
+		t.Fatalf("the next run took %+v, %v; want the message the failed start took", got, err)
+	}
+
+	if _, err := st.SteerActivation(ctx, next.ID, "w-owner", "and the averages"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.FinishActivation(ctx, domain.Activation{ID: next.ID, Status: domain.ActivationSucceeded}, exitLog()); err != nil {
+		t.Fatal(err)
+	}
+	inbox, err := st.ReadEvents(ctx, store.EventQuery{StreamIDs: []string{domain.InboxStream("w-ai")}})
+	if err != nil || len(inbox) != 1 || !strings.Contains(inbox[0].Message.Body, "1 message(s) sent to your run a-2") {
+		t.Fatalf("w-ai's inbox = %+v, %v; want the notice that wakes it", inbox, err)
+	}
+	third, _, _, err := st.Claim(ctx, "w-ai", "a-3", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.TakeSteering(ctx, "w-ai", third.ID); err != nil || len(got) != 1 || got[0].Body != "and the averages" {
+		t.Errorf("the woken run took %+v, %v; want the unread message", got, err)
 	}
 }

@@ -323,6 +323,9 @@ func (s *Store) FinishActivation(ctx context.Context, a domain.Activation, exitL
 		if err := s.endedRunTx(tx, a); err != nil {
 			return err
 		}
+		if err := s.unreadSteeringTx(tx, a); err != nil {
+			return err
+		}
 		if _, err := creditRunTx(tx, a); err != nil {
 			return err
 		}
