@@ -2,12 +2,7 @@ package server_test
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -33,20 +28,8 @@ import (
 // worker is shown holds the App's key or the token.
 func TestGitHubMCPServerWithAnAppCredential(t *testing.T) {
 	bin := gatewaytest.GitHubMCPServer(t)
-	payload, err := os.ReadFile("/work/shared/realworld/github/payload-examples/api.github.com/issues/opened.payload.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var event struct{ Issue json.RawMessage }
-	if err := json.Unmarshal(payload, &event); err != nil {
-		t.Fatal(err)
-	}
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pemKey := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
-	gh := gatewaytest.StartGitHub(t, &key.PublicKey, "1234", "42", event.Issue)
+	gh := gatewaytest.StartGitHubApp(t)
+	pemKey := gh.PrivateKey
 
 	st := storetest.NewWith(t, store.Options{Transports: servertest.Transports})
 	check := agent.CheckSandbox(t.Context(), "")

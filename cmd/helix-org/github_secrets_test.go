@@ -2,11 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"io/fs"
@@ -77,20 +72,8 @@ func githubDumpAgent() int {
 // GitHub credential; the fake GitHub saw the installation token.
 func TestGitHubCredentialNeverReachesTheAgent(t *testing.T) {
 	bin := gatewaytest.GitHubMCPServer(t)
-	payload, err := os.ReadFile("/work/shared/realworld/github/payload-examples/api.github.com/issues/opened.payload.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var event struct{ Issue json.RawMessage }
-	if err := json.Unmarshal(payload, &event); err != nil {
-		t.Fatal(err)
-	}
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pemKey := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
-	gh := gatewaytest.StartGitHub(t, &key.PublicKey, "1234", "42", event.Issue)
+	gh := gatewaytest.StartGitHubApp(t)
+	pemKey := gh.PrivateKey
 
 	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "helix-org.db"), store.Options{Transports: transports.Specs()})
 	if err != nil {

@@ -2,10 +2,13 @@ package gatewaytest
 
 import (
 	"crypto"
+	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -198,4 +201,40 @@ func (g *GitHub) checkJWT(jwt string) error {
 		return fmt.Errorf("claims %+v are not of app %s now", claims, g.appID)
 	}
 	return nil
+}
+
+// GitHubApp is a fake GitHub Enterprise with one GitHub App (id 1234,
+// installation 42) that serves octokit's opened-issue payload, and the
+// App's private key, PEM-encoded, as an operator would paste it.
+type GitHubApp struct {
+	*GitHub
+	PrivateKey string
+}
+
+// StartGitHubApp starts a GitHubApp for a test.
+func StartGitHubApp(t testing.TB) GitHubApp {
+	t.Helper()
+	payload, err := os.ReadFile(filepath.Join(realworld(), "github/payload-examples/api.github.com/issues/opened.payload.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var event struct{ Issue json.RawMessage }
+	if err := json.Unmarshal(payload, &event); err != nil {
+		t.Fatal(err)
+	}
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
+	return GitHubApp{GitHub: StartGitHub(t, &key.PublicKey, "1234", "42", event.Issue), PrivateKey: pemKey}
+}
+
+// realworld is the directory of real payloads nobody here wrote
+// (HELIX_ORG_REALWORLD, else the workplace's shared copy).
+func realworld() string {
+	if d := os.Getenv("HELIX_ORG_REALWORLD"); d != "" {
+		return d
+	}
+	return "/work/shared/realworld"
 }
