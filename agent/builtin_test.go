@@ -443,7 +443,17 @@ func TestBuiltinRuntimeRunsTheBinary(t *testing.T) {
 		"output::stderr: HELIX_ORG_LLM_PROVIDER=openai",
 		"assistant::hi",
 	}
-	if diff := cmp.Diff(want, log.texts()); diff != "" {
+	// stdout and stderr are read apart, so their lines interleave as they
+	// come; each keeps its own order.
+	got := log.texts()
+	stdout := func(line string) int {
+		if strings.HasPrefix(line, "output::stderr: ") {
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(got, func(a, b string) int { return stdout(a) - stdout(b) })
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
 	if res.InputTokens != 7 || res.OutputTokens != 3 || res.ExitStatus != 0 {

@@ -89,8 +89,17 @@ func Do(t testing.TB, tab context.Context, actions ...chromedp.Action[chromedp.V
 	t.Helper()
 	ctx, cancel := context.WithTimeout(tab, 30*time.Second)
 	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		t.Fatalf("browser: %v", err)
+	for _, a := range actions {
+		// A live view may swap the node an action found before it acts on
+		// it (the page is updated as the org changes); the action runs again
+		// on the node that replaced it.
+		err := chromedp.Do(ctx, a)
+		for try := 1; err != nil && try < 3 && strings.Contains(err.Error(), "Could not find node with given id"); try++ {
+			err = chromedp.Do(ctx, a)
+		}
+		if err != nil {
+			t.Fatalf("browser: %v", err)
+		}
 	}
 }
 
