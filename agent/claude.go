@@ -88,12 +88,16 @@ type streamMsg struct {
 	SessionID string `json:"session_id"`
 	Message   struct {
 		Content []struct {
-			Type    string          `json:"type"`
-			Text    string          `json:"text"`
-			Name    string          `json:"name"`
-			Input   json.RawMessage `json:"input"`
-			Content json.RawMessage `json:"content"`
-			IsError bool            `json:"is_error"`
+			Type string `json:"type"`
+			Text string `json:"text"`
+			// ID is a tool_use's; ToolUseID names the tool_use a
+			// tool_result answers.
+			ID        string          `json:"id"`
+			ToolUseID string          `json:"tool_use_id"`
+			Name      string          `json:"name"`
+			Input     json.RawMessage `json:"input"`
+			Content   json.RawMessage `json:"content"`
+			IsError   bool            `json:"is_error"`
 		} `json:"content"`
 	} `json:"message"`
 	Usage struct {
@@ -123,7 +127,7 @@ func parseStreamJSON(line string, log func(domain.LogEntry), res *domain.RunResu
 			case "text":
 				log(domain.LogEntry{Kind: domain.LogAssistant, Text: c.Text})
 			case "tool_use":
-				log(domain.LogEntry{Kind: domain.LogToolCall, Tool: c.Name, Text: string(c.Input)})
+				log(domain.LogEntry{Kind: domain.LogToolCall, Tool: c.Name, CallID: c.ID, Text: string(c.Input)})
 			}
 		}
 	case "user":
@@ -134,7 +138,7 @@ func parseStreamJSON(line string, log func(domain.LogEntry), res *domain.RunResu
 				if c.IsError {
 					text = "error: " + text
 				}
-				log(domain.LogEntry{Kind: kind, Text: text})
+				log(domain.LogEntry{Kind: kind, CallID: c.ToolUseID, Text: text})
 			}
 		}
 	case "result":

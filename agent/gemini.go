@@ -90,6 +90,7 @@ type geminiEvent struct {
 	Role       string          `json:"role"`
 	Content    string          `json:"content"`
 	ToolName   string          `json:"tool_name"`
+	ToolID     string          `json:"tool_id"`
 	Parameters json.RawMessage `json:"parameters"`
 	Output     string          `json:"output"`
 	Status     string          `json:"status"`
@@ -110,13 +111,13 @@ func parseGeminiJSON(ev geminiEvent, log func(domain.LogEntry), res *domain.RunR
 			log(domain.LogEntry{Kind: domain.LogAssistant, Text: ev.Content})
 		}
 	case "tool_use":
-		log(domain.LogEntry{Kind: domain.LogToolCall, Tool: ev.ToolName, Text: string(ev.Parameters)})
+		log(domain.LogEntry{Kind: domain.LogToolCall, Tool: ev.ToolName, CallID: ev.ToolID, Text: string(ev.Parameters)})
 	case "tool_result":
 		text := ev.Output
 		if ev.Status == "error" {
 			text = "error: " + text
 		}
-		log(domain.LogEntry{Kind: domain.LogToolResult, Text: text})
+		log(domain.LogEntry{Kind: domain.LogToolResult, CallID: ev.ToolID, Text: text})
 	case "error":
 		log(domain.LogEntry{Kind: domain.LogError, Text: ev.Message})
 	case "result":

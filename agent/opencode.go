@@ -132,7 +132,7 @@ func parseOpenCodeJSON(ev openCodeEvent, log func(domain.LogEntry), res *domain.
 		if ev.Part.State.Status == "error" {
 			text = "error: " + text
 		}
-		log(domain.LogEntry{Kind: domain.LogToolResult, Text: text})
+		log(domain.LogEntry{Kind: domain.LogToolResult, Tool: ev.Part.Tool, Text: text})
 	case "step_finish":
 		res.InputTokens += ev.Part.Tokens.Input
 		res.OutputTokens += ev.Part.Tokens.Output

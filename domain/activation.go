@@ -111,6 +111,10 @@ type LogEntry struct {
 	Text string
 	// Tool names the tool for tool calls and results.
 	Tool string
+	// CallID pairs a tool result with its call, where the agent's output
+	// says which call a result answers; the dispatcher then names the
+	// result's tool from its call.
+	CallID string
 }
 
 // Run is everything a runtime needs to carry out one activation. A runtime
