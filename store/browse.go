@@ -28,6 +28,9 @@ type PageQuery struct {
 	// Audit filters s-org events by the fields of their change; empty
 	// fields match everything.
 	Actor, Action, Target string
+	// Undismissed, a worker's id, leaves out what it dismissed from its
+	// inbox.
+	Undismissed string
 }
 
 // EventsBefore returns a page of events newest first.
@@ -47,6 +50,9 @@ func (s *Store) EventsBefore(ctx context.Context, q PageQuery) ([]domain.Event, 
 	}
 	if q.To != "" {
 		db = db.Where(s.dia.jsonHas("events.body", "to"), q.To)
+	}
+	if q.Undismissed != "" {
+		db = db.Where("events.id"+undismissed, q.Undismissed)
 	}
 	for field, v := range map[string]string{"actor": q.Actor, "action": q.Action, "target": q.Target} {
 		if v != "" {
@@ -93,6 +99,9 @@ type ActivationQuery struct {
 	// Before is an exclusive cursor on the start time; zero means now.
 	Before time.Time
 	Limit  int
+	// Undismissed, a worker's id, leaves out what it dismissed from its
+	// inbox.
+	Undismissed string
 }
 
 // ActivationsBefore returns a page of activations, newest first.
@@ -112,6 +121,9 @@ func (s *Store) ActivationsBefore(ctx context.Context, q ActivationQuery) ([]dom
 	}
 	if !q.Before.IsZero() {
 		db = db.Where("started_at < ?", q.Before.UTC())
+	}
+	if q.Undismissed != "" {
+		db = db.Where("id"+undismissed, q.Undismissed)
 	}
 	var rows []activationRow
 	if err := db.Find(&rows).Error; err != nil {

@@ -122,6 +122,9 @@ var migrations = []migration{
 	{37, "pull requests opened for spec-task items", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&specTaskRow{}, &taskItemRow{})
 	}},
+	{42, "items dismissed from inboxes", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&inboxDismissalRow{})
+	}},
 }
 
 type schemaMigration struct {

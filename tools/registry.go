@@ -26,7 +26,7 @@ var All = sync.OnceValue(func() []Tool {
 		createSkill(), listSkills(), getSkill(), callSkill(), rollbackSkill(), deleteSkill(),
 		addMCPServer(), listMCPServers(), removeMCPServer(),
 		setBudget(), listBudgets(),
-		listApprovals(), decideApproval(),
+		listApprovals(), decideApproval(), dismissInbox(),
 		createSpecTask(), listSpecTasks(), getSpecTask(), submitSpec(), reviewSpec(), claimItem(), reportItem(), cancelSpecTask(),
 		attachRepository(), detachRepository(), listRepositories(), openPullRequest(), mergePullRequest(),
 		storeInsight(), recall(), insightFeedback(), correctInsight(), endorseInsight(), listInsights(), linkInsights(), consolidateInsights(), learn(),
