@@ -20,6 +20,7 @@ var unstable = []struct {
 }{
 	{regexp.MustCompile(`\be-[a-z0-9]{16}\b`), "e-EVENTID"},
 	{regexp.MustCompile(`\bap-[a-z0-9]{12}\b`), "ap-APPROVALID"},
+	{regexp.MustCompile(`\bi-[a-z0-9]{10}\b`), "i-INSIGHTID"},
 	{regexp.MustCompile(`(name="csrf-token" content=|name="csrf" value=)"[^"]*"`), `$1"CSRF"`},
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -38,6 +39,12 @@ type inboxItem struct {
 	Request bool
 	// Undecodable is why an event's stored message could not be read.
 	Undecodable string
+	// Key is what dismiss_inbox takes to dismiss the item: its event or
+	// run id ("" when it cannot be dismissed, as a request to decide).
+	Key string
+	// Outcome says how the approval a notice is about was decided, once it
+	// was; OutcomeKind is its slug (approved, denied, failed, expired).
+	Outcome, OutcomeKind string
 }
 
 // inboxSource feeds the inbox: the viewer's items before a time, newest
@@ -100,14 +107,14 @@ func addressedToMe(ctx context.Context, u *UI, v *viewer, before time.Time, limi
 	if err != nil {
 		return nil, err
 	}
-	evs, err := u.st.EventsBefore(ctx, store.PageQuery{StreamIDs: streams, Until: before, To: v.Worker.ID, Limit: limit})
+	evs, err := u.st.EventsBefore(ctx, store.PageQuery{StreamIDs: streams, Until: before, To: v.Worker.ID, Limit: limit, Undismissed: v.Worker.ID})
 	var out []inboxItem
 	for _, ev := range evs {
 		link := "/ui/streams/" + ev.StreamID + "#ev-" + strconv.FormatInt(ev.Seq, 10)
 		if strings.HasPrefix(ev.StreamID, domain.DMStreamPrefix) && ev.Source != "" {
 			link = "/ui/chat/" + ev.Source
 		}
-		out = append(out, inboxItem{At: ev.CreatedAt, Kind: "message", Label: "message", Link: link,
+		out = append(out, inboxItem{At: ev.CreatedAt, Kind: "message", Label: "message", Link: link, Key: ev.ID,
 			Title: cmp.Or(ev.Message.From, ev.Source, "system") + " on " + ev.StreamID, Text: cmp.Or(ev.Message.Subject, ev.Message.Body), Undecodable: ev.Undecodable})
 	}
 	return out, err
@@ -121,7 +128,10 @@ func myNotices(ctx context.Context, u *UI, v *viewer, before time.Time, limit in
 		return nil, err
 	}
 	stream := domain.InboxStream(v.Worker.ID)
-	evs, err := u.st.EventsBefore(ctx, store.PageQuery{StreamIDs: []string{stream}, Until: before, Limit: limit})
+	evs, err := u.st.EventsBefore(ctx, store.PageQuery{StreamIDs: []string{stream}, Until: before, Limit: limit, Undismissed: v.Worker.ID})
+	if err != nil {
+		return nil, err
+	}
 	var out []inboxItem
 	for _, ev := range evs {
 		var extra struct {
@@ -130,11 +140,45 @@ func myNotices(ctx context.Context, u *UI, v *viewer, before time.Time, limit in
 		}
 		json.Unmarshal(ev.Message.Extra, &extra) // a notice without a kind is a plain notice
 		kind, label := noticeKind(extra.Kind)
-		out = append(out, inboxItem{At: ev.CreatedAt, Kind: kind, Label: label, About: extra.Approval.ID,
+		item := inboxItem{At: ev.CreatedAt, Kind: kind, Label: label, About: extra.Approval.ID, Key: ev.ID,
 			Link:  "/ui/streams/" + stream + "#ev-" + strconv.FormatInt(ev.Seq, 10),
-			Title: cmp.Or(ev.Message.Subject, "Notice"), Text: ev.Message.Body, Undecodable: ev.Undecodable})
+			Title: cmp.Or(ev.Message.Subject, "Notice"), Text: ev.Message.Body, Undecodable: ev.Undecodable}
+		if item.About != "" {
+			// The notice was written when the request was made or decided;
+			// the request itself says where it stands now.
+			a, err := u.st.GetApproval(ctx, item.About)
+			if err != nil && !errors.Is(err, domain.ErrNotFound) {
+				return nil, err
+			}
+			item.OutcomeKind, item.Outcome = approvalOutcome(a)
+		}
+		out = append(out, item)
 	}
-	return out, err
+	return out, nil
+}
+
+// approvalOutcome says how a request was decided and what came of it;
+// nothing while it waits.
+func approvalOutcome(a domain.Approval) (kind, text string) {
+	by := cmp.Or(a.DecidedBy, "the operator") + " at " + when(a.DecidedAt)
+	switch a.State {
+	case domain.ApprovalApproved:
+		return "approved", "Approved by " + by + "; the call is running."
+	case domain.ApprovalExecuted:
+		if a.Error != "" {
+			return "failed", "Approved by " + by + "; the call ran and failed: " + a.Error
+		}
+		return "approved", "Approved by " + by + "; the call ran."
+	case domain.ApprovalDenied:
+		text = "Denied by " + by + "."
+		if a.Note != "" {
+			text += " Note: " + a.Note
+		}
+		return "denied", text
+	case domain.ApprovalExpired:
+		return "expired", "Expired undecided at " + when(a.ExpiresAt) + "; the worker must ask again."
+	}
+	return "", ""
 }
 
 // noticeKind maps a notice's kind (budget_soft, budget_hard, approval…)
@@ -157,10 +201,10 @@ func failedRunsBelowMe(ctx context.Context, u *UI, v *viewer, before time.Time, 
 	if err != nil || len(managed) == 0 {
 		return nil, err
 	}
-	acts, err := u.st.ActivationsBefore(ctx, store.ActivationQuery{Workers: managed, Status: domain.ActivationFailed, Before: before, Limit: limit})
+	acts, err := u.st.ActivationsBefore(ctx, store.ActivationQuery{Workers: managed, Status: domain.ActivationFailed, Before: before, Limit: limit, Undismissed: v.Worker.ID})
 	var out []inboxItem
 	for _, a := range acts {
-		out = append(out, inboxItem{At: a.StartedAt, Kind: "failed-run", Label: "failed run", Link: "/ui/workers/" + a.WorkerID,
+		out = append(out, inboxItem{At: a.StartedAt, Kind: "failed-run", Label: "failed run", Link: "/ui/workers/" + a.WorkerID, Key: a.ID,
 			Title: a.WorkerID + "'s run " + a.ID + " failed", Text: a.Error})
 	}
 	return out, err

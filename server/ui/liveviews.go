@@ -56,10 +56,13 @@ func (u *UI) liveView(ctx context.Context, v *viewer, r *http.Request) (*liveVie
 		return view, nil
 	case "org":
 		return u.refreshView(ctx, v, true, []domain.LogKind{domain.LogStart, domain.LogExit})
+	case "memory":
+		// Endorsements are on s-org; a run's end may have moved scores.
+		return u.refreshView(ctx, v, true, []domain.LogKind{domain.LogExit})
 	case "fleet":
 		return u.refreshView(ctx, v, false, []domain.LogKind{domain.LogStart, domain.LogExit, domain.LogToolCall, domain.LogToolResult})
 	}
-	return nil, domain.Invalid("view", "unknown live view %q (valid: stream, chat, log, audit, org, fleet)", q.Get("view"))
+	return nil, domain.Invalid("view", "unknown live view %q (valid: stream, chat, log, audit, org, memory, fleet)", q.Get("view"))
 }
 
 // streamView shows the events of one stream the viewer may read.

@@ -26,7 +26,9 @@ const (
 )
 
 type orgPage struct {
-	Roots     []*orgNode
+	Roots []*orgNode
+	// Graph is the same chart laid out as a picture, for wide screens.
+	Graph     orgGraph
 	Err       string
 	Roles     []domain.Role
 	Positions []domain.Position
@@ -90,7 +92,7 @@ func (u *UI) handleOrg(w http.ResponseWriter, r *http.Request, v *viewer) {
 		roots = []*orgNode{&root}
 		p.Pager = newPager(r, "after", next)
 	}
-	p.Roots = roots
+	p.Roots, p.Graph = roots, layoutOrg(roots, p.CanHire || p.CanAddPosition)
 	u.render(w, r, http.StatusOK, "org", pageData{Title: "Org chart", Nav: "org", V: v, Live: live, Body: p})
 }
 

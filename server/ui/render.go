@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/helixml/helix-org/domain"
 )
 
 //go:embed templates/*.html
@@ -157,9 +159,18 @@ var funcs = template.FuncMap{
 	"initials":   initials,
 	"streamKind": streamKind,
 	"dict":       dict,
+	"pct":        func(f float64) string { return fmt.Sprintf("%.0f %%", f*100) },
+	"logStep":    logStep,
 	// statusClass is a status's CSS class: its first word, so "waiting
 	// for approval" and "waiting for budget" share status-waiting.
 	"statusClass": func(s string) string { first, _, _ := strings.Cut(s, " "); return first },
+}
+
+// logStep is what an activation-log entry says of a tool: the tool
+// called or answering, and a result's status (ok or error).
+func logStep(ev domain.Event) (step struct{ Tool, Status string }) {
+	json.Unmarshal(ev.Message.Extra, &step)
+	return step
 }
 
 // when formats a time for people: date and minute, UTC, stated.

@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -21,32 +22,61 @@ var uiPages = []struct{ name, path string }{
 	{"chat", "/ui/chat/w-echo"},
 	{"fleet", "/ui/fleet"},
 	{"inbox", "/ui/inbox"},
+	{"memory", "/ui/memory"},
 	{"audit", "/ui/audit"},
 	{"settings", "/ui/settings"},
 }
 
-// TestScreenshots saves every page at desktop (1280x800) and phone
-// (390x844) widths, and checks that no page is wider than the screen.
+// uiSizes are the widths every page is checked and pictured at: a desktop
+// and the narrowest phone in common use.
+var uiSizes = []struct {
+	name          string
+	width, height int64
+	mobile        bool
+}{{"1280", 1280, 800, false}, {"360", 360, 740, true}}
+
+// emulate sets a tab's viewport to size.
+func emulate(t *testing.T, tab context.Context, width, height int64, mobile bool) {
+	t.Helper()
+	opts := []chromedp.EmulateViewportOption{}
+	if mobile {
+		opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateScale(2))
+	}
+	uitest.Do(t, tab, chromedp.EmulateViewport(width, height, opts...))
+}
+
+// widest names what makes a page scroll sideways: "" when the document is
+// no wider than the window, else the element reaching furthest right
+// (the innermost, of those that reach as far) and how far.
+const widest = `(() => {
+  const root = document.documentElement;
+  if (root.scrollWidth <= root.clientWidth) return "";
+  let worst = null, right = 0;
+  for (const el of document.body.querySelectorAll("*")) {
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && r.right >= right) { worst = el; right = r.right; }
+  }
+  const name = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") +
+    (typeof el.className === "string" && el.className ? "." + el.className.trim().split(/\s+/).join(".") : "");
+  const path = [];
+  for (let el = worst; el && el !== document.body && path.length < 4; el = el.parentElement) path.unshift(name(el));
+  return "document " + root.scrollWidth + "px wide in a " + root.clientWidth + "px window; widest: " + path.join(" > ") +
+    " reaching " + Math.round(right) + "px (" + JSON.stringify((worst.textContent || "").trim().slice(0, 40)) + ")";
+})()`
+
+// TestScreenshots saves every page at 1280 and 360 px wide, and checks
+// that no page scrolls sideways: on failure it names the page and the
+// element that sticks out.
 func TestScreenshots(t *testing.T) {
 	o, _ := demoOrg(t)
 	tab := o.tab(t, "w-owner")
-	sizes := []struct {
-		name          string
-		width, height int64
-		mobile        bool
-	}{{"desktop", 1280, 800, false}, {"phone", 390, 844, true}}
-	for _, size := range sizes {
-		opts := []chromedp.EmulateViewportOption{}
-		if size.mobile {
-			opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateScale(2))
-		}
-		uitest.Do(t, tab, chromedp.EmulateViewport(size.width, size.height, opts...))
+	for _, size := range uiSizes {
+		emulate(t, tab, size.width, size.height, size.mobile)
 		for _, p := range uiPages {
 			uitest.Do(t, tab, chromedp.Navigate(o.base+p.path), chromedp.WaitVisible(chromedp.CSS("main .page-head")),
 				chromedp.WaitNotPresent(chromedp.CSS(`#live-status[data-state="connecting"]`)))
-			overflow := uitest.Run(t, tab, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`))
-			if overflow > 0 {
-				t.Errorf("%s at %s: the page is %dpx wider than the screen", p.name, size.name, overflow)
+			if wide := uitest.Run(t, tab, chromedp.Evaluate[string](widest)); wide != "" {
+				t.Errorf("%s at %s px: %s", p.name, size.name, wide)
 			}
 			// A table scrolls inside its box, which the page width does
 			// not show: every cell must be on screen.
@@ -54,23 +84,18 @@ func TestScreenshots(t *testing.T) {
 				.filter(c => c.getClientRects().length && c.getBoundingClientRect().right > window.innerWidth + 1)
 				.map(c => c.dataset.label || c.textContent.trim().slice(0, 20))`))
 			if len(hidden) > 0 {
-				t.Errorf("%s at %s: table cells off the right edge: %q", p.name, size.name, hidden)
+				t.Errorf("%s at %s px: table cells off the right edge: %q", p.name, size.name, hidden)
 			}
-			path := uitest.Screenshot(t, tab, p.name+"-"+size.name)
-			t.Logf("%s", path)
+			t.Logf("%s", uitest.Screenshot(t, tab, p.name+"-"+size.name))
 		}
 	}
 	// The sign-in page, signed out.
 	signedOut := uitest.Tab(t)
-	for _, size := range sizes {
-		opts := []chromedp.EmulateViewportOption{}
-		if size.mobile {
-			opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateScale(2))
-		}
-		uitest.Do(t, signedOut, chromedp.EmulateViewport(size.width, size.height, opts...),
-			chromedp.Navigate(o.base+"/ui/signin"), chromedp.WaitVisible(chromedp.CSS(".signin")))
-		if overflow := uitest.Run(t, signedOut, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`)); overflow > 0 {
-			t.Errorf("signin at %s: the page is %dpx wider than the screen", size.name, overflow)
+	for _, size := range uiSizes {
+		emulate(t, signedOut, size.width, size.height, size.mobile)
+		uitest.Do(t, signedOut, chromedp.Navigate(o.base+"/ui/signin"), chromedp.WaitVisible(chromedp.CSS(".signin")))
+		if wide := uitest.Run(t, signedOut, chromedp.Evaluate[string](widest)); wide != "" {
+			t.Errorf("signin at %s px: %s", size.name, wide)
 		}
 		t.Logf("%s", uitest.Screenshot(t, signedOut, "signin-"+size.name))
 	}

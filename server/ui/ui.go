@@ -84,6 +84,7 @@ func (u *UI) routes() {
 	page("GET /ui/chat/{worker}", u.handleChat)
 	page("GET /ui/fleet", u.handleFleet)
 	page("GET /ui/inbox", u.handleInbox)
+	page("GET /ui/memory", u.handleMemory)
 	page("GET /ui/audit", u.handleAudit)
 	page("GET /ui/calls", u.handleCalls)
 	page("GET /ui/settings", u.handleSettings)
