@@ -62,7 +62,7 @@ bench-read:
 
 # Insight memory: precision@5 of the baseline and learned rankings after
 # 500 simulated activations over five seeds, and recall latency at 100k
-# insights (README, Insight memory).
+# insights (docs/performance.md, Insight memory).
 bench-memory:
 	$(GO) test -run '^$$' -bench '^BenchmarkMemoryOutcome$$' -benchtime 1x -count 1 -v ./store/
 	$(GO) test -run '^$$' -bench '^BenchmarkMemoryRecall100k$$' -benchtime 500x -count 1 ./store/
