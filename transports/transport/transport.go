@@ -40,7 +40,7 @@ type Descriptor struct {
 type Deps struct {
 	Store Store
 	// Client makes outbound requests; it refuses private addresses
-	// unless the operator allows them (transports/safedial).
+	// unless the operator allows them (safedial).
 	Client *http.Client
 	// Now is the clock; time.Now in production.
 	Now       func() time.Time

@@ -6,7 +6,7 @@
 // in size and idempotent on webhook-id. Outbound, Sender POSTs every event a
 // worker publishes on a stream with an outbound_url, signed the same way;
 // the delivery engine (transports/delivery) retries it, and the HTTP client
-// (transports/safedial) refuses private addresses.
+// (safedial) refuses private addresses.
 //
 // Signing and verification are pure functions; this package never decides
 // who may publish or who is woken — the store and dispatcher do.
