@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/outbox"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/transports/delivery"
@@ -163,7 +164,7 @@ func TestSocketModeRoutesMentions(t *testing.T) {
 		t.Errorf("workers woken: %v, want w-alice among them", ws)
 	}
 
-	engine := delivery.New(f.st, []delivery.Sender{slack.NewSender(f.st, nil)}, delivery.Options{})
+	engine := outbox.New(f.st, []delivery.Sender{slack.NewSender(f.st, nil)}, outbox.Options{})
 	answer := func(stream string, m domain.Message) domain.Event {
 		t.Helper()
 		m.From = "w-" + strings.TrimPrefix(stream, "s-")
