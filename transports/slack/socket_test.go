@@ -19,6 +19,7 @@ import (
 	"github.com/helixml/helix-org/transports/delivery"
 	"github.com/helixml/helix-org/transports/slack"
 	"github.com/helixml/helix-org/transports/slack/slacktest"
+	"github.com/helixml/helix-org/transports/transport"
 )
 
 const appToken = "xapp-1-A0APP-1234-abcdef"
@@ -50,7 +51,7 @@ func socketFixture(t testing.TB) fixture {
 }
 
 // runSocket runs the Socket Mode loop over st until the test ends.
-func runSocket(t testing.TB, st slack.SocketStore, logs *servertest.Logs) {
+func runSocket(t testing.TB, st transport.Store, logs *servertest.Logs) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
