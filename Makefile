@@ -27,9 +27,11 @@ run: build
 
 # -timeout is per package: cmd/helix-org, the end-to-end suite, takes
 # 8–11 minutes under -race on two cores, so 25m keeps every package under
-# half its timeout.
+# half its timeout. GORACE=atexit_sleep_ms=0: a -race binary otherwise
+# sleeps 1 s as it exits, and the end-to-end tests start many (the CLI,
+# agents), so the suite spent minutes asleep.
 test:
-	$(GO) test -race -count=1 -timeout 25m ./...
+	GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -timeout 25m ./...
 
 # The whole suite again with every store a test opens (store/storetest)
 # on PostgreSQL: a throwaway cluster per test binary from Debian's
