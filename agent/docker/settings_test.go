@@ -10,7 +10,7 @@ import (
 )
 
 func TestOverridesFor(t *testing.T) {
-	o, err := docker.ParseOverrides(`{"roles":{"r-dev":{"image":"dev:1","networks":["egress"]}},"workers":{"w-x":{"image":"x:2","command":"claude -p"}}}`)
+	o, err := docker.ParseOverrides(`{"roles":{"r-dev":{"image":"dev:1","networks":["egress"]}},"workers":{"w-x":{"image":"x:2","command":"claude -p"},"w-c":{"cli":"codex"}}}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,6 +23,7 @@ func TestOverridesFor(t *testing.T) {
 		{"role", "w-a", "r-dev", docker.Override{Image: "dev:1", Command: "helix-org agent run", Networks: []string{"egress"}}},
 		{"worker beats role", "w-x", "r-dev", docker.Override{Image: "x:2", Command: "claude -p", Networks: []string{"egress"}}},
 		{"worker without role", "w-x", "", docker.Override{Image: "x:2", Command: "claude -p"}},
+		{"worker's cli", "w-c", "r-dev", docker.Override{Image: "dev:1", Command: "helix-org agent run", CLI: "codex", Networks: []string{"egress"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -40,6 +41,8 @@ func TestParseSettingsRefusesMistakes(t *testing.T) {
 		want string
 	}{
 		{"unknown override key", func() error { _, err := docker.ParseOverrides(`{"role":{}}`); return err }, `unknown field "role"`},
+		{"unknown cli", func() error { _, err := docker.ParseOverrides(`{"workers":{"w-x":{"cli":"goose"}}}`); return err },
+			`w-x: cli "goose" is not one of builtin, claude, codex, gemini, opencode`},
 		{"env not strings", func() error { _, err := docker.ParseEnv("agent.docker.env", `{"A":1}`); return err }, "want a JSON object of strings"},
 		{"bad memory", func() error { _, err := docker.ParseLimits("lots", "1", 10, "64m", "65534", ""); return err }, `memory: "lots" is not a size`},
 		{"bad cpus", func() error { _, err := docker.ParseLimits("1g", "-1", 10, "64m", "65534", ""); return err }, `cpus: "-1" is not a positive number`},
