@@ -6,7 +6,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/agent/docker"
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store/storetest"
 )
 
 func TestOverridesFor(t *testing.T) {
@@ -67,5 +70,29 @@ func TestParseSettingsRefusesMistakes(t *testing.T) {
 	}
 	if hc := l.HostConfig(nil); hc.Runtime != "runsc" {
 		t.Errorf("OCI runtime = %q", hc.Runtime)
+	}
+}
+
+// TestFromSettingsPicksTheCLI: agent.docker.cli, agent.model and
+// agent.effort reach the runtime, read on every run; a CLI it cannot run
+// is refused when set.
+func TestFromSettingsPicksTheCLI(t *testing.T) {
+	st := storetest.New(t)
+	ctx := t.Context()
+	for spec, v := range map[*domain.SettingSpec]string{&docker.CLISetting: "codex", &agent.ModelSetting: "m-9", &agent.EffortSetting: "high"} {
+		if err := st.SetSetting(ctx, *spec, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rt, err := docker.FromSettings(ctx, st, docker.Host{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt.CLI != "codex" || rt.Model != "m-9" || rt.Effort != "high" {
+		t.Errorf("runtime cli %q model %q effort %q, want codex m-9 high", rt.CLI, rt.Model, rt.Effort)
+	}
+	err = st.SetSetting(ctx, docker.CLISetting, "goose")
+	if err == nil || !strings.Contains(err.Error(), "valid: builtin, claude, codex, gemini, opencode") {
+		t.Errorf("set agent.docker.cli goose: %v", err)
 	}
 }
