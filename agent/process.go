@@ -44,7 +44,7 @@ func runAgentFed(ctx context.Context, cmd *exec.Cmd, run domain.Run, sb *Bwrap, 
 		run.Started(domain.AgentProcess{PGID: pid, StartTicks: st.startTicks})
 	}, onLine, &stop)
 	if stop != "" {
-		note(&run, stopText[stop])
+		note(&run, StopNote(stop, StopGrace))
 	}
 	return domain.RunResult{ExitStatus: code, Killed: err == nil && killed(ctx, code), Stop: stop}, err
 }
@@ -55,9 +55,13 @@ const (
 	StopKilled  = "killed"
 )
 
-var stopText = map[string]string{
-	StopStopped: "stop: the agent ended when asked (SIGTERM): stopped",
-	StopKilled:  "stop: the agent did not end within " + StopGrace.String() + " of SIGTERM: killed (SIGKILL)",
+// StopNote is what a run's log says of how a stop ended its agent, given
+// the grace it had between SIGTERM and SIGKILL.
+func StopNote(how string, grace time.Duration) string {
+	if how == StopKilled {
+		return "stop: the agent did not end within " + grace.String() + " of SIGTERM: killed (SIGKILL)"
+	}
+	return "stop: the agent ended when asked (SIGTERM): stopped"
 }
 
 // findAgentBin finds the program a CLI runtime runs: bin, or name on

@@ -255,6 +255,12 @@ func (r *Runtime) attachAndWait(ctx context.Context, id string, run domain.Run, 
 		select {
 		case w := <-waitC:
 			code = w.StatusCode
+			// 128+SIGKILL: the agent outlived the grace after SIGTERM.
+			res.Stop = agent.StopStopped
+			if code == 137 {
+				res.Stop = agent.StopKilled
+			}
+			run.Log(domain.LogEntry{Kind: domain.LogNote, Text: agent.StopNote(res.Stop, r.grace())})
 		case waitErr = <-errC:
 		}
 	}
@@ -328,12 +334,16 @@ func (r *Runtime) stream(src io.Reader, log func(domain.LogEntry), line func(str
 	return done
 }
 
+func (r *Runtime) grace() time.Duration {
+	if r.StopGrace <= 0 {
+		return agent.StopGrace
+	}
+	return r.StopGrace
+}
+
 // stop sends SIGTERM and, after the grace period, SIGKILL.
 func (r *Runtime) stop(id string) {
-	grace := r.StopGrace
-	if grace <= 0 {
-		grace = agent.StopGrace
-	}
+	grace := r.grace()
 	secs := int((grace + time.Second - 1) / time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), grace+30*time.Second)
 	defer cancel()
