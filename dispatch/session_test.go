@@ -15,7 +15,9 @@ import (
 // runtimeFunc is a domain.Runtime made of a function.
 type runtimeFunc func(ctx context.Context, run domain.Run) (domain.RunResult, error)
 
-func (f runtimeFunc) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) { return f(ctx, run) }
+func (f runtimeFunc) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
+	return f(ctx, run)
+}
 
 var sessionLine = regexp.MustCompile(`\nsession: (sess-\d+) \((new|continued)\)`)
 

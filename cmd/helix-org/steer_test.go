@@ -98,7 +98,9 @@ func steeredClaude() int {
 	in.ReadString('\n')
 	out := json.NewEncoder(os.Stdout)
 	block := func(b map[string]any) map[string]any { return map[string]any{"content": []map[string]any{b}} }
-	say := func(text string) { out.Encode(map[string]any{"type": "assistant", "message": block(map[string]any{"type": "text", "text": text})}) }
+	say := func(text string) {
+		out.Encode(map[string]any{"type": "assistant", "message": block(map[string]any{"type": "text", "text": text})})
+	}
 	out.Encode(map[string]any{"type": "system", "subtype": "init", "session_id": "s-steered"})
 	out.Encode(map[string]any{"type": "assistant", "message": block(map[string]any{"type": "tool_use", "id": "t1", "name": "mcp__helix-org__list_streams", "input": map[string]any{}})})
 	if _, err := waitForFile(ctx, "steer-go"); err != nil {
