@@ -345,7 +345,8 @@ func (d *Dispatcher) run(ctx context.Context, act domain.Activation, trigs []dom
 	}
 	run := domain.Run{ActivationID: act.ID, WorkerID: w.ID, EnvDir: dir, BaseURL: d.opts.MCPBaseURL, MCPURL: domain.MCPURL(d.opts.MCPBaseURL, w.ID), Token: tok,
 		Prompt: RenderPrompt(w, act, trigs, d.recallFor(ctx, w, act, trigs)) + SteeringPrompt(said), Timeout: timeout,
-		Log: func(e domain.LogEntry) { hint.note(e); d.appendLog(context.Background(), w.ID, act.ID, e) }, OnStart: onStart}
+		Log: func(e domain.LogEntry) { hint.note(e); d.appendLog(context.Background(), w.ID, act.ID, e) }, OnStart: onStart,
+		Steer: func(ctx context.Context) ([]domain.SteerMessage, error) { return d.st.TakeSteering(ctx, w.ID, act.ID) }}
 	ws, err := d.prepareWorkspace(ctx, w, dir, run.Log)
 	if err != nil {
 		return domain.RunResult{}, err
