@@ -101,7 +101,7 @@ var Runtimes = []RuntimeDef{
 		New: newExample},
 	{Name: RuntimeBuiltin, Description: "the built-in agent (`helix-org agent run`), calling agent.model through the server's relay",
 		Default: "else", Picked: func(context.Context, RuntimeEnv) bool { return true }, New: newBuiltin},
-	{Name: RuntimeDocker, Description: "a one-shot container of agent.docker.image (agent.docker.*)", New: newContainer},
+	{Name: RuntimeDocker, Description: "a one-shot container of agent.docker.image running agent.docker.cli: the built-in agent, claude, codex, gemini or opencode (agent.docker.*)", New: newContainer},
 	{Name: RuntimeCodex, Description: "the Codex CLI (`codex exec`) in the worker's directory, its only MCP server the worker's endpoint; agent.model",
 		New: func(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error) {
 			sb, err := env.sandbox(ctx, run)

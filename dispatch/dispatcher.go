@@ -350,7 +350,8 @@ func (d *Dispatcher) run(ctx context.Context, act domain.Activation, trigs []dom
 			e = names.name(e)
 			hint.note(e)
 			d.appendLog(context.Background(), w.ID, act.ID, e)
-		}, OnStart: onStart}
+		}, OnStart: onStart,
+		Steer: func(ctx context.Context) ([]domain.SteerMessage, error) { return d.st.TakeSteering(ctx, w.ID, act.ID) }}
 	ws, err := d.prepareWorkspace(ctx, w, dir, run.Log)
 	if err != nil {
 		return domain.RunResult{}, err
