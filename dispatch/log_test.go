@@ -26,7 +26,9 @@ func TestToolResultsNameTheirTool(t *testing.T) {
 {"type":"result","subtype":"success","is_error":false,"result":"done","usage":{"input_tokens":1,"output_tokens":1}}
 `), 0o600)
 	bin := filepath.Join(dir, "claude")
-	os.WriteFile(bin, []byte("#!/bin/sh\ncat > /dev/null\ncat "+out+"\n"), 0o755)
+	// It answers at once, then reads stdin until the run closes it, as
+	// Claude Code does after a turn's result.
+	os.WriteFile(bin, []byte("#!/bin/sh\ncat "+out+"\nexec cat > /dev/null\n"), 0o755)
 	f := newFixtureWith(t, &agent.Claude{Bin: bin})
 	f.hire(t, "w-echo", domain.WorkerAI)
 	f.settle(t)
