@@ -83,7 +83,10 @@ const topRunsShown = 10
 // or a manager's for the workers whose runs they may read.
 func (u *UI) handleMoney(w http.ResponseWriter, r *http.Request, v *viewer) {
 	ctx := r.Context()
-	live := u.liveURL(ctx, "view", "money")
+	live := ""
+	if v.Can("read_events") || v.Can("worker_log") { // what the live view watches through
+		live = u.liveURL(ctx, "view", "money")
+	}
 	q := r.URL.Query()
 	p := moneyPage{Period: periodOf(q.Get("period"), u.st.Now()), Scopes: domain.BudgetScopes, Windows: domain.BudgetWindows}
 	got, err := invoke[struct{ Budgets []budgetJSON }](ctx, v, "list_budgets", nil)
