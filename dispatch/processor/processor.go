@@ -3,7 +3,6 @@ package processor
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"slices"
 
 	"github.com/helixml/helix-org/domain"
@@ -87,11 +86,7 @@ func (pr *Program) Run(in Input) ([]domain.ProcessorOutput, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := pr.run(v)
-	if err != nil {
-		return nil, fmt.Errorf("processor %s on event %s: %w", pr.p.ID, in.Event.ID, err)
-	}
-	return out, nil
+	return pr.run(v)
 }
 
 // decodeConfig reads a kind's config strictly: an unknown field is an
