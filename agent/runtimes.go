@@ -160,8 +160,12 @@ func (s Selector) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 		return domain.RunResult{Runtime: def.Name, ExitStatus: -1}, err
 	}
 	var prev domain.AgentSession
+	key := def.Name
+	if k, ok := rt.(sessionKeyer); ok {
+		key = k.SessionKey(ctx, run.WorkerID)
+	}
 	if preserve {
-		if prev, err = s.Env.resume(ctx, def.Name, &run); err != nil {
+		if prev, err = s.Env.resume(ctx, key, &run); err != nil {
 			return domain.RunResult{Runtime: def.Name, ExitStatus: -1}, err
 		}
 	}
@@ -170,11 +174,18 @@ func (s Selector) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 	res.Runtime = def.Name
 	res.Continued = run.Session != "" && res.Session == run.Session
 	if preserve {
-		if kerr := s.Env.keep(ctx, def.Name, run, prev, res); kerr != nil && s.Env.Logger != nil {
+		if kerr := s.Env.keep(ctx, key, run, prev, res); kerr != nil && s.Env.Logger != nil {
 			s.Env.Logger.Error("keep agent session", "worker", run.WorkerID, "activation", run.ActivationID, "err", kerr)
 		}
 	}
 	return res, err
+}
+
+// sessionKeyer is a runtime that runs more than one kind of agent (the
+// docker runtime's agent.docker.cli): it keeps a worker's preserved
+// session per kind, so one CLI is never handed another's session id.
+type sessionKeyer interface {
+	SessionKey(ctx context.Context, worker string) string
 }
 
 func (s Selector) pick(ctx context.Context) (RuntimeDef, error) {

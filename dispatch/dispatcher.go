@@ -66,6 +66,8 @@ type Dispatcher struct {
 	// after SIGTERM; Shutdown cancels it at its deadline.
 	runCtx    context.Context
 	cancelRun context.CancelFunc
+
+	programs programs
 }
 
 // New builds a Dispatcher.
@@ -137,13 +139,17 @@ func (d *Dispatcher) Running() bool {
 	return d.looping.Load() && !d.stopping
 }
 
-// Step starts an activation for every worker with pending triggers that is
-// not already running, within the concurrency cap. It returns once the
-// activations have started.
+// Step runs the processors over the events waiting for them
+// (processors.go), then starts an activation for every worker with
+// pending triggers that is not already running, within the concurrency
+// cap. It returns once the activations have started.
 func (d *Dispatcher) Step(ctx context.Context) error {
+	// A processor the database failed wakes no one less: what already
+	// waits is started anyway.
+	perr := d.runProcessors(ctx)
 	workers, err := d.st.WorkersWithPending(ctx)
 	if err != nil || len(workers) == 0 {
-		return err // the common case: every store change wakes a step
+		return errors.Join(perr, err) // the common case: every store change wakes a step
 	}
 	max := int(d.st.IntSetting(ctx, MaxConcurrentSetting))
 	for _, w := range workers {
@@ -151,7 +157,7 @@ func (d *Dispatcher) Step(ctx context.Context) error {
 			go d.activate(w)
 		}
 	}
-	return nil
+	return perr
 }
 
 // reserve marks w running if it is idle and a slot is free.

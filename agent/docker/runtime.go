@@ -105,6 +105,21 @@ type containerSpec struct {
 	agent agent.Invocation
 }
 
+// SessionKey keeps a worker's preserved session per agent.docker.cli, so
+// changing the CLI starts it fresh rather than passing one CLI's session
+// id to another.
+func (r *Runtime) SessionKey(ctx context.Context, worker string) string {
+	role := ""
+	if r.RoleOf != nil && len(r.Overrides.Roles) > 0 {
+		role, _ = r.RoleOf(ctx, worker) // no role: the worker's and default entries still apply
+	}
+	ov := r.Overrides.For(Override{Image: r.Image, Command: r.Command, CLI: r.CLI}, worker, role)
+	if ov.builtin() {
+		return agent.RuntimeDocker
+	}
+	return agent.RuntimeDocker + "/" + ov.CLI
+}
+
 func (r *Runtime) prepare(ctx context.Context, run domain.Run) (containerSpec, error) {
 	role := ""
 	if r.RoleOf != nil && (len(r.Overrides.Roles) > 0) {

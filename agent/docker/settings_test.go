@@ -96,3 +96,23 @@ func TestFromSettingsPicksTheCLI(t *testing.T) {
 		t.Errorf("set agent.docker.cli goose: %v", err)
 	}
 }
+
+// A worker's preserved session is kept per CLI, so a change of CLI never
+// hands one CLI's session id to another.
+func TestSessionKeyPerCLI(t *testing.T) {
+	o, err := docker.ParseOverrides(`{"workers":{"w-c":{"cli":"codex"},"w-b":{"cli":"builtin"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ cli, worker, want string }{
+		{"", "w-x", "docker"},
+		{"claude", "w-x", "docker/claude"},
+		{"claude", "w-c", "docker/codex"},
+		{"claude", "w-b", "docker"},
+	} {
+		r := &docker.Runtime{CLI: tc.cli, Overrides: o}
+		if got := r.SessionKey(t.Context(), tc.worker); got != tc.want {
+			t.Errorf("cli %q, worker %s: session key %q, want %q", tc.cli, tc.worker, got, tc.want)
+		}
+	}
+}

@@ -25,6 +25,10 @@ var uiPages = []struct{ name, path string }{
 	{"memory", "/ui/memory"},
 	{"audit", "/ui/audit"},
 	{"settings", "/ui/settings"},
+	{"tasks", "/ui/tasks"},
+	{"task", "/ui/tasks/t-refunds"},
+	{"task-review", "/ui/tasks/t-faq"},
+	{"money", "/ui/money"},
 }
 
 // uiSizes are the widths every page is checked and pictured at: a desktop
