@@ -241,7 +241,7 @@ func CheckReadsDM(reader, stream, createdBy string) error {
 // stream: only that person. It carries copies of their direct messages,
 // which nobody else reads, not even the owner.
 func CheckReadsContact(reader, stream string) error {
-	person := strings.TrimPrefix(stream, ContactStreamPrefix)
+	_, person := StreamKindOf(stream)
 	if reader != person {
 		return Forbidden("%s is %s's contact stream, with copies of their direct messages; only %s reads it", stream, person, person)
 	}
