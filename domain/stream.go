@@ -29,7 +29,7 @@ func InboxStream(worker string) string {
 }
 
 // ReservedStreamPrefixes start the ids of streams only the system creates.
-var ReservedStreamPrefixes = []string{DMStreamPrefix, ActivationStreamPrefix, InboxStreamPrefix, ContactStreamPrefix, TaskStreamPrefix}
+var ReservedStreamPrefixes = []string{DMStreamPrefix, ActivationStreamPrefix, InboxStreamPrefix, ContactStreamPrefix, taskStreamPrefix}
 
 // ReservedStreamIDs are the ids of the system's own single streams.
 var ReservedStreamIDs = []string{StreamOrg}

@@ -21,7 +21,7 @@ var streamKinds = []struct {
 	kind   StreamKind
 }{
 	{DMStreamPrefix, StreamDM}, {ActivationStreamPrefix, StreamActivations}, {InboxStreamPrefix, StreamInbox},
-	{ContactStreamPrefix, StreamContact}, {TaskStreamPrefix, StreamTask},
+	{ContactStreamPrefix, StreamContact}, {taskStreamPrefix, StreamTask},
 }
 
 // StreamKindOf reads a stream's kind from its id and, for a stream of one
