@@ -3,6 +3,7 @@ package inbound
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 
 	"github.com/helixml/helix-org/domain"
 )
@@ -21,4 +22,10 @@ func WithEvent(body []byte, event string) (json.RawMessage, error) {
 	ev, _ := json.Marshal(event)
 	obj["event"] = ev
 	return json.Marshal(obj)
+}
+
+// MaxBodySetting is "<setting>.max_body_bytes", a kind's bound on one
+// inbound body in bytes (def by default): a larger one gets 413.
+func MaxBodySetting(setting string, def int, description string) domain.SettingSpec {
+	return domain.SettingSpec{Key: setting + ".max_body_bytes", Type: domain.SettingInt, Default: strconv.Itoa(def), Description: description}
 }
