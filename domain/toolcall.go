@@ -44,9 +44,6 @@ const (
 	CallRefused CallStatus = "refused"
 )
 
-// callStatuses are the statuses a call can end with.
-var callStatuses = []CallStatus{CallOK, CallError, CallPending, CallRefused}
-
 // redactedArg replaces a secret in a recorded call's arguments.
 const redactedArg = "[redacted]"
 
