@@ -62,20 +62,13 @@ const (
 
 // Run keeps a session until ctx ends.
 func (g *Gateway) Run(ctx context.Context) error {
-	return transport.Loop{Store: g.Store, Setting: ConfigSetting, Name: "discord gateway", Logger: g.log(),
-		Backoff: g.Backoff, MaxBackoff: g.MaxBackoff, Connect: g.connect}.Run(ctx)
+	return transport.Loop[Config]{Store: g.Store, Setting: ConfigSetting, Parse: parseSettings, Credential: func(c Config) string { return c.BotToken },
+		Name: "discord gateway", Logger: g.log(), Backoff: g.Backoff, MaxBackoff: g.MaxBackoff, Connect: g.connect}.Run(ctx)
 }
 
 // connect runs one connection to its end. A refused token ends the
 // session: the next one, with new settings, starts afresh.
-func (g *Gateway) connect(ctx context.Context) transport.Ended {
-	cfg, err := loadConfig(ctx, g.Store)
-	switch {
-	case err != nil:
-		return transport.Ended{Err: err, Fatal: true}
-	case cfg.BotToken == "":
-		return transport.Ended{Idle: true}
-	}
+func (g *Gateway) connect(ctx context.Context, cfg Config) transport.Ended {
 	a := api{base: cfg.APIURL, token: cfg.BotToken, client: g.client()}
 	url := g.sess.resumeURL
 	if g.sess.id == "" || url == "" {

@@ -45,19 +45,12 @@ const (
 
 // Run keeps a connection until ctx ends.
 func (s *SocketMode) Run(ctx context.Context) error {
-	return transport.Loop{Store: s.Store, Setting: ConfigSetting, Name: "slack socket mode", Logger: s.log(),
-		Backoff: s.Backoff, MaxBackoff: s.MaxBackoff, Connect: s.connect}.Run(ctx)
+	return transport.Loop[Config]{Store: s.Store, Setting: ConfigSetting, Parse: parseSettings, Credential: func(c Config) string { return c.AppToken },
+		Name: "slack socket mode", Logger: s.log(), Backoff: s.Backoff, MaxBackoff: s.MaxBackoff, Connect: s.connect}.Run(ctx)
 }
 
 // connect opens one connection and serves it to its end.
-func (s *SocketMode) connect(ctx context.Context) transport.Ended {
-	cfg, err := loadConfig(ctx, s.Store)
-	switch {
-	case err != nil:
-		return transport.Ended{Err: err, Fatal: true}
-	case cfg.AppToken == "":
-		return transport.Ended{Idle: true}
-	}
+func (s *SocketMode) connect(ctx context.Context, cfg Config) transport.Ended {
 	u, err := s.open(ctx, cfg)
 	if err != nil {
 		var refused *refusal

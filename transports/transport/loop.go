@@ -15,26 +15,29 @@ import (
 // allow, reconnects after a backoff that doubles up to MaxBackoff and
 // starts over once a connection got going, and after a refusal waits for
 // the settings to change.
-type Loop struct {
+type Loop[C any] struct {
 	Store Store
-	// Setting is the kind's settings, watched for a change.
+	// Setting is the kind's settings, watched for a change and read with
+	// Parse before each connection.
 	Setting domain.SettingSpec
+	Parse   func(string) (C, error)
+	// Credential is what a connection is made with (a token); while it is
+	// empty the loop waits.
+	Credential func(C) string
 	// Name says whose connection it is in log lines: "slack socket mode".
 	Name   string
 	Logger *slog.Logger
 	// Backoff is the first wait after a connection fails (default 1s),
 	// doubled up to MaxBackoff (default 2m).
 	Backoff, MaxBackoff time.Duration
-	// Connect reads the settings, makes one connection and serves it to
+	// Connect makes one connection with the settings and serves it to
 	// its end.
-	Connect func(ctx context.Context) Ended
+	Connect func(ctx context.Context, cfg C) Ended
 }
 
 // Ended says how a connection ended, and so what the loop does next.
 type Ended struct {
 	Err error
-	// Idle: nothing to connect with yet (no token); wait for a commit.
-	Idle bool
 	// Fatal: the settings cannot be read, or the provider refused them;
 	// wait for them to change.
 	Fatal bool
@@ -45,7 +48,7 @@ type Ended struct {
 }
 
 // Run connects until ctx ends.
-func (l Loop) Run(ctx context.Context) error {
+func (l Loop[C]) Run(ctx context.Context) error {
 	log := l.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -54,13 +57,18 @@ func (l Loop) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		changed := l.Store.Changed()
 		raw, _ := l.Store.SettingOr(ctx, l.Setting)
-		e := l.Connect(ctx)
+		cfg, err := LoadConfig(ctx, l.Store, l.Setting, l.Parse)
+		if err == nil && l.Credential(cfg) == "" {
+			WaitOn(ctx, changed, 0) // nothing to connect with yet
+			continue
+		}
+		e := Ended{Err: err, Fatal: true}
+		if err == nil {
+			e = l.Connect(ctx, cfg)
+		}
 		switch {
 		case ctx.Err() != nil:
 			return nil
-		case e.Idle:
-			WaitOn(ctx, changed, 0)
-			continue
 		case e.Fatal:
 			log.Error(l.Name+" refused; waiting for "+l.Setting.Key+" to change", "err", e.Err)
 			l.waitForChange(ctx, raw)
@@ -80,7 +88,7 @@ func (l Loop) Run(ctx context.Context) error {
 }
 
 // waitForChange returns once the settings differ from raw.
-func (l Loop) waitForChange(ctx context.Context, raw string) {
+func (l Loop[C]) waitForChange(ctx context.Context, raw string) {
 	for ctx.Err() == nil {
 		changed := l.Store.Changed()
 		if now, _ := l.Store.SettingOr(ctx, l.Setting); now != raw {
@@ -90,7 +98,7 @@ func (l Loop) waitForChange(ctx context.Context, raw string) {
 	}
 }
 
-func (l Loop) backoff() time.Duration { return cmp.Or(l.Backoff, time.Second) }
+func (l Loop[C]) backoff() time.Duration { return cmp.Or(l.Backoff, time.Second) }
 
 // WaitOn waits for ctx, ch (nil: never) or d (0: forever).
 func WaitOn(ctx context.Context, ch <-chan struct{}, d time.Duration) {
