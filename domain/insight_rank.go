@@ -21,24 +21,24 @@ import (
 // with one pseudo-outcome of each kind, (h+1)/(h+f+2), and sinks an
 // insight that keeps failing below every other, however well it reads.
 const (
-	WeightRelevance     = 0.5
-	WeightEffectiveness = 0.3
-	WeightRecency       = 0.2
-	// RecencyHalfLife is how long recency takes to halve.
-	RecencyHalfLife = 7 * 24 * time.Hour
-	// CreditDecay is what an outcome passes to each led_to ancestor, per
-	// level; MaxCreditDepth is the deepest ancestor it reaches.
-	CreditDecay    = 0.5
-	MaxCreditDepth = 3
-	// SinkBelow and SinkEvidence: in the learned mode an insight whose
-	// effectiveness is under SinkBelow after at least SinkEvidence
+	weightRelevance     = 0.5
+	weightEffectiveness = 0.3
+	weightRecency       = 0.2
+	// recencyHalfLife is how long recency takes to halve.
+	recencyHalfLife = 7 * 24 * time.Hour
+	// creditDecay is what an outcome passes to each led_to ancestor, per
+	// level; maxCreditDepth is the deepest ancestor it reaches.
+	creditDecay    = 0.5
+	maxCreditDepth = 3
+	// sinkBelow and sinkEvidence: in the learned mode an insight whose
+	// effectiveness is under sinkBelow after at least sinkEvidence
 	// weighted outcomes ranks after all others.
-	SinkBelow    = 0.40
-	SinkEvidence = 3
-	// ConstraintFrom and RiskBelow sort injected insights into
+	sinkBelow    = 0.40
+	sinkEvidence = 3
+	// constraintFrom and riskBelow sort injected insights into
 	// constraints, risks and context.
-	ConstraintFrom = 0.70
-	RiskBelow      = 0.40
+	constraintFrom = 0.70
+	riskBelow      = 0.40
 	// bm25 parameters, the usual ones.
 	bm25K1 = 1.2
 	bm25B  = 0.75
@@ -76,14 +76,14 @@ func (s InsightStats) Effectiveness(mode RankMode) float64 {
 
 // sinks says whether the learned mode ranks it after all others.
 func (s InsightStats) sinks() bool {
-	return s.CreditHelped+s.CreditFailed >= SinkEvidence && s.LearnedEffectiveness() < SinkBelow
+	return s.CreditHelped+s.CreditFailed >= sinkEvidence && s.LearnedEffectiveness() < sinkBelow
 }
 
 // Credit records an outcome with weight w (1 for the insight itself,
-// CreditDecay^depth for an ancestor). Only the insight itself moves the
+// creditDecay^depth for an ancestor). Only the insight itself moves the
 // direct counters the baseline reads.
 func (s *InsightStats) Credit(o InsightOutcome, depth int) {
-	w := math.Pow(CreditDecay, float64(depth))
+	w := math.Pow(creditDecay, float64(depth))
 	switch o {
 	case OutcomeHelped:
 		s.CreditHelped += w
@@ -108,7 +108,7 @@ func Recency(last, created, now time.Time) float64 {
 	if age < 0 {
 		age = 0
 	}
-	return math.Exp2(-float64(age) / float64(RecencyHalfLife))
+	return math.Exp2(-float64(age) / float64(recencyHalfLife))
 }
 
 // Candidate is an insight that matched a query, with its raw BM25.
@@ -148,7 +148,7 @@ func Rank(mode RankMode, cands []Candidate, now time.Time, limit int) []Ranked {
 		if best > 0 {
 			s.rel = c.BM25 / best
 		}
-		s.score = WeightRelevance*s.rel + WeightEffectiveness*s.eff + WeightRecency*s.recency
+		s.score = weightRelevance*s.rel + weightEffectiveness*s.eff + weightRecency*s.recency
 		s.sunk = mode == RankLearned && c.Insight.Stats.sinks()
 		all[i] = s
 	}
@@ -174,11 +174,11 @@ func Rank(mode RankMode, cands []Candidate, now time.Time, limit int) []Ranked {
 	return out
 }
 
-// MaxScore is the best score a candidate of this relevance can reach,
+// maxScore is the best score a candidate of this relevance can reach,
 // with full effectiveness and recency (the same sum as Rank's, so it
 // bounds Rank's score in floating point too).
-func MaxScore(relevance float64) float64 {
-	return WeightRelevance*relevance + WeightEffectiveness*1 + WeightRecency*1
+func maxScore(relevance float64) float64 {
+	return weightRelevance*relevance + weightEffectiveness*1 + weightRecency*1
 }
 
 // Match is a full-text match whose insight is not loaded yet: the
@@ -194,7 +194,7 @@ type Match struct {
 // least) and then of half what it has loaded (few queries, however many
 // match); load appends to dst the candidates among them the reader may
 // see (current, in its scopes), BM25 set. Once the limit-th result so far
-// is not sunk and outscores MaxScore of the next match's relevance, no
+// is not sunk and outscores maxScore of the next match's relevance, no
 // match left can enter the top, so it stops. The best BM25 a reader sees
 // (relevance's divisor) is in the first batch that yields a candidate,
 // so every relevance is final when it is computed.
@@ -223,7 +223,7 @@ func RankMatches(mode RankMode, matches []Match, load func(dst []Candidate, ms [
 			continue
 		}
 		ranked := Rank(mode, cands, now, limit)
-		if last := ranked[limit-1]; !last.Sunk && MaxScore(matches[from].BM25/best) < last.Score {
+		if last := ranked[limit-1]; !last.Sunk && maxScore(matches[from].BM25/best) < last.Score {
 			return ranked, nil
 		}
 	}
@@ -327,9 +327,9 @@ func (r Ranked) Use() InsightUse {
 	switch {
 	case r.Insight.Quarantined():
 		return UseUntrusted
-	case r.Insight.Type == InsightFailure || r.Effectiveness < RiskBelow:
+	case r.Insight.Type == InsightFailure || r.Effectiveness < riskBelow:
 		return UseRisk
-	case r.Effectiveness >= ConstraintFrom:
+	case r.Effectiveness >= constraintFrom:
 		return UseConstraint
 	}
 	return UseContext

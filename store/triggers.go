@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -93,7 +92,7 @@ func (r activationRow) toDomain() domain.Activation {
 // transaction (a transactional outbox): one per subscribed, active AI
 // worker other than the publisher. Activation logs never wake anyone.
 func (s *Store) enqueueTriggers(tx *gorm.DB, ev domain.Event) error {
-	if strings.HasPrefix(ev.StreamID, domain.ActivationStreamPrefix) {
+	if kind, _ := domain.StreamKindOf(ev.StreamID); kind == domain.StreamActivations {
 		return nil
 	}
 	rows, err := s.queryFixed(tx, subscribedAISQL, ev.StreamID, string(domain.WorkerAI), ev.Source)
