@@ -33,10 +33,9 @@ func withInsights(t *testing.T, f *fixture) map[string]string {
 		}
 		ids[in.Trigger] = got.ID
 	}
-	for range 3 {
-		if err := f.st.InsightFeedback(ctx, "w-owner", "", []string{ids["customer invoice missing"]}, domain.OutcomeHelped); err != nil {
-			t.Fatal(err)
-		}
+	// The owner's vote counts twice: a manager's word on the org's advice.
+	if err := f.st.InsightFeedback(ctx, "w-owner", "", []string{ids["customer invoice missing"]}, domain.OutcomeHelped, "it was in spam"); err != nil {
+		t.Fatal(err)
 	}
 	return ids
 }
@@ -52,7 +51,7 @@ func TestRunPromptCarriesInsights(t *testing.T) {
 	ids := withInsights(t, f)
 	cite := ids["customer invoice missing"]
 	f.rec.during = func(run domain.Run) {
-		if err := f.st.InsightFeedback(t.Context(), run.WorkerID, run.ActivationID, []string{cite}, domain.OutcomeUtilized); err != nil {
+		if err := f.st.InsightFeedback(t.Context(), run.WorkerID, run.ActivationID, []string{cite}, domain.OutcomeUtilized, ""); err != nil {
 			t.Error(err)
 		}
 	}
@@ -60,7 +59,7 @@ func TestRunPromptCarriesInsights(t *testing.T) {
 	f.settle(t)
 	p := f.rec.runs[0].Prompt
 	for _, want := range []string{
-		"Constraints (advice that has worked here; follow it):\n- " + cite + " (effectiveness 0.80): when customer invoice missing → check the billing export first\n",
+		"Constraints (advice that has worked here; follow it):\n- " + cite + " (effectiveness 0.75): when customer invoice missing → check the billing export first\n",
 		"Risks (advice that failed, or known failures; avoid them):\n- " + ids["invoice resend loops"] + " (effectiveness 0.50)",
 		"Context:\n- " + ids["invoice pdf attachments"] + " (effectiveness 0.50)",
 		`insight_feedback {"ids": [...], "outcome": "utilized"}`,
@@ -79,7 +78,7 @@ func TestRunPromptCarriesInsights(t *testing.T) {
 		}
 		return in.Stats
 	}
-	if s := stats(cite); s.Helped != 4 || s.Utilized != 1 || s.Injected != 1 {
+	if s := stats(cite); s.Helped != 2 || s.Utilized != 1 || s.Injected != 1 {
 		t.Errorf("cited insight after a successful run: %+v", s)
 	}
 	if s := stats(ids["invoice resend loops"]); s.Injected != 1 || s.Helped+s.Failed != 0 {

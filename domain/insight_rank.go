@@ -79,22 +79,22 @@ func (s InsightStats) sinks() bool {
 	return s.CreditHelped+s.CreditFailed >= SinkEvidence && s.LearnedEffectiveness() < SinkBelow
 }
 
-// Credit records an outcome with weight w (1 for the insight itself,
-// CreditDecay^depth for an ancestor). Only the insight itself moves the
-// direct counters the baseline reads.
-func (s *InsightStats) Credit(o InsightOutcome, depth int) {
-	w := math.Pow(CreditDecay, float64(depth))
+// CreditWeight is the share of an outcome an insight depth led_to links
+// above the cited one gets.
+func CreditWeight(depth int) float64 { return math.Pow(CreditDecay, float64(depth)) }
+
+// Credit adds an outcome of weight w (1 for a run's outcome of the
+// insight itself, CreditDecay^depth for an ancestor, a vote's weight);
+// count is how many direct outcomes it is, for the counters the baseline
+// reads (0 for an ancestor's share).
+func (s *InsightStats) Credit(o InsightOutcome, w float64, count int) {
 	switch o {
 	case OutcomeHelped:
 		s.CreditHelped += w
-		if depth == 0 {
-			s.Helped++
-		}
+		s.Helped += count
 	case OutcomeFailed:
 		s.CreditFailed += w
-		if depth == 0 {
-			s.Failed++
-		}
+		s.Failed += count
 	}
 }
 

@@ -38,7 +38,7 @@ func TestCreditAlongLedTo(t *testing.T) {
 				t.Errorf("depths (-want +got):\n%s", diff)
 			}
 			for id, d := range depths {
-				stats[id].Credit(tc.outcome, d)
+				stats[id].Credit(tc.outcome, domain.CreditWeight(d), b2i(d == 0))
 			}
 			gotH, gotF := map[string]float64{}, map[string]float64{}
 			for id, s := range stats {
@@ -288,4 +288,11 @@ func TestRankMatches(t *testing.T) {
 	if loaded != 20 {
 		t.Errorf("clear top: loaded %d matches, want the first batch of 20", loaded)
 	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

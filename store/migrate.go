@@ -122,6 +122,10 @@ var migrations = []migration{
 	{37, "pull requests opened for spec-task items", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&specTaskRow{}, &taskItemRow{})
 	}},
+	{50, "insight credit ledger, runs' outcomes, people's votes on insights", migrateCredit},
+	{51, "the run each spec-task item was delivered in", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&itemRunRow{})
+	}},
 }
 
 type schemaMigration struct {
