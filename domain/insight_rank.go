@@ -320,16 +320,22 @@ const (
 	UseUntrusted InsightUse = "untrusted"
 )
 
-// Use sorts a ranked insight: proven advice is a constraint, advice that
-// fails (or describes a failure) a risk, the rest context; a quarantined
-// one is none of these.
-func (r Ranked) Use() InsightUse {
+// DefaultConstraintRelevance is the least relevance a constraint has
+// unless memory.constraint_min_relevance says otherwise.
+const DefaultConstraintRelevance = 0.5
+
+// Use sorts a ranked insight: proven advice that is about the situation
+// (relevance at least minRelevance) is a constraint, advice that fails (or
+// describes a failure) a risk, the rest context — proven advice about
+// something else included; a quarantined one is none of these, so it
+// never constrains.
+func (r Ranked) Use(minRelevance float64) InsightUse {
 	switch {
 	case r.Insight.Quarantined():
 		return UseUntrusted
 	case r.Insight.Type == InsightFailure || r.Effectiveness < RiskBelow:
 		return UseRisk
-	case r.Effectiveness >= ConstraintFrom:
+	case r.Effectiveness >= ConstraintFrom && r.Relevance >= minRelevance:
 		return UseConstraint
 	}
 	return UseContext
