@@ -29,6 +29,28 @@ func CreditDepths(id string, parents func(string) ([]string, error)) (map[string
 	return depth, nil
 }
 
+// FailureShares is how a failed run's one outcome is shared among the
+// insights it cited: each takes it in proportion to how suspect it is
+// (1 − its learned effectiveness) against the most suspect, which takes
+// it whole. A failure beside advice already failing weighs less on advice
+// that has kept working; with nothing known, all take it whole. A success
+// credits every cited insight whole: under "one wrong step fails the run"
+// it says each was sound.
+func FailureShares(cited []InsightStats) []float64 {
+	most := 0.0
+	for _, s := range cited {
+		most = max(most, 1-s.LearnedEffectiveness())
+	}
+	out := make([]float64, len(cited))
+	for i, s := range cited {
+		out[i] = 1
+		if most > 0 {
+			out[i] = (1 - s.LearnedEffectiveness()) / most
+		}
+	}
+	return out
+}
+
 // OutcomeSource is where a run's outcome came from. A run's own end is
 // the weakest word on it; what its work became (an item accepted, sent
 // back or blocked; an approval granted or denied) overrides it, and a

@@ -12,18 +12,25 @@ import (
 // Ranking of insights. It is pure arithmetic over counts a store hands
 // in (term hits, outcome counters, times), so any store can serve recall:
 //
-//	score = 0.5·relevance + 0.3·effectiveness + 0.2·recency
+//	baseline: 0.5·relevance + 0.3·effectiveness + 0.2·recency
+//	learned:  0.4·relevance + 0.45·effectiveness + 0.15·recency
 //
 // relevance is BM25 over trigger, resolution and tags divided by the best
 // candidate's, recency is 2^(−days since last use / 7), and effectiveness
 // depends on the mode: the baseline reads helped / (helped + failed) (0.5
-// with no feedback); the learned mode reads the credit-weighted outcomes
-// with one pseudo-outcome of each kind, (h+1)/(h+f+2), and sinks an
-// insight that keeps failing below every other, however well it reads.
+// with no feedback); the learned mode reads the credit-weighted outcomes,
+// older ones fading (CreditMemory), with one pseudo-outcome of each kind,
+// (h+1)/(h+f+2), and sinks an insight that keeps failing below every
+// other, however well it reads.
 const (
 	WeightRelevance     = 0.5
 	WeightEffectiveness = 0.3
 	WeightRecency       = 0.2
+	// The learned mode weighs what outcomes taught more: advice that
+	// reads alike is told apart by how it did.
+	LearnedWeightRelevance     = 0.4
+	LearnedWeightEffectiveness = 0.45
+	LearnedWeightRecency       = 0.15
 	// RecencyHalfLife is how long recency takes to halve.
 	RecencyHalfLife = 7 * 24 * time.Hour
 	// CreditDecay is what an outcome passes to each led_to ancestor, per
@@ -32,13 +39,19 @@ const (
 	MaxCreditDepth = 3
 	// SinkBelow and SinkEvidence: in the learned mode an insight whose
 	// effectiveness is under SinkBelow after at least SinkEvidence
-	// weighted outcomes ranks after all others.
-	SinkBelow    = 0.40
-	SinkEvidence = 3
+	// weighted outcomes ranks after all others. (With CreditMemory the
+	// evidence an insight holds is at most 1/(1−0.85) ≈ 6.7 outcomes.)
+	SinkBelow    = 0.45
+	SinkEvidence = 2.5
 	// ConstraintFrom and RiskBelow sort injected insights into
 	// constraints, risks and context.
 	ConstraintFrom = 0.70
 	RiskBelow      = 0.40
+	// CreditMemory is how much of an insight's earlier credit an outcome
+	// of weight 1 keeps: evidence fades as new evidence comes, so advice
+	// that stops being true sinks after a few failures however long it
+	// worked (its credit is at most 1/(1−CreditMemory) outcomes' worth).
+	CreditMemory = 0.85
 	// bm25 parameters, the usual ones.
 	bm25K1 = 1.2
 	bm25B  = 0.75
@@ -88,6 +101,9 @@ func CreditWeight(depth int) float64 { return math.Pow(CreditDecay, float64(dept
 // count is how many direct outcomes it is, for the counters the baseline
 // reads (0 for an ancestor's share).
 func (s *InsightStats) Credit(o InsightOutcome, w float64, count int) {
+	keep := math.Pow(CreditMemory, w)
+	s.CreditHelped *= keep
+	s.CreditFailed *= keep
 	switch o {
 	case OutcomeHelped:
 		s.CreditHelped += w
@@ -109,6 +125,14 @@ func Recency(last, created, now time.Time) float64 {
 		age = 0
 	}
 	return math.Exp2(-float64(age) / float64(RecencyHalfLife))
+}
+
+// weights are the mode's weights of relevance, effectiveness and recency.
+func (m RankMode) weights() (rel, eff, rec float64) {
+	if m == RankLearned {
+		return LearnedWeightRelevance, LearnedWeightEffectiveness, LearnedWeightRecency
+	}
+	return WeightRelevance, WeightEffectiveness, WeightRecency
 }
 
 // Candidate is an insight that matched a query, with its raw BM25.
@@ -143,12 +167,13 @@ func Rank(mode RankMode, cands []Candidate, now time.Time, limit int) []Ranked {
 		sunk                     bool
 	}
 	all := make([]scored, len(cands))
+	wRel, wEff, wRec := mode.weights()
 	for i, c := range cands {
 		s := scored{i: i, eff: c.Insight.Stats.Effectiveness(mode), recency: Recency(c.Insight.Stats.LastUsed, c.Insight.CreatedAt, now)}
 		if best > 0 {
 			s.rel = c.BM25 / best
 		}
-		s.score = WeightRelevance*s.rel + WeightEffectiveness*s.eff + WeightRecency*s.recency
+		s.score = wRel*s.rel + wEff*s.eff + wRec*s.recency
 		s.sunk = mode == RankLearned && c.Insight.Stats.sinks()
 		all[i] = s
 	}
@@ -177,8 +202,9 @@ func Rank(mode RankMode, cands []Candidate, now time.Time, limit int) []Ranked {
 // MaxScore is the best score a candidate of this relevance can reach,
 // with full effectiveness and recency (the same sum as Rank's, so it
 // bounds Rank's score in floating point too).
-func MaxScore(relevance float64) float64 {
-	return WeightRelevance*relevance + WeightEffectiveness*1 + WeightRecency*1
+func MaxScore(mode RankMode, relevance float64) float64 {
+	wRel, wEff, wRec := mode.weights()
+	return wRel*relevance + wEff*1 + wRec*1
 }
 
 // Match is a full-text match whose insight is not loaded yet: the
@@ -223,7 +249,7 @@ func RankMatches(mode RankMode, matches []Match, load func(dst []Candidate, ms [
 			continue
 		}
 		ranked := Rank(mode, cands, now, limit)
-		if last := ranked[limit-1]; !last.Sunk && MaxScore(matches[from].BM25/best) < last.Score {
+		if last := ranked[limit-1]; !last.Sunk && MaxScore(mode, matches[from].BM25/best) < last.Score {
 			return ranked, nil
 		}
 	}

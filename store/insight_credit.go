@@ -201,8 +201,12 @@ func creditRunTx(tx *gorm.DB, activation string) error {
 		if err := tx.Model(&insightUseRow{}).Where("activation_id = ? AND utilized", activation).Order("insight_id").Pluck("insight_id", &cited).Error; err != nil {
 			return fmt.Errorf("insights cited by %s: %w", activation, err)
 		}
-		for _, id := range cited {
-			more, err := ledgerTx(tx, insightCreditRow{Source: activation, Cited: id, Outcome: o.Outcome, At: o.At}, true)
+		shares, err := outcomeShares(tx, cited, domain.InsightOutcome(o.Outcome))
+		if err != nil {
+			return err
+		}
+		for i, id := range cited {
+			more, err := ledgerTx(tx, insightCreditRow{Source: activation, Cited: id, Outcome: o.Outcome, Weight: shares[i], At: o.At}, true)
 			if err != nil {
 				return err
 			}
@@ -213,6 +217,33 @@ func creditRunTx(tx *gorm.DB, activation string) error {
 		}
 	}
 	return restatTx(tx, touched...)
+}
+
+// outcomeShares is each cited insight's share of the run's outcome: whole
+// for a success, by suspicion for a failure (domain.FailureShares), read
+// after the run's own rows are taken out.
+func outcomeShares(tx *gorm.DB, cited []string, o domain.InsightOutcome) ([]float64, error) {
+	if len(cited) > 1 {
+		if err := restatTx(tx, cited...); err != nil {
+			return nil, err
+		}
+	}
+	stats := make([]domain.InsightStats, len(cited))
+	for i, id := range cited {
+		in, err := getInsight(tx, id)
+		if err != nil {
+			return nil, err
+		}
+		stats[i] = in.Stats
+	}
+	if o != domain.OutcomeFailed {
+		out := make([]float64, len(cited))
+		for i := range out {
+			out[i] = 1
+		}
+		return out, nil
+	}
+	return domain.FailureShares(stats), nil
 }
 
 // ledgerTx adds the rows of one outcome of c.Cited: its own, weight 1 and
@@ -235,9 +266,10 @@ func ledgerTx(tx *gorm.DB, c insightCreditRow, ancestors bool) ([]string, error)
 	for x, d := range depths {
 		row := c
 		row.InsightID, row.Count = x, b2i(d == 0)
-		if c.Weight == 0 || d > 0 {
-			row.Weight = domain.CreditWeight(d)
+		if c.Weight == 0 {
+			c.Weight = 1
 		}
+		row.Weight = c.Weight * domain.CreditWeight(d)
 		if err := tx.Create(&row).Error; err != nil {
 			return nil, fmt.Errorf("credit %s: %w", x, err)
 		}
