@@ -199,10 +199,10 @@ func Rank(mode RankMode, cands []Candidate, now time.Time, limit int) []Ranked {
 	return out
 }
 
-// MaxScore is the best score a candidate of this relevance can reach,
+// maxScore is the best score a candidate of this relevance can reach,
 // with full effectiveness and recency (the same sum as Rank's, so it
 // bounds Rank's score in floating point too).
-func MaxScore(mode RankMode, relevance float64) float64 {
+func maxScore(mode RankMode, relevance float64) float64 {
 	wRel, wEff, wRec := mode.weights()
 	return wRel*relevance + wEff*1 + wRec*1
 }
@@ -220,7 +220,7 @@ type Match struct {
 // least) and then of half what it has loaded (few queries, however many
 // match); load appends to dst the candidates among them the reader may
 // see (current, in its scopes), BM25 set. Once the limit-th result so far
-// is not sunk and outscores MaxScore of the next match's relevance, no
+// is not sunk and outscores maxScore of the next match's relevance, no
 // match left can enter the top, so it stops. The best BM25 a reader sees
 // (relevance's divisor) is in the first batch that yields a candidate,
 // so every relevance is final when it is computed.
@@ -249,7 +249,7 @@ func RankMatches(mode RankMode, matches []Match, load func(dst []Candidate, ms [
 			continue
 		}
 		ranked := Rank(mode, cands, now, limit)
-		if last := ranked[limit-1]; !last.Sunk && MaxScore(mode, matches[from].BM25/best) < last.Score {
+		if last := ranked[limit-1]; !last.Sunk && maxScore(mode, matches[from].BM25/best) < last.Score {
 			return ranked, nil
 		}
 	}
