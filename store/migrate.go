@@ -128,6 +128,10 @@ var migrations = []migration{
 	{42, "items dismissed from inboxes", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&inboxDismissalRow{})
 	}},
+	{50, "insight credit ledger, runs' outcomes, people's votes on insights", migrateCredit},
+	{51, "the run each spec-task item was delivered in", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&itemRunRow{})
+	}},
 }
 
 type schemaMigration struct {

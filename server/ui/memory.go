@@ -26,6 +26,8 @@ type memoryPage struct {
 	Scopes      []domain.InsightScope
 	Pager       pager
 	CanEndorse  bool
+	// Health sums up the whole memory, for the owner, who sees it all.
+	Health *domain.MemoryHealth
 }
 
 type memoryFilter struct{ Type, Scope, Tag string }
@@ -41,6 +43,8 @@ type memoryCard struct {
 	Links                               []memoryLink
 	MoreLinks                           int
 	Runs                                []store.InsightRun
+	// Votes are people's word on it outside a run, on every version.
+	Votes []domain.InsightVote
 }
 
 // memoryLink is a link seen from one insight: the other end, and whether
@@ -79,8 +83,13 @@ func (u *UI) handleMemory(w http.ResponseWriter, r *http.Request, v *viewer) {
 		quarantined, trusted := splitQuarantined(all)
 		page, next := pageAfterID(trusted, q.Get("after"), limitOf(r))
 		p.Pager = newPager(r, "after", next)
-		if p.Quarantined, err = u.memoryCards(r, quarantined); err == nil {
-			p.Insights, err = u.memoryCards(r, page)
+		if p.Quarantined, err = u.memoryCards(r, v, quarantined); err == nil {
+			p.Insights, err = u.memoryCards(r, v, page)
+		}
+		if err == nil && v.IsOwner() {
+			var h domain.MemoryHealth
+			h, err = u.st.MemoryHealth(ctx)
+			p.Health = &h
 		}
 		if err != nil {
 			u.fail(w, r, v, err)
@@ -122,14 +131,14 @@ func pageAfterID(ins []domain.Insight, after string, limit int) ([]domain.Insigh
 }
 
 // memoryCards scores each insight as recall's learned ranking would, and
-// reads its links and recent runs.
-func (u *UI) memoryCards(r *http.Request, ins []domain.Insight) ([]memoryCard, error) {
+// reads its links, recent runs and votes.
+func (u *UI) memoryCards(r *http.Request, v *viewer, ins []domain.Insight) ([]memoryCard, error) {
 	now := u.st.Now()
 	out := make([]memoryCard, 0, len(ins))
 	for _, in := range ins {
 		ranked := domain.Rank(domain.RankLearned, []domain.Candidate{{Insight: in}}, now, 1)[0]
 		c := memoryCard{Insight: in, Effectiveness: ranked.Effectiveness, SuccessRate: in.Stats.BaselineEffectiveness(),
-			Recency: ranked.Recency, Use: ranked.Use(), Sinks: ranked.Sunk}
+			Recency: ranked.Recency, Use: ranked.Use(0), Sinks: ranked.Sunk}
 		links, err := u.st.InsightLinks(r.Context(), in.ID)
 		if err != nil {
 			return nil, err
@@ -145,6 +154,9 @@ func (u *UI) memoryCards(r *http.Request, ins []domain.Insight) ([]memoryCard, e
 			c.Links, c.MoreLinks = c.Links[:memoryLinks], len(c.Links)-memoryLinks
 		}
 		if c.Runs, err = u.st.InsightRuns(r.Context(), in.ID, memoryRuns); err != nil {
+			return nil, err
+		}
+		if c.Votes, err = u.st.InsightVotes(r.Context(), v.Worker.ID, in.ID); err != nil {
 			return nil, err
 		}
 		out = append(out, c)

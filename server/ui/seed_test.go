@@ -144,10 +144,10 @@ func seedMemory(t *testing.T, st *store.Store, clock *storetest.Clock) {
 	if err := st.ShowInsights(ctx, "act-echo-1", []string{refund.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.InsightFeedback(ctx, "w-echo", "act-echo-1", []string{refund.ID}, domain.OutcomeUtilized); err != nil {
+	if err := st.InsightFeedback(ctx, "w-echo", "act-echo-1", []string{refund.ID}, domain.OutcomeUtilized, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.InsightFeedback(ctx, "w-owner", "", []string{refund.ID}, domain.OutcomeHelped); err != nil {
+	if err := st.InsightFeedback(ctx, "w-owner", "", []string{refund.ID}, domain.OutcomeHelped, "saved a day of back and forth"); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(time.Minute)
