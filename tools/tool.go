@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -253,16 +252,10 @@ func outputJSON(out any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber() // keeps int64s such as seq exact
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
+	if string(b) == "null" {
+		return []byte("{}"), nil
 	}
-	if v == nil {
-		v = map[string]any{}
-	}
-	return json.Marshal(v)
+	return sortKeys(b)
 }
 
 // enum restricts a property to the given values and lists them in its

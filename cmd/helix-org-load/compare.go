@@ -48,21 +48,50 @@ var figures = []figure{
 	{"cold start, empty database", "ms", false},
 	{"cold start, big database", "ms", false},
 	{"idle RSS, big database", "MB", false},
+	{"  of which the binary's pages", "MB", false},
 	{"read_events limit 20, 1 client", "/s", true},
 	{"read_events limit 20, 8 clients", "/s", true},
 	{"read_events limit 20, 8 clients p99", "ms", false},
 	{"publish, 8 sdk clients", "/s", true},
 	{"publish, 8 sdk clients p99", "ms", false},
-	{"RSS after the publish run", "MB", false},
+	{"RSS as the publish run ends", "MB", false},
+	{"RSS after the publish run, quiet", "MB", false},
+	{"  of which the binary's pages", "MB", false},
 	{"publish, 8 wire clients", "/s", true},
 	{"publish, 8 wire clients p99", "ms", false},
 	{"webhooks, 16 senders", "/s", true},
 	{"webhooks, 16 senders p99", "ms", false},
-	{"RSS at the end", "MB", false},
+	{"RSS, the server that seeded it, quiet", "MB", false},
 }
 
-// measures is one round's figures of one build, by name.
-type measures map[string]float64
+// Indexes into figures.
+const (
+	fColdEmpty = iota
+	fColdBig
+	fIdleBig
+	fIdleBigFile
+	fRead1
+	fRead8
+	fRead8p99
+	fPublishSDK
+	fPublishSDKp99
+	fRSSPublishEnd
+	fRSSPublishQuiet
+	fRSSPublishFile
+	fPublishWire
+	fPublishWirep99
+	fWebhooks
+	fWebhooksp99
+	fSeeded
+)
+
+// quiet is how long a server is left alone before a "quiet" memory
+// figure is read: past serve's own quiet spell (server.DefaultQuiet),
+// after which it gives memory back.
+const quiet = 2500 * time.Millisecond
+
+// measures is one round's figures of one build, by index in figures.
+type measures map[int]float64
 
 // compare runs cfg.Rounds rounds over cfg.Builds, interleaved (each round
 // every build in turn, the order alternating), and prints each figure's
@@ -81,24 +110,19 @@ func compare(ctx context.Context, cfg config, out io.Writer) error {
 	for _, b := range builds {
 		fmt.Fprintf(out, "  %s = %s\n", b.label, b.bin)
 	}
-	seed := filepath.Join(root, "seed")
-	start := time.Now()
-	if err := seedBig(ctx, builds[0].bin, seed, &cfg); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "seeded the big database with %s in %s\n", builds[0].label, time.Since(start).Round(time.Second))
-	// Each build's copy of it, opened once unmeasured (its migrations run).
-	big := map[string]string{}
+	// Each build makes its own big database, through its own tools, and
+	// the RSS of the server that took those events, once it is quiet, is
+	// a figure of its own.
+	big, seeded, tokens := map[string]string{}, map[string]float64{}, map[string]string{}
 	for _, b := range builds {
+		start := time.Now()
 		big[b.label] = filepath.Join(root, "big-"+b.label)
-		if err := copyDB(seed, big[b.label]); err != nil {
-			return err
-		}
-		s, err := startServe(ctx, b.bin, big[b.label], cfg.bigToken)
+		tok, rss, err := seedBig(ctx, b.bin, big[b.label], cfg)
 		if err != nil {
-			return err
+			return fmt.Errorf("seed with %s: %w", b.label, err)
 		}
-		s.stop()
+		tokens[b.label], seeded[b.label] = tok, rss
+		fmt.Fprintf(out, "seeded %s's big database in %s; quiet, that server held %.1f MB\n", b.label, time.Since(start).Round(time.Second), rss)
 	}
 	all := map[string][]measures{}
 	var loads []float64
@@ -110,14 +134,15 @@ func compare(ctx context.Context, cfg config, out io.Writer) error {
 		for _, b := range order {
 			load1 := loadAvg()
 			loads = append(loads, load1)
-			m, err := round(ctx, b.bin, filepath.Join(root, fmt.Sprintf("r%d-%s", r, b.label)), big[b.label], cfg)
+			m, err := round(ctx, b.bin, filepath.Join(root, fmt.Sprintf("r%d-%s", r, b.label)), big[b.label], tokens[b.label], cfg)
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", r+1, b.label, err)
 			}
+			m[fSeeded] = seeded[b.label]
 			all[b.label] = append(all[b.label], m)
 			fmt.Fprintf(out, "round %d %-6s load %.2f: cold %.1f/%.1f ms, idle %.1f MB, read %.0f/%.0f/s, publish %.0f/s, rss %.1f MB, webhooks %.0f/s\n",
-				r+1, b.label, load1, m[figures[0].name], m[figures[1].name], m[figures[2].name], m[figures[3].name], m[figures[4].name],
-				m[figures[6].name], m[figures[8].name], m[figures[11].name])
+				r+1, b.label, load1, m[fColdEmpty], m[fColdBig], m[fIdleBig], m[fRead1], m[fRead8],
+				m[fPublishSDK], m[fRSSPublishEnd], m[fWebhooks])
 		}
 	}
 	printMedians(out, builds, all, loads)
@@ -127,7 +152,7 @@ func compare(ctx context.Context, cfg config, out io.Writer) error {
 // round measures one build once: a fresh database's cold start, its
 // reads, writes and memory, then a cold start and idle memory on the big
 // database.
-func round(ctx context.Context, bin, dir, bigDir string, cfg config) (measures, error) {
+func round(ctx context.Context, bin, dir, bigDir, bigToken string, cfg config) (measures, error) {
 	m := measures{}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
@@ -146,26 +171,24 @@ func round(ctx context.Context, bin, dir, bigDir string, cfg config) (measures, 
 	if err != nil {
 		return nil, err
 	}
-	s, err = startServe(ctx, bin, bigDir, cfg.bigToken)
+	s, err = startServe(ctx, bin, bigDir, bigToken)
 	if err != nil {
 		return nil, err
 	}
 	defer s.stop()
-	m[figures[1].name] = ms(s.coldStart)
+	m[fColdBig] = ms(s.coldStart)
 	// Idle: what the server holds with nothing to do, once its start's
 	// work is done.
-	select {
-	case <-time.After(cfg.Idle):
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := sleep(ctx, cfg.Idle); err != nil {
+		return nil, err
 	}
-	m[figures[2].name], err = s.rssMB()
+	m[fIdleBig], m[fIdleBigFile], err = s.rssMB()
 	return m, err
 }
 
 // loadRound runs the fresh database's loads on s.
 func loadRound(ctx context.Context, s *served, cfg config, m measures) error {
-	m[figures[0].name] = ms(s.coldStart)
+	m[fColdEmpty] = ms(s.coldStart)
 	setup := newWireClient(s.url, s.token)
 	for _, st := range []map[string]any{
 		{"id": "s-load", "name": "load"}, {"id": "s-read", "name": "read"},
@@ -190,25 +213,31 @@ func loadRound(ctx context.Context, s *served, cfg config, m measures) error {
 	if err != nil {
 		return err
 	}
-	m[figures[3].name] = rate(res)
+	m[fRead1] = rate(res)
 	if res, err = loadWith(ctx, s, "wire", cfg.Clients, cfg.Calls, read); err != nil {
 		return err
 	}
-	m[figures[4].name], m[figures[5].name] = rate(res), ms(percentile(res.Latencies, 99))
+	m[fRead8], m[fRead8p99] = rate(res), ms(percentile(res.Latencies, 99))
 	publish := func(i, n int) (string, map[string]any) {
 		return "publish", map[string]any{"stream": "s-load", "body": fmt.Sprintf("load client %d call %d", i, n)}
 	}
 	if res, err = loadWith(ctx, s, "sdk", cfg.Clients, cfg.Calls, publish); err != nil {
 		return err
 	}
-	m[figures[6].name], m[figures[7].name] = rate(res), ms(percentile(res.Latencies, 99))
-	if m[figures[8].name], err = s.rssMB(); err != nil {
+	m[fPublishSDK], m[fPublishSDKp99] = rate(res), ms(percentile(res.Latencies, 99))
+	if m[fRSSPublishEnd], _, err = s.rssMB(); err != nil {
+		return err
+	}
+	if err := sleep(ctx, quiet); err != nil {
+		return err
+	}
+	if m[fRSSPublishQuiet], m[fRSSPublishFile], err = s.rssMB(); err != nil {
 		return err
 	}
 	if res, err = loadWith(ctx, s, "wire", cfg.Clients, cfg.Calls, publish); err != nil {
 		return err
 	}
-	m[figures[9].name], m[figures[10].name] = rate(res), ms(percentile(res.Latencies, 99))
+	m[fPublishWire], m[fPublishWirep99] = rate(res), ms(percentile(res.Latencies, 99))
 	hooks := make([]caller, 16)
 	for i := range hooks {
 		hooks[i] = newHookSender(strings.Replace(s.url, "/workers/w-owner/mcp", "/webhooks/s-hook", 1)).send
@@ -219,9 +248,8 @@ func loadRound(ctx context.Context, s *served, cfg config, m measures) error {
 	if res.Errors > 0 {
 		return fmt.Errorf("webhooks: %d failed, first: %w", res.Errors, res.FirstErr)
 	}
-	m[figures[11].name], m[figures[12].name] = rate(res), ms(percentile(res.Latencies, 99))
-	m[figures[13].name], err = s.rssMB()
-	return err
+	m[fWebhooks], m[fWebhooksp99] = rate(res), ms(percentile(res.Latencies, 99))
+	return nil
 }
 
 // loadWith runs n clients of a kind on s, each making calls calls.
@@ -272,19 +300,18 @@ func (h *hookSender) send(ctx context.Context, id string, args map[string]any) e
 
 // seedBig makes the big database in dir with bin: BigWorkers AI workers
 // (each in a position of its own, following a quiet stream) and BigEvents
-// events on a busy stream the owner follows, published by 8 clients.
-func seedBig(ctx context.Context, bin, dir string, cfg *config) error {
+// events on a busy stream the owner follows, published by 8 clients. It
+// returns the owner's token and the server's RSS once quiet after.
+func seedBig(ctx context.Context, bin, dir string, cfg config) (token string, rss float64, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+		return "", 0, err
 	}
-	token, err := bootstrap(ctx, bin, dir)
-	if err != nil {
-		return err
+	if token, err = bootstrap(ctx, bin, dir); err != nil {
+		return "", 0, err
 	}
-	cfg.bigToken = token
 	s, err := startServe(ctx, bin, dir, token)
 	if err != nil {
-		return err
+		return "", 0, err
 	}
 	defer s.stop()
 	c := newWireClient(s.url, token)
@@ -303,14 +330,20 @@ func seedBig(ctx context.Context, bin, dir string, cfg *config) error {
 	}
 	for _, call := range calls {
 		if err := c.call(ctx, call.name, call.args); err != nil {
-			return fmt.Errorf("seed: %w", err)
+			return "", 0, fmt.Errorf("seed: %w", err)
 		}
 	}
 	const writers = 8
 	_, err = loadWith(ctx, s, "wire", writers, (cfg.BigEvents+writers-1)/writers, func(i, n int) (string, map[string]any) {
 		return "publish", map[string]any{"stream": "s-busy", "body": fmt.Sprintf("event %d of writer %d on the busy stream, with a little **markdown**", n, i)}
 	})
-	return err
+	if err == nil {
+		err = sleep(ctx, quiet)
+	}
+	if err == nil {
+		rss, _, err = s.rssMB()
+	}
+	return token, rss, err
 }
 
 type toolCall struct {
@@ -318,32 +351,10 @@ type toolCall struct {
 	args map[string]any
 }
 
-// copyDB copies a stopped server's database files (and its key) from
-// one directory to a new one.
-func copyDB(from, to string) error {
-	if err := os.MkdirAll(to, 0o700); err != nil {
-		return err
-	}
-	files, err := filepath.Glob(filepath.Join(from, "org.db*"))
-	if err != nil {
-		return err
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(to, filepath.Base(f)), b, 0o600); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // printMedians prints each figure's median per build, and each build's
 // ratio to the first.
 func printMedians(out io.Writer, builds []build, all map[string][]measures, loads []float64) {
-	fmt.Fprintf(out, "\nmedians of %d rounds\n%-38s", len(all[builds[0].label]), "figure")
+	fmt.Fprintf(out, "\nmedians of %d rounds\n%-44s", len(all[builds[0].label]), "figure")
 	for _, b := range builds {
 		fmt.Fprintf(out, " %10s", b.label)
 	}
@@ -351,13 +362,13 @@ func printMedians(out io.Writer, builds []build, all map[string][]measures, load
 		fmt.Fprintf(out, " %10s", b.label+"/"+builds[0].label)
 	}
 	fmt.Fprintln(out)
-	for _, f := range figures {
-		fmt.Fprintf(out, "%-38s", f.name+" ("+f.unit+")")
+	for fi, f := range figures {
+		fmt.Fprintf(out, "%-44s", f.name+" ("+f.unit+")")
 		med := make([]float64, len(builds))
 		for i, b := range builds {
 			var v []float64
 			for _, m := range all[b.label] {
-				v = append(v, m[f.name])
+				v = append(v, m[fi])
 			}
 			med[i] = median(v)
 			fmt.Fprintf(out, " %10.1f", med[i])
@@ -373,6 +384,15 @@ func printMedians(out io.Writer, builds []build, all map[string][]measures, load
 	}
 	fmt.Fprintf(out, "machine load (1-minute average at each measure's start): min %.2f, median %.2f, max %.2f on %d cores\n",
 		slices.Min(loads), median(loads), slices.Max(loads), runtime.NumCPU())
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func median(v []float64) float64 {

@@ -37,7 +37,6 @@ type config struct {
 	BigWorkers int
 	BigEvents  int
 	Idle       time.Duration
-	bigToken   string
 	// every is how often the soak prints a line: a minute, but in tests.
 	every time.Duration
 }

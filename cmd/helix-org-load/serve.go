@@ -95,19 +95,26 @@ func startServe(ctx context.Context, bin, dir, token string) (*served, error) {
 	}
 }
 
-// rssMB is the process's resident memory now, from /proc.
-func (s *served) rssMB() (float64, error) {
+// rssMB is the process's resident memory now, and the part of it that
+// is files mapped (its binary, mostly), from /proc.
+func (s *served) rssMB() (rss, file float64, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-			return float64(kb) / 1024, err
+	kb := func(field string) (float64, error) {
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, field+":"); ok {
+				n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+				return float64(n) / 1024, err
+			}
 		}
+		return 0, fmt.Errorf("no %s in /proc status", field)
 	}
-	return 0, errors.New("no VmRSS in /proc status")
+	if rss, err = kb("VmRSS"); err == nil {
+		file, err = kb("RssFile")
+	}
+	return rss, file, err
 }
 
 // stop ends the server as an operator would (SIGTERM), killing it if it

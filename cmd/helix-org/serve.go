@@ -83,6 +83,9 @@ func runServe(ctx context.Context, cfg serveConfig, stdout io.Writer, log *slog.
 		}
 		defer cfg.metricsLn.Close()
 	}
+	// Before the database opens: a thread that allocates in C before the
+	// cap keeps an arena of its own (serveOn reports the cap).
+	limitMallocArenas()
 	st, err := cfg.open(ctx)
 	if err != nil {
 		return err
@@ -132,7 +135,8 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	if dh != nil {
 		dh.agents, dh.edge = agentRoutes(srv), edge
 	}
-	hs := edge.httpServer(srv)
+	idle := &server.Idle{Release: func() { st.ReleaseMemory(); trimMalloc() }}
+	hs := edge.httpServer(idle.Wrap(srv))
 	dh.connect(ctx)
 	d = dispatch.New(st, runtimes(st, dh, sandbox, log), dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()),
 		Logger: log, Reap: reapOrphans(log), Observer: m, Alive: agent.Alive, Kill: killAgent})
@@ -160,6 +164,7 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	outbound := delivery.New(st, transports.Senders(deps), delivery.Options{Logger: log, OnAttempt: m.Delivery})
 	outboundDone := make(chan error, 1)
 	go func() { outboundDone <- outbound.Run(ctx) }()
+	go idle.Run(ctx)
 	loopsDone := make(chan struct{})
 	go func() { transports.Run(ctx, deps); close(loopsDone) }()
 	select {
