@@ -27,9 +27,11 @@ run: build
 
 # -timeout is per package: cmd/helix-org, the end-to-end suite, takes
 # 8–11 minutes under -race on two cores, so 25m keeps every package under
-# half its timeout.
+# half its timeout. GORACE=atexit_sleep_ms=0: a -race binary otherwise
+# sleeps 1 s as it exits, and the end-to-end tests start many (the CLI,
+# agents), so the suite spent minutes asleep.
 test:
-	$(GO) test -race -count=1 -timeout 25m ./...
+	GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -timeout 25m ./...
 
 # The whole suite again with every store a test opens (store/storetest)
 # on PostgreSQL: a throwaway cluster per test binary from Debian's
@@ -62,7 +64,7 @@ bench-read:
 
 # Insight memory: precision@5 of the baseline and learned rankings after
 # 500 simulated activations over five seeds, and recall latency at 100k
-# insights (README, Insight memory).
+# insights (docs/performance.md, Insight memory).
 bench-memory:
 	$(GO) test -run '^$$' -bench '^BenchmarkMemoryOutcome$$' -benchtime 1x -count 1 -v ./store/
 	$(GO) test -run '^$$' -bench '^BenchmarkMemoryRecall100k$$' -benchtime 500x -count 1 ./store/

@@ -24,8 +24,8 @@ import (
 
 	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/safedial"
 	"github.com/helixml/helix-org/store"
-	"github.com/helixml/helix-org/transports/safedial"
 )
 
 // CallTimeoutSetting bounds a call to an outside server whose own timeout

@@ -11,7 +11,7 @@ import (
 // request allocates afresh, so at Go's default of 100 the collector runs
 // many times a second and takes about a sixth of the CPU under load; at
 // 200 it runs half as often, for some 7 MB more resident memory
-// (README, Performance).
+// (docs/performance.md).
 const GCPercent = 200
 
 // TuneGC sets the collector's target to GCPercent unless GOGC is set,

@@ -9,7 +9,7 @@ import (
 	"github.com/helixml/helix-org/server/servertest"
 )
 
-// TestWalkthrough is the README's five-minute walkthrough, driven by a real
+// TestWalkthrough is the org of the README's walkthrough and docs/concepts.md, driven by a real
 // MCP client over HTTP against a real server and SQLite file.
 func TestWalkthrough(t *testing.T) {
 	h := servertest.Start(t, server.Config{})

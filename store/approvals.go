@@ -109,8 +109,10 @@ func firstOr(ids []string, or string) string {
 	return ids[0]
 }
 
-// nearestHuman is the first active person in the positions above worker's,
-// nearest first; the owner when there is none.
+// nearestHuman is the one walk up the chart: the first active person in
+// the positions above worker's, nearest first (the earliest hired of a
+// position held by several); the owner when there is none. It is who
+// approves a worker's held call and who hears of its budget.
 func nearestHuman(tx *gorm.DB, worker string) (string, error) {
 	a := newAuthz(tx)
 	seat, err := a.seat(worker)

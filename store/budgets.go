@@ -307,44 +307,15 @@ func budgetRaisers(tx *gorm.DB, b domain.Budget) ([]string, error) {
 	if who == "" || who == domain.OwnerWorker {
 		return []string{domain.OwnerWorker}, nil
 	}
-	m, err := nearestHumanManager(tx, who)
+	m, err := nearestHuman(tx, who)
+	if errors.Is(err, domain.ErrNotFound) {
+		// A worker without a seat (dismissed, or never placed) answers to the owner.
+		m, err = domain.OwnerWorker, nil
+	}
 	if err != nil || m == domain.OwnerWorker {
 		return []string{domain.OwnerWorker}, err
 	}
 	return []string{m, domain.OwnerWorker}, nil
-}
-
-// nearestHumanManager walks up the chart from worker's position to the
-// first position above it holding an active human worker; w-owner when
-// none does.
-func nearestHumanManager(tx *gorm.DB, worker string) (string, error) {
-	a := newAuthz(tx)
-	seat, err := a.seat(worker)
-	if errors.Is(err, domain.ErrNotFound) {
-		return domain.OwnerWorker, nil
-	}
-	if err != nil {
-		return "", err
-	}
-	chart, err := a.loadChart()
-	if err != nil {
-		return "", err
-	}
-	above, err := chart.Managers(seat.Position)
-	if err != nil {
-		return "", err
-	}
-	for _, pos := range above {
-		var ids []string
-		if err := tx.Model(&workerRow{}).Where("position_id = ? AND kind = ? AND dismissed_at IS NULL", pos, string(domain.WorkerHuman)).
-			Order("id").Limit(1).Pluck("id", &ids).Error; err != nil {
-			return "", err
-		}
-		if len(ids) > 0 {
-			return ids[0], nil
-		}
-	}
-	return domain.OwnerWorker, nil
 }
 
 // budgetKey names a budget on the audit trail: "worker/w-echo/day".

@@ -190,7 +190,7 @@ func TestOpenSetsPragmasAndPrivateModes(t *testing.T) {
 
 // TestSQLitePoolIsBounded: 64 reads at once, each holding its connection
 // while it iterates a page, never open more than 16 connections, the
-// bound the README's memory figure rests on (16 × a 2 MiB page cache);
+// bound docs/operations.md's memory figure rests on (16 × a 2 MiB page cache);
 // every read gets its page.
 //
 // ReleaseMemory then closes all but two of them.

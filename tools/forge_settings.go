@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/safedial"
 	"github.com/helixml/helix-org/transports/forge"
-	"github.com/helixml/helix-org/transports/safedial"
 )
 
 // The forge credentials: the server's, never an agent's. open_pull_request

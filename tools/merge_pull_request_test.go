@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/helixml/helix-org/domain"
-	"github.com/helixml/helix-org/transports/safedial"
+	"github.com/helixml/helix-org/safedial"
 )
 
 func TestMergePullRequest(t *testing.T) {

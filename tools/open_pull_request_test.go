@@ -15,10 +15,10 @@ import (
 	"testing"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/safedial"
 	"github.com/helixml/helix-org/store/designdocs/gittest"
 	"github.com/helixml/helix-org/store/workspace"
 	"github.com/helixml/helix-org/transports/forge"
-	"github.com/helixml/helix-org/transports/safedial"
 )
 
 // fakeForge speaks GitHub's POST /repos/{o}/{r}/pulls and GitLab's POST

@@ -19,6 +19,7 @@ var All = sync.OnceValue(func() []Tool {
 		hireWorker(), dismissWorker(), updateIdentity(), setContact(), listWorkers(), getWorker(),
 		grantTool(), revokeTool(), listGrants(),
 		createStream(), listStreams(), getStream(),
+		createProcessor(), previewProcessor(), listProcessors(), deleteProcessor(),
 		subscribe(), unsubscribe(), inviteWorkers(), streamMembers(),
 		publish(), readEvents(), dm(), getAttachment(),
 		workerLog(), cancelActivation(), messageActivation(),

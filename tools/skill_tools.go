@@ -33,7 +33,7 @@ type SkillRunner interface {
 }
 
 // errNoSkills explains why the skill tools cannot work on this server.
-var errNoSkills = errors.New("skills are not available on this server: they need a Docker Engine (see the README's Docker section)")
+var errNoSkills = errors.New("skills are not available on this server: they need a Docker Engine (see docs/skills.md)")
 
 func skillRunner(env *Env) (SkillRunner, error) {
 	if env.Skills == nil {

@@ -15,13 +15,13 @@ import (
 	"testing"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/safedial"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/store/designdocs/gittest"
 	"github.com/helixml/helix-org/store/workspace"
 	"github.com/helixml/helix-org/transports/forge"
 	"github.com/helixml/helix-org/transports/github"
 	"github.com/helixml/helix-org/transports/inbound"
-	"github.com/helixml/helix-org/transports/safedial"
 )
 
 // withBuilderWorkspaces gives w-b1 and w-b2 checkouts of one repository

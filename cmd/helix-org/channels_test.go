@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/helixml/helix-org/safedial"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/transports/discord"
 	"github.com/helixml/helix-org/transports/discord/discordtest"
 	"github.com/helixml/helix-org/transports/gitlab"
 	"github.com/helixml/helix-org/transports/gitlab/gitlabtest"
-	"github.com/helixml/helix-org/transports/safedial"
 	"github.com/helixml/helix-org/transports/slack"
 	"github.com/helixml/helix-org/transports/slack/slacktest"
 )

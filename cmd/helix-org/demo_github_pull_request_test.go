@@ -13,11 +13,11 @@ import (
 	"github.com/helixml/helix-org/agent/llm"
 	"github.com/helixml/helix-org/agent/llm/llmtest"
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/safedial"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/tools"
 	"github.com/helixml/helix-org/transports/github"
 	"github.com/helixml/helix-org/transports/github/githubtest"
-	"github.com/helixml/helix-org/transports/safedial"
 )
 
 const reviewAnswer = "Good point: the guide now says to back the key up with the database."

@@ -11,7 +11,7 @@ import (
 	"github.com/helixml/helix-org/agent/llm"
 	"github.com/helixml/helix-org/agent/llm/llmtest"
 	"github.com/helixml/helix-org/domain"
-	"github.com/helixml/helix-org/transports/safedial"
+	"github.com/helixml/helix-org/safedial"
 	"github.com/helixml/helix-org/transports/slack"
 	"github.com/helixml/helix-org/transports/slack/slacktest"
 )

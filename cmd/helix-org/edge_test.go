@@ -25,7 +25,7 @@ import (
 	"github.com/helixml/helix-org/transports/webhook"
 )
 
-// maxInboundRSS is the documented bound (README, Security notes) on the
+// maxInboundRSS is the documented bound (docs/security.md, Inbound memory) on the
 // server's peak resident memory under a storm of 25 MiB inbound bodies,
 // with the default inbound budget of 64 MiB.
 const maxInboundRSS = 150 << 20

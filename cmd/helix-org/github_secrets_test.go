@@ -16,9 +16,9 @@ import (
 	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/gateway/gatewaytest"
+	"github.com/helixml/helix-org/safedial"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
-	"github.com/helixml/helix-org/transports/safedial"
 )
 
 // dumpFile is where githubDumpAgent writes what it holds, in its own

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/helixml/helix-org/gateway/gatewaytest"
+	"github.com/helixml/helix-org/safedial"
 	"github.com/helixml/helix-org/store"
-	"github.com/helixml/helix-org/transports/safedial"
 )
 
 // TestMCPServersCommand: the operator attaches a server with a credential

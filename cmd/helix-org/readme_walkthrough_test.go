@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/helixml/helix-org/store"
 )
@@ -30,6 +32,29 @@ func TestREADMEWalkthrough(t *testing.T) {
 		t.Fatal("README.md has no walkthrough block between its markers")
 	}
 
+	sh := newDocsShell(t)
+	out, err := sh.run(t, block)
+	if err != nil {
+		t.Fatalf("the walkthrough failed: %v\n%s", err, out)
+	}
+	for _, want := range []string{"source: w-echo", "body: 'echo: hello there'", "inReplyTo: e-"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the walkthrough's last output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// docsShell runs shell blocks as a reader of the README and docs/ would:
+// in the directory a server serves its database from, with helix-org and
+// bin/helix-org the real command (this test binary, as helix-org).
+type docsShell struct {
+	dir string
+	env []string
+}
+
+// newDocsShell starts a server on a fresh database in a temp dir.
+func newDocsShell(t *testing.T) *docsShell {
+	t.Helper()
 	dir := t.TempDir()
 	st, err := store.Open(t.Context(), filepath.Join(dir, "helix-org.db"), store.Options{Transports: transports.Specs()})
 	if err != nil {
@@ -41,24 +66,40 @@ func TestREADMEWalkthrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.MkdirAll(filepath.Join(dir, "bin"), 0o755)
+	bin := filepath.Join(dir, "bin")
+	os.MkdirAll(bin, 0o755)
 	wrapper := fmt.Sprintf("#!/bin/sh\nHELIX_ORG_TEST_MAIN=1 exec %q \"$@\"\n", exe)
-	if err := os.WriteFile(filepath.Join(dir, "bin", "helix-org"), []byte(wrapper), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(bin, "helix-org"), []byte(wrapper), 0o755); err != nil {
 		t.Fatal(err)
 	}
-
-	cmd := exec.CommandContext(t.Context(), "sh", "-eu", "-c", block)
-	cmd.Dir = dir
-	// The server's address is the one thing the README's defaults do not
-	// give here (make run serves on 127.0.0.1:8080).
-	cmd.Env = append(os.Environ(), "HELIX_ORG_URL="+base)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the walkthrough failed: %v\n%s", err, out)
-	}
-	for _, want := range []string{"source: w-echo", "body: 'echo: hello there'", "inReplyTo: e-"} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("the walkthrough's last output lacks %q:\n%s", want, out)
+	// Nothing of the caller's helix-org settings (a token, a database)
+	// may reach the commands: they get what a fresh `make run` gives, but
+	// for the server's address, the one thing its defaults do not give
+	// here (make run serves on 127.0.0.1:8080). Under -race a process
+	// sleeps a second as it exits (atexit_sleep_ms), which a page of
+	// commands would pay once a line.
+	env := []string{"HELIX_ORG_URL=" + base, "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")}
+	for _, kv := range os.Environ() {
+		switch {
+		case strings.HasPrefix(kv, "HELIX_ORG_"), strings.HasPrefix(kv, "GORACE="):
+		case strings.HasPrefix(kv, "PATH="):
+			env = append(env, "PATH="+bin+string(os.PathListSeparator)+strings.TrimPrefix(kv, "PATH="))
+		default:
+			env = append(env, kv)
 		}
 	}
+	return &docsShell{dir: dir, env: env}
+}
+
+// run runs one block with sh -eu, so its first failing line fails it,
+// and returns its combined output. A block gets two minutes: the longest
+// wait a page shows is a 30 s long-poll.
+func (s *docsShell) run(t *testing.T, block string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-eu", "-c", block)
+	cmd.Dir, cmd.Env, cmd.WaitDelay = s.dir, s.env, 5*time.Second
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }

@@ -84,7 +84,7 @@ var probeNamespaces = []string{"cgroup", "ipc", "net", "pid", "user", "uts"}
 func probeAgent() int {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	io.ReadAll(os.Stdin)
+	readPrompt()
 	var tg probeTargets
 	if data, err := waitForFile(ctx, "probe.json"); err != nil || json.Unmarshal(data, &tg) != nil {
 		fmt.Println("probe: no probe.json:", err)
@@ -247,7 +247,7 @@ func otherEnviron(pids []int) string {
 // sandbox, and with agent.sandbox off ("" there: whatever the host allows).
 type probeCheck struct{ what, sandboxed, off string }
 
-// sandboxClaims are the README's sentences on what a host agent can
+// sandboxClaims are docs/security.md's sentences on what a host agent can
 // reach, each with the probe's lines that prove it.
 var sandboxClaims = []struct {
 	sentence string
@@ -271,17 +271,17 @@ var sandboxClaims = []struct {
 		[]probeCheck{{"MCP endpoint", "reached", "reached"}, {"model relay", "reached", "reached"}}},
 }
 
-// TestREADMEStatesWhatHostAgentsReach: the README's list of what a
+// TestDocsStateWhatHostAgentsReach: docs/security.md's list of what a
 // sandboxed host agent can reach is sandboxClaims, sentence for sentence,
 // so neither changes without the other.
-func TestREADMEStatesWhatHostAgentsReach(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
+func TestDocsStateWhatHostAgentsReach(t *testing.T) {
+	data, err := os.ReadFile("../../docs/security.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, list, ok := strings.Cut(string(data), "<!-- host sandbox claims: one per line, each proven by cmd/helix-org/sandbox_test.go -->\n")
 	if !ok {
-		t.Fatal("README.md has no host sandbox claims")
+		t.Fatal("docs/security.md has no host sandbox claims")
 	}
 	list, _, _ = strings.Cut(list, "\n\n")
 	var readme, tested []string
@@ -292,7 +292,7 @@ func TestREADMEStatesWhatHostAgentsReach(t *testing.T) {
 		tested = append(tested, c.sentence)
 	}
 	if !slices.Equal(readme, tested) {
-		t.Errorf("README's claims:\n%s\nthe tested ones:\n%s", strings.Join(readme, "\n"), strings.Join(tested, "\n"))
+		t.Errorf("docs/security.md's claims:\n%s\nthe tested ones:\n%s", strings.Join(readme, "\n"), strings.Join(tested, "\n"))
 	}
 }
 
@@ -302,7 +302,7 @@ func TestREADMEStatesWhatHostAgentsReach(t *testing.T) {
 // its bash tool) — each agent the probe. Each tries to read the other's
 // environment, the server's, the database, the key file and the other
 // worker's directory, and to reach its MCP endpoint and the relay; every
-// README sentence on the sandbox is checked against what it found. With
+// sentence of docs/security.md on the sandbox is checked against what it found. With
 // agent.sandbox off the same tries must succeed, and each run is warned.
 func TestHostAgentsAreSandboxed(t *testing.T) {
 	exe, err := os.Executable()
@@ -346,7 +346,7 @@ func TestHostAgentsAreSandboxed(t *testing.T) {
 			setAll(t, st, settings)
 			if tt.runtime == agent.RuntimeClaude {
 				bin := t.TempDir()
-				os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\n"+probe+"\n"), 0o755)
+				os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\n"+probe+" \"$@\"\n"), 0o755)
 				t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 			}
 			logs := &demoLogBuffer{}

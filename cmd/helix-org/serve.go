@@ -15,10 +15,10 @@ import (
 
 	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/dispatch"
+	"github.com/helixml/helix-org/outbox"
 	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/server/metrics"
 	"github.com/helixml/helix-org/store"
-	"github.com/helixml/helix-org/transports/delivery"
 	"github.com/helixml/helix-org/transports/inbound"
 )
 
@@ -161,7 +161,7 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 		close(started)
 		d.Run(ctx)
 	}()
-	outbound := delivery.New(st, transports.Senders(deps), delivery.Options{Logger: log, OnAttempt: m.Delivery})
+	outbound := outbox.New(st, transports.Senders(deps), outbox.Options{Logger: log, OnAttempt: m.Delivery})
 	outboundDone := make(chan error, 1)
 	go func() { outboundDone <- outbound.Run(ctx) }()
 	go idle.Run(ctx)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/helixml/helix-org/safedial"
 	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/server/ui"
 	"github.com/helixml/helix-org/store"
@@ -14,7 +15,6 @@ import (
 	"github.com/helixml/helix-org/transports/github"
 	"github.com/helixml/helix-org/transports/gitlab"
 	"github.com/helixml/helix-org/transports/inbound"
-	"github.com/helixml/helix-org/transports/safedial"
 	"github.com/helixml/helix-org/transports/schedule"
 	"github.com/helixml/helix-org/transports/slack"
 	"github.com/helixml/helix-org/transports/telegram"

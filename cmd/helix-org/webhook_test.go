@@ -11,10 +11,10 @@ import (
 
 	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/safedial"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/transports/inbound"
-	"github.com/helixml/helix-org/transports/safedial"
 	"github.com/helixml/helix-org/transports/webhook"
 	"github.com/helixml/helix-org/transports/webhook/webhooktest"
 )

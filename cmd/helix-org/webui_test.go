@@ -50,7 +50,7 @@ func newWebOrg(t *testing.T, script llmtest.Script) *webOrg {
 var webUILine = regexp.MustCompile(`(?m)^Web UI:\s+(\S+)`)
 
 // signIn runs `helix-org bootstrap` against the served database, as the
-// README says, opens the one-click link it prints in a browser and
+// docs/web-ui.md says, opens the one-click link it prints in a browser and
 // presses its button (opening the link alone signs nobody in).
 func (o *webOrg) signIn(t *testing.T) context.Context {
 	t.Helper()
@@ -93,7 +93,7 @@ func text(t *testing.T, tab context.Context, sel string) string {
 	return uitest.Run(t, tab, chromedp.Evaluate[string](fmt.Sprintf(`[...document.querySelectorAll(%q)].map(e => e.textContent.trim()).join("\n")`, sel)))
 }
 
-// TestWebUIWalkthrough is the README walkthrough done in the browser —
+// TestWebUIWalkthrough is the walkthrough (README, docs/concepts.md) done in the browser —
 // sign in from bootstrap's link; create a role, a position, hire an AI
 // and a person, create a stream, subscribe, publish — then read back over
 // MCP, from the same server, that the org is what the pages made. The

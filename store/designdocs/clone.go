@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/helixml/helix-org/domain"
-	"github.com/helixml/helix-org/transports/safedial"
+	"github.com/helixml/helix-org/safedial"
 )
 
 // A task's repository may be a URL: the server clones it with the git CLI

@@ -1,9 +1,8 @@
-// Package delivery is the durable outbound side of every transport. The
-// event log is the outbox: the Engine tails events published by workers on
-// streams a Sender wants, records one delivery per event, and attempts it
-// with exponential backoff and jitter until it is delivered, given up or
-// its endpoint is disabled. Every attempt is recorded. It knows nothing of
-// HTTP or any provider; those live in the Senders.
+// Package delivery is the contract between a transport and the outbound
+// queue (package outbox): a Sender makes one attempt to deliver one event
+// and says how it went in an Outcome. The queue decides when to try again;
+// a Sender knows only its provider. It imports domain only, so every
+// transport may import it.
 package delivery
 
 import (

@@ -1,22 +1,18 @@
 package discord
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
-)
 
-// RequestTimeout cuts off one REST request.
-const RequestTimeout = 30 * time.Second
+	"github.com/helixml/helix-org/transports/delivery"
+)
 
 // api is Discord's REST API as the bot: its token in Authorization, JSON
 // both ways.
@@ -50,38 +46,18 @@ const (
 
 // do sends one request; out, when set, receives a 2xx answer.
 func (a api) do(ctx context.Context, method, path string, in, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
-	defer cancel()
-	var body io.Reader
-	if in != nil {
-		b, _ := json.Marshal(in)
-		body = bytes.NewReader(b)
+	var raw json.RawMessage
+	resp, o := delivery.Do(ctx, a.client, delivery.Call{Name: "discord " + method + " " + path, Method: method, URL: strings.TrimRight(a.base, "/") + path,
+		Header: map[string]string{"Authorization": "Bot " + a.token, "User-Agent": "DiscordBot (https://github.com/helixml/helix-org, 1)"}, Body: in}, &raw)
+	switch {
+	case resp == nil:
+		return o.Err
+	case resp.StatusCode/100 != 2:
+		return answerError(resp, raw)
+	case out != nil:
+		return json.Unmarshal(raw, out)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(a.base, "/")+path, body)
-	if err != nil {
-		return fmt.Errorf("transport.discord api_url: %w", err)
-	}
-	req.Header.Set("Authorization", "Bot "+a.token)
-	req.Header.Set("User-Agent", "DiscordBot (https://github.com/helixml/helix-org, 1)")
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := a.client.Do(req)
-	if err != nil {
-		if ue, ok := errors.AsType[*url.Error](err); ok {
-			err = ue.Err // the URL is the operator's, but keep answers short
-		}
-		return err
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode/100 == 2 {
-		if out != nil {
-			return json.Unmarshal(raw, out)
-		}
-		return nil
-	}
-	return answerError(resp, raw)
+	return nil
 }
 
 func answerError(resp *http.Response, raw []byte) *apiError {

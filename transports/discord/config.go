@@ -3,7 +3,6 @@ package discord
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -90,21 +89,12 @@ func parseSettings(raw string) (Config, error) {
 	return c, nil
 }
 
-type settingReader interface {
-	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
+func loadConfig(ctx context.Context, st transport.Settings) (Config, error) {
+	return transport.LoadConfig(ctx, st, ConfigSetting, parseSettings)
 }
 
-func loadConfig(ctx context.Context, st settingReader) (Config, error) {
-	raw, err := st.SettingOr(ctx, ConfigSetting)
-	if err != nil {
-		return Config{}, err
-	}
-	c, err := parseSettings(raw)
-	if err != nil {
-		return Config{}, errors.New("transport.discord cannot be used: " + err.Error())
-	}
-	return c, nil
-}
+// Sendable is nil once the bot token a message needs is set.
+func (c Config) Sendable() error { return delivery.Need(ConfigSetting.Key, "bot_token", c.BotToken) }
 
 // StreamConfig is a discord stream's config: one of its fields.
 type StreamConfig struct {

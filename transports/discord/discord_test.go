@@ -65,7 +65,7 @@ func must(t testing.TB, err error) {
 }
 
 // run runs the gateway loop over st until the test ends.
-func run(t testing.TB, st discord.GatewayStore, logs *servertest.Logs) {
+func run(t testing.TB, st transport.Store, logs *servertest.Logs) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -13,28 +13,18 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/transports/transport"
 )
 
 // Intents are what the bot asks the Gateway for: messages in guilds
 // (1<<9) and DMs (1<<12), with their text (MESSAGE_CONTENT, 1<<15).
 const Intents = 1<<9 | 1<<12 | 1<<15
 
-// GatewayStore is what the loop needs of the store.
-type GatewayStore interface {
-	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
-	IntSetting(ctx context.Context, spec domain.SettingSpec) int64
-	ListStreams(ctx context.Context, kind domain.TransportKind) ([]domain.Stream, error)
-	AppendInbound(ctx context.Context, in []domain.Inbound, maxBody int) ([]domain.Receipt, error)
-	// Changed is closed at the next commit: a new token is picked up then.
-	Changed() <-chan struct{}
-}
-
 // Gateway holds the bot's Gateway session and stores the messages it
 // brings. It connects once transport.discord has a bot token, and
 // reconnects with backoff, resuming its session where Discord allows.
 type Gateway struct {
-	Store  GatewayStore
+	Store  transport.Store
 	Client *http.Client
 	Logger *slog.Logger
 	// Backoff is the first wait after a connection fails, doubled up to

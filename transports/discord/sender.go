@@ -21,16 +21,9 @@ import (
 // as several, in order.
 const MaxContent = 2000
 
-// SenderStore is what the Sender reads.
-type SenderStore interface {
-	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
-	GetEvent(ctx context.Context, id string) (domain.Event, error)
-}
-
 // Sender posts what workers publish on discord streams.
 type Sender struct {
-	store  SenderStore
-	client *http.Client
+	delivery.HTTP
 
 	mu  sync.Mutex
 	dms map[string]string // user id → DM channel id
@@ -40,15 +33,9 @@ var _ delivery.Sender = (*Sender)(nil)
 
 // NewSender returns the sender. Redirects are never followed, so the token
 // only ever goes to api_url; a nil client gets a default.
-func NewSender(st SenderStore, client *http.Client) *Sender {
-	return &Sender{store: st, client: delivery.NoRedirects(client), dms: map[string]string{}}
+func NewSender(st delivery.Store, client *http.Client) *Sender {
+	return &Sender{HTTP: delivery.NewHTTP(Kind, st, client), dms: map[string]string{}}
 }
-
-// Kind is discord.
-func (s *Sender) Kind() domain.TransportKind { return Kind }
-
-// Wants every discord stream.
-func (s *Sender) Wants(st domain.Stream) bool { return st.Transport.Kind == Kind }
 
 // Send makes one attempt. What Discord refuses for good (no access, no
 // such channel, a person who takes no DMs from the bot) fails at once; a
@@ -56,19 +43,13 @@ func (s *Sender) Wants(st domain.Stream) bool { return st.Transport.Kind == Kind
 // carries a nonce Discord enforces, so a retry after a lost answer posts
 // nothing twice.
 func (s *Sender) Send(ctx context.Context, st domain.Stream, ev domain.Event, _ int) delivery.Outcome {
-	cfg, err := loadConfig(ctx, s.store)
-	if err != nil {
-		return delivery.Outcome{Err: err}
+	cfg, err := loadConfig(ctx, s.Store)
+	sc, out := delivery.Ready(cfg, err, st, ParseStreamConfig)
+	if out.Failed() {
+		return out
 	}
-	if cfg.BotToken == "" {
-		return delivery.Outcome{Err: errors.New("transport.discord has no bot_token: messages wait until it is set")}
-	}
-	sc, err := ParseStreamConfig(st.Transport.Config)
-	if err != nil {
-		return delivery.Outcome{Err: fmt.Errorf("stream %s: %w", st.ID, err), Permanent: true}
-	}
-	a := api{base: cfg.APIURL, token: cfg.BotToken, client: s.client}
-	parent, err := s.parent(ctx, st.ID, ev.Message)
+	a := api{base: cfg.APIURL, token: cfg.BotToken, client: s.Client}
+	parent, err := s.Parent(ctx, st.ID, ev.Message.InReplyTo)
 	if err != nil {
 		return delivery.Outcome{Err: err}
 	}
@@ -79,23 +60,6 @@ func (s *Sender) Send(ctx context.Context, st domain.Stream, ev domain.Event, _ 
 		err = s.toChannel(ctx, a, sc.Channel, ev.Message, parent, &p)
 	}
 	return outcome(p.id, err)
-}
-
-// parent is the event a message answers on the same stream, if any.
-func (s *Sender) parent(ctx context.Context, stream string, m domain.Message) (*domain.Event, error) {
-	if m.InReplyTo == "" {
-		return nil, nil
-	}
-	ev, err := s.store.GetEvent(ctx, m.InReplyTo)
-	switch {
-	case errors.Is(err, domain.ErrNotFound):
-		return nil, nil
-	case err != nil:
-		return nil, err
-	case ev.StreamID != stream:
-		return nil, nil
-	}
-	return &ev, nil
 }
 
 // remote is where a stored message was on Discord.

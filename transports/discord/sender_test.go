@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/outbox"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/transports/delivery"
 	"github.com/helixml/helix-org/transports/discord"
@@ -14,7 +15,7 @@ import (
 )
 
 // publish appends what w-bot says on stream and has the engine send it.
-func (f fixture) publish(t *testing.T, engine *delivery.Engine, stream string, m domain.Message) domain.Event {
+func (f fixture) publish(t *testing.T, engine *outbox.Engine, stream string, m domain.Message) domain.Event {
 	t.Helper()
 	m.From = "w-bot"
 	ev, err := f.st.Append(t.Context(), domain.Event{StreamID: stream, Source: "w-bot", Message: m}, store.AppendOptions{})
@@ -52,7 +53,7 @@ func TestRepliesInThreads(t *testing.T) {
 	inThread := f.discord.Send(discordtest.Message{ChannelID: thread, AuthorID: ada, Author: "ada", Content: "and the docs?"})
 	other := f.discord.Send(discordtest.Message{ChannelID: general, AuthorID: ada, Author: "ada", Content: "deploy?"})
 	evs := f.waitEvents(t, "s-general", 3)
-	engine := delivery.New(f.st, []delivery.Sender{discord.NewSender(f.st, nil)}, delivery.Options{})
+	engine := outbox.New(f.st, []delivery.Sender{discord.NewSender(f.st, nil)}, outbox.Options{})
 
 	ev := f.publish(t, engine, "s-general", domain.Message{Body: "Green now.", InReplyTo: evs[0].ID})
 	id, parent, name := f.discord.NextThread(t)
@@ -164,7 +165,7 @@ func TestContactSender(t *testing.T) {
 	must(t, err)
 	_, err = f.st.Append(ctx, domain.Event{StreamID: dm.ID, Source: store.OwnerWorker, Message: domain.Message{Body: "May I refund order 7?"}}, store.AppendOptions{})
 	must(t, err)
-	engine := delivery.New(f.st, []delivery.Sender{discord.NewSender(f.st, nil)}, delivery.Options{})
+	engine := outbox.New(f.st, []delivery.Sender{discord.NewSender(f.st, nil)}, outbox.Options{})
 	must(t, engine.Step(ctx))
 	asked := f.discord.NextPost(t)
 	if asked.ChannelID != f.discord.DMChannel(lee) || !strings.Contains(asked.Content, "May I refund order 7?") {

@@ -1,8 +1,10 @@
 package email
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -121,28 +123,26 @@ type Config struct {
 	MessageStream   string `json:"message_stream"`
 }
 
-// settingReader is how both halves read their config.
-type settingReader interface {
-	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
-}
-
-func loadConfig(ctx context.Context, st settingReader) (Config, error) {
-	raw, err := st.SettingOr(ctx, ConfigSetting)
-	if err != nil {
-		return Config{}, err
-	}
+// parseSettings decodes transport.postmark; a value that is not an
+// object is refused without quoting it (it holds secrets).
+func parseSettings(raw string) (Config, error) {
 	var c Config
 	if err := json.Unmarshal([]byte(raw), &c); err != nil {
-		// Never the value in the error: it holds secrets.
-		return Config{}, fmt.Errorf("%s is not a valid JSON object", ConfigSetting.Key)
+		return c, errors.New("not a JSON object")
 	}
-	if c.APIURL == "" {
-		c.APIURL = DefaultAPIURL
-	}
-	if c.MessageStream == "" {
-		c.MessageStream = "outbound"
-	}
+	c.APIURL = cmp.Or(c.APIURL, DefaultAPIURL)
+	c.MessageStream = cmp.Or(c.MessageStream, "outbound")
 	return c, nil
+}
+
+func loadConfig(ctx context.Context, st transport.Settings) (Config, error) {
+	return transport.LoadConfig(ctx, st, ConfigSetting, parseSettings)
+}
+
+// Sendable is nil once the server token and the from address mail needs
+// are set.
+func (c Config) Sendable() error {
+	return cmp.Or(delivery.Need(ConfigSetting.Key, "server_token", c.ServerToken), delivery.Need(ConfigSetting.Key, "from", c.From))
 }
 
 // AliasAddress is where mail for alias arrives:

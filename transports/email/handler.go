@@ -10,16 +10,11 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/inbound"
+	"github.com/helixml/helix-org/transports/transport"
 )
 
 // InboundPattern is the route Postmark's inbound webhook is pointed at.
 const InboundPattern = "POST /email/postmark"
-
-// Store is what the inbound endpoint needs from the org's store.
-type Store interface {
-	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
-	ListStreams(ctx context.Context, kind domain.TransportKind) ([]domain.Stream, error)
-}
 
 // challenge asks a caller without credentials for basic auth.
 const challenge = `Basic realm="helix-org postmark inbound"`
@@ -30,7 +25,7 @@ const challenge = `Basic realm="helix-org postmark inbound"`
 // stream has the alias (Postmark stops retrying on 403), 200 once the
 // message is committed (or was already), and 500 when it could not be
 // (Postmark retries).
-func Endpoint(st Store) inbound.Endpoint {
+func Endpoint(st transport.Store) inbound.Endpoint {
 	return inbound.Endpoint{Pattern: InboundPattern, Kind: Kind, MaxBody: MaxBodySetting,
 		Check: func(r *http.Request) (inbound.Request, error) {
 			cfg, err := loadConfig(r.Context(), st)
@@ -44,7 +39,7 @@ func Endpoint(st Store) inbound.Endpoint {
 		}}
 }
 
-func parse(ctx context.Context, st Store, body []byte) (inbound.Batch, error) {
+func parse(ctx context.Context, st transport.Store, body []byte) (inbound.Batch, error) {
 	m, err := ParseInbound(body)
 	if err != nil {
 		return inbound.Batch{}, inbound.Malformed(err)
@@ -80,7 +75,7 @@ func authorize(cfg Config, r *http.Request) error {
 var errUnknownAlias = fmt.Errorf("unknown alias: %w", domain.ErrForbidden)
 
 // streamFor finds the email stream with the alias.
-func streamFor(ctx context.Context, st Store, alias string) (domain.Stream, error) {
+func streamFor(ctx context.Context, st transport.Store, alias string) (domain.Stream, error) {
 	if alias == "" {
 		return domain.Stream{}, fmt.Errorf("%w: the message was not sent to <hash>+<alias>@…", errUnknownAlias)
 	}

@@ -49,10 +49,7 @@ type fixture struct {
 }
 
 // backend is what the email endpoint and the shared inbound handler read.
-type backend interface {
-	email.Store
-	inbound.Store
-}
+type backend interface{ transport.Store }
 
 func newFixture(t *testing.T, wrap func(*store.Store) backend) fixture {
 	t.Helper()

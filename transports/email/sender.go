@@ -1,38 +1,23 @@
 package email
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/delivery"
 )
 
-// SendTimeout cuts off one attempt to reach Postmark.
-const SendTimeout = 30 * time.Second
-
-// SenderStore is what the outbound Sender reads.
-type SenderStore interface {
-	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
-	GetEvent(ctx context.Context, id string) (domain.Event, error)
-	LatestInbound(ctx context.Context, streamID, messageID, threadID string) (domain.Event, error)
-}
-
 // Sender sends what workers publish on email streams through Postmark's
-// email API. The delivery engine calls it and persists its retries.
+// email API. The outbox calls it and persists its retries.
 type Sender struct {
-	store  SenderStore
-	client *http.Client
-	log    *slog.Logger
+	delivery.HTTP
+	log *slog.Logger
 }
 
 var _ delivery.Sender = (*Sender)(nil)
@@ -40,33 +25,21 @@ var _ delivery.Sender = (*Sender)(nil)
 // NewSender returns the outbound sender. Redirects are never followed, so
 // the server token only ever goes to api_url. nil client and logger get
 // defaults.
-func NewSender(st SenderStore, client *http.Client, log *slog.Logger) *Sender {
+func NewSender(st delivery.Store, client *http.Client, log *slog.Logger) *Sender {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Sender{store: st, client: delivery.NoRedirects(client), log: log.With("component", "email")}
+	return &Sender{HTTP: delivery.NewHTTP(Kind, st, client), log: log.With("component", "email")}
 }
-
-// Kind is email.
-func (s *Sender) Kind() domain.TransportKind { return Kind }
-
-// Wants every email stream: what a worker publishes there is mail out.
-func (s *Sender) Wants(st domain.Stream) bool { return st.Transport.Kind == Kind }
 
 // Send makes one attempt to send ev. Problems only the operator can fix
 // (config, token, Postmark's 5xx) are retried; a message Postmark rejects
 // (422) or one with nobody to send it to fails at once.
 func (s *Sender) Send(ctx context.Context, st domain.Stream, ev domain.Event, attempt int) delivery.Outcome {
-	cfg, err := loadConfig(ctx, s.store)
-	if err != nil {
-		return delivery.Outcome{Err: err}
-	}
-	if cfg.ServerToken == "" || cfg.From == "" {
-		return delivery.Outcome{Err: fmt.Errorf("%s needs server_token and from to send mail", ConfigSetting.Key)}
-	}
-	sc, err := ParseStreamConfig(st.Transport.Config)
-	if err != nil {
-		return delivery.Outcome{Err: fmt.Errorf("stream %s has no email alias", st.ID), Permanent: true}
+	cfg, err := loadConfig(ctx, s.Store)
+	sc, out := delivery.Ready(cfg, err, st, ParseStreamConfig)
+	if out.Failed() {
+		return out
 	}
 	replyTo, err := cfg.AliasAddress(sc.Alias)
 	if err != nil {
@@ -80,7 +53,7 @@ func (s *Sender) Send(ctx context.Context, st domain.Stream, ev domain.Event, at
 	if err != nil {
 		return delivery.Outcome{Err: err, Permanent: true}
 	}
-	out := s.post(ctx, cfg, msg)
+	out = s.post(ctx, cfg, msg)
 	if !out.Failed() {
 		s.log.Info("email sent", "stream", st.ID, "event", ev.ID, "attempt", attempt)
 	}
@@ -94,7 +67,7 @@ func (s *Sender) Send(ctx context.Context, st domain.Stream, ev domain.Event, at
 func (s *Sender) parent(ctx context.Context, stream string, m domain.Message) (domain.Event, error) {
 	thread := m.ThreadID
 	if m.InReplyTo != "" {
-		ev, err := s.store.GetEvent(ctx, m.InReplyTo)
+		ev, err := s.Store.GetEvent(ctx, m.InReplyTo)
 		switch {
 		case err == nil && ev.StreamID == stream && ev.Source == "":
 			return ev, nil
@@ -103,7 +76,7 @@ func (s *Sender) parent(ctx context.Context, stream string, m domain.Message) (d
 		case err != nil && !errors.Is(err, domain.ErrNotFound):
 			return domain.Event{}, err
 		default:
-			if ev, err := s.store.LatestInbound(ctx, stream, m.InReplyTo, ""); err == nil || !errors.Is(err, domain.ErrNotFound) {
+			if ev, err := s.Store.LatestInbound(ctx, stream, m.InReplyTo, ""); err == nil || !errors.Is(err, domain.ErrNotFound) {
 				return ev, err
 			}
 		}
@@ -111,7 +84,7 @@ func (s *Sender) parent(ctx context.Context, stream string, m domain.Message) (d
 	if thread == "" {
 		return domain.Event{}, nil
 	}
-	ev, err := s.store.LatestInbound(ctx, stream, "", thread)
+	ev, err := s.Store.LatestInbound(ctx, stream, "", thread)
 	if errors.Is(err, domain.ErrNotFound) {
 		return domain.Event{}, nil
 	}
@@ -197,36 +170,18 @@ type postmarkAnswer struct {
 
 // post sends one message and classifies Postmark's answer.
 func (s *Sender) post(ctx context.Context, cfg Config, m message) delivery.Outcome {
-	ctx, cancel := context.WithTimeout(ctx, SendTimeout)
-	defer cancel()
-	body, err := json.Marshal(m)
-	if err != nil {
-		return delivery.Outcome{Err: err, Permanent: true}
-	}
-	req, err := http.NewRequestWithContext(ctx, "POST", strings.TrimRight(cfg.APIURL, "/")+"/email", bytes.NewReader(body))
-	if err != nil {
-		return delivery.Outcome{Err: fmt.Errorf("%s.api_url: %w", ConfigSetting.Key, err)}
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Postmark-Server-Token", cfg.ServerToken)
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return delivery.Outcome{Err: fmt.Errorf("postmark: %w", err)}
-	}
-	defer resp.Body.Close()
 	var ans postmarkAnswer
-	json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&ans)
-	out := delivery.Outcome{Status: resp.StatusCode}
+	resp, out := delivery.Do(ctx, s.Client, delivery.Call{Name: "postmark", URL: strings.TrimRight(cfg.APIURL, "/") + "/email",
+		Header: map[string]string{"Accept": "application/json", "X-Postmark-Server-Token": cfg.ServerToken}, Body: m}, &ans)
 	switch {
+	case resp == nil:
+		return out
 	case resp.StatusCode == http.StatusOK && ans.ErrorCode == 0:
 		return out
 	case resp.StatusCode == http.StatusUnprocessableEntity:
 		out.Permanent = true
 	case resp.StatusCode == http.StatusTooManyRequests:
-		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
-			out.RetryAfter = time.Duration(secs) * time.Second
-		}
+		out.RetryAfter = delivery.RetryAfter(resp.Header, "")
 	}
 	out.Err = fmt.Errorf("postmark answered %d (error code %d): %s", resp.StatusCode, ans.ErrorCode, ans.Message)
 	return out

@@ -183,7 +183,7 @@ func TestSendOutcomes(t *testing.T) {
 			setup: func(t *testing.T, f senderFixture) {
 				mustDo(t, f.st.DeleteSetting(t.Context(), email.ConfigSetting.Key))
 			},
-			wantErr: "needs server_token and from"},
+			wantErr: "has no server_token"},
 		{name: "a redirect is not followed",
 			script:  []postmarktest.Reply{{Status: 307, Headers: map[string]string{"Location": "http://127.0.0.1:1/email"}}},
 			want:    delivery.Outcome{Status: 307},

@@ -1,9 +1,10 @@
 package github
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -98,23 +99,20 @@ type Config struct {
 	APIURL        string `json:"api_url"`
 }
 
-// settingReader is the part of the store the receiver and sender share.
-type settingReader interface {
-	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
-}
-
-func loadConfig(ctx context.Context, st settingReader) (Config, error) {
-	raw, err := st.SettingOr(ctx, ConfigSetting)
-	if err != nil {
-		return Config{}, err
-	}
+// parseSettings decodes transport.github; a value that is not an object
+// is refused without quoting it (it holds the secret).
+func parseSettings(raw string) (Config, error) {
 	var c Config
 	if err := json.Unmarshal([]byte(raw), &c); err != nil {
-		// The value never appears in the error: it holds the secret.
-		return Config{}, fmt.Errorf("%s is not a valid JSON object", ConfigSetting.Key)
+		return c, errors.New("not a JSON object")
 	}
-	if c.APIURL == "" {
-		c.APIURL = DefaultAPIURL
-	}
+	c.APIURL = cmp.Or(c.APIURL, DefaultAPIURL)
 	return c, nil
 }
+
+func loadConfig(ctx context.Context, st transport.Settings) (Config, error) {
+	return transport.LoadConfig(ctx, st, ConfigSetting, parseSettings)
+}
+
+// Sendable is nil once the token a comment needs is set.
+func (c Config) Sendable() error { return delivery.Need(ConfigSetting.Key, "token", c.Token) }

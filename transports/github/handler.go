@@ -16,19 +16,11 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/inbound"
+	"github.com/helixml/helix-org/transports/transport"
 )
 
 // Pattern is the route the endpoint is mounted on.
 const Pattern = "POST /github/webhook"
-
-// Store is what the endpoint needs from the org's store.
-type Store interface {
-	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
-	ListStreams(ctx context.Context, kind domain.TransportKind) ([]domain.Stream, error)
-	// PullRequestItem is the spec-task item the server opened a pull
-	// request for, or an error wrapping domain.ErrNotFound.
-	PullRequestItem(ctx context.Context, forge, project string, number int) (domain.ItemRef, error)
-}
 
 // Endpoint receives GitHub webhook deliveries: 401 for a missing or bad
 // signature — a missing or malformed one before the body is read — 400
@@ -36,7 +28,7 @@ type Store interface {
 // ping, 202 when no github stream selects the repository and event
 // (nothing is stored), 200 once every matching stream has committed the
 // event (all in one transaction), and 500 when they could not.
-func Endpoint(st Store) inbound.Endpoint {
+func Endpoint(st transport.Store) inbound.Endpoint {
 	return inbound.Endpoint{Pattern: Pattern, Kind: Kind, MaxBody: MaxBodySetting,
 		Check: func(r *http.Request) (inbound.Request, error) { return check(st, r) }}
 }
@@ -44,7 +36,7 @@ func Endpoint(st Store) inbound.Endpoint {
 // check refuses a request without a configured secret, a well-formed
 // signature or an event name before reading anything; the body's HMAC is
 // computed while it is read.
-func check(st Store, r *http.Request) (inbound.Request, error) {
+func check(st transport.Store, r *http.Request) (inbound.Request, error) {
 	cfg, err := loadConfig(r.Context(), st)
 	if err != nil {
 		return inbound.Request{}, err
@@ -78,7 +70,7 @@ func verify(mac hash.Hash, want []byte) error {
 // parse turns a delivery into one message for every github stream that
 // selects its repository (case-insensitively) and event. Each stream
 // stores a delivery id once, so GitHub's redelivery is a duplicate.
-func parse(ctx context.Context, st Store, event, delivery string, body []byte) (inbound.Batch, error) {
+func parse(ctx context.Context, st transport.Store, event, delivery string, body []byte) (inbound.Batch, error) {
 	if event == "ping" {
 		return inbound.Batch{Reply: inbound.Answer{Events: []inbound.Stored{}, Note: "pong"}}, nil
 	}
@@ -110,7 +102,7 @@ func parse(ctx context.Context, st Store, event, delivery string, body []byte) (
 // reviewOf is a review event on a pull request the server opened for a
 // spec-task item, for the task's stream, waking the item's builder; none
 // for any other event.
-func reviewOf(ctx context.Context, st Store, d Delivery, delivery string) ([]domain.Inbound, error) {
+func reviewOf(ctx context.Context, st transport.Store, d Delivery, delivery string) ([]domain.Inbound, error) {
 	if d.PullRequest == 0 || d.Repo == "" {
 		return nil, nil
 	}

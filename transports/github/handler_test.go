@@ -42,10 +42,7 @@ type fixture struct {
 }
 
 // backend is what the GitHub endpoint and the shared inbound handler read.
-type backend interface {
-	github.Store
-	inbound.Store
-}
+type backend interface{ transport.Store }
 
 func newFixture(t *testing.T, wrap func(*store.Store) backend) fixture {
 	t.Helper()

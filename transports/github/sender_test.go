@@ -36,6 +36,10 @@ func (s senderStore) GetEvent(_ context.Context, id string) (domain.Event, error
 	return domain.Event{}, domain.ErrNotFound
 }
 
+func (s senderStore) LatestInbound(context.Context, string, string, string) (domain.Event, error) {
+	return domain.Event{}, domain.ErrNotFound
+}
+
 // TestSender: a worker's message becomes a comment on its thread's issue;
 // what GitHub refuses for good fails at once, the rest is retried; the
 // token is never in an error.

@@ -3,7 +3,6 @@ package gitlab
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -186,19 +185,9 @@ func parseSettings(raw string) (Config, error) {
 	return c, nil
 }
 
-type settingReader interface {
-	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
+func loadConfig(ctx context.Context, st transport.Settings) (Config, error) {
+	return transport.LoadConfig(ctx, st, ConfigSetting, parseSettings)
 }
 
-func loadConfig(ctx context.Context, st settingReader) (Config, error) {
-	raw, err := st.SettingOr(ctx, ConfigSetting)
-	if err != nil {
-		return Config{}, err
-	}
-	c, err := parseSettings(raw)
-	if err != nil {
-		// Stored by hand or by an older version: ours to fix.
-		return Config{}, errors.New("transport.gitlab cannot be used: " + err.Error())
-	}
-	return c, nil
-}
+// Sendable is nil once the token a note needs is set.
+func (c Config) Sendable() error { return delivery.Need(ConfigSetting.Key, "token", c.Token) }

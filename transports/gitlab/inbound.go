@@ -14,6 +14,7 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/inbound"
+	"github.com/helixml/helix-org/transports/transport"
 )
 
 // Pattern is the route GitLab's webhooks point at.
@@ -33,29 +34,18 @@ const (
 // MaxKey bounds the delivery id, which becomes a stored dedup key.
 const MaxKey = 256
 
-// Store is what the endpoint needs of the store.
-type Store interface {
-	ListStreams(ctx context.Context, kind domain.TransportKind) ([]domain.Stream, error)
-	// StreamWithSecrets gives a stream's secret token decrypted, to
-	// compare with the one a request carries.
-	StreamWithSecrets(ctx context.Context, id string) (domain.Stream, error)
-	// PullRequestItem is the spec-task item the server opened a merge
-	// request for, or an error wrapping domain.ErrNotFound.
-	PullRequestItem(ctx context.Context, forge, project string, number int) (domain.ItemRef, error)
-}
-
 // Endpoint receives GitLab webhooks: 401 before the body is read when
 // X-Gitlab-Token is missing or is no gitlab stream's secret, 400 for an
 // event name GitLab does not send or a body that is not a JSON object,
 // 202 when none of the streams with that secret follows the project and
 // event, and 200 once each that does has the event (stored once per
 // delivery id: a retry is a duplicate).
-func Endpoint(st Store) inbound.Endpoint {
+func Endpoint(st transport.Store) inbound.Endpoint {
 	return inbound.Endpoint{Pattern: Pattern, Kind: Kind, MaxBody: MaxBodySetting,
 		Check: func(r *http.Request) (inbound.Request, error) { return check(st, r) }}
 }
 
-func check(st Store, r *http.Request) (inbound.Request, error) {
+func check(st transport.Store, r *http.Request) (inbound.Request, error) {
 	token := r.Header.Get(HeaderToken)
 	if token == "" {
 		return inbound.Request{}, inbound.Unauthorized("", "missing %s header: set the webhook's secret token to its stream's secret; the body was not read", HeaderToken)
@@ -83,7 +73,7 @@ func check(st Store, r *http.Request) (inbound.Request, error) {
 
 // holding returns the gitlab streams whose secret is token, compared in
 // constant time.
-func holding(ctx context.Context, st Store, token string) ([]sealed, error) {
+func holding(ctx context.Context, st transport.Store, token string) ([]sealed, error) {
 	list, err := st.ListStreams(ctx, Kind)
 	if err != nil {
 		return nil, err
@@ -124,7 +114,7 @@ func deliveryKey(h http.Header) string {
 	return h.Get(HeaderEventUUID)
 }
 
-func parse(ctx context.Context, st Store, streams []sealed, header, event, key string, body []byte) (inbound.Batch, error) {
+func parse(ctx context.Context, st transport.Store, streams []sealed, header, event, key string, body []byte) (inbound.Batch, error) {
 	d, err := Parse(event, body)
 	if err != nil {
 		return inbound.Batch{}, inbound.Malformed(err)
@@ -154,7 +144,7 @@ func parse(ctx context.Context, st Store, streams []sealed, header, event, key s
 // reviewOf is a note or pipeline on a merge request the server opened
 // for a spec-task item, for the task's stream, waking the item's builder;
 // the item may name the project by path or by id.
-func reviewOf(ctx context.Context, st Store, d Delivery) ([]domain.Inbound, error) {
+func reviewOf(ctx context.Context, st transport.Store, d Delivery) ([]domain.Inbound, error) {
 	if d.MergeRequest == 0 {
 		return nil, nil
 	}

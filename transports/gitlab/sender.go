@@ -1,52 +1,31 @@
 package gitlab
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/delivery"
 )
 
-// SendTimeout cuts off one attempt to reach GitLab.
-const SendTimeout = 30 * time.Second
-
-// SenderStore is what the Sender reads.
-type SenderStore interface {
-	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
-	GetEvent(ctx context.Context, id string) (domain.Event, error)
-}
-
 // Sender posts what workers publish on gitlab streams as a note on the
 // issue or merge request of the message's thread.
-type Sender struct {
-	store  SenderStore
-	client *http.Client
-}
+type Sender struct{ delivery.HTTP }
 
 var _ delivery.Sender = (*Sender)(nil)
 
 // NewSender returns the sender. Redirects are never followed, so the token
 // only ever goes to api_url; a nil client gets a default.
-func NewSender(st SenderStore, client *http.Client) *Sender {
-	return &Sender{store: st, client: delivery.NoRedirects(client)}
+func NewSender(st delivery.Store, client *http.Client) *Sender {
+	return &Sender{delivery.NewHTTP(Kind, st, client)}
 }
-
-// Kind is gitlab.
-func (s *Sender) Kind() domain.TransportKind { return Kind }
-
-// Wants every gitlab stream: what a worker publishes there is a note.
-func (s *Sender) Wants(st domain.Stream) bool { return st.Transport.Kind == Kind }
 
 // Noteable is what a note goes on: an issue or a merge request of a
 // project, by its iid (the number GitLab shows).
@@ -83,16 +62,10 @@ func (n Noteable) Path() string {
 // down, a rate limit) is retried; what GitLab refuses for good (no such
 // issue, no access, bad credentials) fails at once.
 func (s *Sender) Send(ctx context.Context, st domain.Stream, ev domain.Event, _ int) delivery.Outcome {
-	cfg, err := loadConfig(ctx, s.store)
-	if err != nil {
-		return delivery.Outcome{Err: err}
-	}
-	if cfg.Token == "" {
-		return delivery.Outcome{Err: errors.New("transport.gitlab has no token: notes wait until it is set")}
-	}
-	sc, err := ParseStreamConfig(st.Transport.Config)
-	if err != nil {
-		return delivery.Outcome{Err: fmt.Errorf("stream %s: %w", st.ID, err), Permanent: true}
+	cfg, err := loadConfig(ctx, s.Store)
+	sc, out := delivery.Ready(cfg, err, st, ParseStreamConfig)
+	if out.Failed() {
+		return out
 	}
 	n, err := s.noteable(ctx, st.ID, sc.Project, ev.Message)
 	if err != nil {
@@ -107,54 +80,38 @@ func (s *Sender) noteable(ctx context.Context, stream, project string, m domain.
 	if n, ok := NoteableOf(project, m.ThreadID); ok {
 		return n, nil
 	}
-	if m.InReplyTo != "" {
-		parent, err := s.store.GetEvent(ctx, m.InReplyTo)
-		switch {
-		case err == nil && parent.StreamID == stream:
-			if n, ok := NoteableOf(project, parent.Message.ThreadID); ok {
-				return n, nil
-			}
-		case err != nil && !errors.Is(err, domain.ErrNotFound):
-			return Noteable{}, err
+	parent, err := s.Parent(ctx, stream, m.InReplyTo)
+	if err != nil {
+		return Noteable{}, err
+	}
+	if parent != nil {
+		if n, ok := NoteableOf(project, parent.Message.ThreadID); ok {
+			return n, nil
 		}
 	}
 	return Noteable{}, domain.Invalid("threadId", `a note needs the issue or merge request it is on: threadId "#<iid>" (an issue) or "!<iid>" (a merge request), or inReplyTo an event of its thread`)
 }
 
 func (s *Sender) post(ctx context.Context, cfg Config, n Noteable, body string) delivery.Outcome {
-	ctx, cancel := context.WithTimeout(ctx, SendTimeout)
-	defer cancel()
-	payload, _ := json.Marshal(map[string]string{"body": body})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(cfg.APIURL, "/")+n.Path(), bytes.NewReader(payload))
-	if err != nil {
-		return delivery.Outcome{Err: fmt.Errorf("transport.gitlab api_url: %w", err)}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	// GitLab takes personal, project, group and OAuth tokens as a bearer.
-	req.Header.Set("Authorization", "Bearer "+cfg.Token)
-	resp, err := s.client.Do(req)
-	if err != nil {
-		if ue, ok := errors.AsType[*url.Error](err); ok {
-			err = ue.Err // the URL is the operator's, but keep answers short
-		}
-		return delivery.Outcome{Err: fmt.Errorf("gitlab note: %w", err)}
-	}
-	defer resp.Body.Close()
 	var ans struct {
 		ID      int64  `json:"id"`
 		Message any    `json:"message"`
 		Error   string `json:"error"`
 	}
-	json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&ans)
-	out := delivery.Outcome{Status: resp.StatusCode}
-	if resp.StatusCode == http.StatusCreated {
+	// GitLab takes personal, project, group and OAuth tokens as a bearer.
+	resp, out := delivery.Do(ctx, s.Client, delivery.Call{Name: "gitlab note", URL: strings.TrimRight(cfg.APIURL, "/") + n.Path(),
+		Header: map[string]string{"Authorization": "Bearer " + cfg.Token}, Body: map[string]string{"body": body}}, &ans)
+	switch {
+	case resp == nil:
+		return out
+	case resp.StatusCode == http.StatusCreated:
 		out.RemoteID = strconv.FormatInt(ans.ID, 10)
 		return out
 	}
 	out.Err = fmt.Errorf("gitlab note on %s %s%s answered %d: %s", n.Project, n.sigil(), n.IID, resp.StatusCode, reason(ans.Message, ans.Error, resp.Status))
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
-		out.RetryAfter = retryAfter(resp.Header)
+		out.RetryAfter = delivery.RetryAfter(resp.Header, "RateLimit-Reset")
 	case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusRequestTimeout:
 		// 401 bad token, 403 no access, 404 no such project or issue,
 		// 422 a body GitLab refuses: retrying cannot mend them.
@@ -168,20 +125,6 @@ func (n Noteable) sigil() string {
 		return "!"
 	}
 	return "#"
-}
-
-// retryAfter reads GitLab's rate-limit answer: Retry-After seconds, else
-// RateLimit-Reset.
-func retryAfter(h http.Header) time.Duration {
-	if secs, err := strconv.Atoi(h.Get("Retry-After")); err == nil && secs > 0 {
-		return time.Duration(secs) * time.Second
-	}
-	if reset, err := strconv.ParseInt(h.Get("RateLimit-Reset"), 10, 64); err == nil {
-		if d := time.Until(time.Unix(reset, 0)); d > 0 {
-			return d
-		}
-	}
-	return 0
 }
 
 // reason is GitLab's error text: message is a string, or an object of

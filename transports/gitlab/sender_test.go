@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/outbox"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/transports/delivery"
 	"github.com/helixml/helix-org/transports/gitlab"
@@ -26,7 +27,7 @@ func TestNotesPosted(t *testing.T) {
 		t.Fatalf("%d %s", code, answer)
 	}
 	comment := f.events(t, "s-test")[0]
-	engine := delivery.New(f.st, []delivery.Sender{gitlab.NewSender(f.st, nil)}, delivery.Options{})
+	engine := outbox.New(f.st, []delivery.Sender{gitlab.NewSender(f.st, nil)}, outbox.Options{})
 	tests := []struct {
 		name, stream string
 		msg          domain.Message

@@ -9,15 +9,8 @@ import (
 	"time"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/transports/transport"
 )
-
-// Store is what the ticker needs of the store.
-type Store interface {
-	ListStreams(ctx context.Context, kind domain.TransportKind) ([]domain.Stream, error)
-	LatestInbound(ctx context.Context, streamID, messageID, threadID string) (domain.Event, error)
-	AppendInbound(ctx context.Context, in []domain.Inbound, maxBody int) ([]domain.Receipt, error)
-	Changed() <-chan struct{}
-}
 
 // MaxCounted bounds how many missed occurrences a tick counts exactly.
 const MaxCounted = 10000
@@ -28,7 +21,7 @@ const MaxCounted = 10000
 // loses a tick, and the occurrences a stopped server missed become one
 // tick that says how many they were and since when.
 type Ticker struct {
-	Store Store
+	Store transport.Store
 	// Now is the clock (time.Now when nil); tests move a fake one.
 	Now    func() time.Time
 	Logger *slog.Logger

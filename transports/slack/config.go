@@ -134,23 +134,12 @@ func parseSettings(raw string) (Config, error) {
 	return c, nil
 }
 
-// settingReader is how both halves read transport.slack.
-type settingReader interface {
-	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
+func loadConfig(ctx context.Context, st transport.Settings) (Config, error) {
+	return transport.LoadConfig(ctx, st, ConfigSetting, parseSettings)
 }
 
-func loadConfig(ctx context.Context, st settingReader) (Config, error) {
-	raw, err := st.SettingOr(ctx, ConfigSetting)
-	if err != nil {
-		return Config{}, err
-	}
-	c, err := parseSettings(raw)
-	if err != nil {
-		// Stored by hand or by an older version: ours to fix (500).
-		return Config{}, errors.New("transport.slack cannot be used: " + err.Error())
-	}
-	return c, nil
-}
+// Sendable is nil once the bot token a message needs is set.
+func (c Config) Sendable() error { return delivery.Need(ConfigSetting.Key, "bot_token", c.BotToken) }
 
 // StreamConfig is a slack stream's config: a channel's messages (or one
 // thread's), or a worker's — those naming it and the threads it is in.

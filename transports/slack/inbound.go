@@ -11,21 +11,11 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/inbound"
+	"github.com/helixml/helix-org/transports/transport"
 )
 
 // Pattern is the Events API request URL.
 const Pattern = "POST /slack/events"
-
-// Store is what the endpoint and the Socket Mode loop need of the store.
-type Store interface {
-	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
-	ListStreams(ctx context.Context, kind domain.TransportKind) ([]domain.Stream, error)
-	// GetWorker gives a worker stream's worker, whose name a message may
-	// mention.
-	GetWorker(ctx context.Context, id string) (domain.Worker, error)
-	// OnThread says whether a worker's stream is already in a thread.
-	OnThread(ctx context.Context, streamID, thread string) (bool, error)
-}
 
 // Endpoint receives the Events API: 401 for a missing, stale or wrong
 // signature (or no signing secret configured), 200 with the challenge for
@@ -33,7 +23,7 @@ type Store interface {
 // when there is nothing to store (another event type, the bot's own
 // message, a channel no stream follows). now is the clock of the
 // timestamp check (nil: time.Now).
-func Endpoint(st Store, now func() time.Time) inbound.Endpoint {
+func Endpoint(st transport.Store, now func() time.Time) inbound.Endpoint {
 	if now == nil {
 		now = time.Now
 	}
@@ -92,7 +82,7 @@ type event struct {
 // deletions, joins, bot messages) are not messages to a stream.
 var storedSubtypes = []string{"", "thread_broadcast", "file_share", "me_message"}
 
-func parse(ctx context.Context, st Store, cfg Config, body []byte) (inbound.Batch, error) {
+func parse(ctx context.Context, st transport.Store, cfg Config, body []byte) (inbound.Batch, error) {
 	var env envelope
 	if err := json.Unmarshal(body, &env); err != nil {
 		return inbound.Batch{}, domain.Invalid("body", "is not Events API JSON: %v", err)
@@ -141,7 +131,7 @@ func parse(ctx context.Context, st Store, cfg Config, body []byte) (inbound.Batc
 // takes says whether a stream takes the message: a channel's stream
 // when it follows the channel (and thread), a worker's when the message
 // names the worker or is in a thread the worker's stream is in.
-func takes(ctx context.Context, st Store, s domain.Stream, ev event) (bool, error) {
+func takes(ctx context.Context, st transport.Store, s domain.Stream, ev event) (bool, error) {
 	var c StreamConfig
 	if json.Unmarshal(s.Transport.Config, &c) != nil {
 		return false, nil

@@ -8,13 +8,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/transports/transport"
 )
 
 // names says whether text names the worker of a worker's stream: the
 // <@U…> mention of the Slack user standing for it, or "@" and its name,
 // its id or its id without "w-", in any case, as a whole word. A worker
 // no longer hired is named by nobody.
-func names(ctx context.Context, st Store, c StreamConfig, text string) (bool, error) {
+func names(ctx context.Context, st transport.Store, c StreamConfig, text string) (bool, error) {
 	if c.User != "" && (strings.Contains(text, "<@"+c.User+">") || strings.Contains(text, "<@"+c.User+"|")) {
 		return true, nil
 	}

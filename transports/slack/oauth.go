@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -43,19 +44,13 @@ const StateTTL = 10 * time.Minute
 // stateCookie binds an install's state to the browser that began it.
 const stateCookie = "helix_slack_oauth"
 
-// InstallStore is what the install flow needs of the store.
-type InstallStore interface {
-	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
-	SetSetting(ctx context.Context, spec domain.SettingSpec, value string) error
-}
-
 // Install is the OAuth install flow: the owner, signed in with a one-time
 // link (operator), is sent to Slack to approve the app; Slack sends the
 // browser back with a code, which is exchanged at oauth.v2.access for the
 // bot token, stored (encrypted) in transport.slack with the bot's user id.
 // The state parameter is signed with the app's client secret, expires,
 // and must come back to the browser that began (a cookie).
-func Install(st InstallStore, client *http.Client, operator func(*http.Request) (string, error), log *slog.Logger) []transport.Route {
+func Install(st transport.Store, client *http.Client, operator func(*http.Request) (string, error), log *slog.Logger) []transport.Route {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -64,7 +59,7 @@ func Install(st InstallStore, client *http.Client, operator func(*http.Request) 
 }
 
 type flow struct {
-	st       InstallStore
+	st       transport.Store
 	client   *http.Client
 	operator func(*http.Request) (string, error)
 	log      *slog.Logger
@@ -193,35 +188,23 @@ type installation struct {
 
 // exchange trades the code for the bot token at oauth.v2.access.
 func (f *flow) exchange(ctx context.Context, cfg Config, code string) (installation, error) {
-	ctx, cancel := context.WithTimeout(ctx, SendTimeout)
-	defer cancel()
 	form := url.Values{"client_id": {cfg.ClientID}, "client_secret": {cfg.ClientSecret}, "code": {code}}
 	if cfg.RedirectURL != "" {
 		form.Set("redirect_uri", cfg.RedirectURL)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(cfg.APIURL, "/")+"/oauth.v2.access", strings.NewReader(form.Encode()))
-	if err != nil {
-		return installation{}, fmt.Errorf("transport.slack api_url: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := f.client.Do(req)
-	if err != nil {
-		if ue, ok := errors.AsType[*url.Error](err); ok {
-			err = ue.Err
-		}
-		return installation{}, fmt.Errorf("slack oauth.v2.access: %w", err)
-	}
-	defer resp.Body.Close()
 	var ans struct {
 		OK    bool   `json:"ok"`
 		Error string `json:"error"`
 		installation
 	}
-	json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&ans)
+	resp, out := delivery.Do(ctx, f.client, delivery.Call{Name: "slack oauth.v2.access", URL: strings.TrimRight(cfg.APIURL, "/") + "/oauth.v2.access", Form: form}, &ans)
+	if resp == nil {
+		return installation{}, out.Err
+	}
 	switch {
 	case !ans.OK:
 		// invalid_code, code_already_used, bad_redirect_uri, bad_client_secret…
-		return installation{}, domain.Invalid("code", "Slack's oauth.v2.access answered %d: %s", resp.StatusCode, orStatus(ans.Error, resp.Status))
+		return installation{}, domain.Invalid("code", "Slack's oauth.v2.access answered %d: %s", resp.StatusCode, cmp.Or(ans.Error, resp.Status))
 	case ans.TokenType != "bot" || !botToken.MatchString(ans.AccessToken):
 		return installation{}, domain.Invalid("code", "Slack's oauth.v2.access gave no bot token (token_type %q)", ans.TokenType)
 	}

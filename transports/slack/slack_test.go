@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/outbox"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/store/storetest"
 	"github.com/helixml/helix-org/transports/delivery"
@@ -243,7 +244,7 @@ func TestRepliesThreaded(t *testing.T) {
 	f.post(t, slacktest.Headers(goodSecret, time.Now(), top.JSON()), top.JSON())
 	f.post(t, slacktest.Headers(goodSecret, time.Now(), inThread.JSON()), inThread.JSON())
 	evs := f.events(t, "s-general")
-	engine := delivery.New(f.st, []delivery.Sender{slack.NewSender(f.st, nil)}, delivery.Options{})
+	engine := outbox.New(f.st, []delivery.Sender{slack.NewSender(f.st, nil)}, outbox.Options{})
 	tests := []struct {
 		name string
 		msg  domain.Message

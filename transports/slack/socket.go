@@ -1,31 +1,21 @@
 package slack
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/coder/websocket"
 
-	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/transports/delivery"
+	"github.com/helixml/helix-org/transports/transport"
 )
-
-// SocketStore is what the Socket Mode loop needs of the store.
-type SocketStore interface {
-	Store
-	IntSetting(ctx context.Context, spec domain.SettingSpec) int64
-	AppendInbound(ctx context.Context, in []domain.Inbound, maxBody int) ([]domain.Receipt, error)
-	// Changed is closed at the next commit: a new app token is picked up.
-	Changed() <-chan struct{}
-}
 
 // SocketMode holds a Socket Mode connection while transport.slack has an
 // app_token: apps.connections.open gives a WebSocket URL; Slack says
@@ -36,7 +26,7 @@ type SocketStore interface {
 // is followed by a new connection at once; a failure by one after a
 // backoff.
 type SocketMode struct {
-	Store  SocketStore
+	Store  transport.Store
 	Client *http.Client
 	Logger *slog.Logger
 	// Backoff is the first wait after a connection fails, doubled up to
@@ -133,35 +123,23 @@ type refusal struct{ error }
 
 // open asks apps.connections.open for a WebSocket URL with the app token.
 func (s *SocketMode) open(ctx context.Context, cfg Config) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, SendTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(cfg.APIURL, "/")+"/apps.connections.open", nil)
-	if err != nil {
-		return "", fmt.Errorf("transport.slack api_url: %w", err)
-	}
-	req.Header.Set("Authorization", "Bearer "+cfg.AppToken)
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := s.client().Do(req)
-	if err != nil {
-		if ue, ok := errors.AsType[*url.Error](err); ok {
-			err = ue.Err
-		}
-		return "", fmt.Errorf("slack apps.connections.open: %w", err)
-	}
-	defer resp.Body.Close()
 	var ans struct {
 		OK    bool   `json:"ok"`
 		Error string `json:"error"`
 		URL   string `json:"url"`
 	}
-	json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&ans)
+	resp, out := delivery.Do(ctx, s.client(), delivery.Call{Name: "slack apps.connections.open", URL: strings.TrimRight(cfg.APIURL, "/") + "/apps.connections.open",
+		Header: map[string]string{"Authorization": "Bearer " + cfg.AppToken, "Content-Type": "application/x-www-form-urlencoded"}}, &ans)
+	if resp == nil {
+		return "", out.Err
+	}
 	switch {
 	case ans.OK && ans.URL != "":
 		return ans.URL, nil
 	case resp.StatusCode == http.StatusOK && isRefusal(ans.Error):
 		return "", &refusal{fmt.Errorf("slack apps.connections.open: %s", ans.Error)}
 	}
-	return "", fmt.Errorf("slack apps.connections.open answered %d: %s", resp.StatusCode, orStatus(ans.Error, resp.Status))
+	return "", fmt.Errorf("slack apps.connections.open answered %d: %s", resp.StatusCode, cmp.Or(ans.Error, resp.Status))
 }
 
 // isRefusal: errors no retry mends, only a new token or app setting.

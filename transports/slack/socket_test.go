@@ -13,11 +13,13 @@ import (
 	"time"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/outbox"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/transports/delivery"
 	"github.com/helixml/helix-org/transports/slack"
 	"github.com/helixml/helix-org/transports/slack/slacktest"
+	"github.com/helixml/helix-org/transports/transport"
 )
 
 const appToken = "xapp-1-A0APP-1234-abcdef"
@@ -49,7 +51,7 @@ func socketFixture(t testing.TB) fixture {
 }
 
 // runSocket runs the Socket Mode loop over st until the test ends.
-func runSocket(t testing.TB, st slack.SocketStore, logs *servertest.Logs) {
+func runSocket(t testing.TB, st transport.Store, logs *servertest.Logs) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -163,7 +165,7 @@ func TestSocketModeRoutesMentions(t *testing.T) {
 		t.Errorf("workers woken: %v, want w-alice among them", ws)
 	}
 
-	engine := delivery.New(f.st, []delivery.Sender{slack.NewSender(f.st, nil)}, delivery.Options{})
+	engine := outbox.New(f.st, []delivery.Sender{slack.NewSender(f.st, nil)}, outbox.Options{})
 	answer := func(stream string, m domain.Message) domain.Event {
 		t.Helper()
 		m.From = "w-" + strings.TrimPrefix(stream, "s-")

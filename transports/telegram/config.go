@@ -106,21 +106,12 @@ func decodeProblem(err error) string {
 	return "invalid JSON"
 }
 
-type settingReader interface {
-	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
+func loadConfig(ctx context.Context, st transport.Settings) (Config, error) {
+	return transport.LoadConfig(ctx, st, ConfigSetting, parseSettings)
 }
 
-func loadConfig(ctx context.Context, st settingReader) (Config, error) {
-	raw, err := st.SettingOr(ctx, ConfigSetting)
-	if err != nil {
-		return Config{}, err
-	}
-	c, err := parseSettings(raw)
-	if err != nil {
-		return Config{}, errors.New("transport.telegram cannot be used: " + err.Error())
-	}
-	return c, nil
-}
+// Sendable is nil once the bot token a message needs is set.
+func (c Config) Sendable() error { return delivery.Need(ConfigSetting.Key, "bot_token", c.BotToken) }
 
 // StreamConfig is a telegram stream's config.
 type StreamConfig struct {

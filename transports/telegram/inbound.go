@@ -12,6 +12,7 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/inbound"
+	"github.com/helixml/helix-org/transports/transport"
 )
 
 // Pattern is the route setWebhook points at.
@@ -20,17 +21,11 @@ const Pattern = "POST /telegram/webhook"
 // HeaderSecret carries setWebhook's secret_token on every update.
 const HeaderSecret = "X-Telegram-Bot-Api-Secret-Token"
 
-// Store is what the endpoint needs of the store.
-type Store interface {
-	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
-	ListStreams(ctx context.Context, kind domain.TransportKind) ([]domain.Stream, error)
-}
-
 // Endpoint receives the bot's updates: 401 without the secret token (or
 // none configured), before the body is read; 200 once a message is stored
 // (or was: a redelivery); 202 when there is nothing to store (another
 // kind of update, a bot's message, a chat no stream follows).
-func Endpoint(st Store) inbound.Endpoint {
+func Endpoint(st transport.Store) inbound.Endpoint {
 	return inbound.Endpoint{Pattern: Pattern, Kind: Kind, MaxBody: MaxBodySetting,
 		Check: func(r *http.Request) (inbound.Request, error) {
 			cfg, err := loadConfig(r.Context(), st)
@@ -88,7 +83,7 @@ type message struct {
 	} `json:"reply_to_message"`
 }
 
-func parse(ctx context.Context, st Store, body []byte) (inbound.Batch, error) {
+func parse(ctx context.Context, st transport.Store, body []byte) (inbound.Batch, error) {
 	var u update
 	if err := json.Unmarshal(body, &u); err != nil {
 		return inbound.Batch{}, domain.Invalid("body", "is not a Telegram Update: %v", err)

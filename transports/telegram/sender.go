@@ -1,14 +1,10 @@
 package telegram
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -17,48 +13,24 @@ import (
 	"github.com/helixml/helix-org/transports/delivery"
 )
 
-// SendTimeout cuts off one attempt to reach Telegram.
-const SendTimeout = 30 * time.Second
-
-// SenderStore is what the Sender reads.
-type SenderStore interface {
-	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
-	GetEvent(ctx context.Context, id string) (domain.Event, error)
-}
-
 // Sender sends what workers publish on telegram streams with sendMessage.
-type Sender struct {
-	store  SenderStore
-	client *http.Client
-}
+type Sender struct{ delivery.HTTP }
 
 var _ delivery.Sender = (*Sender)(nil)
 
 // NewSender returns the sender; redirects are never followed (the token
 // is in the URL). A nil client gets a default.
-func NewSender(st SenderStore, client *http.Client) *Sender {
-	return &Sender{store: st, client: delivery.NoRedirects(client)}
+func NewSender(st delivery.Store, client *http.Client) *Sender {
+	return &Sender{delivery.NewHTTP(Kind, st, client)}
 }
-
-// Kind is telegram.
-func (s *Sender) Kind() domain.TransportKind { return Kind }
-
-// Wants every telegram stream.
-func (s *Sender) Wants(st domain.Stream) bool { return st.Transport.Kind == Kind }
 
 // Send makes one attempt: a message Telegram rejects (400, 403) fails at
 // once; a rate limit waits retry_after; the rest is retried.
 func (s *Sender) Send(ctx context.Context, st domain.Stream, ev domain.Event, _ int) delivery.Outcome {
-	cfg, err := loadConfig(ctx, s.store)
-	if err != nil {
-		return delivery.Outcome{Err: err}
-	}
-	if cfg.BotToken == "" {
-		return delivery.Outcome{Err: errors.New("transport.telegram has no bot_token: messages wait until it is set")}
-	}
-	sc, err := ParseStreamConfig(st.Transport.Config)
-	if err != nil {
-		return delivery.Outcome{Err: fmt.Errorf("stream %s: %w", st.ID, err), Permanent: true}
+	cfg, err := loadConfig(ctx, s.Store)
+	sc, out := delivery.Ready(cfg, err, st, ParseStreamConfig)
+	if out.Failed() {
+		return out
 	}
 	chat, _ := strconv.ParseInt(sc.ChatID, 10, 64)
 	m := sendMessage{ChatID: chat, Text: ev.Message.Body, MessageThreadID: sc.MessageThreadID}
@@ -81,7 +53,7 @@ type sendMessage struct {
 func (s *Sender) reply(ctx context.Context, stream string, msg domain.Message, m *sendMessage) error {
 	ref, thread := msg.InReplyTo, msg.ThreadID
 	if ref != "" {
-		if parent, err := s.store.GetEvent(ctx, ref); err == nil && parent.StreamID == stream {
+		if parent, err := s.Store.GetEvent(ctx, ref); err == nil && parent.StreamID == stream {
 			ref, thread = parent.Message.MessageID, parent.Message.ThreadID
 		} else if err != nil && !errors.Is(err, domain.ErrNotFound) {
 			return err
@@ -111,28 +83,12 @@ type answer struct {
 }
 
 func (s *Sender) post(ctx context.Context, cfg Config, m sendMessage) delivery.Outcome {
-	ctx, cancel := context.WithTimeout(ctx, SendTimeout)
-	defer cancel()
-	body, _ := json.Marshal(m)
-	endpoint := strings.TrimRight(cfg.APIURL, "/") + "/bot" + cfg.BotToken + "/sendMessage"
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
-	if err != nil {
-		return delivery.Outcome{Err: errors.New("transport.telegram api_url is not usable")}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := s.client.Do(req)
-	if err != nil {
-		// The URL holds the bot token: keep only what went wrong.
-		if ue, ok := errors.AsType[*url.Error](err); ok {
-			err = ue.Err
-		}
-		return delivery.Outcome{Err: fmt.Errorf("telegram sendMessage: %s", strings.ReplaceAll(err.Error(), cfg.BotToken, "<bot_token>"))}
-	}
-	defer resp.Body.Close()
 	var ans answer
-	json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&ans)
-	out := delivery.Outcome{Status: resp.StatusCode}
+	resp, out := delivery.Do(ctx, s.Client, delivery.Call{Name: "telegram sendMessage", URL: strings.TrimRight(cfg.APIURL, "/") + "/bot" + cfg.BotToken + "/sendMessage",
+		Body: m, Secret: cfg.BotToken}, &ans)
 	switch {
+	case resp == nil:
+		return out
 	case resp.StatusCode == http.StatusOK && ans.OK:
 		if ans.Result.MessageID > 0 {
 			out.RemoteID = strconv.FormatInt(ans.Result.MessageID, 10)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/outbox"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/store/storetest"
 	"github.com/helixml/helix-org/transports/delivery"
@@ -206,7 +207,7 @@ func TestRepliesThreaded(t *testing.T) {
 	f.post(t, telegramtest.Headers(secret), hello.JSON())
 	f.post(t, telegramtest.Headers(secret), inTopic.JSON())
 	team := f.events(t, "s-team")
-	engine := delivery.New(f.st, []delivery.Sender{telegram.NewSender(f.st, nil)}, delivery.Options{})
+	engine := outbox.New(f.st, []delivery.Sender{telegram.NewSender(f.st, nil)}, outbox.Options{})
 	tests := []struct {
 		name   string
 		stream string

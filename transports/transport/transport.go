@@ -40,7 +40,7 @@ type Descriptor struct {
 type Deps struct {
 	Store Store
 	// Client makes outbound requests; it refuses private addresses
-	// unless the operator allows them (transports/safedial).
+	// unless the operator allows them (safedial).
 	Client *http.Client
 	// Now is the clock; time.Now in production.
 	Now       func() time.Time
@@ -50,32 +50,6 @@ type Deps struct {
 	// that may change operational config (the owner, signed in with a
 	// one-time link), else an error saying why not. Nil refuses everyone.
 	Operator func(r *http.Request) (string, error)
-}
-
-// Store is everything a transport may need of the store; each transport
-// package declares the smaller part it uses. *store.Store satisfies it.
-type Store interface {
-	SettingOr(ctx context.Context, spec domain.SettingSpec) (string, error)
-	IntSetting(ctx context.Context, spec domain.SettingSpec) int64
-	// SetSetting stores a value its spec accepts, secrets encrypted (an
-	// install flow storing the token it was given).
-	SetSetting(ctx context.Context, spec domain.SettingSpec, value string) error
-	// StreamWithSecrets gives a stream's config decrypted, for verifying
-	// and signing; never show what it returns.
-	StreamWithSecrets(ctx context.Context, id string) (domain.Stream, error)
-	ListStreams(ctx context.Context, kind domain.TransportKind) ([]domain.Stream, error)
-	GetEvent(ctx context.Context, id string) (domain.Event, error)
-	LatestInbound(ctx context.Context, streamID, messageID, threadID string) (domain.Event, error)
-	// OnThread reports whether a stream holds an event of a thread, or
-	// delivered one as it.
-	OnThread(ctx context.Context, streamID, thread string) (bool, error)
-	GetWorker(ctx context.Context, id string) (domain.Worker, error)
-	AppendInbound(ctx context.Context, in []domain.Inbound, maxBody int) ([]domain.Receipt, error)
-	// PullRequestItem is the spec-task item the server opened a pull
-	// request for (forge reviews reach its builder), or domain.ErrNotFound.
-	PullRequestItem(ctx context.Context, forge, project string, number int) (domain.ItemRef, error)
-	// Changed is closed at the next commit.
-	Changed() <-chan struct{}
 }
 
 // List is the transports a binary serves, in the order they are offered.

@@ -5,8 +5,8 @@
 // the stream, verified with the stream's secret when it has one, bounded
 // in size and idempotent on webhook-id. Outbound, Sender POSTs every event a
 // worker publishes on a stream with an outbound_url, signed the same way;
-// the delivery engine (transports/delivery) retries it, and the HTTP client
-// (transports/safedial) refuses private addresses.
+// the outbox retries it, and the HTTP client
+// (safedial) refuses private addresses.
 //
 // Signing and verification are pure functions; this package never decides
 // who may publish or who is woken — the store and dispatcher do.

@@ -1,13 +1,13 @@
 package webhook
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/inbound"
+	"github.com/helixml/helix-org/transports/transport"
 )
 
 // Pattern is the inbound route.
@@ -16,17 +16,10 @@ const Pattern = "POST /webhooks/{streamId}"
 // MaxIDLength bounds webhook-id, which becomes a stored dedup key.
 const MaxIDLength = 256
 
-// Store is what the receiver needs of the store.
-type Store interface {
-	// StreamWithSecrets gives the stream's secret decrypted, to verify
-	// signatures with.
-	StreamWithSecrets(ctx context.Context, id string) (domain.Stream, error)
-}
-
 // Endpoint turns POST /webhooks/{streamId} into an event on the stream,
 // verified with its secret when it has one and stored once per
 // webhook-id. now is the clock of the timestamp check (nil: time.Now).
-func Endpoint(st Store, now func() time.Time) inbound.Endpoint {
+func Endpoint(st transport.Store, now func() time.Time) inbound.Endpoint {
 	now = realClock(now)
 	return inbound.Endpoint{Pattern: Pattern, Kind: Kind, MaxBody: MaxBodySetting,
 		Check: func(r *http.Request) (inbound.Request, error) { return check(st, now, r) }}
@@ -35,7 +28,7 @@ func Endpoint(st Store, now func() time.Time) inbound.Endpoint {
 // check refuses on the headers alone — an unknown or non-webhook stream,
 // an overlong id, missing or stale signature headers — before any of the
 // body is read.
-func check(st Store, now func() time.Time, r *http.Request) (inbound.Request, error) {
+func check(st transport.Store, now func() time.Time, r *http.Request) (inbound.Request, error) {
 	s, err := st.StreamWithSecrets(r.Context(), r.PathValue("streamId"))
 	if err != nil {
 		return inbound.Request{}, err

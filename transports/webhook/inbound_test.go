@@ -37,10 +37,7 @@ type inboundRig struct {
 }
 
 // backend is what the webhook endpoint and the shared inbound handler read.
-type backend interface {
-	webhook.Store
-	inbound.Store
-}
+type backend interface{ transport.Store }
 
 // transports is the registry a binary with only the webhook transport has.
 var transports = transport.List{webhook.Transport}.Specs()

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/safedial"
 	"github.com/helixml/helix-org/transports/delivery"
-	"github.com/helixml/helix-org/transports/safedial"
 )
 
 // EventType is the Standard Webhooks "type" of every outbound payload.

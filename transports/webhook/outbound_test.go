@@ -15,8 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/safedial"
 	"github.com/helixml/helix-org/transports/delivery"
-	"github.com/helixml/helix-org/transports/safedial"
 	"github.com/helixml/helix-org/transports/webhook"
 	"github.com/helixml/helix-org/transports/webhook/webhooktest"
 )

@@ -2,8 +2,8 @@ package webhook
 
 import (
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/safedial"
 	"github.com/helixml/helix-org/transports/delivery"
-	"github.com/helixml/helix-org/transports/safedial"
 )
 
 // MaxBodySetting bounds an inbound webhook body; larger requests get 413.

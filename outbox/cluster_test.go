@@ -1,4 +1,4 @@
-package delivery_test
+package outbox_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/outbox"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/store/storetest"
 	"github.com/helixml/helix-org/transports/delivery"
@@ -52,11 +53,11 @@ func TestTwoServersSendEachDeliveryOnce(t *testing.T) {
 	// The default backoff: a first attempt's claim would lapse after
 	// 15–30s, within one slow send. A sends one at a time, so each send
 	// is all that runs on A meanwhile.
-	opts := delivery.Options{Now: clock.Now, Jitter: func(d time.Duration) time.Duration { return d / 2 }, Concurrency: 1}
+	opts := outbox.Options{Now: clock.Now, Jitter: func(d time.Duration) time.Duration { return d / 2 }, Concurrency: 1}
 	onB := newFake()
-	engineB := delivery.New(b.st, []delivery.Sender{onB}, opts)
+	engineB := outbox.New(b.st, []delivery.Sender{onB}, opts)
 	onA := slowSender{fakeSender: newFake(), clock: clock, meanwhile: func() { step(t, engineB) }}
-	step(t, delivery.New(a.st, []delivery.Sender{onA}, opts))
+	step(t, outbox.New(a.st, []delivery.Sender{onA}, opts))
 	step(t, engineB)
 	times := map[string]int{}
 	for _, s := range append(onA.sent(), onB.sent()...) {

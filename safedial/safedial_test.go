@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/helixml/helix-org/transports/safedial"
+	"github.com/helixml/helix-org/safedial"
 )
 
 func TestCheck(t *testing.T) {

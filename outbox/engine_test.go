@@ -1,4 +1,4 @@
-package delivery_test
+package outbox_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/outbox"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/store/storetest"
 	"github.com/helixml/helix-org/transports/delivery"
@@ -145,12 +146,12 @@ func (r rig) publish(t *testing.T, stream, source, body string) domain.Event {
 
 // engine builds an engine on the rig's clock with no jitter: the nth retry
 // waits exactly 1s·2^(n-1).
-func (r rig) engine(s delivery.Sender) *delivery.Engine {
-	return delivery.New(r.st, []delivery.Sender{s}, delivery.Options{Now: r.clock.Now, BaseDelay: time.Second, MaxDelay: time.Minute,
+func (r rig) engine(s delivery.Sender) *outbox.Engine {
+	return outbox.New(r.st, []delivery.Sender{s}, outbox.Options{Now: r.clock.Now, BaseDelay: time.Second, MaxDelay: time.Minute,
 		Jitter: func(d time.Duration) time.Duration { return d }})
 }
 
-func step(t *testing.T, e *delivery.Engine) {
+func step(t *testing.T, e *outbox.Engine) {
 	t.Helper()
 	if err := e.Step(t.Context()); err != nil {
 		t.Fatalf("step: %v", err)
@@ -277,7 +278,7 @@ func TestEngineRetries(t *testing.T) {
 			}
 			f := newFake(tt.outcomes...)
 			var logs bytes.Buffer // Step waits for its attempts
-			e := delivery.New(r.st, []delivery.Sender{f}, delivery.Options{Now: r.clock.Now, BaseDelay: time.Second, MaxDelay: time.Minute,
+			e := outbox.New(r.st, []delivery.Sender{f}, outbox.Options{Now: r.clock.Now, BaseDelay: time.Second, MaxDelay: time.Minute,
 				Jitter: func(d time.Duration) time.Duration { return d }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			r.publish(t, "s-out", "w-maya", "hello")
 			step(t, e)
@@ -309,7 +310,7 @@ func TestEngineRetries(t *testing.T) {
 func TestEngineDisable(t *testing.T) {
 	r := newRig(t)
 	f := newFake(delivery.Outcome{Err: errors.New("gone"), Status: 410, Disable: true})
-	e := delivery.New(r.st, []delivery.Sender{f}, delivery.Options{Now: r.clock.Now, Concurrency: 1})
+	e := outbox.New(r.st, []delivery.Sender{f}, outbox.Options{Now: r.clock.Now, Concurrency: 1})
 	r.publish(t, "s-out", "w-maya", "first")
 	step(t, e)
 	r.publish(t, "s-out", "w-maya", "second")
@@ -388,7 +389,7 @@ func TestEngineCrashMidAttempt(t *testing.T) {
 func TestEngineRun(t *testing.T) {
 	r := newRig(t)
 	f := newFake()
-	e := delivery.New(r.st, []delivery.Sender{f}, delivery.Options{Now: r.clock.Now})
+	e := outbox.New(r.st, []delivery.Sender{f}, outbox.Options{Now: r.clock.Now})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
@@ -444,7 +445,7 @@ func TestBackoffSchedule(t *testing.T) {
 		fails = append(fails, delivery.Outcome{Err: errors.New("down")})
 	}
 	f := newFake(fails...)
-	e := delivery.New(r.st, []delivery.Sender{f}, delivery.Options{Now: r.clock.Now, BaseDelay: time.Second, MaxDelay: 10 * time.Second,
+	e := outbox.New(r.st, []delivery.Sender{f}, outbox.Options{Now: r.clock.Now, BaseDelay: time.Second, MaxDelay: 10 * time.Second,
 		Jitter: func(d time.Duration) time.Duration { return d }})
 	r.publish(t, "s-out", "w-maya", "hello")
 	step(t, e)

@@ -1,4 +1,4 @@
-package delivery
+package outbox
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/transports/delivery"
 )
 
 // Options tune the engine. Zero values take the defaults.
@@ -39,7 +40,7 @@ type Options struct {
 // Engine tails the event log and delivers what its Senders want.
 type Engine struct {
 	st      *store.Store
-	senders map[domain.TransportKind]Sender
+	senders map[domain.TransportKind]delivery.Sender
 	kinds   []domain.TransportKind
 	opts    Options
 	log     *slog.Logger
@@ -54,8 +55,8 @@ type Engine struct {
 	finished chan struct{} // signalled when an attempt ends, to re-check what is due
 }
 
-// New builds an engine over the store with one Sender per kind.
-func New(st *store.Store, senders []Sender, opts Options) *Engine {
+// New builds an engine over the store with one Sender per transport kind.
+func New(st *store.Store, senders []delivery.Sender, opts Options) *Engine {
 	if opts.BaseDelay <= 0 {
 		opts.BaseDelay = 30 * time.Second
 	}
@@ -80,7 +81,7 @@ func New(st *store.Store, senders []Sender, opts Options) *Engine {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	e := &Engine{st: st, senders: map[domain.TransportKind]Sender{}, opts: opts, log: opts.Logger.With("component", "delivery"),
+	e := &Engine{st: st, senders: map[domain.TransportKind]delivery.Sender{}, opts: opts, log: opts.Logger.With("component", "delivery"),
 		sem: make(chan struct{}, opts.Concurrency), inFlight: map[int64]bool{}, finished: make(chan struct{}, 1)}
 	for _, s := range senders {
 		e.senders[s.Kind()] = s
@@ -255,30 +256,30 @@ func (e *Engine) attempt(ctx context.Context, d domain.Delivery) error {
 	// The sender signs with the stream's secret, so it gets it decrypted.
 	st, err := e.st.StreamWithSecrets(ctx, d.StreamID)
 	if err != nil {
-		return e.finish(ctx, d, now, 0, Outcome{Err: fmt.Errorf("load stream: %w", err), Permanent: errors.Is(err, domain.ErrNotFound)})
+		return e.finish(ctx, d, now, 0, delivery.Outcome{Err: fmt.Errorf("load stream: %w", err), Permanent: errors.Is(err, domain.ErrNotFound)})
 	}
 	ev, err := e.st.GetEvent(ctx, d.EventID)
 	if err != nil {
-		return e.finish(ctx, d, now, 0, Outcome{Err: fmt.Errorf("load event: %w", err), Permanent: errors.Is(err, domain.ErrNotFound)})
+		return e.finish(ctx, d, now, 0, delivery.Outcome{Err: fmt.Errorf("load event: %w", err), Permanent: errors.Is(err, domain.ErrNotFound)})
 	}
 	start := e.opts.Now()
 	out := sender.Send(ctx, st, ev, d.Attempts)
 	if ctx.Err() != nil && out.Failed() {
 		// Shutdown cut the attempt short: it counts, and is retried at
 		// once by the next start.
-		out = Outcome{Err: fmt.Errorf("interrupted by shutdown: %w", out.Err), RetryAfter: -1}
+		out = delivery.Outcome{Err: fmt.Errorf("interrupted by shutdown: %w", out.Err), RetryAfter: -1}
 	}
 	return e.finish(context.WithoutCancel(ctx), d, start, e.opts.Now().Sub(start), out)
 }
 
 // finish turns an Outcome into the delivery's next state.
-func (e *Engine) finish(ctx context.Context, d domain.Delivery, start time.Time, took time.Duration, out Outcome) error {
+func (e *Engine) finish(ctx context.Context, d domain.Delivery, start time.Time, took time.Duration, out delivery.Outcome) error {
 	res := store.DeliveryResult{Attempt: domain.DeliveryAttempt{Attempt: d.Attempts, StartedAt: start, Duration: took, Status: out.Status},
 		RemoteID: out.RemoteID}
 	if out.Err != nil {
 		res.Attempt.Error = out.Err.Error()
 	}
-	maxAttempts := int(e.st.IntSetting(ctx, MaxAttemptsSetting(d.Kind)))
+	maxAttempts := int(e.st.IntSetting(ctx, delivery.MaxAttemptsSetting(d.Kind)))
 	switch {
 	case !out.Failed():
 		res.Status = domain.DeliveryDelivered
