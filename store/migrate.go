@@ -125,6 +125,10 @@ var migrations = []migration{
 	{38, "processors between streams, and the work they have to do", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&processorRow{}, &processorWorkRow{})
 	}},
+	{50, "insight credit ledger, runs' outcomes, people's votes on insights", migrateCredit},
+	{51, "the run each spec-task item was delivered in", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&itemRunRow{})
+	}},
 }
 
 type schemaMigration struct {
