@@ -74,6 +74,8 @@ func (u *UI) routes() {
 	u.mux.HandleFunc("GET /ui/assets/{file}", u.handleAsset)
 	u.mux.HandleFunc("GET /ui/signin", u.handleSignInForm)
 	u.mux.HandleFunc("POST /ui/signin", u.handleSignIn)
+	u.mux.HandleFunc("GET /ui/signin/oidc", u.handleOIDCStart)
+	u.mux.HandleFunc("GET /ui/signin/oidc/callback", u.handleOIDCCallback)
 	page("POST /ui/signout", u.handleSignOut)
 	page("GET /ui/{$}", u.handleOrg)
 	page("GET /ui/roles/{id}", u.handleRole)
