@@ -161,11 +161,14 @@ func domainConflict(format string, args ...any) error {
 }
 
 // boundWorker is the active person an email already signs in as: by an
-// email contact, or by an accepted invitation; "" when none.
+// email contact, or by an accepted invitation; "" when none. A pending
+// worker's contact (the address its invitation was mailed to) binds
+// nothing until the invitation is accepted, so expiry and revocation hold.
 func boundWorker(tx *gorm.DB, email string) (string, error) {
 	var ids []string
 	err := tx.Table("contacts").Joins("JOIN workers ON workers.id = contacts.worker_id").
 		Where("contacts.kind = ? AND LOWER(contacts.address) = ? AND workers.dismissed_at IS NULL AND workers.kind = ?", "email", email, string(domain.WorkerHuman)).
+		Where("NOT EXISTS (SELECT 1 FROM invitations WHERE invitations.worker_id = contacts.worker_id AND invitations.accepted_at IS NULL)").
 		Order("contacts.worker_id").Limit(1).Pluck("contacts.worker_id", &ids).Error
 	if err != nil || len(ids) > 0 {
 		return first(ids), err

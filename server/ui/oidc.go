@@ -15,6 +15,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
+	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/safedial"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/tools"
@@ -193,11 +194,14 @@ func (u *UI) notInvited(w http.ResponseWriter, r *http.Request, email string, er
 	for i, a := range admins {
 		names[i] = a.Name + " (" + a.ID + ")"
 	}
-	msg := strings.TrimSuffix(strings.TrimSuffix(err.Error(), ": "+errForbiddenText), ".")
+	msg := ""
+	for _, e := range []error{store.ErrNotInvited, store.ErrInviteExpired, store.ErrInviteRevoked} {
+		if errors.Is(err, e) {
+			msg = strings.TrimSuffix(e.Error(), ": "+domain.ErrForbidden.Error())
+		}
+	}
 	u.oidcRefused(w, r, http.StatusForbidden, fmt.Sprintf("%s is not signed in: %s. An admin can invite you: %s.", email, msg, strings.Join(names, ", ")))
 }
-
-const errForbiddenText = "forbidden"
 
 func (u *UI) oidcRefused(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	u.showSignIn(w, r, status, signInPage{Next: "/ui/", Error: msg})
