@@ -51,10 +51,12 @@ func TestInvite(t *testing.T) {
 			want:  out{Email: "lee@example.com", Worker: "w-lee", Role: "member", Status: "pending", Resent: true, Sent: "email", Stream: "s-dm-w-lee-w-owner"},
 		},
 		{
-			name:  "absolute link with auth.public_url",
-			setup: func(t *testing.T, f fixture) { must(t)(0, f.env.Store.SetSetting(t.Context(), PublicURLSetting, "https://org.example.com/")) },
-			args:  lee,
-			want:  out{Email: "lee@example.com", Worker: "w-lee", Role: "viewer", Status: "pending", Sent: "email", Stream: "s-dm-w-lee-w-owner"},
+			name: "absolute link with auth.public_url",
+			setup: func(t *testing.T, f fixture) {
+				must(t)(0, f.env.Store.SetSetting(t.Context(), PublicURLSetting, "https://org.example.com/"))
+			},
+			args: lee,
+			want: out{Email: "lee@example.com", Worker: "w-lee", Role: "viewer", Status: "pending", Sent: "email", Stream: "s-dm-w-lee-w-owner"},
 			check: func(t *testing.T, f fixture, got out) {
 				if got.Link != "https://org.example.com/ui/signin?invitation="+got.ID {
 					t.Errorf("link = %q", got.Link)
