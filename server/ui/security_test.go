@@ -471,7 +471,7 @@ func TestSettingsNeedASignInLink(t *testing.T) {
 	}
 	c.csrf = between(string(page), `<meta name="csrf-token" content="`, `"`)
 	status, body := c.post(t, "/ui/settings", url.Values{"csrf": {c.csrf}, "key": {"test.limit"}, "op": {"set"}, "value": {"9"}}, nil)
-	if status != 403 || !strings.Contains(body, "Sign in with a one-time link") {
+	if status != 403 || !strings.Contains(body, "or a one-time link") {
 		t.Errorf("a token-only session set config: %d\n%s", status, body)
 	}
 	if _, set, _ := st.Setting(t.Context(), "test.limit"); set {
