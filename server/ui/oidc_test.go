@@ -357,3 +357,33 @@ func firstLines(s string) string {
 	}
 	return s[:min(len(s), 600)]
 }
+
+// TestPeoplePage: an admin invites a person from the People page and sets
+// an org role there; both go through the tools. A member has no such page.
+func TestPeoplePage(t *testing.T) {
+	o := newOrg(t)
+	withMaya(t, o)
+	tab := o.tab(t, "w-owner")
+	uitest.Do(t, tab, chromedp.Navigate(o.base+"/ui/people"), chromedp.WaitVisible(chromedp.CSS(`#invite form`)),
+		chromedp.SendKeys(chromedp.CSS(`#invite input[name="email"]`), "ada@example.com"),
+		chromedp.SetValue(chromedp.CSS(`#invite select[name="position"]`), "p-staff"),
+		chromedp.SetValue(chromedp.CSS(`#invite select[name="role"]`), "viewer"),
+		chromedp.Click(chromedp.CSS(`#invite button`)),
+		chromedp.WaitVisible(chromedp.CSS(`table.invitations tbody tr`)))
+	row := uitest.Run(t, tab, chromedp.Evaluate[string](`document.querySelector("table.invitations tbody tr").textContent`))
+	if !strings.Contains(row, "ada@example.com") || !strings.Contains(row, "pending") || !strings.Contains(row, "viewer") {
+		t.Fatalf("invitation row = %q", row)
+	}
+	uitest.Do(t, tab, chromedp.SetValue(chromedp.CSS(`form[action="/ui/act/set_org_role"] input[value="w-maya"] ~ select`), "admin"),
+		chromedp.Click(chromedp.CSS(`form[action="/ui/act/set_org_role"] input[value="w-maya"] ~ button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#invite form`)))
+	if role, _ := o.h.Store.OrgRole(t.Context(), "w-maya"); role != domain.RoleAdmin {
+		t.Errorf("w-maya's role = %q after the form, want admin", role)
+	}
+	if _, err := o.h.Store.SetOrgRole(t.Context(), "w-owner", "w-maya", domain.RoleMember); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := o.client(t, "w-maya").get(t, "/ui/people"); status != http.StatusForbidden || strings.Contains(body, `href="/ui/people"`) {
+		t.Errorf("a member's /ui/people = %d, or the nav links it", status)
+	}
+}

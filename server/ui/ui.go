@@ -89,6 +89,7 @@ func (u *UI) routes() {
 	page("GET /ui/audit", u.handleAudit)
 	page("GET /ui/calls", u.handleCalls)
 	page("GET /ui/settings", u.handleSettings)
+	page("GET /ui/people", u.handlePeople)
 	page("POST /ui/settings", u.handleSetSetting)
 	page("POST /ui/act/{tool}", u.handleAct)
 	page("POST /ui/preview", u.handlePreview)
