@@ -59,6 +59,7 @@ type Invitation struct {
 	SentAt     time.Time  `json:"sentAt"`
 	ExpiresAt  time.Time  `json:"expiresAt"`
 	AcceptedAt *time.Time `json:"acceptedAt,omitempty"`
+	RevokedAt  *time.Time `json:"revokedAt,omitempty"`
 }
 
 func (r invitationRow) status(now time.Time) string {
@@ -75,7 +76,7 @@ func (r invitationRow) status(now time.Time) string {
 
 func (r invitationRow) toInvitation(now time.Time) Invitation {
 	return Invitation{ID: r.ID, Email: r.Email, Worker: r.WorkerID, Role: r.Role, InvitedBy: r.InvitedBy, Status: r.status(now),
-		CreatedAt: r.CreatedAt.UTC(), SentAt: r.SentAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(), AcceptedAt: utcPtr(r.AcceptedAt)}
+		CreatedAt: r.CreatedAt.UTC(), SentAt: r.SentAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(), AcceptedAt: utcPtr(r.AcceptedAt), RevokedAt: utcPtr(r.RevokedAt)}
 }
 
 // InviteSpec is who to invite, where, and for how long.
