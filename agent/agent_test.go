@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/agent/clitest"
 	"github.com/helixml/helix-org/domain"
 )
 
@@ -146,7 +147,7 @@ func TestClaudeParsesStreamJSON(t *testing.T) {
 		t.Errorf("usage = %d/%d, want 120/30", res.InputTokens, res.OutputTokens)
 	}
 	got, _ := os.ReadFile(args)
-	for _, w := range []string{"-p --input-format text", "--mcp-config mcp.json", "--output-format stream-json", "--verbose", "--model claude-x", "--effort high"} {
+	for _, w := range []string{"-p --input-format stream-json", "--mcp-config mcp.json", "--output-format stream-json", "--verbose", "--model claude-x", "--effort high"} {
 		if !strings.Contains(string(got), w) {
 			t.Errorf("claude args %q lack %q", got, w)
 		}
@@ -154,8 +155,8 @@ func TestClaudeParsesStreamJSON(t *testing.T) {
 	if strings.Contains(string(got), "hello prompt") {
 		t.Errorf("claude args %q carry the prompt; it belongs on stdin", got)
 	}
-	if in, _ := os.ReadFile(stdin); string(in) != "hello prompt" {
-		t.Errorf("claude read %q on stdin, want the prompt", in)
+	if in, _ := os.ReadFile(stdin); clitest.ClaudePrompt(t, string(in)) != "hello prompt" {
+		t.Errorf("claude read %q on stdin, want the prompt as a stream-json user message", in)
 	}
 }
 
@@ -175,14 +176,16 @@ func TestPromptOfAnySizeReachesTheAgent(t *testing.T) {
 	}
 	sb := sandbox(t, agent.SandboxPaths{Writable: []string{dir}})
 	prompt := strings.Repeat("0123456789abcdef", 64<<10) // 1 MiB
+	raw := func(_ *testing.T, s string) string { return s }
 	for _, tt := range []struct {
-		name string
-		rt   domain.Runtime
+		name   string
+		rt     domain.Runtime
+		prompt func(*testing.T, string) string // the prompt in what stdin got
 	}{
-		{"claude", &agent.Claude{Bin: claude}},
-		{"command", &agent.Command{Line: "cat > " + got}},
-		{"claude in the sandbox", &agent.Claude{Bin: linked, Sandbox: sb}},
-		{"command in the sandbox", &agent.Command{Line: "cat > " + got, Sandbox: sb}},
+		{"claude", &agent.Claude{Bin: claude}, clitest.ClaudePrompt},
+		{"command", &agent.Command{Line: "cat > " + got}, raw},
+		{"claude in the sandbox", &agent.Claude{Bin: linked, Sandbox: sb}, clitest.ClaudePrompt},
+		{"command in the sandbox", &agent.Command{Line: "cat > " + got, Sandbox: sb}, raw},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			os.Remove(got)
@@ -195,8 +198,8 @@ func TestPromptOfAnySizeReachesTheAgent(t *testing.T) {
 			if err != nil || res.ExitStatus != 0 {
 				t.Fatalf("run = %+v, %v; log %q", res, err, log.texts())
 			}
-			if data, _ := os.ReadFile(got); string(data) != prompt {
-				t.Errorf("the agent got %d bytes of a %d-byte prompt", len(data), len(prompt))
+			if data, _ := os.ReadFile(got); tt.prompt(t, string(data)) != prompt {
+				t.Errorf("the agent got %d bytes for a %d-byte prompt", len(data), len(prompt))
 			}
 			if len(procs) != 1 || procs[0].PGID <= 0 || procs[0].StartTicks == 0 {
 				t.Errorf("started reports = %+v, want one with the process group and its start time", procs)

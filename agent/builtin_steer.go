@@ -29,8 +29,13 @@ func (t *Toolbox) Steering(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("read %s: %w", domain.SteeringURI, err)
 		}
 		for _, m := range got.Messages {
-			fmt.Fprintf(&b, "Message from %s, sent to you while you work (%s):\n%s\n\n", m.From, m.SentAt, m.Body)
+			b.WriteString(steerText(m.From, m.SentAt, m.Body) + "\n\n")
 		}
 	}
 	return strings.TrimRight(b.String(), "\n"), nil
+}
+
+// steerText is one message sent to a running agent, as its model reads it.
+func steerText(from, sentAt, body string) string {
+	return fmt.Sprintf("Message from %s, sent to you while you work (%s):\n%s", from, sentAt, body)
 }

@@ -1,9 +1,9 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -32,11 +32,12 @@ var _ domain.Runtime = (*Claude)(nil)
 // gets as CLAUDE_CONFIG_DIR.
 const ClaudeConfigDir = ".claude"
 
-// Args builds the claude command line for a run. The prompt is not on
-// it: `claude -p` with no prompt argument reads the prompt from stdin,
-// which takes any size, where one argument over 128 KiB fails exec.
+// Args builds the claude command line. The prompt is not on it: with
+// `--input-format stream-json`, `claude -p` reads its prompt from stdin as
+// a user message, which takes any size, where one argument over 128 KiB
+// fails exec; and stdin stays open for the messages sent to the run.
 func (c *Claude) Args(run domain.Run) []string {
-	args := []string{"-p", "--input-format", "text", "--mcp-config", "mcp.json", "--output-format", "stream-json", "--verbose"}
+	args := []string{"-p", "--input-format", "stream-json", "--mcp-config", "mcp.json", "--output-format", "stream-json", "--verbose"}
 	if c.Model != "" {
 		args = append(args, "--model", c.Model)
 	}
@@ -54,28 +55,29 @@ func (c *Claude) Args(run domain.Run) []string {
 
 // Run carries out one activation.
 func (c *Claude) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
-	path, err := findAgentBin("claude", c.Bin, "Claude Code", c.Sandbox != nil)
+	inv, err := c.Invocation(run)
 	if err != nil {
 		return domain.RunResult{ExitStatus: -1}, err
 	}
-	cmd := exec.Command(path, c.Args(run)...)
-	cmd.Dir = run.EnvDir
-	// Environ points Claude Code at the server's relay (ANTHROPIC_BASE_URL,
+	return runCLI(ctx, run, c.Sandbox, "claude", "Claude Code", inv)
+}
+
+// Invocation is how claude runs for run: mcp.json (which dispatch writes)
+// in the worker's directory, the prompt and the messages sent to the run
+// on stdin (claudeInput), stream-json on stdout.
+func (c *Claude) Invocation(run domain.Run) (Invocation, error) {
+	in := newClaudeInput(run)
+	// RunEnv points Claude Code at the server's relay (ANTHROPIC_BASE_URL,
 	// ANTHROPIC_API_KEY = the run's token); its other traffic (telemetry,
 	// updates, error reports) has no business leaving a server's agent.
 	// CLAUDE_CONFIG_DIR keeps its sessions in the worker's directory,
 	// where they outlive the run (a sandbox's HOME does not) for --resume.
-	cmd.Env = append(Environ(run), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CONFIG_DIR="+filepath.Join(run.EnvDir, ClaudeConfigDir))
-	var usage domain.RunResult
-	res, err := runAgent(ctx, cmd, run, c.Sandbox, []string{path}, func(stream, line string) {
-		if stream == "stderr" {
-			run.Log(domain.LogEntry{Kind: domain.LogOutput, Text: "stderr: " + line})
-			return
-		}
-		parseStreamJSON(line, run.Log, &usage)
-	})
-	res.InputTokens, res.OutputTokens, res.Session = usage.InputTokens, usage.OutputTokens, usage.Session
-	return res, err
+	return Invocation{Bin: cmp.Or(c.Bin, "claude"), Args: c.Args(run),
+		Env:  []string{"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CONFIG_DIR=" + filepath.Join(run.EnvDir, ClaudeConfigDir)},
+		Feed: in.feed,
+		Line: func(line string, log func(domain.LogEntry), res *domain.RunResult) {
+			in.saw(parseStreamJSON(line, log, res))
+		}}, nil
 }
 
 // streamMsg is the subset of Claude Code's stream-json we read.
@@ -102,15 +104,16 @@ type streamMsg struct {
 	} `json:"usage"`
 }
 
-// parseStreamJSON logs one line of stream-json; lines that are not JSON
-// are logged as plain output so nothing the agent says is lost.
-func parseStreamJSON(line string, log func(domain.LogEntry), res *domain.RunResult) {
+// parseStreamJSON logs one line of stream-json and returns its type;
+// lines that are not JSON are logged as plain output so nothing the agent
+// says is lost.
+func parseStreamJSON(line string, log func(domain.LogEntry), res *domain.RunResult) string {
 	var m streamMsg
 	if err := json.Unmarshal([]byte(line), &m); err != nil {
 		if strings.TrimSpace(line) != "" {
 			log(domain.LogEntry{Kind: domain.LogOutput, Text: line})
 		}
-		return
+		return ""
 	}
 	switch m.Type {
 	case "system":
@@ -144,6 +147,7 @@ func parseStreamJSON(line string, log func(domain.LogEntry), res *domain.RunResu
 			log(domain.LogEntry{Kind: domain.LogError, Text: m.Subtype + ": " + m.Result})
 		}
 	}
+	return m.Type
 }
 
 // toolResultText flattens a tool_result's content, a string or blocks.

@@ -2,11 +2,10 @@ package agent
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 
 	"github.com/BurntSushi/toml"
@@ -20,6 +19,8 @@ type Codex struct {
 	// Bin is the codex executable; default "codex" on PATH.
 	Bin   string
 	Model string
+	// Isolated is true only inside a container: see config.
+	Isolated bool
 	// Sandbox, when set, is where Codex runs on the host; nil runs it as
 	// the server's user.
 	Sandbox *Bwrap
@@ -58,7 +59,18 @@ type codexMCPServer struct {
 // and Codex's own sandbox kept to the worker's directory with no network
 // for its shell commands.
 func CodexConfig(run domain.Run, model string) ([]byte, error) {
-	cfg := codexConfig{Model: model, ApprovalPolicy: "never", SandboxMode: "workspace-write",
+	return (&Codex{Model: model}).config(run)
+}
+
+// config is CodexConfig; in a container, which is its sandbox, Codex's
+// own is off ("danger-full-access"), as Codex advises where Landlock and
+// seccomp cannot nest.
+func (c *Codex) config(run domain.Run) ([]byte, error) {
+	mode := "workspace-write"
+	if c.Isolated {
+		mode = "danger-full-access"
+	}
+	cfg := codexConfig{Model: c.Model, ApprovalPolicy: "never", SandboxMode: mode,
 		MCPServers: map[string]codexMCPServer{domain.MCPServerName: {URL: run.MCPURL, BearerTokenEnvVar: domain.TokenEnv,
 			HTTPHeaders: map[string]string{domain.ToolSearchHeader: "off"}}}}
 	var buf bytes.Buffer
@@ -83,27 +95,25 @@ func (c *Codex) Args(run domain.Run) []string {
 
 // Run carries out one activation.
 func (c *Codex) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
-	path, err := findAgentBin("codex", c.Bin, "the Codex CLI", c.Sandbox != nil)
+	inv, err := c.Invocation(run)
 	if err != nil {
 		return domain.RunResult{ExitStatus: -1}, err
+	}
+	return runCLI(ctx, run, c.Sandbox, "codex", "the Codex CLI", inv)
+}
+
+// Invocation is how codex runs for run: its config.toml in CODEX_HOME,
+// the prompt on stdin, its JSONL events on stdout.
+func (c *Codex) Invocation(run domain.Run) (Invocation, error) {
+	cfg, err := c.config(run)
+	if err != nil {
+		return Invocation{}, err
 	}
 	home := filepath.Join(run.EnvDir, CodexHome)
-	cfg, err := CodexConfig(run, c.Model)
-	if err != nil {
-		return domain.RunResult{ExitStatus: -1}, err
-	}
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		return domain.RunResult{ExitStatus: -1}, fmt.Errorf("codex runtime: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), cfg, 0o600); err != nil {
-		return domain.RunResult{ExitStatus: -1}, fmt.Errorf("codex runtime: %w", err)
-	}
-	cmd := exec.Command(path, c.Args(run)...)
-	cmd.Dir = run.EnvDir
 	// OPENAI_BASE_URL and OPENAI_API_KEY (the run's token) come from
-	// Environ; `codex exec` also reads its key from CODEX_API_KEY.
-	cmd.Env = append(Environ(run), "CODEX_HOME="+home, "CODEX_API_KEY="+run.Token)
-	return runEventCLI(ctx, cmd, run, c.Sandbox, []string{path}, parseCodexJSON)
+	// RunEnv; `codex exec` also reads its key from CODEX_API_KEY.
+	return Invocation{Bin: cmp.Or(c.Bin, "codex"), Args: c.Args(run), Files: map[string][]byte{filepath.Join(CodexHome, "config.toml"): cfg},
+		Env: []string{"CODEX_HOME=" + home, "CODEX_API_KEY=" + run.Token}, Feed: FeedText(run.Prompt), Line: eventLines(parseCodexJSON)}, nil
 }
 
 // codexEvent is the subset of `codex exec --json` events we read.

@@ -1,11 +1,9 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 
 	"github.com/helixml/helix-org/domain"
@@ -58,29 +56,27 @@ func (g *Gemini) Args(run domain.Run) []string {
 
 // Run carries out one activation.
 func (g *Gemini) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
-	path, err := findAgentBin("gemini", g.Bin, "Gemini CLI", g.Sandbox != nil)
+	inv, err := g.Invocation(run)
 	if err != nil {
 		return domain.RunResult{ExitStatus: -1}, err
 	}
-	dir := filepath.Join(run.EnvDir, ".gemini")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return domain.RunResult{ExitStatus: -1}, fmt.Errorf("gemini runtime: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "settings.json"), GeminiSettings(run), 0o600); err != nil {
-		return domain.RunResult{ExitStatus: -1}, fmt.Errorf("gemini runtime: %w", err)
-	}
-	cmd := exec.Command(path, g.Args(run)...)
-	cmd.Dir = run.EnvDir
+	return runCLI(ctx, run, g.Sandbox, "gemini", "Gemini CLI", inv)
+}
+
+// Invocation is how gemini runs for run: .gemini/settings.json in the
+// worker's directory, the prompt piped on stdin, stream-json on stdout.
+func (g *Gemini) Invocation(run domain.Run) (Invocation, error) {
 	// GEMINI_CLI_HOME is the worker's directory, so ~/.gemini, where its
 	// sessions are kept, outlives the run for the next to resume.
 	// GOOGLE_GEMINI_BASE_URL is the relay's Gemini API, which calls Google
 	// with agent.gemini.api_key: the run's token (GEMINI_API_KEY) never
 	// leaves the server.
-	cmd.Env = append(Environ(run), "GEMINI_CLI_HOME="+run.EnvDir, "GEMINI_API_KEY="+run.Token)
+	env := []string{"GEMINI_CLI_HOME=" + run.EnvDir, "GEMINI_API_KEY=" + run.Token}
 	if run.BaseURL != "" {
-		cmd.Env = append(cmd.Env, "GOOGLE_GEMINI_BASE_URL="+domain.RelayURL(run.BaseURL, domain.RelayGemini))
+		env = append(env, "GOOGLE_GEMINI_BASE_URL="+domain.RelayURL(run.BaseURL, domain.RelayGemini))
 	}
-	return runEventCLI(ctx, cmd, run, g.Sandbox, []string{path}, parseGeminiJSON)
+	return Invocation{Bin: cmp.Or(g.Bin, "gemini"), Args: g.Args(run), Files: map[string][]byte{filepath.Join(".gemini", "settings.json"): GeminiSettings(run)},
+		Env: env, Feed: FeedText(run.Prompt), Line: eventLines(parseGeminiJSON)}, nil
 }
 
 // geminiEvent is the subset of Gemini CLI's stream-json events we read.

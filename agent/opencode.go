@@ -1,11 +1,9 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -74,22 +72,21 @@ func (o *OpenCode) Args(run domain.Run) []string {
 
 // Run carries out one activation.
 func (o *OpenCode) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
-	path, err := findAgentBin("opencode", o.Bin, "OpenCode", o.Sandbox != nil)
+	inv, err := o.Invocation(run)
 	if err != nil {
 		return domain.RunResult{ExitStatus: -1}, err
 	}
-	config := filepath.Join(run.EnvDir, "opencode.json")
-	if err := os.WriteFile(config, OpenCodeConfig(run, o.Model), 0o600); err != nil {
-		return domain.RunResult{ExitStatus: -1}, fmt.Errorf("opencode runtime: %w", err)
-	}
-	data := filepath.Join(run.EnvDir, OpenCodeData)
-	if err := os.MkdirAll(data, 0o700); err != nil {
-		return domain.RunResult{ExitStatus: -1}, fmt.Errorf("opencode runtime: %w", err)
-	}
-	cmd := exec.Command(path, o.Args(run)...)
-	cmd.Dir = run.EnvDir
-	cmd.Env = append(Environ(run), "OPENCODE_CONFIG="+config, "XDG_DATA_HOME="+data, "OPENCODE_DISABLE_AUTOUPDATE=1")
-	return runEventCLI(ctx, cmd, run, o.Sandbox, []string{path}, parseOpenCodeJSON)
+	return runCLI(ctx, run, o.Sandbox, "opencode", "OpenCode", inv)
+}
+
+// Invocation is how opencode runs for run: opencode.json in the worker's
+// directory, the prompt piped on stdin, JSON events on stdout.
+func (o *OpenCode) Invocation(run domain.Run) (Invocation, error) {
+	return Invocation{Bin: cmp.Or(o.Bin, "opencode"), Args: o.Args(run), Files: map[string][]byte{"opencode.json": OpenCodeConfig(run, o.Model)},
+		Dirs: []string{OpenCodeData},
+		Env: []string{"OPENCODE_CONFIG=" + filepath.Join(run.EnvDir, "opencode.json"), "XDG_DATA_HOME=" + filepath.Join(run.EnvDir, OpenCodeData),
+			"OPENCODE_DISABLE_AUTOUPDATE=1"},
+		Feed: FeedText(run.Prompt), Line: eventLines(parseOpenCodeJSON)}, nil
 }
 
 // openCodeEvent is the subset of `opencode run --format json` events we

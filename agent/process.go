@@ -28,18 +28,23 @@ const maxLine = 1 << 20
 // restarted server can find it) and feeds it the run's prompt on stdin —
 // never on the command line, whose strings the kernel caps at 128 KiB.
 func runAgent(ctx context.Context, cmd *exec.Cmd, run domain.Run, sb *Bwrap, bins []string, onLine func(stream, line string)) (domain.RunResult, error) {
+	return runAgentFed(ctx, cmd, run, sb, bins, FeedText(run.Prompt), onLine)
+}
+
+// runAgentFed is runAgent with stdin written by feed.
+func runAgentFed(ctx context.Context, cmd *exec.Cmd, run domain.Run, sb *Bwrap, bins []string, feed Feed, onLine func(stream, line string)) (domain.RunResult, error) {
 	if sb != nil {
 		if err := sb.Wrap(cmd, run.EnvDir, bins...); err != nil {
 			return domain.RunResult{ExitStatus: -1}, err
 		}
 	}
 	var stop string
-	code, err := startAndWait(ctx, cmd, run.Prompt, sb != nil, func(pid int) {
+	code, err := startAndWait(ctx, cmd, feed, sb != nil, func(pid int) {
 		st, _ := procStat(pid)
 		run.Started(domain.AgentProcess{PGID: pid, StartTicks: st.startTicks})
 	}, onLine, &stop)
 	if stop != "" {
-		note(&run, stopText[stop])
+		note(&run, StopNote(stop, StopGrace))
 	}
 	return domain.RunResult{ExitStatus: code, Killed: err == nil && killed(ctx, code), Stop: stop}, err
 }
@@ -50,9 +55,13 @@ const (
 	StopKilled  = "killed"
 )
 
-var stopText = map[string]string{
-	StopStopped: "stop: the agent ended when asked (SIGTERM): stopped",
-	StopKilled:  "stop: the agent did not end within " + StopGrace.String() + " of SIGTERM: killed (SIGKILL)",
+// StopNote is what a run's log says of how a stop ended its agent, given
+// the grace it had between SIGTERM and SIGKILL.
+func StopNote(how string, grace time.Duration) string {
+	if how == StopKilled {
+		return "stop: the agent did not end within " + grace.String() + " of SIGTERM: killed (SIGKILL)"
+	}
+	return "stop: the agent ended when asked (SIGTERM): stopped"
 }
 
 // findAgentBin finds the program a CLI runtime runs: bin, or name on
@@ -88,7 +97,20 @@ func killed(ctx context.Context, code int) bool {
 // stops the group: close stdin, SIGTERM, then SIGKILL after StopGrace.
 // It returns the exit status.
 func runProcess(ctx context.Context, cmd *exec.Cmd, stdin string, onLine func(stream, line string)) (int, error) {
-	return startAndWait(ctx, cmd, stdin, false, nil, onLine, nil)
+	return startAndWait(ctx, cmd, FeedText(stdin), false, nil, onLine, nil)
+}
+
+// Feed writes an agent's stdin and closes it. ctx ends when the agent
+// has exited or is being stopped: a feed that waits for more to write
+// returns then.
+type Feed func(ctx context.Context, stdin io.WriteCloser)
+
+// FeedText is the feed of most agents: text, then end of input.
+func FeedText(text string) Feed {
+	return func(_ context.Context, w io.WriteCloser) {
+		io.WriteString(w, text)
+		w.Close()
+	}
 }
 
 // startAndWait is runProcess that calls started with the pid, if set,
@@ -97,7 +119,7 @@ func runProcess(ctx context.Context, cmd *exec.Cmd, stdin string, onLine func(st
 // (TIOCSTI) when the server runs on one. sandboxed says the leader is
 // bwrap, which a stop leaves to exit with what it runs (see terminate).
 // A stop sets *stop, when stop is set, to StopStopped or StopKilled.
-func startAndWait(ctx context.Context, cmd *exec.Cmd, stdin string, sandboxed bool, started func(pid int), onLine func(stream, line string), stop *string) (int, error) {
+func startAndWait(ctx context.Context, cmd *exec.Cmd, feed Feed, sandboxed bool, started func(pid int), onLine func(stream, line string), stop *string) (int, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -133,9 +155,11 @@ func startAndWait(ctx context.Context, cmd *exec.Cmd, stdin string, sandboxed bo
 			}
 		}()
 	}
+	feedCtx, endFeed := context.WithCancel(ctx)
+	fed := make(chan struct{})
 	go func() {
-		io.WriteString(in, stdin)
-		in.Close()
+		defer close(fed)
+		feed(feedCtx, in)
 	}()
 	stopped := make(chan struct{})
 	exited := make(chan struct{})
@@ -155,7 +179,9 @@ func startAndWait(ctx context.Context, cmd *exec.Cmd, stdin string, sandboxed bo
 		close(stopped)
 	}()
 	wg.Wait()
-	err = cmd.Wait()
+	err = cmd.Wait() // closes stdin, so a feed blocked writing returns
+	endFeed()
+	<-fed
 	close(exited)
 	<-stopped
 	// Leave no stragglers from the group behind.

@@ -101,7 +101,7 @@ var Runtimes = []RuntimeDef{
 		New: newExample},
 	{Name: RuntimeBuiltin, Description: "the built-in agent (`helix-org agent run`), calling agent.model through the server's relay",
 		Default: "else", Picked: func(context.Context, RuntimeEnv) bool { return true }, New: newBuiltin},
-	{Name: RuntimeDocker, Description: "a one-shot container of agent.docker.image (agent.docker.*)", New: newContainer},
+	{Name: RuntimeDocker, Description: "a one-shot container of agent.docker.image running agent.docker.cli: the built-in agent, claude, codex, gemini or opencode (agent.docker.*)", New: newContainer},
 	{Name: RuntimeCodex, Description: "the Codex CLI (`codex exec`) in the worker's directory, its only MCP server the worker's endpoint; agent.model",
 		New: func(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error) {
 			sb, err := env.sandbox(ctx, run)
@@ -160,8 +160,12 @@ func (s Selector) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 		return domain.RunResult{Runtime: def.Name, ExitStatus: -1}, err
 	}
 	var prev domain.AgentSession
+	key := def.Name
+	if k, ok := rt.(sessionKeyer); ok {
+		key = k.SessionKey(ctx, run.WorkerID)
+	}
 	if preserve {
-		if prev, err = s.Env.resume(ctx, def.Name, &run); err != nil {
+		if prev, err = s.Env.resume(ctx, key, &run); err != nil {
 			return domain.RunResult{Runtime: def.Name, ExitStatus: -1}, err
 		}
 	}
@@ -170,11 +174,18 @@ func (s Selector) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 	res.Runtime = def.Name
 	res.Continued = run.Session != "" && res.Session == run.Session
 	if preserve {
-		if kerr := s.Env.keep(ctx, def.Name, run, prev, res); kerr != nil && s.Env.Logger != nil {
+		if kerr := s.Env.keep(ctx, key, run, prev, res); kerr != nil && s.Env.Logger != nil {
 			s.Env.Logger.Error("keep agent session", "worker", run.WorkerID, "activation", run.ActivationID, "err", kerr)
 		}
 	}
 	return res, err
+}
+
+// sessionKeyer is a runtime that runs more than one kind of agent (the
+// docker runtime's agent.docker.cli): it keeps a worker's preserved
+// session per kind, so one CLI is never handed another's session id.
+type sessionKeyer interface {
+	SessionKey(ctx context.Context, worker string) string
 }
 
 func (s Selector) pick(ctx context.Context) (RuntimeDef, error) {

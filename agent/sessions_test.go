@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/agent/clitest"
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store/storetest"
 )
@@ -22,20 +23,20 @@ import (
 // A worker the operator turns off (agent.preserve_context) never resumes.
 func TestPreservedContextResumesTheSession(t *testing.T) {
 	resume := map[string]string{"claude": "--resume", "codex": "resume", "gemini": "--resume", "opencode": "--session"}
-	for _, tc := range cliCases(domain.Run{}) {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tc := range clitest.Cases(domain.Run{}) {
+		t.Run(tc.Name, func(t *testing.T) {
 			rec, bin := t.TempDir(), t.TempDir()
-			line := strings.ReplaceAll(tc.session, "sess-1", `'"$id"'`)
+			line := tc.Output(`'"$id"'`)
 			fake := "#!/bin/sh\nprintf '%s ' \"$@\" >> " + rec + "/args; echo >> " + rec + "/args\ncat >/dev/null\n" +
 				"id=; for a; do case $a in sess-*) id=$a;; esac; done\n[ -n \"$id\" ] || id=sess-$(date +%s%N)\necho '" + line + "'\n"
-			if err := os.WriteFile(filepath.Join(bin, tc.name), []byte(fake), 0o755); err != nil {
+			if err := os.WriteFile(filepath.Join(bin, tc.Name), []byte(fake), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
 			clock := storetest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 			st := storetest.New(t)
 			ctx := t.Context()
-			for spec, v := range map[*domain.SettingSpec]string{&agent.RuntimeSetting: tc.name, &agent.SandboxPathsSetting: `{"rw":["` + rec + `"]}`} {
+			for spec, v := range map[*domain.SettingSpec]string{&agent.RuntimeSetting: tc.Name, &agent.SandboxPathsSetting: `{"rw":["` + rec + `"]}`} {
 				if err := st.SetSetting(ctx, *spec, v); err != nil {
 					t.Fatal(err)
 				}
@@ -65,13 +66,13 @@ func TestPreservedContextResumesTheSession(t *testing.T) {
 			for i := 2; i <= 3; i++ {
 				clock.Advance(time.Hour)
 				res, args, log := activate("w-dev")
-				if want := resume[tc.name] + " " + first.Session + " "; !strings.Contains(args, want) {
+				if want := resume[tc.Name] + " " + first.Session + " "; !strings.Contains(args, want) {
 					t.Errorf("run %d args %q lack %q", i, args, want)
 				}
 				if res.Session != first.Session || !res.Continued {
 					t.Errorf("run %d: session %q continued %v, want %q continued", i, res.Session, res.Continued, first.Session)
 				}
-				if want := "note::continuing " + tc.name + " session " + first.Session; !strings.Contains(log, want) {
+				if want := "note::continuing " + tc.Name + " session " + first.Session; !strings.Contains(log, want) {
 					t.Errorf("run %d log lacks %q:\n%s", i, want, log)
 				}
 			}

@@ -66,6 +66,8 @@ type Dispatcher struct {
 	// after SIGTERM; Shutdown cancels it at its deadline.
 	runCtx    context.Context
 	cancelRun context.CancelFunc
+
+	programs programs
 }
 
 // New builds a Dispatcher.
@@ -137,13 +139,17 @@ func (d *Dispatcher) Running() bool {
 	return d.looping.Load() && !d.stopping
 }
 
-// Step starts an activation for every worker with pending triggers that is
-// not already running, within the concurrency cap. It returns once the
-// activations have started.
+// Step runs the processors over the events waiting for them
+// (processors.go), then starts an activation for every worker with
+// pending triggers that is not already running, within the concurrency
+// cap. It returns once the activations have started.
 func (d *Dispatcher) Step(ctx context.Context) error {
+	// A processor the database failed wakes no one less: what already
+	// waits is started anyway.
+	perr := d.runProcessors(ctx)
 	workers, err := d.st.WorkersWithPending(ctx)
 	if err != nil || len(workers) == 0 {
-		return err // the common case: every store change wakes a step
+		return errors.Join(perr, err) // the common case: every store change wakes a step
 	}
 	max := int(d.st.IntSetting(ctx, MaxConcurrentSetting))
 	for _, w := range workers {
@@ -151,7 +157,7 @@ func (d *Dispatcher) Step(ctx context.Context) error {
 			go d.activate(w)
 		}
 	}
-	return nil
+	return perr
 }
 
 // reserve marks w running if it is idle and a slot is free.
@@ -345,7 +351,8 @@ func (d *Dispatcher) run(ctx context.Context, act domain.Activation, trigs []dom
 	}
 	run := domain.Run{ActivationID: act.ID, WorkerID: w.ID, EnvDir: dir, BaseURL: d.opts.MCPBaseURL, MCPURL: domain.MCPURL(d.opts.MCPBaseURL, w.ID), Token: tok,
 		Prompt: RenderPrompt(w, act, trigs, d.recallFor(ctx, w, act, trigs)) + SteeringPrompt(said), Timeout: timeout,
-		Log: func(e domain.LogEntry) { hint.note(e); d.appendLog(context.Background(), w.ID, act.ID, e) }, OnStart: onStart}
+		Log: func(e domain.LogEntry) { hint.note(e); d.appendLog(context.Background(), w.ID, act.ID, e) }, OnStart: onStart,
+		Steer: func(ctx context.Context) ([]domain.SteerMessage, error) { return d.st.TakeSteering(ctx, w.ID, act.ID) }}
 	ws, err := d.prepareWorkspace(ctx, w, dir, run.Log)
 	if err != nil {
 		return domain.RunResult{}, err

@@ -134,7 +134,7 @@ func TestAgentThatNeverStartsIsRetriedThenParked(t *testing.T) {
 
 	// Claude is installed; the operator releases the worker's triggers.
 	got := filepath.Join(f.dir, "prompt")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\ncat > "+got+"\n"), 0o755); err != nil {
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nhead -n 1 > "+got+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	released, err := dispatch.ReleaseTriggers(ctx, f.st, store.TriggerSelection{Worker: "w-echo"})
@@ -178,7 +178,7 @@ func TestDroppedTriggerNeverRuns(t *testing.T) {
 	if err != nil || len(dropped) != 1 || dropped[0].Status != domain.TriggerDropped || dropped[0].Reason != dispatch.DropReason {
 		t.Fatalf("drop = %+v, %v", dropped, err)
 	}
-	os.WriteFile(bin, []byte("#!/bin/sh\ncat >/dev/null\n"), 0o755)
+	os.WriteFile(bin, []byte("#!/bin/sh\nhead -n 1 >/dev/null\n"), 0o755)
 	f.step(t)
 	if n := len(f.activations(t)); n != 1 {
 		t.Errorf("%d activations; a dropped trigger ran", n)

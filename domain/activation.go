@@ -141,6 +141,11 @@ type Run struct {
 	// the conversation as the run leaves it, in RunResult.History.
 	History     []byte
 	KeepHistory bool
+	// Steer, when set, takes the messages sent to the run since it last
+	// asked (message_activation), raising its label by theirs: a runtime
+	// whose agent takes input while it runs (Claude Code's stream-json)
+	// hands them on. Taking them is final, so each reaches one agent once.
+	Steer func(ctx context.Context) ([]SteerMessage, error)
 }
 
 // RunResult is how a run ended.

@@ -90,6 +90,9 @@ type AppendOptions struct {
 	// consequence of something labelled (a relayed copy, a notice about
 	// an approval) carries that label on.
 	label domain.Label
+	// depth, set only for a processor's output, is the input's: a
+	// processor is no AI run, so it adds no step to a chain.
+	depth int
 }
 
 // Append stores an event on its stream. The stream must exist.
@@ -188,6 +191,7 @@ func (s *Store) appendOnce(tx *gorm.DB, ev domain.Event, opts AppendOptions) (st
 	if ev.Depth, ev.Label, err = s.depthAndLabel(tx, ev, domain.TransportKind(kind), opts); err != nil {
 		return ev, false, err
 	}
+	ev.Depth = max(ev.Depth, opts.depth)
 	body, err := json.Marshal(ev.Message)
 	if err != nil {
 		return ev, false, fmt.Errorf("encode message: %w", err)
@@ -209,6 +213,9 @@ func (s *Store) appendOnce(tx *gorm.DB, ev domain.Event, opts AppendOptions) (st
 		return prev, dup, err
 	}
 	if err := s.enqueueTriggers(tx, ev); err != nil {
+		return ev, false, err
+	}
+	if err := s.enqueueWork(tx, ev); err != nil {
 		return ev, false, err
 	}
 	return ev, false, s.relayContacts(tx, ev, opts)

@@ -122,6 +122,9 @@ var migrations = []migration{
 	{37, "pull requests opened for spec-task items", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&specTaskRow{}, &taskItemRow{})
 	}},
+	{38, "processors between streams, and the work they have to do", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&processorRow{}, &processorWorkRow{})
+	}},
 	{53, "people: org roles, invitations, sessions the identity provider opened", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&orgRoleRow{}, &invitationRow{}, &sessionRow{})
 	}},

@@ -216,6 +216,11 @@ func (s *Store) replanTx(tx *gorm.DB, row specTaskRow, actor string, items []dom
 		if err := tx.Create(new(itemRow(row.ID, it))).Error; err != nil {
 			return err
 		}
+		if slices.Contains(added, it.Seq) {
+			if err := s.itemMovedTx(tx, row.ID, actor, it); err != nil {
+				return err
+			}
+		}
 	}
 	return s.advanceTx(tx, row, actor, "")
 }

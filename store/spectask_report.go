@@ -56,6 +56,9 @@ func (s *Store) ReportItem(ctx context.Context, actor, id string, seq int, outco
 		if err := saveItemTx(tx, id, it); err != nil {
 			return err
 		}
+		if err := s.itemMovedTx(tx, id, actor, it); err != nil {
+			return err
+		}
 		if outcome == domain.OutcomePartial {
 			if err := addRestTx(tx, id, items, it, rest); err != nil {
 				return err
@@ -122,6 +125,9 @@ func (s *Store) SyncChecklist(ctx context.Context, actor, id, progress string) (
 			if err := saveItemTx(tx, id, it); err != nil {
 				return err
 			}
+			if err := s.itemMovedTx(tx, id, actor, it); err != nil {
+				return err
+			}
 			if it.State == domain.ItemBlocked {
 				if err := s.recordLessonTx(tx, id, it, lessonBlocked, worker, "", it.Summary); err != nil {
 					return err
@@ -163,6 +169,9 @@ func (s *Store) endedRunTx(tx *gorm.DB, a domain.Activation) error {
 			kind, words = lessonBlocked, it.Summary
 		}
 		if err := saveItemTx(tx, r.TaskID, it); err != nil {
+			return err
+		}
+		if err := s.itemMovedTx(tx, r.TaskID, "", it); err != nil {
 			return err
 		}
 		if err := s.recordLessonTx(tx, r.TaskID, it, kind, a.WorkerID, a.ID, words); err != nil {

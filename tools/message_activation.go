@@ -19,10 +19,11 @@ type messageActivationOut struct {
 	Delivery   string `json:"delivery" jsonschema:"how and when the message reaches the agent"`
 }
 
-// steerDelivery says when a message reaches its agent: only the built-in
-// agent's loop reads input while it runs.
-const steerDelivery = "The built-in agent reads it before its next model turn. " +
-	"An agent that takes no input while it runs (claude, codex, gemini, opencode, command, docker), " +
+// steerDelivery says when a message reaches its agent: the agents that
+// take input while they run are the built-in agent and Claude Code.
+const steerDelivery = "The built-in agent reads it before its next model turn; Claude Code (claude, or docker with agent.docker.cli claude) " +
+	"gets it as its next input once its current tool call returns or its turn ends. " +
+	"An agent that takes no input while it runs (codex, gemini, opencode, command, the docker command), " +
 	"or a run that ends before reading it, leaves it queued: it is the first input of the worker's next run."
 
 func messageActivation() Tool {

@@ -20,6 +20,7 @@ var All = sync.OnceValue(func() []Tool {
 		invite(), listInvitations(), revokeInvitation(), setOrgRole(),
 		grantTool(), revokeTool(), listGrants(),
 		createStream(), listStreams(), getStream(),
+		createProcessor(), previewProcessor(), listProcessors(), deleteProcessor(),
 		subscribe(), unsubscribe(), inviteWorkers(), streamMembers(),
 		publish(), readEvents(), dm(), getAttachment(),
 		workerLog(), cancelActivation(), messageActivation(),

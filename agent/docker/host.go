@@ -39,6 +39,7 @@ func FromSettings(ctx context.Context, st agent.SettingReader, h Host, llm *agen
 	if err != nil {
 		return nil, err
 	}
-	return &Runtime{Engine: h.Engine, Image: get(ImageSetting), Command: get(CommandSetting), Overrides: ov, RoleOf: h.RoleOf,
-		Binary: get(BinarySetting), LLM: llm, Env: env, Limits: lim, MCPBase: h.MCPBase, Forbidden: h.Forbidden}, nil
+	return &Runtime{Engine: h.Engine, Image: get(ImageSetting), Command: get(CommandSetting), CLI: get(CLISetting), Overrides: ov, RoleOf: h.RoleOf,
+		Binary: get(BinarySetting), LLM: llm, Model: get(agent.ModelSetting), Effort: get(agent.EffortSetting),
+		Env: env, Limits: lim, MCPBase: h.MCPBase, Forbidden: h.Forbidden}, nil
 }

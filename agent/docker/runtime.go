@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/network"
@@ -37,10 +38,12 @@ const (
 // when the run ends — or killed first, when the run's context ends.
 type Runtime struct {
 	Engine *Engine
-	// Image and Command are the defaults; Overrides may replace them per
-	// role or worker, which RoleOf resolves.
+	// Image, Command and CLI are the defaults; Overrides may replace them
+	// per role or worker, which RoleOf resolves. CLI, when it names an
+	// agent CLI (agent.ContainerCLIs), runs that in place of Command.
 	Image     string
 	Command   string
+	CLI       string
 	Overrides Overrides
 	RoleOf    func(ctx context.Context, worker string) (string, error)
 	// Binary, when set, is a static helix-org on the host, mounted
@@ -50,6 +53,8 @@ type Runtime struct {
 	// container as HELIX_ORG_LLM_* pointing at the relay with the run's
 	// token: the provider key never enters a container.
 	LLM *agent.LLMConfig
+	// Model and Effort are agent.model and agent.effort, for a CLI.
+	Model, Effort string
 	// Env is extra environment from operational config (agent.docker.env),
 	// set last so an operator's choice stands.
 	Env    map[string]string
@@ -85,16 +90,34 @@ func (r *Runtime) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 		return fail, err
 	}
 	defer r.Engine.RemoveContainer(id)
-	return r.attachAndWait(ctx, id, run)
+	return r.attachAndWait(ctx, id, run, spec.agent)
 }
 
 // containerSpec is what prepare resolved for one run.
 type containerSpec struct {
 	override Override
-	// base is the server as the container reaches it; mcpURL hangs off it.
-	base    string
-	mcpURL  string
+	// inside is the run as seen from the container: its workspace, and
+	// the server at the agents network's listener, for MCP and the model
+	// relay alike.
+	inside  domain.Run
 	network Network
+	// agent is what runs: agent.docker.command, or a CLI's invocation.
+	agent agent.Invocation
+}
+
+// SessionKey keeps a worker's preserved session per agent.docker.cli, so
+// changing the CLI starts it fresh rather than passing one CLI's session
+// id to another.
+func (r *Runtime) SessionKey(ctx context.Context, worker string) string {
+	role := ""
+	if r.RoleOf != nil && len(r.Overrides.Roles) > 0 {
+		role, _ = r.RoleOf(ctx, worker) // no role: the worker's and default entries still apply
+	}
+	ov := r.Overrides.For(Override{Image: r.Image, Command: r.Command, CLI: r.CLI}, worker, role)
+	if ov.builtin() {
+		return agent.RuntimeDocker
+	}
+	return agent.RuntimeDocker + "/" + ov.CLI
 }
 
 func (r *Runtime) prepare(ctx context.Context, run domain.Run) (containerSpec, error) {
@@ -105,11 +128,11 @@ func (r *Runtime) prepare(ctx context.Context, run domain.Run) (containerSpec, e
 			return containerSpec{}, fmt.Errorf("role of %s: %w", run.WorkerID, err)
 		}
 	}
-	ov := r.Overrides.For(Override{Image: r.Image, Command: r.Command}, run.WorkerID, role)
+	ov := r.Overrides.For(Override{Image: r.Image, Command: r.Command, CLI: r.CLI}, run.WorkerID, role)
 	if ov.Image == "" {
 		return containerSpec{}, errors.New("agent.docker.image is not set: build an image with your agent in it and run `helix-org config set agent.docker.image <image>`")
 	}
-	if len(strings.Fields(ov.Command)) == 0 {
+	if len(strings.Fields(ov.Command)) == 0 && ov.builtin() {
 		return containerSpec{}, errors.New("agent.docker.command is empty")
 	}
 	for _, src := range []string{run.EnvDir, r.Binary} {
@@ -126,7 +149,15 @@ func (r *Runtime) prepare(ctx context.Context, run domain.Run) (containerSpec, e
 	}
 	// mcp.json reads the URL from HELIX_ORG_MCP_URL, which the container
 	// gets as the address it reaches from inside, not the host's loopback.
-	spec := containerSpec{override: ov, base: base, mcpURL: domain.MCPURL(base, run.WorkerID)}
+	spec := containerSpec{override: ov, inside: run}
+	spec.inside.EnvDir, spec.inside.BaseURL, spec.inside.MCPURL = Workspace, base, domain.MCPURL(base, run.WorkerID)
+	if spec.agent, err = r.agent(ov, spec.inside); err != nil {
+		return containerSpec{}, err
+	}
+	// The CLI's config goes in before the workspace is handed over.
+	if err := spec.agent.WriteFiles(run.EnvDir); err != nil {
+		return containerSpec{}, fmt.Errorf("%s config: %w", ov.CLI, err)
+	}
 	if err := chownTree(run.EnvDir, r.Limits.User); err != nil {
 		return containerSpec{}, fmt.Errorf("hand workspace to %s: %w", r.Limits.User, err)
 	}
@@ -136,17 +167,31 @@ func (r *Runtime) prepare(ctx context.Context, run domain.Run) (containerSpec, e
 	return spec, nil
 }
 
+// agent is what a container runs for ov: agent.docker.command, fed the
+// prompt, its output read as Claude-style stream-json where it is; or
+// the agent CLI ov names, as its host runtime runs it, for the run as
+// seen from inside.
+func (r *Runtime) agent(ov Override, inside domain.Run) (agent.Invocation, error) {
+	if ov.builtin() {
+		args := strings.Fields(ov.Command)
+		return agent.Invocation{Bin: args[0], Args: args[1:], Feed: agent.FeedText(inside.Prompt), Line: agent.LogLine}, nil
+	}
+	cli, err := agent.ContainerCLI(ov.CLI, r.Model, r.Effort)
+	if err != nil {
+		return agent.Invocation{}, fmt.Errorf("%s: %w", CLISetting.Key, err)
+	}
+	return cli.Invocation(inside)
+}
+
 func (r *Runtime) create(ctx context.Context, run domain.Run, spec containerSpec) (string, error) {
-	// The run as seen from inside: its workspace, and the server at the
-	// agents network's listener, for MCP and the model relay alike.
-	inside := run
-	inside.EnvDir, inside.BaseURL, inside.MCPURL = Workspace, spec.base, spec.mcpURL
+	inside := spec.inside
 	// PATH stays the image's (Docker's default includes BinaryPath's dir).
 	env := append([]string{"HOME=" + Workspace, "TMPDIR=/tmp"}, agent.RunEnv(inside)...)
-	if r.LLM != nil {
+	// The built-in agent's model settings; a CLI has its own variables.
+	if r.LLM != nil && spec.override.builtin() {
 		env = append(env, r.LLM.ForRun(inside).Environ()...)
 	}
-	env = overlay(env, r.Env)
+	env = overlay(append(env, spec.agent.Env...), r.Env)
 	mounts := []mount.Mount{{Type: mount.TypeBind, Source: run.EnvDir, Target: Workspace}}
 	if r.Binary != "" {
 		bin, err := filepath.Abs(r.Binary)
@@ -156,7 +201,7 @@ func (r *Runtime) create(ctx context.Context, run domain.Run, spec containerSpec
 		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: bin, Target: BinaryPath, ReadOnly: true})
 	}
 	cfg := &container.Config{
-		Image: spec.override.Image, Cmd: strings.Fields(spec.override.Command), Env: env, WorkingDir: Workspace, User: r.Limits.User,
+		Image: spec.override.Image, Cmd: append([]string{spec.agent.Bin}, spec.agent.Args...), Env: env, WorkingDir: Workspace, User: r.Limits.User,
 		Labels:    r.Engine.Labels(KindActivation, LabelActivation, run.ActivationID, LabelWorker, run.WorkerID),
 		OpenStdin: true, StdinOnce: true, AttachStdin: true, AttachStdout: true, AttachStderr: true,
 	}
@@ -189,9 +234,10 @@ func overlay(env []string, extra map[string]string) []string {
 	return out
 }
 
-// attachAndWait starts the container with the prompt on stdin, logs its
-// output as it comes, and waits for it to exit or for ctx to end.
-func (r *Runtime) attachAndWait(ctx context.Context, id string, run domain.Run) (domain.RunResult, error) {
+// attachAndWait starts the container with what inv feeds on stdin (the
+// prompt), logs its output as inv reads it, and waits for it to exit or
+// for ctx to end.
+func (r *Runtime) attachAndWait(ctx context.Context, id string, run domain.Run, inv agent.Invocation) (domain.RunResult, error) {
 	res := domain.RunResult{ExitStatus: -1}
 	cli := r.Engine.cli
 	hj, err := cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
@@ -205,11 +251,14 @@ func (r *Runtime) attachAndWait(ctx context.Context, id string, run domain.Run) 
 	}
 	// A container is found again by its labels, not a host process group.
 	run.Started(domain.AgentProcess{})
+	feedCtx, endFeed := context.WithCancel(ctx)
+	defer endFeed()
+	fed := make(chan struct{})
 	go func() {
-		io.WriteString(hj.Conn, run.Prompt)
-		hj.CloseWrite()
+		defer close(fed)
+		inv.Feed(feedCtx, attachedStdin{hj})
 	}()
-	done := r.stream(hj.Reader, run.Log, &res)
+	done := r.stream(hj.Reader, run.Log, inv.Line, &res)
 	var code int64 = -1
 	var waitErr error
 	select {
@@ -221,9 +270,16 @@ func (r *Runtime) attachAndWait(ctx context.Context, id string, run domain.Run) 
 		select {
 		case w := <-waitC:
 			code = w.StatusCode
+			// 128+SIGKILL: the agent outlived the grace after SIGTERM.
+			res.Stop = agent.StopStopped
+			if code == 137 {
+				res.Stop = agent.StopKilled
+			}
+			run.Log(domain.LogEntry{Kind: domain.LogNote, Text: agent.StopNote(res.Stop, r.grace())})
 		case waitErr = <-errC:
 		}
 	}
+	endFeed()
 	// The daemon closes the stream once it has sent the last output; wait
 	// for that, but not forever.
 	select {
@@ -232,6 +288,8 @@ func (r *Runtime) attachAndWait(ctx context.Context, id string, run domain.Run) 
 		hj.Close()
 		<-done
 	}
+	hj.Close() // ends a write the feed is blocked in
+	<-fed
 	res.ExitStatus = int(code)
 	if insp, err := cli.ContainerInspect(context.WithoutCancel(ctx), id); err == nil && insp.State != nil && insp.State.OOMKilled {
 		run.Log(domain.LogEntry{Kind: domain.LogError, Text: "a process in the container hit the memory cap and was OOM-killed"})
@@ -247,10 +305,17 @@ func (r *Runtime) attachAndWait(ctx context.Context, id string, run domain.Run) 
 	return res, nil
 }
 
+// attachedStdin is a container's stdin over its attach connection:
+// closing it half-closes the connection, which ends the container's input.
+type attachedStdin struct{ hj types.HijackedResponse }
+
+func (a attachedStdin) Write(p []byte) (int, error) { return a.hj.Conn.Write(p) }
+func (a attachedStdin) Close() error                { return a.hj.CloseWrite() }
+
 // stream demultiplexes stdout and stderr and logs each line: stdout as
-// (possibly stream-json) agent output, stderr prefixed like the command
+// the agent's output, which line reads, stderr prefixed like the command
 // runtime does. The returned channel closes when both are drained.
-func (r *Runtime) stream(src io.Reader, log func(domain.LogEntry), res *domain.RunResult) <-chan struct{} {
+func (r *Runtime) stream(src io.Reader, log func(domain.LogEntry), line func(string, func(domain.LogEntry), *domain.RunResult), res *domain.RunResult) <-chan struct{} {
 	outR, outW := io.Pipe()
 	errR, errW := io.Pipe()
 	go func() {
@@ -272,7 +337,7 @@ func (r *Runtime) stream(src io.Reader, log func(domain.LogEntry), res *domain.R
 				if s.stderr {
 					log(domain.LogEntry{Kind: domain.LogOutput, Text: "stderr: " + strings.TrimRight(sc.Text(), "\r")})
 				} else {
-					agent.LogLine(sc.Text(), log, res)
+					line(sc.Text(), log, res)
 				}
 				mu.Unlock()
 			}
@@ -284,12 +349,16 @@ func (r *Runtime) stream(src io.Reader, log func(domain.LogEntry), res *domain.R
 	return done
 }
 
+func (r *Runtime) grace() time.Duration {
+	if r.StopGrace <= 0 {
+		return agent.StopGrace
+	}
+	return r.StopGrace
+}
+
 // stop sends SIGTERM and, after the grace period, SIGKILL.
 func (r *Runtime) stop(id string) {
-	grace := r.StopGrace
-	if grace <= 0 {
-		grace = agent.StopGrace
-	}
+	grace := r.grace()
 	secs := int((grace + time.Second - 1) / time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), grace+30*time.Second)
 	defer cancel()

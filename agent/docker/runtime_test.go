@@ -207,8 +207,13 @@ func TestInspectShowsHardening(t *testing.T) {
 	}
 	rt := newRuntime(shared.eng, shared.image)
 	rt.Command = "sh " + sh(t, r.EnvDir, "echo ready; exec sleep 600")
-	if _, err := rt.Run(ctx, r); err == nil {
+	res, err := rt.Run(ctx, r)
+	if err == nil {
 		t.Error("a cancelled run returned no error")
+	}
+	// The init process passes SIGTERM on to sleep, which ends on it.
+	if res.Stop != agent.StopStopped || !strings.Contains(log.text(), "note::stop: the agent ended when asked (SIGTERM): stopped") {
+		t.Errorf("stop = %q, want %q and the log to say so:\n%s", res.Stop, agent.StopStopped, log.text())
 	}
 	if inspErr != nil {
 		t.Fatal(inspErr)
@@ -251,10 +256,13 @@ func TestHungAgentIsKilledAtTheTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
 	start := time.Now()
-	_, err := rt.Run(ctx, r)
+	res, err := rt.Run(ctx, r)
 	elapsed := time.Since(start)
 	if err == nil || !strings.Contains(err.Error(), "deadline exceeded") {
 		t.Errorf("err = %v, want the deadline", err)
+	}
+	if want := "note::stop: the agent did not end within 1s of SIGTERM: killed (SIGKILL)"; res.Stop != agent.StopKilled || !strings.Contains(log.text(), want) {
+		t.Errorf("stop = %q, want %q and the log to say %q:\n%s", res.Stop, agent.StopKilled, want, log.text())
 	}
 	if limit := timeout + rt.StopGrace + 10*time.Second; elapsed > limit {
 		t.Errorf("run took %s; the container should be killed by %s", elapsed, limit)

@@ -3,8 +3,10 @@ package docker
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/domain"
 )
 
@@ -13,9 +15,13 @@ var (
 	ImageSetting = domain.SettingSpec{Key: "agent.docker.image", Type: domain.SettingString, RunsCode: true,
 		Description: "Image each activation runs in when agent.runtime is docker; agent.docker.overrides may pick another per role or worker."}
 	OverridesSetting = domain.SettingSpec{Key: "agent.docker.overrides", Type: domain.SettingJSON, Default: "{}", RunsCode: true,
-		Description: `Per-role and per-worker image, command and extra networks: {"roles":{"r-dev":{"image":"dev:1","networks":["egress"]}},"workers":{"w-x":{"image":"x:2","command":"claude -p"}}}; a worker's entry beats its role's.`}
+		Description: `Per-role and per-worker image, command, cli and extra networks: {"roles":{"r-dev":{"image":"dev:1","networks":["egress"]}},"workers":{"w-x":{"image":"x:2","cli":"claude"}}}; a worker's entry beats its role's.`}
 	CommandSetting = domain.SettingSpec{Key: "agent.docker.command", Type: domain.SettingString, Default: "helix-org agent run", RunsCode: true,
-		Description: "Entry point run in the container, split on spaces (use a script for anything more); the prompt is on stdin."}
+		Description: "Entry point run in the container when agent.docker.cli is builtin, split on spaces (use a script for anything more); the prompt is on stdin."}
+	CLISetting = domain.SettingSpec{Key: "agent.docker.cli", Type: domain.SettingString, Default: CLIBuiltin, Enum: cliNames, RunsCode: true,
+		Description: "The agent a container runs: builtin runs agent.docker.command (the built-in agent by default); claude, codex, gemini or opencode " +
+			"runs that CLI from the image's PATH as its host runtime does — its config file in the workspace, the relay and the run's token in its " +
+			"environment, no provider key — free to use its own tools on the workspace, the container being its sandbox; agent.model applies."}
 	BinarySetting = domain.SettingSpec{Key: "agent.docker.binary", Type: domain.SettingString, RunsCode: true,
 		Description: "Host path of a static helix-org build (CGO_ENABLED=0) mounted read-only at /usr/local/bin/helix-org; empty if the image has one."}
 	EnvSetting = domain.SettingSpec{Key: "agent.docker.env", Type: domain.SettingJSON, Default: "{}", Secret: true, RunsCode: true,
@@ -35,17 +41,28 @@ var (
 )
 
 // Settings lists every docker runtime config key.
-var Settings = domain.Settings{ImageSetting, OverridesSetting, CommandSetting, BinarySetting, EnvSetting,
+var Settings = domain.Settings{ImageSetting, OverridesSetting, CommandSetting, CLISetting, BinarySetting, EnvSetting,
 	MemorySetting, CPUsSetting, PidsSetting, TmpSetting, UserSetting, OCIRuntimeSetting}
+
+// CLIBuiltin is agent.docker.cli's value that runs agent.docker.command.
+const CLIBuiltin = "builtin"
+
+// cliNames are agent.docker.cli's values.
+var cliNames = append([]string{CLIBuiltin}, agent.ContainerCLIs...)
 
 // Override replaces parts of the defaults for a role or a worker.
 type Override struct {
 	Image   string `json:"image,omitempty"`
 	Command string `json:"command,omitempty"`
+	// CLI is agent.docker.cli for the role or worker.
+	CLI string `json:"cli,omitempty"`
 	// Networks are extra Docker networks (created by the operator, e.g. one
 	// with egress to an LLM provider) the container joins.
 	Networks []string `json:"networks,omitempty"`
 }
+
+// builtin says the override runs its command rather than an agent CLI.
+func (o Override) builtin() bool { return o.CLI == "" || o.CLI == CLIBuiltin }
 
 // Overrides is the value of agent.docker.overrides.
 type Overrides struct {
@@ -65,6 +82,13 @@ func ParseOverrides(s string) (Overrides, error) {
 	if err := dec.Decode(&o); err != nil {
 		return Overrides{}, fmt.Errorf("%s: %w", OverridesSetting.Key, err)
 	}
+	for _, m := range []map[string]Override{o.Roles, o.Workers} {
+		for id, ov := range m {
+			if ov.CLI != "" && !slices.Contains(cliNames, ov.CLI) {
+				return Overrides{}, fmt.Errorf("%s: %s: cli %q is not one of %s", OverridesSetting.Key, id, ov.CLI, strings.Join(cliNames, ", "))
+			}
+		}
+	}
 	return o, nil
 }
 
@@ -76,6 +100,9 @@ func (o Overrides) For(base Override, worker, role string) Override {
 		}
 		if ov.Command != "" {
 			base.Command = ov.Command
+		}
+		if ov.CLI != "" {
+			base.CLI = ov.CLI
 		}
 		base.Networks = append(base.Networks, ov.Networks...)
 	}

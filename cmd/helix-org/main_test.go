@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -49,6 +50,8 @@ func TestMain(m *testing.M) {
 		os.Exit(relayAgent())
 	case "claude-relay":
 		os.Exit(relayClaude())
+	case "claude-steered":
+		os.Exit(steeredClaude())
 	case "stubborn":
 		os.Exit(stubbornAgent())
 	case "probe":
@@ -224,7 +227,7 @@ func fakeClaude() int {
 	defer f.Close()
 	wd, _ := os.Getwd()
 	fmt.Fprintf(f, "cwd=%s token=%s args=%s\n", wd, os.Getenv("HELIX_ORG_TOKEN"), strings.Join(os.Args[1:], " "))
-	stdin, _ := io.ReadAll(os.Stdin)
+	stdin := readPrompt()
 	trigs := parsePrompt(string(stdin))
 	msg := map[string]any{"type": "assistant", "message": map[string]any{"content": []map[string]any{{"type": "text", "text": promptDigest(len(stdin), trigs)}}}}
 	json.NewEncoder(os.Stdout).Encode(msg)
@@ -278,7 +281,7 @@ func relayAgent() int {
 func relayClaude() int {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	io.ReadAll(os.Stdin)
+	readPrompt()
 	say := func(typ, text string) {
 		b, _ := json.Marshal(map[string]any{"type": typ, "message": map[string]any{"content": []map[string]any{{"type": "text", "text": text}}}})
 		fmt.Println(string(b))
@@ -306,6 +309,25 @@ func relayClaude() int {
 	say("assistant", fmt.Sprintf("streamed through the relay with %d MCP tools", len(tools.Tools)))
 	fmt.Println(`{"type":"result","subtype":"success","is_error":false,"result":"done"}`)
 	return 0
+}
+
+// readPrompt reads the prompt as the agent it fakes gets it: Claude
+// Code's (`--input-format stream-json`) is the first line of its stdin, a
+// user message, after which stdin stays open for the messages sent to the
+// run; any other agent's is all of stdin.
+func readPrompt() []byte {
+	if i := slices.Index(os.Args, "--input-format"); i < 0 || i+1 == len(os.Args) || os.Args[i+1] != "stream-json" {
+		b, _ := io.ReadAll(os.Stdin)
+		return b
+	}
+	line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+	var m struct {
+		Message struct {
+			Content string `json:"content"`
+		} `json:"message"`
+	}
+	json.Unmarshal([]byte(line), &m)
+	return []byte(m.Message.Content)
 }
 
 // promptDigest is what fakeClaude reports about a prompt.

@@ -115,7 +115,7 @@ func TestLargePromptsReachClaudeCode(t *testing.T) {
 	wantAll(t, "activation log", logText(t, st, "w-reader"), fmt.Sprintf("bytes on stdin: %s", bodiesDigest([]string{body})))
 	data, _ := os.ReadFile(rec)
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		if !strings.Contains(line, "args=-p --input-format text --mcp-config mcp.json") || strings.Contains(line, "small event") || len(line) > 4096 {
+		if !strings.Contains(line, "args=-p --input-format stream-json --mcp-config mcp.json") || strings.Contains(line, "small event") || len(line) > 4096 {
 			t.Errorf("claude ran as %.300q; want the prompt on stdin, not in its arguments", line)
 		}
 	}

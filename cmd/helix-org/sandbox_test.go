@@ -84,7 +84,7 @@ var probeNamespaces = []string{"cgroup", "ipc", "net", "pid", "user", "uts"}
 func probeAgent() int {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	io.ReadAll(os.Stdin)
+	readPrompt()
 	var tg probeTargets
 	if data, err := waitForFile(ctx, "probe.json"); err != nil || json.Unmarshal(data, &tg) != nil {
 		fmt.Println("probe: no probe.json:", err)
@@ -346,7 +346,7 @@ func TestHostAgentsAreSandboxed(t *testing.T) {
 			setAll(t, st, settings)
 			if tt.runtime == agent.RuntimeClaude {
 				bin := t.TempDir()
-				os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\n"+probe+"\n"), 0o755)
+				os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\n"+probe+" \"$@\"\n"), 0o755)
 				t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 			}
 			logs := &demoLogBuffer{}

@@ -45,6 +45,7 @@ func demoOrg(t *testing.T) (*org, *storetest.Clock) {
 	call("create_stream", map[string]any{"id": "s-inbox", "name": "inbox", "description": "Where customer requests arrive."})
 	call("create_stream", map[string]any{"id": "s-hooks", "name": "hooks", "description": "Deploy notifications.", "transport": map[string]any{"kind": "webhook", "config": map[string]any{"secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}})
 	call("invite_workers", map[string]any{"stream": "s-inbox", "workers": []string{"w-owner", "w-maya", "w-echo"}})
+	call("create_processor", map[string]any{"id": "proc-refunds", "input": "s-inbox", "kind": "filter", "config": map[string]any{"expr": `message.subject.contains("Refund")`}, "outputs": []string{"s-refunds"}})
 	call("publish", map[string]any{"stream": "s-inbox", "subject": "Refund request", "body": "Order **#1042** arrived broken. Can I get a refund?", "to": []string{"w-maya"}, "threadId": "t-1042"})
 	call("publish", map[string]any{"stream": "s-inbox", "body": "Looking into it now.", "threadId": "t-1042"})
 	call("publish", map[string]any{"stream": "s-inbox", "body": "Refund approved: it goes out today.", "threadId": "t-1042"})
@@ -97,6 +98,7 @@ func demoOrg(t *testing.T) (*org, *storetest.Clock) {
 		Why: "publish would let everyone in the org on s-inbox read what only w-echo, w-owner may (since this run read event e-1 on " + dm + ")"}, 24*time.Hour); err != nil {
 		t.Fatal(err)
 	}
+	seedTasksAndMoney(t, o, clock)
 	clock.Advance(40 * time.Second)
 	return o, clock
 }

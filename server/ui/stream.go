@@ -21,6 +21,8 @@ type streamPage struct {
 	// Others are the workers who could be subscribed.
 	Others []domain.Worker
 	IsDM   bool
+	// Processors read or write this stream.
+	Processors []domain.Processor
 }
 
 type member struct {
@@ -72,6 +74,10 @@ func (u *UI) handleStream(w http.ResponseWriter, r *http.Request, v *viewer) {
 		}
 		slices.Reverse(evs)
 		p.Threads, p.Pager = threads(evs), newPager(r, "before", next)
+	}
+	if v.Can("list_processors") {
+		got, _ := invoke[struct{ Processors []domain.Processor }](ctx, v, "list_processors", map[string]any{"stream": id})
+		p.Processors = got.Processors
 	}
 	if v.Can("subscribe") && !p.IsDM {
 		all, _ := invoke[struct{ Workers []domain.Worker }](ctx, v, "list_workers", nil)
