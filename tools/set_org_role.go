@@ -18,7 +18,7 @@ type setOrgRoleOut struct {
 }
 
 func setOrgRole() Tool {
-	return define("set_org_role", "Set a person's org role: admin, member or viewer (the owner is always admin). An admin's.",
+	return define("set_org_role", "Make a person an admin, member or viewer: what they may do at all, whatever their grants (the owner is always admin). An admin's.",
 		func(ctx context.Context, env *Env, in setOrgRoleIn) (setOrgRoleOut, error) {
 			if in.Worker == "" {
 				return setOrgRoleOut{}, domain.Required("worker")
@@ -28,5 +28,5 @@ func setOrgRole() Tool {
 			}
 			before, err := env.Store.SetOrgRole(ctx, env.Caller, in.Worker, domain.OrgRole(in.Role))
 			return setOrgRoleOut{Worker: in.Worker, Role: in.Role, Before: string(before)}, err
-		}, enum("role", domain.OrgRoles)).annotated("Set org role", destructive|idempotent)
+		}, enum("role", domain.OrgRoles)).annotated("Set a person's access", destructive|idempotent)
 }
