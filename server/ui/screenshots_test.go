@@ -27,6 +27,7 @@ var uiPages = []struct{ name, path string }{
 	{"task", "/ui/tasks/t-refunds"},
 	{"task-review", "/ui/tasks/t-faq"},
 	{"money", "/ui/money"},
+	{"people", "/ui/people"},
 }
 
 // TestScreenshots saves every page at desktop (1280x800) and phone
