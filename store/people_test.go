@@ -196,3 +196,16 @@ func TestInviteRefusals(t *testing.T) {
 		t.Fatalf("refused invitations left %v, %v", invs, err)
 	}
 }
+
+// BenchmarkOrgRole is the read every tool call a person makes adds.
+func BenchmarkOrgRole(b *testing.B) {
+	st := storetest.New(b)
+	if _, err := st.Bootstrap(b.Context(), nil); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := st.OrgRole(b.Context(), "w-owner"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
