@@ -125,6 +125,10 @@ var migrations = []migration{
 	{38, "processors between streams, and the work they have to do", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&processorRow{}, &processorWorkRow{})
 	}},
+	{50, "insight credit ledger, runs' outcomes, people's votes on insights", migrateCredit},
+	{51, "the run each spec-task item was delivered in", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&itemRunRow{})
+	}},
 	{53, "people: org roles, invitations, sessions the identity provider opened", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&orgRoleRow{}, &invitationRow{}, &sessionRow{})
 	}},

@@ -31,7 +31,7 @@ var All = sync.OnceValue(func() []Tool {
 		listApprovals(), decideApproval(),
 		createSpecTask(), listSpecTasks(), getSpecTask(), submitSpec(), reviewSpec(), claimItem(), reportItem(), cancelSpecTask(),
 		attachRepository(), detachRepository(), listRepositories(), openPullRequest(), mergePullRequest(),
-		storeInsight(), recall(), insightFeedback(), correctInsight(), endorseInsight(), listInsights(), linkInsights(), consolidateInsights(), learn(),
+		storeInsight(), recall(), insightFeedback(), rateActivation(), correctInsight(), endorseInsight(), listInsights(), linkInsights(), consolidateInsights(), learn(),
 	}
 })
 
@@ -85,7 +85,7 @@ func NewServer(env *Env, granted []string) *mcp.Server {
 	srv.AddReceivingMiddleware(callThrough(env, granted))
 	if searching {
 		find := FindTools()
-		find.bind(srv, find.def)
+		find.bind(srv, find.def())
 		srv.AddReceivingMiddleware(showOnly(env.Catalog))
 	}
 	return srv
