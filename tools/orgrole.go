@@ -24,10 +24,9 @@ func orgRoleAllows(ctx context.Context, env *Env, t Tool) error {
 	return role.MayCall(t.Name, t.readOnly())
 }
 
-// readOnly reports the tool's readOnly hint: a call changes nothing.
-func (t Tool) readOnly() bool {
-	return t.def != nil && t.def.Annotations != nil && t.def.Annotations.ReadOnlyHint
-}
+// readOnly reports the tool's readOnly hint: a call changes nothing. A
+// skill or an outside tool states none, so it is taken to change things.
+func (t Tool) readOnly() bool { return t.hints&readOnly != 0 }
 
 // RoleAllows reports whether role lets a person call the built-in tool
 // name — Call's decision, asked ahead — so a page shows a viewer no form
