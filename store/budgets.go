@@ -242,11 +242,12 @@ func (s *Store) budgetStatus(tx *gorm.DB, r budgetRow, now time.Time) (domain.Bu
 	return st, nil
 }
 
-// checkSetsBudget is who may set a budget: the org's only the owner; a
+// checkSetsBudget is who may set a budget: the org's only an admin; a
 // worker's a worker above it in the chart (never itself); a stream's a
 // worker above the stream's creator (never the creator itself), and only
-// the owner for streams the owner or the system created. The operator
-// (actor "") may set any.
+// an admin for streams the owner or the system created. The operator
+// (actor "") and the admins (the owner, and people set_org_role made
+// admins: budgets are theirs) may set any.
 func (s *Store) checkSetsBudget(tx *gorm.DB, actor string, b domain.Budget) error {
 	target := b.Target
 	if b.Scope == domain.BudgetStream {
@@ -263,9 +264,12 @@ func (s *Store) checkSetsBudget(tx *gorm.DB, actor string, b domain.Budget) erro
 	if actor == "" || actor == domain.OwnerWorker {
 		return nil
 	}
+	if role, err := orgRoleOf(tx, actor); err != nil || role == domain.RoleAdmin {
+		return err
+	}
 	switch {
 	case b.Scope == domain.BudgetOrg:
-		return domain.Forbidden("only %s sets the org's budget", domain.OwnerWorker)
+		return domain.Forbidden("only an admin (%s, or a person made one with set_org_role) sets the org's budget", domain.OwnerWorker)
 	case b.Scope == domain.BudgetStream && (target == "" || target == domain.OwnerWorker):
 		return domain.Forbidden("%s was created by %s, so only %s sets its budget", b.Target, orSystem(target), domain.OwnerWorker)
 	case target == actor && b.Scope == domain.BudgetWorker:

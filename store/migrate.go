@@ -132,6 +132,9 @@ var migrations = []migration{
 	{51, "the run each spec-task item was delivered in", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&itemRunRow{})
 	}},
+	{53, "people: org roles, invitations, sessions the identity provider opened", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&orgRoleRow{}, &invitationRow{}, &sessionRow{})
+	}},
 }
 
 type schemaMigration struct {

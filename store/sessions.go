@@ -43,7 +43,10 @@ type sessionRow struct {
 	TokenHash string     `gorm:"not null;index"`
 	// ViaLink marks a session opened from a sign-in link, which only
 	// someone with the database (bootstrap, token create) can mint.
-	ViaLink   bool `gorm:"not null;default:false"`
+	ViaLink bool `gorm:"not null;default:false"`
+	// OIDC marks a session opened by the identity provider: its token was
+	// minted for it alone, and signing out revokes it.
+	OIDC      bool `gorm:"column:oidc;not null;default:false"`
 	CreatedAt time.Time
 	ExpiresAt time.Time `gorm:"not null;index"`
 }
@@ -67,10 +70,17 @@ type Session struct {
 	// ViaLink says the session was opened from a sign-in link rather than
 	// a token alone: proof of access to the database, which operational
 	// config requires (a token may sit in an agent's MCP config).
-	ViaLink   bool
+	ViaLink bool
+	// OIDC says the identity provider vouched for the person (sign-in with
+	// the company's provider): like a link, more than a token alone.
+	OIDC      bool
 	CreatedAt time.Time
 	ExpiresAt time.Time
 }
+
+// Strong says the session proves more than a bearer token, which may sit
+// in an agent's MCP config: a one-time link or the identity provider.
+func (s Session) Strong() bool { return s.ViaLink || s.OIDC }
 
 // CreateSignInCode mints a single-use code for a one-click sign-in link
 // that signs in as token's worker. Only the code's hash is stored.
@@ -98,7 +108,7 @@ func (s *Store) SignInWithCode(ctx context.Context, code string, ttl time.Durati
 	if !strings.HasPrefix(code, SignInCodePrefix) {
 		return "", Session{}, ErrBadSignInCode
 	}
-	return s.signIn(ctx, ttl, true, func(tx *gorm.DB) (string, error) {
+	return s.signIn(ctx, ttl, sessionRow{ViaLink: true}, func(tx *gorm.DB) (string, error) {
 		var row signInCodeRow
 		err := tx.Where("hash = ? AND expires_at > ?", hashToken(code), s.Now()).Take(&row).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -115,13 +125,37 @@ func (s *Store) SignInWithCode(ctx context.Context, code string, ttl time.Durati
 // token belongs to. Only people sign in: not AI workers, and not with the
 // token of an agent run.
 func (s *Store) SignInWithToken(ctx context.Context, token string, ttl time.Duration) (string, Session, error) {
-	return s.signIn(ctx, ttl, false, func(*gorm.DB) (string, error) { return hashToken(token), nil })
+	return s.signIn(ctx, ttl, sessionRow{}, func(*gorm.DB) (string, error) { return hashToken(token), nil })
+}
+
+// SignInWithEmail starts a session lasting ttl for the person an email
+// the identity provider verified belongs to (emailWorker: a contact, or
+// an invitation, which this accepts). The session stands on an operator
+// token minted for it alone and never shown, so revoking tokens and
+// dismissing the worker end it as they end any other.
+func (s *Store) SignInWithEmail(ctx context.Context, email string, ttl time.Duration) (string, Session, error) {
+	email, err := NormalEmail("email", email)
+	if err != nil {
+		return "", Session{}, err
+	}
+	return s.signIn(ctx, ttl, sessionRow{OIDC: true}, func(tx *gorm.DB) (string, error) {
+		worker, err := s.emailWorker(tx, email)
+		if err != nil {
+			return "", err
+		}
+		_, hash, err := newToken(TokenPrefix)
+		if err != nil {
+			return "", err
+		}
+		exp := s.Now().Add(ttl)
+		return hash, tx.Create(&tokenRow{Hash: hash, WorkerID: worker, Kind: TokenOperator, Label: "oidc sign-in", CreatedAt: s.Now(), ExpiresAt: &exp}).Error
+	})
 }
 
 // signIn opens a session on the token whose hash tokenOf names (spending a
 // code first, say), in one transaction, and sweeps away expired sessions
 // and codes while it holds the write lock.
-func (s *Store) signIn(ctx context.Context, ttl time.Duration, viaLink bool, tokenOf func(tx *gorm.DB) (string, error)) (string, Session, error) {
+func (s *Store) signIn(ctx context.Context, ttl time.Duration, how sessionRow, tokenOf func(tx *gorm.DB) (string, error)) (string, Session, error) {
 	id, hash, err := newSecret(SessionPrefix)
 	if err != nil {
 		return "", Session{}, err
@@ -143,7 +177,7 @@ func (s *Store) signIn(ctx context.Context, ttl time.Duration, viaLink bool, tok
 		if err := tx.Where("expires_at <= ?", now).Delete(&signInCodeRow{}).Error; err != nil {
 			return err
 		}
-		row = sessionRow{Hash: hash, WorkerID: worker, TokenHash: tokenHash, ViaLink: viaLink, CreatedAt: now, ExpiresAt: now.Add(ttl)}
+		row = sessionRow{Hash: hash, WorkerID: worker, TokenHash: tokenHash, ViaLink: how.ViaLink, OIDC: how.OIDC, CreatedAt: now, ExpiresAt: now.Add(ttl)}
 		return tx.Create(&row).Error
 	})
 	if err != nil {
@@ -204,10 +238,24 @@ func (s *Store) VerifySession(ctx context.Context, id string) (Session, error) {
 	return row.toSession(), nil
 }
 
-// EndSession signs a session out. Ending one that is already gone is fine.
+// EndSession signs a session out, revoking the token an OIDC session
+// stood on. Ending one that is already gone is fine.
 func (s *Store) EndSession(ctx context.Context, id string) error {
 	err := s.write(ctx, func(tx *gorm.DB) error {
-		return tx.Where("hash = ?", hashToken(id)).Delete(&sessionRow{}).Error
+		var row sessionRow
+		err := tx.Where("hash = ?", hashToken(id)).Take(&row).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if row.OIDC {
+			if err := tx.Model(&tokenRow{}).Where("hash = ? AND revoked_at IS NULL", row.TokenHash).Update("revoked_at", s.Now()).Error; err != nil {
+				return err
+			}
+		}
+		return tx.Delete(&row).Error
 	})
 	if err != nil {
 		return fmt.Errorf("end session: %w", err)
@@ -216,7 +264,7 @@ func (s *Store) EndSession(ctx context.Context, id string) error {
 }
 
 func (r sessionRow) toSession() Session {
-	return Session{WorkerID: r.WorkerID, ViaLink: r.ViaLink, CreatedAt: r.CreatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC()}
+	return Session{WorkerID: r.WorkerID, ViaLink: r.ViaLink, OIDC: r.OIDC, CreatedAt: r.CreatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC()}
 }
 
 // newSecret returns a fresh 256-bit secret with prefix, and its hash.

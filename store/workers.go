@@ -44,7 +44,21 @@ func (s *Store) HireWorker(ctx context.Context, actor string, w domain.Worker, g
 		return domain.Worker{}, err
 	}
 	var row workerRow
-	err := s.write(ctx, func(tx *gorm.DB) error {
+	err := s.write(ctx, func(tx *gorm.DB) (err error) {
+		row, err = s.hireTx(tx, actor, w, grants)
+		return err
+	})
+	if err != nil {
+		return domain.Worker{}, fmt.Errorf("hire worker: %w", err)
+	}
+	return row.toDomain(), nil
+}
+
+// hireTx is HireWorker inside a transaction, for a write that hires as
+// one of its steps (an invitation).
+func (s *Store) hireTx(tx *gorm.DB, actor string, w domain.Worker, grants []string) (workerRow, error) {
+	var row workerRow
+	err := func() error {
 		if ok, err := exists(tx, &positionRow{}, w.PositionID); err != nil || !ok {
 			return orNotFound(err, "position", w.PositionID)
 		}
@@ -84,11 +98,8 @@ func (s *Store) HireWorker(ctx context.Context, actor string, w domain.Worker, g
 		}
 		// A new AI hire is woken once so it can introduce itself or set up.
 		return s.insertTrigger(tx, id, ev, domain.TriggerHire)
-	})
-	if err != nil {
-		return domain.Worker{}, fmt.Errorf("hire worker: %w", err)
-	}
-	return row.toDomain(), nil
+	}()
+	return row, err
 }
 
 func (s *Store) createActivationStream(tx *gorm.DB, actor, workerID string) error {

@@ -44,7 +44,9 @@ type Outcome struct {
 //  1. finds the tool: built-in, skill_<name>, <server>__<tool> of an
 //     outside server, or find_tools for a caller whose catalog is
 //     searched (lookup);
-//  2. checks the caller holds a grant of it (refused if not);
+//  2. checks the caller holds a grant of it, and that a person's org role
+//     allows it (orgrole.go: a viewer changes nothing, the admin's tools
+//     are an admin's) — refused if not;
 //  3. runs the label and approval gate (gate.go): a held call answers its
 //     pending approval and goes no further; the context carries the run's
 //     label for what the call writes;
@@ -66,6 +68,9 @@ func Call(ctx context.Context, env *Env, granted []string, name string, args jso
 func runCall(ctx context.Context, env *Env, granted []string, name string, args json.RawMessage) Outcome {
 	o := Outcome{Tool: name, Status: domain.CallRefused}
 	if o.tool, o.unknown, o.Err = grantedTool(env, granted, name); o.Err != nil {
+		return o
+	}
+	if o.Err = orgRoleAllows(ctx, env, o.tool); o.Err != nil {
 		return o
 	}
 	ctx, args, held := o.gate(ctx, env, args)

@@ -17,6 +17,7 @@ var All = sync.OnceValue(func() []Tool {
 		createRole(), updateRole(), listRoles(), getRole(),
 		createPosition(), listPositions(),
 		hireWorker(), dismissWorker(), updateIdentity(), setContact(), listWorkers(), getWorker(),
+		invite(), listInvitations(), revokeInvitation(), setOrgRole(),
 		grantTool(), revokeTool(), listGrants(),
 		createStream(), listStreams(), getStream(),
 		createProcessor(), previewProcessor(), listProcessors(), deleteProcessor(),
@@ -46,7 +47,7 @@ func Names() []string {
 // Settings are the operational config keys the tools read.
 var Settings = domain.Settings{MaxBodySetting, ApprovalTTLSetting, HighRiskSetting, AIRequiresSetting, LinkSimilarSetting, SpecClonesDirSetting, SpecAllowPrivateSetting, SpecMaxCloneSetting,
 	SearchThresholdSetting, ContextBudgetSetting, SpecRepoRootsSetting,
-	GitHubTokenSetting, GitHubAPISetting, GitLabTokenSetting, GitLabURLSetting}
+	GitHubTokenSetting, GitHubAPISetting, GitLabTokenSetting, GitLabURLSetting, InviteTTLSetting, PublicURLSetting}
 
 // MaxBodySetting bounds a published message body.
 var MaxBodySetting = domain.SettingSpec{

@@ -132,7 +132,7 @@ func TestSetBudget(t *testing.T) {
 			args:    map[string]any{"scope": "worker", "target": "w-lead", "window": "day", "tokens": 1},
 			wantErr: []string{"w-lead cannot set its own budget; a worker above it in the chart (or w-owner) can"}, wantIs: domain.ErrForbidden},
 		{name: "the org's is the owner's", setup: func(t *testing.T, f fixture) { withLead(t, f) }, caller: "w-lead",
-			args: map[string]any{"scope": "org", "window": "day", "tokens": 1}, wantErr: []string{"only w-owner sets the org's budget"}, wantIs: domain.ErrForbidden},
+			args: map[string]any{"scope": "org", "window": "day", "tokens": 1}, wantErr: []string{"only an admin (w-owner, or a person made one with set_org_role) sets the org's budget"}, wantIs: domain.ErrForbidden},
 		{name: "a stream the owner created", setup: func(t *testing.T, f fixture) { withLead(t, f) }, caller: "w-lead",
 			args: map[string]any{"scope": "stream", "target": "s-inbox", "window": "day", "tokens": 1}, wantErr: []string{"s-inbox was created by w-owner, so only w-owner sets its budget"}},
 		{name: "a stream you created", setup: func(t *testing.T, f fixture) { withLead(t, f); withStreamBy(t, f, "w-lead", "s-lead") }, caller: "w-lead",

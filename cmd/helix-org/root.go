@@ -102,6 +102,6 @@ func newRootCmd() *cobra.Command {
 	}
 	root.SetVersionTemplate("helix-org {{.Version}}\n")
 	root.AddCommand(newServeCmd(), newChatCmd(), newBootstrapCmd(), newTokenCmd(), newConfigCmd(), newVersionCmd(), newAgentCmd(), newActivationsCmd(), newAuditCmd(), newTriggersCmd(), newSpendCmd(), newTasksCmd(), newInsightsCmd())
-	root.AddCommand(newCallCmd(), newToolsCmd(), newMCPServersCmd(), newBackupCmd(), newExportCmd(), newImportCmd(), newSlackCmd())
+	root.AddCommand(newCallCmd(), newInviteCmd(), newInvitationsCmd(), newToolsCmd(), newMCPServersCmd(), newBackupCmd(), newExportCmd(), newImportCmd(), newSlackCmd())
 	return root
 }

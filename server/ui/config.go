@@ -5,7 +5,7 @@ import (
 )
 
 // Settings are the operational config keys the web UI reads.
-var Settings = domain.Settings{SessionTTLSetting, SecureCookiesSetting, LiveViewsPerSessionSetting, LiveViewsMaxSetting}
+var Settings = append(domain.Settings{SessionTTLSetting, SecureCookiesSetting, LiveViewsPerSessionSetting, LiveViewsMaxSetting}, OIDCSettings...)
 
 // SessionTTLSetting is how long a sign-in lasts. The expiry is fixed at
 // sign-in, not sliding: a session ends that long after it began, however

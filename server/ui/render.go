@@ -55,7 +55,10 @@ type pageData struct {
 	// Path is the page's own address: forms carry it back, so a refused
 	// write is shown on the page it was made from.
 	Path string
-	Body any
+	// Refresh, when set, is where the page goes on by itself (a meta
+	// refresh): a navigation of this site's own.
+	Refresh string
+	Body    any
 }
 
 // Value is what a form field should show: what was typed into it when

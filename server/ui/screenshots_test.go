@@ -29,6 +29,7 @@ var uiPages = []struct{ name, path string }{
 	{"task", "/ui/tasks/t-refunds"},
 	{"task-review", "/ui/tasks/t-faq"},
 	{"money", "/ui/money"},
+	{"people", "/ui/people"},
 }
 
 // uiSizes are the widths every page is checked and pictured at: a desktop

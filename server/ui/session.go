@@ -39,9 +39,19 @@ func (u *UI) signedIn(h func(http.ResponseWriter, *http.Request, *viewer)) http.
 			u.renderError(w, r, v, http.StatusForbidden, "refused: this form is missing its CSRF token or carries a wrong one; reload the page and try again")
 			return
 		}
+		if r.Method == http.MethodPost && !readsOnly[r.URL.Path] {
+			if err := v.Role.MayChange("send a form that changes the org (" + r.URL.Path + ")"); err != nil {
+				u.renderError(w, r, v, http.StatusForbidden, err.Error())
+				return
+			}
+		}
 		h(w, r.WithContext(context.WithValue(r.Context(), viewerKey{}, v)), v)
 	})
 }
+
+// readsOnly are the posts that change nothing in the org, which a viewer
+// may send too: signing out, and a message's preview.
+var readsOnly = map[string]bool{"/ui/signout": true, "/ui/preview": true}
 
 // viewerOf loads the person behind a request: the session named by the
 // cookie, its worker, and the tools that worker holds right now.
@@ -66,6 +76,10 @@ func (u *UI) loadViewer(ctx context.Context, sessionID string) (*viewer, error) 
 	if err != nil {
 		return nil, err
 	}
+	role, err := u.st.OrgRole(ctx, w.ID)
+	if err != nil {
+		return nil, err
+	}
 	granted, err := u.st.LiveTools(ctx, w.ID)
 	if err != nil {
 		return nil, err
@@ -79,7 +93,7 @@ func (u *UI) loadViewer(ctx context.Context, sessionID string) (*viewer, error) 
 		return nil, err
 	}
 	env := &tools.Env{Store: u.st, Caller: w.ID, Known: tools.KnownTools(skills, outside), Skills: u.cfg.Skills, SkillDefs: skills, OutsideTools: outside}
-	return &viewer{Worker: w, Session: sess, CSRF: csrfToken(sessionID), granted: granted, env: env, sessionID: sessionID}, nil
+	return &viewer{Worker: w, Session: sess, Role: role, CSRF: csrfToken(sessionID), granted: granted, env: env, sessionID: sessionID}, nil
 }
 
 // setSession hands the browser its session cookie. It is Secure over TLS

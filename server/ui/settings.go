@@ -18,10 +18,10 @@ type settingsPage struct {
 // tokenOnly is why a session that began with a token alone sees settings
 // but cannot change them: a token may sit in an agent's MCP config, and
 // config such as agent.command runs on the server, so changing it needs
-// what `helix-org config` needs — access to the database, which minting a
-// sign-in link proves.
+// more — access to the database, which minting a sign-in link proves, or
+// the identity provider vouching for the person.
 const tokenOnly = "this session began with a token, so settings are read-only here: operational config changes run on the server, " +
-	"and a token alone may sit in an agent's MCP config. Sign in with a one-time link (helix-org bootstrap or helix-org token create prints one) to change them, or use helix-org config"
+	"and a token alone may sit in an agent's MCP config. Sign in with your identity provider or a one-time link (helix-org bootstrap or helix-org token create prints one) to change them, or use helix-org config"
 
 // settingRow is one config key as the owner may see it: secrets redacted.
 type settingRow struct {
@@ -38,13 +38,13 @@ type settingRow struct {
 // handleSettings shows operational config to the owner: every key of the
 // registry with its value (secrets redacted), to set or clear.
 func (u *UI) handleSettings(w http.ResponseWriter, r *http.Request, v *viewer) {
-	if !v.IsOwner() {
-		u.renderError(w, r, v, http.StatusForbidden, "settings are the owner's: operational config changes only as w-owner here, or with helix-org config on the server")
+	if err := v.Role.MayAdminister("see operational settings"); err != nil {
+		u.renderError(w, r, v, http.StatusForbidden, err.Error())
 		return
 	}
 	specs := slices.SortedFunc(slices.Values(u.cfg.Settings), func(a, b domain.SettingSpec) int { return strings.Compare(a.Key, b.Key) })
 	var p settingsPage
-	if !v.Session.ViaLink {
+	if !v.Session.Strong() {
 		p.ReadOnly = tokenOnly
 	}
 	for _, spec := range specs {
@@ -69,11 +69,11 @@ func (u *UI) handleSettings(w http.ResponseWriter, r *http.Request, v *viewer) {
 // `helix-org config set` and `config delete`: the registry's spec checks
 // the value, the store encrypts secrets.
 func (u *UI) handleSetSetting(w http.ResponseWriter, r *http.Request, v *viewer) {
-	if !v.IsOwner() {
-		u.renderError(w, r, v, http.StatusForbidden, "settings are the owner's: operational config changes only as w-owner here, or with helix-org config on the server")
+	if err := v.Role.MayAdminister("change settings"); err != nil {
+		u.renderError(w, r, v, http.StatusForbidden, err.Error())
 		return
 	}
-	if !v.Session.ViaLink {
+	if !v.Session.Strong() {
 		u.renderError(w, r, v, http.StatusForbidden, tokenOnly)
 		return
 	}

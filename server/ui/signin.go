@@ -21,6 +21,10 @@ type signInPage struct {
 	Error string
 	// Code is a one-click link's code, which only the form's POST spends.
 	Code string
+	// Provider names the identity provider to sign in with; "" when none
+	// is configured. Invitation marks a visitor an invitation sent here.
+	Provider   string
+	Invitation string
 }
 
 // handleSignInForm shows the token form or, for a one-click link, a page
@@ -28,7 +32,7 @@ type signInPage struct {
 // scanner or prefetcher that opens the link would use it up, and a page
 // elsewhere could sign a browser in as someone else by linking to it.
 func (u *UI) handleSignInForm(w http.ResponseWriter, r *http.Request) {
-	p := signInPage{Next: localPath(r.URL.Query().Get("next")), Code: r.URL.Query().Get("code")}
+	p := signInPage{Next: localPath(r.URL.Query().Get("next")), Code: r.URL.Query().Get("code"), Invitation: r.URL.Query().Get("invitation")}
 	if _, err := u.viewerOf(r); err == nil && p.Code == "" {
 		http.Redirect(w, r, p.Next, http.StatusSeeOther) // already signed in
 		return
@@ -93,6 +97,7 @@ func (u *UI) showSignIn(w http.ResponseWriter, r *http.Request, status int, p si
 	raw := make([]byte, 32)
 	rand.Read(raw)
 	p.CSRF = base64.RawURLEncoding.EncodeToString(raw)
+	p.Provider = u.oidcName(r.Context())
 	http.SetCookie(w, &http.Cookie{Name: signinCookie, Value: p.CSRF, Path: "/ui/signin", MaxAge: 3600,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: u.secureCookies(r)})
 	u.render(w, r, status, "signin", pageData{Title: "Sign in", Body: p})

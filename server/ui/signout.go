@@ -9,5 +9,13 @@ func (u *UI) handleSignOut(w http.ResponseWriter, r *http.Request, v *viewer) {
 		return
 	}
 	u.clearSession(w, r)
+	if v.Session.OIDC {
+		if end := u.endSessionURL(r); end != "" {
+			// Out of the provider too, or its session signs the next
+			// person at this browser straight back in.
+			http.Redirect(w, r, end, http.StatusSeeOther)
+			return
+		}
+	}
 	http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)
 }

@@ -20,6 +20,8 @@ import (
 type viewer struct {
 	Worker  domain.Worker
 	Session store.Session
+	// Role is the person's org role, asked with every request.
+	Role domain.OrgRole
 	// CSRF is this session's anti-forgery token, put in every form.
 	CSRF    string
 	granted []string
@@ -30,10 +32,16 @@ type viewer struct {
 
 // Can reports whether the viewer holds a live grant for tool, so a page
 // shows only the controls that would work.
-func (v *viewer) Can(tool string) bool { return slices.Contains(v.granted, tool) }
+// The org role has its say too: a viewer sees no form that changes anything.
+func (v *viewer) Can(tool string) bool {
+	return slices.Contains(v.granted, tool) && tools.RoleAllows(v.Role, tool)
+}
 
 // IsOwner reports whether the viewer is the organisation's owner.
 func (v *viewer) IsOwner() bool { return v.Worker.ID == store.OwnerWorker }
+
+// IsAdmin reports whether the viewer runs the org (settings and the like).
+func (v *viewer) IsAdmin() bool { return v.Role == domain.RoleAdmin }
 
 // csrfToken derives a session's anti-forgery token from its secret id:
 // unguessable without the id, and nothing more to store.

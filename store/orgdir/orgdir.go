@@ -40,7 +40,7 @@ type kind struct {
 
 // kinds in the order they are written and read.
 var kinds = []kind{rolesKind, positionsKind, workersKind, grantsKind, streamsKind, subscriptionsKind, skillsKind, configKind, insightsKind,
-	budgetsKind, contactsKind}
+	budgetsKind, contactsKind, orgRolesKind, invitationsKind}
 
 // Secrets are the values an export leaves out, given back on import:
 // stream id → transport config field → value, and config key → value.

@@ -108,7 +108,7 @@ func TestInstall(t *testing.T) {
 	}
 }
 
-// TestInstallRefusals: only the owner, signed in with a one-time link,
+// TestInstallRefusals: only an admin (the owner), signed in with a one-time link,
 // may begin; a callback is taken only with the state this server made,
 // in the browser that began; Slack's refusals are shown.
 func TestInstallRefusals(t *testing.T) {
@@ -132,7 +132,7 @@ func TestInstallRefusals(t *testing.T) {
 		}{
 			{"not signed in: to sign in", r.browser(t, "", false), 303, "/ui/signin?next=%2Fui%2Fslack%2Finstall", ""},
 			{"a session begun with a token", r.browser(t, store.OwnerWorker, false), 403, "", "began with a token"},
-			{"another person", r.browser(t, "w-lee", true), 403, "", "operational config is the owner's"},
+			{"a member", r.browser(t, "w-lee", true), 403, "", "member may not change operational config"},
 			{"the owner: to Slack", r.browser(t, store.OwnerWorker, true), 302, r.slack.AuthorizeURL() + "?client_id=", ""},
 		} {
 			t.Run(tt.name, func(t *testing.T) {

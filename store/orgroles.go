@@ -1,0 +1,130 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+// orgRoleRow is a person's org role. A human without one is a member:
+// that is what every person was before org roles, so nothing changes
+// for an org that never sets one. The owner is always an admin.
+type orgRoleRow struct {
+	WorkerID  string `gorm:"primaryKey"`
+	Role      string `gorm:"not null"`
+	UpdatedBy string
+	UpdatedAt time.Time
+}
+
+func (orgRoleRow) TableName() string { return "org_roles" }
+
+// OrgRole returns a worker's org role: "" for an AI worker, which acts
+// through the chart alone.
+func (s *Store) OrgRole(ctx context.Context, worker string) (domain.OrgRole, error) {
+	role, err := orgRoleOf(s.read(ctx), worker)
+	if err != nil {
+		return "", fmt.Errorf("org role of %s: %w", worker, err)
+	}
+	return role, nil
+}
+
+// orgRoleOf reads the role in one query, since every call a person makes
+// asks it.
+func orgRoleOf(tx *gorm.DB, worker string) (domain.OrgRole, error) {
+	var res struct {
+		Kind string
+		Role *string
+	}
+	err := tx.Table("workers").Select("workers.kind AS kind, org_roles.role AS role").
+		Joins("LEFT JOIN org_roles ON org_roles.worker_id = workers.id").
+		Where("workers.id = ?", worker).Take(&res).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return "", domain.NotFound("worker", worker)
+	case err != nil:
+		return "", err
+	case res.Kind != string(domain.WorkerHuman):
+		return "", nil
+	case worker == OwnerWorker:
+		return domain.RoleAdmin, nil
+	case res.Role == nil:
+		return domain.RoleMember, nil
+	}
+	return domain.OrgRole(*res.Role), nil
+}
+
+// SetOrgRole gives a person an org role. Only an admin does; the owner
+// stays an admin, so the org always has one.
+func (s *Store) SetOrgRole(ctx context.Context, actor, worker string, role domain.OrgRole) (domain.OrgRole, error) {
+	if err := role.Validate("role"); err != nil {
+		return "", err
+	}
+	var before domain.OrgRole
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		if err := mayAdminister(tx, actor, "set org roles"); err != nil {
+			return err
+		}
+		var w workerRow
+		if err := tx.Where("id = ?", worker).Take(&w).Error; err != nil {
+			return notFoundOr(err, "worker", worker)
+		}
+		switch {
+		case w.Kind != string(domain.WorkerHuman):
+			return domain.Invalid("worker", "%s is an AI worker; org roles are people's (an AI worker acts through the chart and its grants)", worker)
+		case w.DismissedAt != nil:
+			return fmt.Errorf("worker %q is dismissed: %w", worker, domain.ErrConflict)
+		case worker == OwnerWorker:
+			return domain.Invalid("worker", "%s is the owner, always an admin", worker)
+		}
+		var err error
+		if before, err = orgRoleOf(tx, worker); err != nil {
+			return err
+		}
+		if err := tx.Save(&orgRoleRow{WorkerID: worker, Role: string(role), UpdatedBy: actor, UpdatedAt: s.Now()}).Error; err != nil {
+			return err
+		}
+		return s.audit(tx, Change{Action: "set_org_role", Actor: actor, Target: worker,
+			Before: map[string]string{"role": string(before)}, After: map[string]string{"role": string(role)}})
+	})
+	if err != nil {
+		return "", fmt.Errorf("set org role: %w", err)
+	}
+	return before, nil
+}
+
+// mayAdminister refuses an actor that is not an admin, naming its role.
+func mayAdminister(tx *gorm.DB, actor, what string) error {
+	role, err := orgRoleOf(tx, actor)
+	if err != nil {
+		return err
+	}
+	if role == "" {
+		return domain.Forbidden("%s is an AI worker and may not %s: that is an admin's", actor, what)
+	}
+	return role.MayAdminister(what)
+}
+
+// Admins are the active people who run the org, the owner first: whom
+// someone refused at sign-in can ask for an invitation.
+func (s *Store) Admins(ctx context.Context) ([]domain.Worker, error) {
+	var rows []workerRow
+	err := s.read(ctx).Table("workers").Select("workers.*").
+		Joins("LEFT JOIN org_roles ON org_roles.worker_id = workers.id").
+		Where("workers.dismissed_at IS NULL AND workers.kind = ?", string(domain.WorkerHuman)).
+		Where("workers.id = ? OR org_roles.role = ?", OwnerWorker, string(domain.RoleAdmin)).
+		Order(clause.Expr{SQL: "CASE WHEN workers.id = ? THEN 0 ELSE 1 END, workers.hired_at, workers.id", Vars: []any{OwnerWorker}}).Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("list admins: %w", err)
+	}
+	out := make([]domain.Worker, len(rows))
+	for i, r := range rows {
+		out[i] = r.toDomain()
+	}
+	return out, nil
+}

@@ -1,0 +1,100 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+)
+
+// Settings of inviting people.
+var (
+	InviteTTLSetting = domain.SettingSpec{Key: "auth.invite_ttl", Type: domain.SettingDuration, Default: "168h",
+		Description: "How long an invitation (invite) can be accepted by signing in; inviting the same email again renews it."}
+	PublicURLSetting = domain.SettingSpec{Key: "auth.public_url", Type: domain.SettingString,
+		Description: "The URL people reach this server at (https://org.example.com): invitation links and the identity provider's redirect use it. Empty: links are relative, and the redirect follows the request's host.",
+		Validate:    validatePublicURL}
+)
+
+func validatePublicURL(v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return domain.Invalid("auth.public_url", "%q is not a base URL such as https://org.example.com", v)
+	}
+	return nil
+}
+
+type inviteIn struct {
+	Email    string `json:"email" jsonschema:"the person's email address, as their identity provider verifies it (lee@example.com)"`
+	Position string `json:"position,omitempty" jsonschema:"the position (p-…) their new human worker takes; below yours. Not needed to resend a pending invitation"`
+	Role     string `json:"role,omitempty" jsonschema:"their org role: admin runs the org, member acts through the chart, viewer only reads; default member"`
+}
+
+type inviteOut struct {
+	store.Invitation
+	// Resent says the email had a pending invitation, renewed and sent again.
+	Resent bool `json:"resent"`
+	// Link is the sign-in page to give them, to copy when no email went.
+	Link string `json:"link"`
+	// Sent says how the invitation went out: "email" (queued on the
+	// worker's contact stream), or "" — copy the link to them.
+	Sent   string `json:"sent,omitempty"`
+	Stream string `json:"stream,omitempty"`
+}
+
+func invite() Tool {
+	return define("invite", "Invite a person to the org by email: makes a pending human worker in a position, bound to them when they sign in with the identity provider, and emails them the link (or returns it to copy). Inviting the same email again resends. An admin's.",
+		func(ctx context.Context, env *Env, in inviteIn) (inviteOut, error) {
+			if in.Email == "" {
+				return inviteOut{}, domain.Required("email")
+			}
+			role := domain.OrgRole(in.Role)
+			if role == "" {
+				role = domain.RoleMember
+			}
+			inv, resent, err := env.Store.Invite(ctx, env.Caller, store.InviteSpec{Email: in.Email, Position: in.Position, Role: role,
+				TTL: env.Store.DurationSetting(ctx, InviteTTLSetting)})
+			if err != nil {
+				return inviteOut{}, err
+			}
+			out := inviteOut{Invitation: inv, Resent: resent, Link: inviteLink(ctx, env, inv)}
+			out.Sent, out.Stream, err = sendInvitation(ctx, env, inv, out.Link)
+			return out, err
+		}, enum("role", domain.OrgRoles)).annotated("Invite a person", openWorld)
+}
+
+// inviteLink is the sign-in page the invitation points at; absolute when
+// auth.public_url says where the server is.
+func inviteLink(ctx context.Context, env *Env, inv store.Invitation) string {
+	base, _ := env.Store.SettingOr(ctx, PublicURLSetting)
+	return strings.TrimSuffix(base, "/") + "/ui/signin?invitation=" + url.QueryEscape(inv.ID)
+}
+
+// sendInvitation emails the link when the server has an email transport:
+// the pending worker's contact becomes the address, and a DM from the
+// inviter is relayed to it through the outbox like any message to a
+// person (list_deliveries shows it go). Without one, the link is the way.
+func sendInvitation(ctx context.Context, env *Env, inv store.Invitation, link string) (sent, stream string, err error) {
+	if _, err := env.Store.Transports().Contact("email", "email"); err != nil {
+		return "", "", nil
+	}
+	if _, err := env.Store.SetContact(ctx, env.Caller, inv.Worker, store.Contact{Kind: "email", Address: inv.Email}); err != nil {
+		return "", "", fmt.Errorf("set %s's email contact: %w", inv.Worker, err)
+	}
+	dm, err := env.Store.EnsureDM(ctx, env.Caller, inv.Worker)
+	if err != nil {
+		return "", "", err
+	}
+	body := fmt.Sprintf("You are invited to join the organisation as %s (%s), until %s.\n\nSign in with your company account at:\n%s\n",
+		inv.Role, inv.Worker, inv.ExpiresAt.Format("2 Jan 2006 15:04 MST"), link)
+	if _, err := appendMessage(ctx, env, dm.ID, envelope{Subject: "Your invitation to the organisation", Body: body, To: []string{inv.Worker}}); err != nil {
+		return "", "", err
+	}
+	return "email", dm.ID, nil
+}
