@@ -192,6 +192,10 @@ func (s *Store) appendOnce(tx *gorm.DB, ev domain.Event, opts AppendOptions) (st
 		return ev, false, err
 	}
 	ev.Depth = max(ev.Depth, opts.depth)
+	q, err := quoteQuestion(tx, &ev)
+	if err != nil {
+		return ev, false, fmt.Errorf("question answered: %w", err)
+	}
 	body, err := json.Marshal(ev.Message)
 	if err != nil {
 		return ev, false, fmt.Errorf("encode message: %w", err)
@@ -211,6 +215,9 @@ func (s *Store) appendOnce(tx *gorm.DB, ev domain.Event, opts AppendOptions) (st
 			err = fmt.Errorf("insert event %s: no row and no duplicate", ev.ID)
 		}
 		return prev, dup, err
+	}
+	if err := closeQuestion(tx, q, ev); err != nil {
+		return ev, false, err
 	}
 	if err := s.enqueueTriggers(tx, ev); err != nil {
 		return ev, false, err

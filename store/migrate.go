@@ -125,6 +125,9 @@ var migrations = []migration{
 	{38, "processors between streams, and the work they have to do", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&processorRow{}, &processorWorkRow{})
 	}},
+	{39, "questions asked of people, open until answered", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&questionRow{})
+	}},
 }
 
 type schemaMigration struct {
