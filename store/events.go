@@ -225,6 +225,11 @@ func (s *Store) appendOnce(tx *gorm.DB, ev domain.Event, opts AppendOptions) (st
 	if err := s.enqueueWork(tx, ev); err != nil {
 		return ev, false, err
 	}
+	if domain.TransportKind(kind) == domain.TransportSchedule && ev.Source == "" {
+		if err := s.recurTx(tx, ev); err != nil {
+			return ev, false, err
+		}
+	}
 	return ev, false, s.relayContacts(tx, ev, opts)
 }
 

@@ -128,6 +128,9 @@ var migrations = []migration{
 	{39, "questions asked of people, open until answered", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&questionRow{})
 	}},
+	{56, "recurring spec tasks", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&recurrenceRow{})
+	}},
 }
 
 type schemaMigration struct {

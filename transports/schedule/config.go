@@ -13,7 +13,7 @@ import (
 )
 
 // Kind is the schedule transport's kind.
-const Kind domain.TransportKind = "schedule"
+const Kind = domain.TransportSchedule
 
 // Transport is the schedule transport, for cmd's list: no routes, no
 // sender, a clock.
