@@ -121,6 +121,15 @@ func TestAskHumanAnsweredOnTelegram(t *testing.T) {
 	}
 	resp.Body.Close()
 
+	// Telegram vouches it is Lee: the answer is Lee's, as trusted as Lee.
+	dm, err := st.ReadEvents(ctx, store.EventQuery{StreamIDs: []string{asked.Stream}})
+	if err != nil || len(dm) != 2 {
+		t.Fatalf("the DM holds %d events (%v), want the question and the answer", len(dm), err)
+	}
+	if answer := dm[1]; answer.Source != "w-lee" || answer.Label.Untrusted || answer.Message.InReplyTo != asked.Event.ID {
+		t.Errorf("the answer: source %q, label %+v, inReplyTo %q; want Lee's trusted answer to the question", answer.Source, answer.Label, answer.Message.InReplyTo)
+	}
+
 	if err := d.Step(ctx); err != nil {
 		t.Fatal(err)
 	}
