@@ -84,10 +84,6 @@ func systemStream(id string) bool {
 	if slices.Contains(domain.ReservedStreamIDs, id) {
 		return true
 	}
-	for _, p := range domain.ReservedStreamPrefixes {
-		if p != domain.DMStreamPrefix && strings.HasPrefix(id, p) {
-			return true
-		}
-	}
-	return false
+	kind, _ := domain.StreamKindOf(id)
+	return kind != domain.StreamShared && kind != domain.StreamDM
 }

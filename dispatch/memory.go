@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/helixml/helix-org/domain"
@@ -13,6 +14,28 @@ import (
 var MemoryTokensSetting = domain.SettingSpec{Key: "memory.prompt_tokens", Type: domain.SettingInt, Default: "1500",
 	Description: "Token budget of the insights recalled into an activation's prompt; 0 puts none."}
 
+// ConstraintRelevanceSetting is the least relevance of a constraint: proven
+// advice about another situation is context, not a rule for this one.
+var ConstraintRelevanceSetting = domain.SettingSpec{Key: "memory.constraint_min_relevance", Type: domain.SettingString,
+	Default:     strconv.FormatFloat(domain.DefaultConstraintRelevance, 'f', -1, 64),
+	Description: "Least relevance (0 to 1, relative to the best match) at which proven advice is shown as a constraint; below it, it is context.",
+	Validate: func(v string) error {
+		if f, err := strconv.ParseFloat(v, 64); err != nil || f < 0 || f > 1 {
+			return fmt.Errorf("must be a number from 0 to 1, such as 0.5")
+		}
+		return nil
+	}}
+
+// ConstraintRelevance reads ConstraintRelevanceSetting.
+func ConstraintRelevance(ctx context.Context, st *store.Store) float64 {
+	v, _, err := st.Setting(ctx, ConstraintRelevanceSetting.Key)
+	f, perr := strconv.ParseFloat(v, 64)
+	if err != nil || perr != nil {
+		return domain.DefaultConstraintRelevance
+	}
+	return f
+}
+
 // maxQueryTerms bounds the recall query built from a run's triggers.
 const maxQueryTerms = 32
 
@@ -22,7 +45,7 @@ const maxQueryTerms = 32
 // without it, and the failure is logged once here. Quarantined insights
 // (stored by a run that had read untrusted data, not yet endorsed) are
 // never given unasked; the run's label is raised by what it is given.
-func (d *Dispatcher) recallFor(ctx context.Context, w domain.Worker, act domain.Activation, trigs []domain.Trigger) []domain.Ranked {
+func (d *Dispatcher) recallFor(ctx context.Context, w domain.Worker, act domain.Activation, trigs []domain.Trigger) []PromptInsight {
 	budget := int(d.st.IntSetting(ctx, MemoryTokensSetting))
 	query := triggerQuery(trigs)
 	if budget <= 0 || query == "" {
@@ -33,8 +56,9 @@ func (d *Dispatcher) recallFor(ctx context.Context, w domain.Worker, act domain.
 		d.log.Warn("recall insights for a run; it starts without them", "activation", act.ID, "err", err)
 		return nil
 	}
-	var picked []domain.Ranked
+	var picked []PromptInsight
 	var ids []string
+	minRel := ConstraintRelevance(ctx, d.st)
 	var label domain.Label
 	for _, r := range res {
 		if r.Insight.Quarantined() {
@@ -42,7 +66,7 @@ func (d *Dispatcher) recallFor(ctx context.Context, w domain.Worker, act domain.
 		}
 		if cost := domain.EstimateTokens(insightLine(r)); cost <= budget {
 			budget -= cost
-			picked = append(picked, r.Ranked)
+			picked = append(picked, PromptInsight{Ranked: r.Ranked, Use: r.Use(minRel)})
 			ids = append(ids, r.Insight.ID)
 			label = label.Join(r.Insight.Label)
 		}
@@ -80,6 +104,12 @@ func triggerQuery(trigs []domain.Trigger) string {
 	return strings.Join(terms, " ")
 }
 
+// PromptInsight is an insight given to a run and how it reads there.
+type PromptInsight struct {
+	domain.Ranked
+	Use domain.InsightUse
+}
+
 func insightLine(r store.Recalled) string { return formatInsight(r.Ranked) }
 
 func formatInsight(r domain.Ranked) string {
@@ -90,7 +120,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // writeInsights renders the recalled insights as constraints, risks and
 // context, with how to cite them.
-func writeInsights(b *strings.Builder, mem []domain.Ranked) {
+func writeInsights(b *strings.Builder, mem []PromptInsight) {
 	if len(mem) == 0 {
 		return
 	}
@@ -106,14 +136,14 @@ func writeInsights(b *strings.Builder, mem []domain.Ranked) {
 	} {
 		first := true
 		for _, r := range mem {
-			if r.Use() != sec.use {
+			if r.Use != sec.use {
 				continue
 			}
 			if first {
 				b.WriteString(sec.title + "\n")
 				first = false
 			}
-			b.WriteString(formatInsight(r))
+			b.WriteString(formatInsight(r.Ranked))
 		}
 	}
 }

@@ -33,10 +33,9 @@ func withInsights(t *testing.T, f *fixture) map[string]string {
 		}
 		ids[in.Trigger] = got.ID
 	}
-	for range 3 {
-		if err := f.st.InsightFeedback(ctx, "w-owner", "", []string{ids["customer invoice missing"]}, domain.OutcomeHelped); err != nil {
-			t.Fatal(err)
-		}
+	// The owner's vote counts twice: a manager's word on the org's advice.
+	if err := f.st.InsightFeedback(ctx, "w-owner", "", []string{ids["customer invoice missing"]}, domain.OutcomeHelped, "it was in spam"); err != nil {
+		t.Fatal(err)
 	}
 	return ids
 }
@@ -52,7 +51,7 @@ func TestRunPromptCarriesInsights(t *testing.T) {
 	ids := withInsights(t, f)
 	cite := ids["customer invoice missing"]
 	f.rec.during = func(run domain.Run) {
-		if err := f.st.InsightFeedback(t.Context(), run.WorkerID, run.ActivationID, []string{cite}, domain.OutcomeUtilized); err != nil {
+		if err := f.st.InsightFeedback(t.Context(), run.WorkerID, run.ActivationID, []string{cite}, domain.OutcomeUtilized, ""); err != nil {
 			t.Error(err)
 		}
 	}
@@ -60,7 +59,7 @@ func TestRunPromptCarriesInsights(t *testing.T) {
 	f.settle(t)
 	p := f.rec.runs[0].Prompt
 	for _, want := range []string{
-		"Constraints (advice that has worked here; follow it):\n- " + cite + " (effectiveness 0.80): when customer invoice missing → check the billing export first\n",
+		"Constraints (advice that has worked here; follow it):\n- " + cite + " (effectiveness 0.75): when customer invoice missing → check the billing export first\n",
 		"Risks (advice that failed, or known failures; avoid them):\n- " + ids["invoice resend loops"] + " (effectiveness 0.50)",
 		"Context:\n- " + ids["invoice pdf attachments"] + " (effectiveness 0.50)",
 		`insight_feedback {"ids": [...], "outcome": "utilized"}`,
@@ -79,7 +78,7 @@ func TestRunPromptCarriesInsights(t *testing.T) {
 		}
 		return in.Stats
 	}
-	if s := stats(cite); s.Helped != 4 || s.Utilized != 1 || s.Injected != 1 {
+	if s := stats(cite); s.Helped != 2 || s.Utilized != 1 || s.Injected != 1 {
 		t.Errorf("cited insight after a successful run: %+v", s)
 	}
 	if s := stats(ids["invoice resend loops"]); s.Injected != 1 || s.Helped+s.Failed != 0 {
@@ -145,10 +144,13 @@ func TestRenderPromptInsightsGolden(t *testing.T) {
 	at := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
 	trig := domain.Trigger{Kind: domain.TriggerEvent, Event: domain.Event{ID: "e-1", StreamID: "s-support", Seq: 1, Source: "w-maya", SourceKind: domain.SourceHuman, CreatedAt: at,
 		Message: domain.Message{From: "w-maya", Body: "The payments tests fail again."}}}
-	mem := []domain.Ranked{
-		{Insight: domain.Insight{ID: "i-mock", Trigger: "payments tests fail", Resolution: "start the payments mock (make mock) before the tests", Type: domain.InsightPattern}, Effectiveness: 0.83},
-		{Insight: domain.Insight{ID: "i-retry", Trigger: "payments tests flaky", Resolution: "rerun them until green", Type: domain.InsightPattern}, Effectiveness: 0.21},
-		{Insight: domain.Insight{ID: "i-owner", Trigger: "payments module", Resolution: "Ana owns it;\nask her", Type: domain.InsightFact}, Effectiveness: 0.5},
+	var mem []dispatch.PromptInsight
+	for _, r := range []domain.Ranked{
+		{Insight: domain.Insight{ID: "i-mock", Trigger: "payments tests fail", Resolution: "start the payments mock (make mock) before the tests", Type: domain.InsightPattern}, Effectiveness: 0.83, Relevance: 1},
+		{Insight: domain.Insight{ID: "i-retry", Trigger: "payments tests flaky", Resolution: "rerun them until green", Type: domain.InsightPattern}, Effectiveness: 0.21, Relevance: 0.8},
+		{Insight: domain.Insight{ID: "i-owner", Trigger: "payments module", Resolution: "Ana owns it;\nask her", Type: domain.InsightFact}, Effectiveness: 0.5, Relevance: 0.6},
+	} {
+		mem = append(mem, dispatch.PromptInsight{Ranked: r, Use: r.Use(domain.DefaultConstraintRelevance)})
 	}
 	got := dispatch.RenderPrompt(domain.Worker{ID: "w-echo", Name: "Echo"}, domain.Activation{ID: "a-0002"}, []domain.Trigger{trig}, mem)
 	path := filepath.Join("testdata", "prompt_insights.golden.txt")
@@ -165,4 +167,65 @@ func TestRenderPromptInsightsGolden(t *testing.T) {
 	if string(want) != got {
 		t.Errorf("the prompt's insights changed; if meant, run go test ./dispatch -run Golden -update and review the diff.\ngot:\n%s", got)
 	}
+}
+
+// TestProvenButIrrelevantIsContext: advice proven elsewhere that reads
+// only a little like this run's trigger is given as context, not as a
+// constraint, until memory.constraint_min_relevance is lowered to it.
+func TestProvenButIrrelevantIsContext(t *testing.T) {
+	for _, tc := range []struct {
+		setting, want string
+	}{{"", "Context:"}, {"0", "Constraints (advice that has worked here; follow it):"}} {
+		t.Run("setting "+tc.setting, func(t *testing.T) {
+			f := newFixture(t)
+			f.hire(t, "w-echo", domain.WorkerAI)
+			f.settle(t)
+			f.rec.reset()
+			ctx := t.Context()
+			if tc.setting != "" {
+				if err := f.st.SetSetting(ctx, dispatch.ConstraintRelevanceSetting, tc.setting); err != nil {
+					t.Fatal(err)
+				}
+			}
+			best, err := f.st.StoreInsight(ctx, "w-owner", domain.Insight{Trigger: "customer invoice missing resend", Resolution: "check the billing export first",
+				Type: domain.InsightPattern, Scope: domain.ScopeOrg}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			creds, err := f.st.StoreInsight(ctx, "w-owner", domain.Insight{Trigger: "billing credentials rotate monthly", Resolution: "the invoice API key is in the vault",
+				Type: domain.InsightFact, Scope: domain.ScopeOrg}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.st.InsightFeedback(ctx, "w-owner", "", []string{creds.ID}, domain.OutcomeHelped, "right, when it applies"); err != nil {
+				t.Fatal(err)
+			}
+			f.publish(t, "w-owner", "A customer says their invoice is missing. Resend it?")
+			f.settle(t)
+			if len(f.rec.runs) != 1 {
+				t.Fatalf("%d runs, want 1", len(f.rec.runs))
+			}
+			p := f.rec.runs[0].Prompt
+			if got := sectionOf(p, creds.ID); got != tc.want {
+				t.Errorf("prompt gives %s under %q, want %q:\n%s", creds.ID, got, tc.want, p)
+			}
+			if !strings.Contains(p, best.ID) {
+				t.Errorf("prompt lacks the best match %s:\n%s", best.ID, p)
+			}
+		})
+	}
+}
+
+// sectionOf is the heading of the prompt's insight section id is listed in.
+func sectionOf(prompt, id string) string {
+	heading := ""
+	for _, line := range strings.Split(prompt, "\n") {
+		if strings.HasSuffix(line, ":") && !strings.HasPrefix(line, "- ") {
+			heading = line
+		}
+		if strings.HasPrefix(line, "- "+id+" ") {
+			return heading
+		}
+	}
+	return ""
 }

@@ -10,7 +10,7 @@ import (
 // RenderPrompt is the activation's prompt: which files to read, then every
 // populated envelope field of every trigger, numbered, then the insights
 // recalled for them.
-func RenderPrompt(w domain.Worker, act domain.Activation, trigs []domain.Trigger, mem []domain.Ranked) string {
+func RenderPrompt(w domain.Worker, act domain.Activation, trigs []domain.Trigger, mem []PromptInsight) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are %s (%s), a worker in a helix-org organisation. This is activation %s.\n\n", w.Name, w.ID, act.ID)
 	b.WriteString("Read these files in your working directory first:\n" +

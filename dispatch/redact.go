@@ -43,7 +43,7 @@ func redactDMCall(worker, tool, text string) string {
 		return fmt.Sprintf("dm to %s: message withheld from this log; its two members read it on %s", args.To, domain.DMStreamID(worker, args.To))
 	case isDMTool(tool):
 		return "dm: message withheld from this log; its two members read it on their DM stream"
-	case parsed && strings.HasPrefix(args.Stream, domain.DMStreamPrefix):
+	case parsed && domain.IsDM(args.Stream):
 		return fmt.Sprintf("%s to %s: message withheld from this log; its two members read it there", tool, args.Stream)
 	case !parsed && strings.Contains(text, domain.DMStreamPrefix):
 		return fmt.Sprintf("%s: arguments withheld from this log: they mention %s", tool, strings.Join(dmStreamsIn(text), ", "))
@@ -84,7 +84,7 @@ func redactDMEvents(kind domain.LogKind, text string) string {
 func stripDMEvents(v any, refs map[string][]int64) any {
 	switch x := v.(type) {
 	case map[string]any:
-		if id, ok := x["streamId"].(string); ok && strings.HasPrefix(id, domain.DMStreamPrefix) {
+		if id, ok := x["streamId"].(string); ok && domain.IsDM(id) {
 			if _, isEvent := x["message"]; isEvent {
 				n, _ := x["seq"].(json.Number)
 				seq, _ := n.Int64()

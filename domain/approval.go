@@ -9,11 +9,11 @@ import (
 	"time"
 )
 
-// PrefixApproval starts every approval request's id.
-const PrefixApproval = "ap-"
+// prefixApproval starts every approval request's id.
+const prefixApproval = "ap-"
 
 // NewApprovalID returns a fresh random approval id.
-func NewApprovalID() string { return PrefixApproval + RandomSlug(12) }
+func NewApprovalID() string { return prefixApproval + RandomSlug(12) }
 
 // GrantApproval says whether calls under a grant wait for a person.
 type GrantApproval string

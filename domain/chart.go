@@ -14,18 +14,18 @@ const (
 	OwnerWorker   = "w-owner"
 )
 
-// RuleError is a refusal by an authority rule. Its text names the rule so a
+// ruleError is a refusal by an authority rule. Its text names the rule so a
 // caller (often an AI agent) knows why and who could do it instead.
-type RuleError struct{ Msg string }
+type ruleError struct{ Msg string }
 
-func (e *RuleError) Error() string { return e.Msg }
+func (e *ruleError) Error() string { return e.Msg }
 
-// Unwrap lets errors.Is(err, ErrForbidden) match every RuleError.
-func (e *RuleError) Unwrap() error { return ErrForbidden }
+// Unwrap lets errors.Is(err, ErrForbidden) match every ruleError.
+func (e *ruleError) Unwrap() error { return ErrForbidden }
 
-// Forbidden builds a RuleError with a formatted message.
+// Forbidden builds a ruleError with a formatted message.
 func Forbidden(format string, args ...any) error {
-	return &RuleError{Msg: fmt.Sprintf(format, args...)}
+	return &ruleError{Msg: fmt.Sprintf(format, args...)}
 }
 
 // Seat is a worker in its position: who acts, or who is acted on.
@@ -241,7 +241,7 @@ func CheckReadsDM(reader, stream, createdBy string) error {
 // stream: only that person. It carries copies of their direct messages,
 // which nobody else reads, not even the owner.
 func CheckReadsContact(reader, stream string) error {
-	person := strings.TrimPrefix(stream, ContactStreamPrefix)
+	_, person := StreamKindOf(stream)
 	if reader != person {
 		return Forbidden("%s is %s's contact stream, with copies of their direct messages; only %s reads it", stream, person, person)
 	}

@@ -12,7 +12,7 @@ const (
 	PrefixPosition = "p-"
 	PrefixWorker   = "w-"
 	PrefixStream   = "s-"
-	PrefixEvent    = "e-"
+	prefixEvent    = "e-"
 	// PrefixActivation starts every activation id.
 	PrefixActivation = "a-"
 )
@@ -72,4 +72,4 @@ func RandomSlug(n int) string {
 }
 
 // NewEventID returns a fresh random event ID.
-func NewEventID() string { return PrefixEvent + RandomSlug(16) }
+func NewEventID() string { return prefixEvent + RandomSlug(16) }

@@ -13,8 +13,8 @@ const PrefixInsight = "i-"
 // injected into pays for its length.
 const (
 	MaxInsightText = 2 << 10
-	MaxInsightTags = 16
-	MaxInsightTag  = 64
+	maxInsightTags = 16
+	maxInsightTag  = 64
 )
 
 // InsightType says what kind of advice an insight is.
@@ -152,7 +152,7 @@ type InsightStats struct {
 	// only these.
 	Helped, Failed int
 	// CreditHelped and CreditFailed are outcomes weighted by credit: its
-	// own count 1, those of insights it led to count CreditDecay^depth.
+	// own count 1, those of insights it led to count creditDecay^depth.
 	CreditHelped, CreditFailed float64
 	// LastUsed is when a run last utilized it (zero: never).
 	LastUsed time.Time
@@ -164,7 +164,7 @@ func (in Insight) Validate() error {
 		nonEmpty("trigger", in.Trigger), checkLen("trigger", in.Trigger, MaxInsightText),
 		nonEmpty("resolution", in.Resolution), checkLen("resolution", in.Resolution, MaxInsightText),
 		in.Type.Validate("type"), in.Scope.ValidateTarget(in.Target),
-		checkCount("tags", len(in.Tags), MaxInsightTags),
+		checkCount("tags", len(in.Tags), maxInsightTags),
 	); err != nil {
 		return err
 	}
@@ -172,7 +172,7 @@ func (in Insight) Validate() error {
 		if t == "" || strings.ContainsAny(t, " \t\n") {
 			return Invalid(indexed("tags", i), "a tag is one word without spaces; got %q", t)
 		}
-		if err := checkLen(indexed("tags", i), t, MaxInsightTag); err != nil {
+		if err := checkLen(indexed("tags", i), t, maxInsightTag); err != nil {
 			return err
 		}
 	}

@@ -1,14 +1,16 @@
 package domain
 
+import "time"
+
 // CreditDepths walks led_to links backwards from id and returns each
 // insight an outcome of id credits, with its depth: id itself at 0, the
-// insight whose recall led to it at 1, and so on up to MaxCreditDepth.
+// insight whose recall led to it at 1, and so on up to maxCreditDepth.
 // parents(x) lists the insights linked led_to x. An insight reached by two
 // paths counts once, at its shallowest depth; a cycle ends the walk.
 func CreditDepths(id string, parents func(string) ([]string, error)) (map[string]int, error) {
 	depth := map[string]int{id: 0}
 	level := []string{id}
-	for d := 1; d <= MaxCreditDepth && len(level) > 0; d++ {
+	for d := 1; d <= maxCreditDepth && len(level) > 0; d++ {
 		var next []string
 		for _, x := range level {
 			ps, err := parents(x)
@@ -26,3 +28,88 @@ func CreditDepths(id string, parents func(string) ([]string, error)) (map[string
 	}
 	return depth, nil
 }
+
+// FailureShares is how a failed run's one outcome is shared among the
+// insights it cited: each takes it in proportion to how suspect it is
+// (1 − its learned effectiveness) against the most suspect, which takes
+// it whole. A failure beside advice already failing weighs less on advice
+// that has kept working; with nothing known, all take it whole. A success
+// credits every cited insight whole: under "one wrong step fails the run"
+// it says each was sound.
+func FailureShares(cited []InsightStats) []float64 {
+	most := 0.0
+	for _, s := range cited {
+		most = max(most, 1-s.LearnedEffectiveness())
+	}
+	out := make([]float64, len(cited))
+	for i, s := range cited {
+		out[i] = 1
+		if most > 0 {
+			out[i] = (1 - s.LearnedEffectiveness()) / most
+		}
+	}
+	return out
+}
+
+// OutcomeSource is where a run's outcome came from. A run's own end is
+// the weakest word on it; what its work became (an item accepted, sent
+// back or blocked; an approval granted or denied) overrides it, and a
+// person's rating overrides both. Between two words of one strength the
+// later stands.
+type OutcomeSource string
+
+const (
+	SourceRun      OutcomeSource = "run"
+	SourceItem     OutcomeSource = "item"
+	SourceApproval OutcomeSource = "approval"
+	SourceRating   OutcomeSource = "rating"
+)
+
+// Strength orders sources: run < item = approval < rating.
+func (s OutcomeSource) Strength() int {
+	switch s {
+	case SourceRun:
+		return 0
+	case SourceItem, SourceApproval:
+		return 1
+	case SourceRating:
+		return 2
+	}
+	return -1
+}
+
+// RunOutcome is the one outcome of a run that credits every insight it
+// cited: helped or failed, from its strongest source.
+type RunOutcome struct {
+	Activation string
+	Outcome    InsightOutcome
+	Source     OutcomeSource
+	// By is who said it (the reviewer, the approver, the rater); Note why.
+	By   string
+	Note string
+	At   time.Time
+}
+
+// RunRatings are the words a person rates a run with.
+var RunRatings = []string{"succeeded", "failed"}
+
+// InsightVote is one person's word on an insight outside any run: one per
+// person and insight (a second replaces the first), weighted by the
+// chart (VoteWeight, or ManagerVoteWeight for one above the insight's
+// scope).
+type InsightVote struct {
+	Insight string
+	Voter   string
+	Outcome InsightOutcome
+	Weight  float64
+	Note    string
+	At      time.Time
+}
+
+// Vote weights: a person's word counts as one outcome; a manager of the
+// insight's scope (above the role's positions, the position or the
+// worker it is for; the owner for the org) counts twice.
+const (
+	VoteWeight        = 1.0
+	ManagerVoteWeight = 2.0
+)

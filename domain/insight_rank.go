@@ -12,33 +12,46 @@ import (
 // Ranking of insights. It is pure arithmetic over counts a store hands
 // in (term hits, outcome counters, times), so any store can serve recall:
 //
-//	score = 0.5·relevance + 0.3·effectiveness + 0.2·recency
+//	baseline: 0.5·relevance + 0.3·effectiveness + 0.2·recency
+//	learned:  0.4·relevance + 0.45·effectiveness + 0.15·recency
 //
 // relevance is BM25 over trigger, resolution and tags divided by the best
 // candidate's, recency is 2^(−days since last use / 7), and effectiveness
 // depends on the mode: the baseline reads helped / (helped + failed) (0.5
-// with no feedback); the learned mode reads the credit-weighted outcomes
-// with one pseudo-outcome of each kind, (h+1)/(h+f+2), and sinks an
-// insight that keeps failing below every other, however well it reads.
+// with no feedback); the learned mode reads the credit-weighted outcomes,
+// older ones fading (creditMemory), with one pseudo-outcome of each kind,
+// (h+1)/(h+f+2), and sinks an insight that keeps failing below every
+// other, however well it reads.
 const (
-	WeightRelevance     = 0.5
-	WeightEffectiveness = 0.3
-	WeightRecency       = 0.2
-	// RecencyHalfLife is how long recency takes to halve.
-	RecencyHalfLife = 7 * 24 * time.Hour
-	// CreditDecay is what an outcome passes to each led_to ancestor, per
-	// level; MaxCreditDepth is the deepest ancestor it reaches.
-	CreditDecay    = 0.5
-	MaxCreditDepth = 3
+	weightRelevance     = 0.5
+	weightEffectiveness = 0.3
+	weightRecency       = 0.2
+	// The learned mode weighs what outcomes taught more: advice that
+	// reads alike is told apart by how it did.
+	learnedWeightRelevance     = 0.4
+	learnedWeightEffectiveness = 0.45
+	learnedWeightRecency       = 0.15
+	// recencyHalfLife is how long recency takes to halve.
+	recencyHalfLife = 7 * 24 * time.Hour
+	// creditDecay is what an outcome passes to each led_to ancestor, per
+	// level; maxCreditDepth is the deepest ancestor it reaches.
+	creditDecay    = 0.5
+	maxCreditDepth = 3
 	// SinkBelow and SinkEvidence: in the learned mode an insight whose
 	// effectiveness is under SinkBelow after at least SinkEvidence
-	// weighted outcomes ranks after all others.
-	SinkBelow    = 0.40
-	SinkEvidence = 3
-	// ConstraintFrom and RiskBelow sort injected insights into
+	// weighted outcomes ranks after all others. (With creditMemory the
+	// evidence an insight holds is at most 1/(1−0.85) ≈ 6.7 outcomes.)
+	SinkBelow    = 0.45
+	SinkEvidence = 2.5
+	// constraintFrom and riskBelow sort injected insights into
 	// constraints, risks and context.
-	ConstraintFrom = 0.70
-	RiskBelow      = 0.40
+	constraintFrom = 0.70
+	riskBelow      = 0.40
+	// creditMemory is how much of an insight's earlier credit an outcome
+	// of weight 1 keeps: evidence fades as new evidence comes, so advice
+	// that stops being true sinks after a few failures however long it
+	// worked (its credit is at most 1/(1−creditMemory) outcomes' worth).
+	creditMemory = 0.85
 	// bm25 parameters, the usual ones.
 	bm25K1 = 1.2
 	bm25B  = 0.75
@@ -79,22 +92,25 @@ func (s InsightStats) sinks() bool {
 	return s.CreditHelped+s.CreditFailed >= SinkEvidence && s.LearnedEffectiveness() < SinkBelow
 }
 
-// Credit records an outcome with weight w (1 for the insight itself,
-// CreditDecay^depth for an ancestor). Only the insight itself moves the
-// direct counters the baseline reads.
-func (s *InsightStats) Credit(o InsightOutcome, depth int) {
-	w := math.Pow(CreditDecay, float64(depth))
+// CreditWeight is the share of an outcome an insight depth led_to links
+// above the cited one gets.
+func CreditWeight(depth int) float64 { return math.Pow(creditDecay, float64(depth)) }
+
+// Credit adds an outcome of weight w (1 for a run's outcome of the
+// insight itself, creditDecay^depth for an ancestor, a vote's weight);
+// count is how many direct outcomes it is, for the counters the baseline
+// reads (0 for an ancestor's share).
+func (s *InsightStats) Credit(o InsightOutcome, w float64, count int) {
+	keep := math.Pow(creditMemory, w)
+	s.CreditHelped *= keep
+	s.CreditFailed *= keep
 	switch o {
 	case OutcomeHelped:
 		s.CreditHelped += w
-		if depth == 0 {
-			s.Helped++
-		}
+		s.Helped += count
 	case OutcomeFailed:
 		s.CreditFailed += w
-		if depth == 0 {
-			s.Failed++
-		}
+		s.Failed += count
 	}
 }
 
@@ -108,7 +124,15 @@ func Recency(last, created, now time.Time) float64 {
 	if age < 0 {
 		age = 0
 	}
-	return math.Exp2(-float64(age) / float64(RecencyHalfLife))
+	return math.Exp2(-float64(age) / float64(recencyHalfLife))
+}
+
+// weights are the mode's weights of relevance, effectiveness and recency.
+func (m RankMode) weights() (rel, eff, rec float64) {
+	if m == RankLearned {
+		return learnedWeightRelevance, learnedWeightEffectiveness, learnedWeightRecency
+	}
+	return weightRelevance, weightEffectiveness, weightRecency
 }
 
 // Candidate is an insight that matched a query, with its raw BM25.
@@ -143,12 +167,13 @@ func Rank(mode RankMode, cands []Candidate, now time.Time, limit int) []Ranked {
 		sunk                     bool
 	}
 	all := make([]scored, len(cands))
+	wRel, wEff, wRec := mode.weights()
 	for i, c := range cands {
 		s := scored{i: i, eff: c.Insight.Stats.Effectiveness(mode), recency: Recency(c.Insight.Stats.LastUsed, c.Insight.CreatedAt, now)}
 		if best > 0 {
 			s.rel = c.BM25 / best
 		}
-		s.score = WeightRelevance*s.rel + WeightEffectiveness*s.eff + WeightRecency*s.recency
+		s.score = wRel*s.rel + wEff*s.eff + wRec*s.recency
 		s.sunk = mode == RankLearned && c.Insight.Stats.sinks()
 		all[i] = s
 	}
@@ -174,11 +199,12 @@ func Rank(mode RankMode, cands []Candidate, now time.Time, limit int) []Ranked {
 	return out
 }
 
-// MaxScore is the best score a candidate of this relevance can reach,
+// maxScore is the best score a candidate of this relevance can reach,
 // with full effectiveness and recency (the same sum as Rank's, so it
 // bounds Rank's score in floating point too).
-func MaxScore(relevance float64) float64 {
-	return WeightRelevance*relevance + WeightEffectiveness*1 + WeightRecency*1
+func maxScore(mode RankMode, relevance float64) float64 {
+	wRel, wEff, wRec := mode.weights()
+	return wRel*relevance + wEff*1 + wRec*1
 }
 
 // Match is a full-text match whose insight is not loaded yet: the
@@ -194,7 +220,7 @@ type Match struct {
 // least) and then of half what it has loaded (few queries, however many
 // match); load appends to dst the candidates among them the reader may
 // see (current, in its scopes), BM25 set. Once the limit-th result so far
-// is not sunk and outscores MaxScore of the next match's relevance, no
+// is not sunk and outscores maxScore of the next match's relevance, no
 // match left can enter the top, so it stops. The best BM25 a reader sees
 // (relevance's divisor) is in the first batch that yields a candidate,
 // so every relevance is final when it is computed.
@@ -223,7 +249,7 @@ func RankMatches(mode RankMode, matches []Match, load func(dst []Candidate, ms [
 			continue
 		}
 		ranked := Rank(mode, cands, now, limit)
-		if last := ranked[limit-1]; !last.Sunk && MaxScore(matches[from].BM25/best) < last.Score {
+		if last := ranked[limit-1]; !last.Sunk && maxScore(mode, matches[from].BM25/best) < last.Score {
 			return ranked, nil
 		}
 	}
@@ -320,16 +346,22 @@ const (
 	UseUntrusted InsightUse = "untrusted"
 )
 
-// Use sorts a ranked insight: proven advice is a constraint, advice that
-// fails (or describes a failure) a risk, the rest context; a quarantined
-// one is none of these.
-func (r Ranked) Use() InsightUse {
+// DefaultConstraintRelevance is the least relevance a constraint has
+// unless memory.constraint_min_relevance says otherwise.
+const DefaultConstraintRelevance = 0.5
+
+// Use sorts a ranked insight: proven advice that is about the situation
+// (relevance at least minRelevance) is a constraint, advice that fails (or
+// describes a failure) a risk, the rest context — proven advice about
+// something else included; a quarantined one is none of these, so it
+// never constrains.
+func (r Ranked) Use(minRelevance float64) InsightUse {
 	switch {
 	case r.Insight.Quarantined():
 		return UseUntrusted
-	case r.Insight.Type == InsightFailure || r.Effectiveness < RiskBelow:
+	case r.Insight.Type == InsightFailure || r.Effectiveness < riskBelow:
 		return UseRisk
-	case r.Effectiveness >= ConstraintFrom:
+	case r.Effectiveness >= constraintFrom && r.Relevance >= minRelevance:
 		return UseConstraint
 	}
 	return UseContext

@@ -38,7 +38,7 @@ func TestCreditAlongLedTo(t *testing.T) {
 				t.Errorf("depths (-want +got):\n%s", diff)
 			}
 			for id, d := range depths {
-				stats[id].Credit(tc.outcome, d)
+				stats[id].Credit(tc.outcome, domain.CreditWeight(d), b2i(d == 0))
 			}
 			gotH, gotF := map[string]float64{}, map[string]float64{}
 			for id, s := range stats {
@@ -287,5 +287,37 @@ func TestRankMatches(t *testing.T) {
 	}
 	if loaded != 20 {
 		t.Errorf("clear top: loaded %d matches, want the first batch of 20", loaded)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestUse: a constraint is proven advice about this situation; proven
+// advice about another is context, and a quarantined insight never
+// constrains however it scores.
+func TestUse(t *testing.T) {
+	proven, quarantined := domain.Insight{Type: domain.InsightFact}, domain.Insight{Type: domain.InsightFact, Label: domain.Untrusted("a web page")}
+	for _, tc := range []struct {
+		name string
+		r    domain.Ranked
+		want domain.InsightUse
+	}{
+		{"proven and relevant", domain.Ranked{Insight: proven, Effectiveness: 0.8, Relevance: 0.9}, domain.UseConstraint},
+		{"proven, relevant at the setting exactly", domain.Ranked{Insight: proven, Effectiveness: 0.8, Relevance: 0.5}, domain.UseConstraint},
+		{"proven but about something else (a credentials fact at 0.42)", domain.Ranked{Insight: proven, Effectiveness: 0.9, Relevance: 0.42}, domain.UseContext},
+		{"relevant but unproven", domain.Ranked{Insight: proven, Effectiveness: 0.6, Relevance: 1}, domain.UseContext},
+		{"failing", domain.Ranked{Insight: proven, Effectiveness: 0.3, Relevance: 1}, domain.UseRisk},
+		{"quarantined never constrains", domain.Ranked{Insight: quarantined, Effectiveness: 0.95, Relevance: 1}, domain.UseUntrusted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.r.Use(0.5); got != tc.want {
+				t.Errorf("Use(0.5) = %s, want %s", got, tc.want)
+			}
+		})
 	}
 }

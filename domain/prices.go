@@ -14,14 +14,14 @@ import (
 // round.
 type Money int64
 
-// NanosPerUSD is how many Money units make a dollar.
-const NanosPerUSD = 1_000_000_000
+// nanosPerUSD is how many Money units make a dollar.
+const nanosPerUSD = 1_000_000_000
 
 // USD converts dollars to Money, rounding to the nearest nano-dollar.
-func USD(dollars float64) Money { return Money(math.Round(dollars * NanosPerUSD)) }
+func USD(dollars float64) Money { return Money(math.Round(dollars * nanosPerUSD)) }
 
 // Dollars is m as a float, for JSON and display.
-func (m Money) Dollars() float64 { return float64(m) / NanosPerUSD }
+func (m Money) Dollars() float64 { return float64(m) / nanosPerUSD }
 
 // String renders m as dollars with as many decimals as it needs (at least
 // two): $12.50, $0.0024.

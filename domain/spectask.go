@@ -10,12 +10,12 @@ import (
 // PrefixTask names spec tasks: "t-…".
 const PrefixTask = "t-"
 
-// TaskStreamPrefix + the task id's slug is the task's own stream, where
+// taskStreamPrefix + the task id's slug is the task's own stream, where
 // every transition of the task is told.
-const TaskStreamPrefix = "s-task-"
+const taskStreamPrefix = "s-task-"
 
 // TaskStream is the id of a task's stream: t-login → s-task-login.
-func TaskStream(task string) string { return TaskStreamPrefix + strings.TrimPrefix(task, PrefixTask) }
+func TaskStream(task string) string { return taskStreamPrefix + strings.TrimPrefix(task, PrefixTask) }
 
 // TaskState is where a spec task is in its life.
 type TaskState string

@@ -28,17 +28,8 @@ func InboxStream(worker string) string {
 	return InboxStreamPrefix + strings.TrimPrefix(worker, PrefixWorker)
 }
 
-// InboxOwner is the worker whose inbox stream is, and whether it is one.
-func InboxOwner(stream string) (string, bool) {
-	rest, ok := strings.CutPrefix(stream, InboxStreamPrefix)
-	if !ok || rest == "" {
-		return "", false
-	}
-	return PrefixWorker + rest, true
-}
-
 // ReservedStreamPrefixes start the ids of streams only the system creates.
-var ReservedStreamPrefixes = []string{DMStreamPrefix, ActivationStreamPrefix, InboxStreamPrefix, ContactStreamPrefix, TaskStreamPrefix}
+var ReservedStreamPrefixes = []string{DMStreamPrefix, ActivationStreamPrefix, InboxStreamPrefix, ContactStreamPrefix, taskStreamPrefix}
 
 // ReservedStreamIDs are the ids of the system's own single streams.
 var ReservedStreamIDs = []string{StreamOrg}

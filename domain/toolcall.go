@@ -17,7 +17,7 @@ type ToolCall struct {
 	Worker     string `json:"worker"`
 	Activation string `json:"activation,omitempty"`
 	Tool       string `json:"tool"`
-	// Arguments are as the caller sent them, every secret RedactedArg.
+	// Arguments are as the caller sent them, every secret redactedArg.
 	Arguments json.RawMessage `json:"arguments"`
 	Status    CallStatus      `json:"status"`
 	Error     string          `json:"error,omitempty"`
@@ -44,11 +44,8 @@ const (
 	CallRefused CallStatus = "refused"
 )
 
-// CallStatuses are the statuses a call can end with.
-var CallStatuses = []CallStatus{CallOK, CallError, CallPending, CallRefused}
-
-// RedactedArg replaces a secret in a recorded call's arguments.
-const RedactedArg = "[redacted]"
+// redactedArg replaces a secret in a recorded call's arguments.
+const redactedArg = "[redacted]"
 
 // secretKeys are argument names that hold secrets at any depth, compared
 // lower-cased without '_' or '-'; secretSuffixes catch their compounds
@@ -63,7 +60,7 @@ var (
 )
 
 // RedactArgs returns a call's JSON arguments with every secret replaced
-// by RedactedArg: values under a secret-sounding key or one of extraKeys
+// by redactedArg: values under a secret-sounding key or one of extraKeys
 // (a transport's secret config fields), at any depth, and values that
 // are secrets by their form. Arguments that are not JSON are replaced
 // whole, since what they hide cannot be told.
@@ -75,12 +72,12 @@ func RedactArgs(args json.RawMessage, extraKeys []string) json.RawMessage {
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
 	if dec.Decode(&v) != nil {
-		b, _ := json.Marshal(RedactedArg)
+		b, _ := json.Marshal(redactedArg)
 		return b
 	}
 	out, err := json.Marshal(redactValue(v, extraKeys))
 	if err != nil {
-		b, _ := json.Marshal(RedactedArg)
+		b, _ := json.Marshal(redactedArg)
 		return b
 	}
 	return out
@@ -91,7 +88,7 @@ func redactValue(v any, extra []string) any {
 	case map[string]any:
 		for k, x := range v {
 			if secretKey(k, extra) {
-				v[k] = RedactedArg
+				v[k] = redactedArg
 				continue
 			}
 			v[k] = redactValue(x, extra)
@@ -103,7 +100,7 @@ func redactValue(v any, extra []string) any {
 	case string:
 		for _, p := range secretValues {
 			if strings.HasPrefix(v, p) {
-				return RedactedArg
+				return redactedArg
 			}
 		}
 	}

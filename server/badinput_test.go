@@ -230,6 +230,8 @@ func TestBadInput(t *testing.T) {
 		{"no words to search", "recall", map[string]any{"query": "the"}, []string{"query: has no words to search for"}},
 		{"bad outcome lists the valid ones", "insight_feedback", map[string]any{"ids": []string{"i-x"}, "outcome": "great"}, []string{"/properties/outcome", "great does not equal any of: [utilized helped failed]"}},
 		{"unknown insight", "insight_feedback", map[string]any{"ids": []string{"i-nope"}, "outcome": "helped"}, []string{`insight "i-nope": not found`}},
+		{"bad rating lists the valid ones", "rate_activation", map[string]any{"activation": "a-x", "outcome": "great"}, []string{"/properties/outcome", "great does not equal any of: [succeeded failed]"}},
+		{"unknown run", "rate_activation", map[string]any{"activation": "a-nope", "outcome": "failed"}, []string{`activation "a-nope": not found`}},
 		{"no reason", "correct_insight", map[string]any{"id": "i-nope", "resolution": "x"}, []string{`missing properties: ["reason"]`}},
 		{"unknown insight", "correct_insight", map[string]any{"id": "i-nope", "resolution": "x", "reason": "r"}, []string{`insight "i-nope": not found`}},
 		{"unknown insight", "endorse_insight", map[string]any{"id": "i-nope"}, []string{`insight "i-nope": not found`}},

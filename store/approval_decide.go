@@ -49,6 +49,9 @@ func (s *Store) DecideApproval(ctx context.Context, actor, id string, d domain.A
 			return orConflict(res.Error, "approval %s was decided meanwhile", id)
 		}
 		row.State, row.DecidedBy, row.Note, row.DecidedAt = string(next), actor, note, &now
+		if err := s.judgeRunTx(tx, approvalOutcome(row)); err != nil {
+			return err
+		}
 		if next == domain.ApprovalDenied {
 			_, err := s.notifyLabelTx(tx, row.WorkerID, outcomeNotice(row.toDomain()), row.ID, storedLabel(row.Label))
 			return err
@@ -172,4 +175,18 @@ func outcomeNotice(a domain.Approval) domain.Message {
 	}
 	return domain.Message{Subject: "approval " + a.ID + " " + string(a.State), Body: body, BodyContentType: "text/plain",
 		Extra: approvalExtra("approval_"+string(a.State), a)}
+}
+
+// approvalOutcome is what a decision says of the run that asked: granted,
+// its work was wanted; denied, it was not.
+func approvalOutcome(r approvalRow) domain.RunOutcome {
+	o := domain.RunOutcome{Activation: r.ActivationID, Outcome: domain.OutcomeHelped, Source: domain.SourceApproval, By: r.DecidedBy,
+		Note: fmt.Sprintf("approval %s of %s %s", r.ID, r.Tool, r.State)}
+	if r.State == string(domain.ApprovalDenied) {
+		o.Outcome = domain.OutcomeFailed
+	}
+	if r.DecidedAt != nil {
+		o.At = *r.DecidedAt
+	}
+	return o
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 
 	"gorm.io/gorm"
 
@@ -152,33 +151,27 @@ func (a *authz) places(actor, pos string) error {
 }
 
 func (a *authz) reads(reader, stream string) error {
+	kind, worker := domain.StreamKindOf(stream)
 	// The operator reads everything; the owner everything but other
 	// workers' DMs.
-	personal := strings.HasPrefix(stream, domain.DMStreamPrefix) || strings.HasPrefix(stream, domain.ContactStreamPrefix)
+	personal := kind == domain.StreamDM || kind == domain.StreamContact
 	if reader == "" || (reader == domain.OwnerWorker && !personal) {
 		return nil
 	}
 	switch {
-	case strings.HasPrefix(stream, domain.ContactStreamPrefix):
+	case kind == domain.StreamContact:
 		return domain.CheckReadsContact(reader, stream)
 	case stream == domain.StreamOrg:
 		return domain.CheckReadsOrg(reader)
-	case strings.HasPrefix(stream, domain.ActivationStreamPrefix):
-		c, rs, ws, err := a.both(reader, strings.TrimPrefix(stream, domain.ActivationStreamPrefix))
-		if err != nil {
-			return err
-		}
-		return c.CheckReadsLog(rs, ws)
-	case strings.HasPrefix(stream, domain.InboxStreamPrefix):
+	case kind == domain.StreamActivations, kind == domain.StreamInbox:
 		// An inbox reads like the worker's activation log: itself, the
 		// owner and the workers above it.
-		owner, _ := domain.InboxOwner(stream)
-		c, rs, ws, err := a.both(reader, owner)
+		c, rs, ws, err := a.both(reader, worker)
 		if err != nil {
 			return err
 		}
 		return c.CheckReadsLog(rs, ws)
-	case strings.HasPrefix(stream, domain.DMStreamPrefix):
+	case kind == domain.StreamDM:
 		var st streamRow
 		if err := a.tx.Select("id", "created_by").Where("id = ?", stream).Take(&st).Error; err != nil {
 			return notFoundOr(err, "stream", stream)

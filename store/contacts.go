@@ -193,9 +193,9 @@ const heldContacts = `SELECT contacts.worker_id, contacts.kind, contacts.address
 func concerned(ev domain.Event) (string, []any) {
 	q, args := heldContacts+"contacts.stream_id = ?", []any{ev.StreamID}
 	names := ev.Message.To
-	if owner, ok := strings.CutPrefix(ev.StreamID, domain.InboxStreamPrefix); ok {
+	if kind, owner := domain.StreamKindOf(ev.StreamID); kind == domain.StreamInbox {
 		// InboxStream trims the worker prefix when there is one.
-		names = append(slices.Clip(names), domain.PrefixWorker+owner, owner)
+		names = append(slices.Clip(names), owner, strings.TrimPrefix(owner, domain.PrefixWorker))
 	}
 	if len(names) > 0 {
 		in := inList(len(names))
@@ -206,7 +206,7 @@ func concerned(ev domain.Event) (string, []any) {
 			}
 		}
 	}
-	if strings.HasPrefix(ev.StreamID, domain.DMStreamPrefix) {
+	if domain.IsDM(ev.StreamID) {
 		q += " UNION " + heldContacts + "contacts.worker_id IN (SELECT worker_id FROM subscriptions WHERE stream_id = ?)"
 		args = append(args, ev.StreamID)
 	}
@@ -245,7 +245,7 @@ func (s *Store) relayedFor(tx *gorm.DB, c heldContact, ev domain.Event) (bool, e
 	switch {
 	case ev.StreamID == domain.InboxStream(worker), slices.Contains(ev.Message.To, worker), slices.Contains(ev.Message.To, c.PositionID):
 		return true, nil
-	case !strings.HasPrefix(ev.StreamID, domain.DMStreamPrefix):
+	case !domain.IsDM(ev.StreamID):
 		return false, nil
 	}
 	var n int64

@@ -38,28 +38,45 @@ func (s *Store) use(tx *gorm.DB, activation, id string) (insightUseRow, error) {
 	return u, tx.Model(&insightRow{}).Where("id = ?", id).Update("injected", gorm.Expr("injected + 1")).Error
 }
 
-// InsightFeedback records an outcome for insights, as actor, who must be
-// able to recall each. Utilized, in a run, marks them used by it: the
-// run's outcome (FinishInsightRun) then credits them. Helped and failed
-// credit them now, and their led_to ancestors by the decayed amount.
-func (s *Store) InsightFeedback(ctx context.Context, actor, activation string, ids []string, o domain.InsightOutcome) error {
+// InsightFeedback records feedback on insights as actor, who must be able
+// to recall each. In a run (activation) the only word is utilized: the run
+// cites them, and its one outcome (its end, or what its work became)
+// credits them; an agent's own say on how advice did is never taken.
+// Outside a run a person votes helped or failed (InsightVote), with note
+// saying why; an AI worker cannot.
+func (s *Store) InsightFeedback(ctx context.Context, actor, activation string, ids []string, o domain.InsightOutcome, note string) error {
 	if err := o.Validate("outcome"); err != nil {
 		return err
 	}
 	if len(ids) == 0 {
 		return domain.Invalid("ids", "name at least one insight (i-…)")
 	}
+	switch {
+	case activation != "" && o != domain.OutcomeUtilized:
+		return domain.Invalid("outcome", "in a run the valid outcome is %q: cite the insights you used, and the run's outcome (how it ends, or what its work becomes) credits them; got %q",
+			domain.OutcomeUtilized, o)
+	case activation == "" && o == domain.OutcomeUtilized:
+		return domain.Invalid("outcome", "%q cites insights for a run's outcome, and this call is in no run; outside a run a person votes %q or %q",
+			o, domain.OutcomeHelped, domain.OutcomeFailed)
+	}
 	return s.write(ctx, func(tx *gorm.DB) error {
 		a := newAuthz(tx)
+		if activation == "" {
+			if err := isPerson(tx, actor, "votes on an insight outside a run (helped or failed); an AI worker's runs cite what they use (utilized) and their outcome credits it"); err != nil {
+				return err
+			}
+		}
 		for _, id := range ids {
 			in, err := getInsight(tx, id)
 			if err != nil {
 				return err
 			}
-			if err := a.seesInsight(actor, in); err != nil {
-				return err
+			if activation == "" {
+				err = s.voteTx(tx, a, actor, in, o, note)
+			} else if err = a.seesInsight(actor, in); err == nil {
+				err = s.citeTx(tx, activation, id)
 			}
-			if err := s.feedback(tx, activation, id, o); err != nil {
+			if err != nil {
 				return err
 			}
 		}
@@ -67,87 +84,16 @@ func (s *Store) InsightFeedback(ctx context.Context, actor, activation string, i
 	})
 }
 
-func (s *Store) feedback(tx *gorm.DB, activation, id string, o domain.InsightOutcome) error {
-	var u insightUseRow
-	if activation != "" {
-		var err error
-		if u, err = s.use(tx, activation, id); err != nil {
-			return err
-		}
+// citeTx marks an insight utilized by a run, once.
+func (s *Store) citeTx(tx *gorm.DB, activation, id string) error {
+	u, err := s.use(tx, activation, id)
+	if err != nil || u.Utilized {
+		return err
 	}
-	if o == domain.OutcomeUtilized {
-		if activation != "" && u.Utilized {
-			return nil
-		}
-		if activation != "" {
-			if err := tx.Model(&u).Where("activation_id = ? AND insight_id = ?", activation, id).Update("utilized", true).Error; err != nil {
-				return err
-			}
-		}
-		return tx.Model(&insightRow{}).Where("id = ?", id).Updates(map[string]any{"utilized": gorm.Expr("utilized + 1"), "last_used": s.Now()}).Error
+	if err := tx.Model(&u).Where("activation_id = ? AND insight_id = ?", activation, id).Update("utilized", true).Error; err != nil {
+		return err
 	}
-	if activation != "" {
-		if u.Credited != "" {
-			return nil
-		}
-		if err := tx.Model(&u).Where("activation_id = ? AND insight_id = ?", activation, id).Update("credited", string(o)).Error; err != nil {
-			return err
-		}
-	}
-	return credit(tx, id, o)
-}
-
-// creditRunTx credits a finished run's result to the insights it cited as
-// utilized and were not credited yet: succeeded helped, failed failed; an
-// interrupted run says nothing, and insights it was only shown get
-// nothing. It returns how many were credited.
-func creditRunTx(tx *gorm.DB, a domain.Activation) (int, error) {
-	o := domain.OutcomeHelped
-	switch a.Status {
-	case domain.ActivationSucceeded:
-	case domain.ActivationFailed:
-		o = domain.OutcomeFailed
-	default:
-		return 0, nil
-	}
-	var uses []insightUseRow
-	if err := tx.Where("activation_id = ? AND utilized AND credited = ''", a.ID).Find(&uses).Error; err != nil {
-		return 0, fmt.Errorf("insights used by %s: %w", a.ID, err)
-	}
-	for _, u := range uses {
-		if err := tx.Model(&u).Where("activation_id = ? AND insight_id = ?", a.ID, u.InsightID).Update("credited", string(o)).Error; err != nil {
-			return 0, err
-		}
-		if err := credit(tx, u.InsightID, o); err != nil {
-			return 0, err
-		}
-	}
-	return len(uses), nil
-}
-
-// credit applies an outcome of id to it and its led_to ancestors.
-func credit(tx *gorm.DB, id string, o domain.InsightOutcome) error {
-	depths, err := domain.CreditDepths(id, func(x string) ([]string, error) {
-		var ps []string
-		err := tx.Model(&insightLinkRow{}).Where("to_id = ? AND kind = ?", x, string(domain.LinkLedTo)).Order("from_id").Pluck("from_id", &ps).Error
-		return ps, err
-	})
-	if err != nil {
-		return fmt.Errorf("credit %s: %w", id, err)
-	}
-	for x, d := range depths {
-		var r insightRow
-		if err := tx.Where("id = ?", x).Take(&r).Error; err != nil {
-			return notFoundOr(err, "insight", x)
-		}
-		st := r.toDomain().Stats
-		st.Credit(o, d)
-		if err := tx.Model(&insightRow{}).Where("id = ?", x).Updates(map[string]any{"helped": st.Helped, "failed": st.Failed,
-			"credit_helped": st.CreditHelped, "credit_failed": st.CreditFailed}).Error; err != nil {
-			return err
-		}
-	}
-	return nil
+	return tx.Model(&insightRow{}).Where("id = ?", id).Updates(map[string]any{"utilized": gorm.Expr("utilized + 1"), "last_used": s.Now()}).Error
 }
 
 // storesIn says whether actor may store an insight in scope: anyone in

@@ -28,6 +28,11 @@ func (im *Importer) Insight(in domain.Insight) error {
 	if err := im.create("insights", &row); err != nil {
 		return err
 	}
+	for _, c := range beforeLedger(row) {
+		if err := im.tx.Create(&c).Error; err != nil {
+			return fmt.Errorf("insight %s: %w", in.ID, err)
+		}
+	}
 	if !in.Current() {
 		return nil
 	}

@@ -184,7 +184,11 @@ func (s *Store) AnswerQuestion(ctx context.Context, actor, question string, in d
 		if err != nil {
 			return err
 		}
-		if err := tx.Model(&insightRow{}).Where("id = ?", row.ID).Update("credit_helped", domain.UserProvidedPrior).Error; err != nil {
+		prior := insightCreditRow{Source: sourcePrior, InsightID: row.ID, Cited: row.ID, Outcome: string(domain.OutcomeHelped), Weight: domain.UserProvidedPrior, At: row.CreatedAt}
+		if err := tx.Create(&prior).Error; err != nil {
+			return err
+		}
+		if err := restatTx(tx, row.ID); err != nil {
 			return err
 		}
 		row.CreditHelped = domain.UserProvidedPrior

@@ -204,7 +204,7 @@ func TestLedToCredit(t *testing.T) {
 	// A run is shown delta and the unrelated echo, uses delta only, fails.
 	echo := storeInsight(t, st, "w-bot", domain.Insight{Trigger: "echo build", Resolution: "three"})
 	recallIDs(t, st, "w-bot", store.RecallQuery{Query: "delta echo build", Limit: 2, Activation: "a-last"})
-	if err := st.InsightFeedback(ctx, "w-bot", "a-last", []string{chain[3].ID}, domain.OutcomeUtilized); err != nil {
+	if err := st.InsightFeedback(ctx, "w-bot", "a-last", []string{chain[3].ID}, domain.OutcomeUtilized, ""); err != nil {
 		t.Fatal(err)
 	}
 	act, _, _, err := st.Claim(ctx, "w-bot", "a-last", time.Hour)

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"gorm.io/gorm"
 
@@ -90,7 +89,8 @@ func (s *Store) arrivalLabel(ev domain.Event, kind domain.TransportKind) domain.
 // (a notice about an approval carries the approval's label), so it does
 // not narrow.
 func streamReaders(tx *gorm.DB, id string) ([]string, error) {
-	if worker, ok := strings.CutPrefix(id, ContactStreamPrefix); ok {
+	kind, worker := domain.StreamKindOf(id)
+	if kind == domain.StreamContact {
 		return []string{worker}, nil
 	}
 	var row streamRow
@@ -98,7 +98,7 @@ func streamReaders(tx *gorm.DB, id string) ([]string, error) {
 		return nil, notFoundOr(err, "stream", id)
 	}
 	switch {
-	case strings.HasPrefix(id, domain.DMStreamPrefix):
+	case kind == domain.StreamDM:
 		a, b, ok := domain.DMPair(id, row.CreatedBy)
 		if !ok {
 			return []string{}, nil
@@ -143,7 +143,7 @@ func (e *eventLabels) of(ev domain.Event) (domain.Label, error) {
 	// whatever private thing that run read, so two AI workers passing org
 	// work between them need no declassifying. A private stream narrows
 	// whoever wrote on it: its members chose that.
-	if readers == nil || (ev.SourceKind == domain.SourceAI && strings.HasPrefix(ev.StreamID, domain.DMStreamPrefix)) {
+	if readers == nil || (ev.SourceKind == domain.SourceAI && domain.IsDM(ev.StreamID)) {
 		return ev.Label, nil
 	}
 	by := ev.Source

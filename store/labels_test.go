@@ -233,7 +233,7 @@ func TestInsightLabels(t *testing.T) {
 		var ids []string
 		for _, r := range res {
 			mark := ""
-			if r.Use() == domain.UseUntrusted {
+			if r.Use(domain.DefaultConstraintRelevance) == domain.UseUntrusted {
 				mark = " untrusted"
 			}
 			ids = append(ids, r.Insight.ID+mark)

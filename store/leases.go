@@ -128,15 +128,9 @@ func (s *Store) RetryActivation(ctx context.Context, id string) ([]domain.Queued
 		if len(ids) == 0 {
 			return fmt.Errorf("activation %s has no closed triggers to run again (a later run took them): %w", id, domain.ErrConflict)
 		}
-		if err := tx.Model(&triggerRow{}).Where("id IN ?", ids).Updates(map[string]any{"status": triggerPending, "attempts": 0, "not_before": nil, "last_error": "", "reason": ""}).Error; err != nil {
-			return err
-		}
-		var after []queuedRow
-		if err := queued(tx).Where("triggers.id IN ?", ids).Scan(&after).Error; err != nil {
-			return err
-		}
-		out = mapRows(after, queuedRow.toDomain)
-		return nil
+		var err error
+		out, err = setTriggers(tx, ids, map[string]any{"status": triggerPending, "attempts": 0, "not_before": nil, "last_error": "", "reason": ""})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("retry activation %s: %w", id, err)

@@ -128,6 +128,10 @@ var migrations = []migration{
 	{39, "questions asked of people, open until answered", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&questionRow{})
 	}},
+	{50, "insight credit ledger, runs' outcomes, people's votes on insights", migrateCredit},
+	{51, "the run each spec-task item was delivered in", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&itemRunRow{})
+	}},
 	{56, "recurring spec tasks", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&recurrenceRow{})
 	}},

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -40,7 +39,7 @@ const enqueueWorkSQL = `INSERT INTO processor_work (processor_id, event_seq, sta
 	SELECT id, ?, '` + workPending + `', '', ? FROM processors WHERE input_stream = ?`
 
 func (s *Store) enqueueWork(tx *gorm.DB, ev domain.Event) error {
-	if strings.HasPrefix(ev.StreamID, domain.ActivationStreamPrefix) {
+	if kind, _ := domain.StreamKindOf(ev.StreamID); kind == domain.StreamActivations {
 		return nil // no processor reads an activation log (processorInput)
 	}
 	if _, err := s.execFixed(tx, enqueueWorkSQL, ev.Seq, s.Now(), ev.StreamID); err != nil {

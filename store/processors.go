@@ -87,7 +87,7 @@ func (s *Store) CreateProcessor(ctx context.Context, actor string, p domain.Proc
 // outputs carry at least: the processor's own, narrowed by the input
 // stream's readers.
 func (s *Store) processorInput(tx *gorm.DB, actor, input string, own domain.Label) (domain.Label, error) {
-	if strings.HasPrefix(input, domain.ActivationStreamPrefix) {
+	if kind, _ := domain.StreamKindOf(input); kind == domain.StreamActivations {
 		return own, domain.Invalid("input", "%s is an activation log, which wakes nothing; choose a stream of events", input)
 	}
 	if err := newAuthz(tx).reads(actor, input); err != nil {

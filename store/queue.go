@@ -157,20 +157,26 @@ func (s *Store) settleTriggers(ctx context.Context, sel TriggerSelection, verb s
 		for i, r := range rows {
 			ids[i] = r.ID
 		}
-		if err := tx.Model(&triggerRow{}).Where("id IN ?", ids).Updates(set).Error; err != nil {
-			return err
-		}
-		var after []queuedRow
-		if err := queued(tx).Where("triggers.id IN ?", ids).Scan(&after).Error; err != nil {
-			return err
-		}
-		out = mapRows(after, queuedRow.toDomain)
-		return nil
+		out, err = setTriggers(tx, ids, set)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s triggers: %w", verb, err)
 	}
 	return out, nil
+}
+
+// setTriggers updates the triggers ids and reads them back as the queue
+// shows them.
+func setTriggers(tx *gorm.DB, ids []int64, set map[string]any) ([]domain.QueuedTrigger, error) {
+	if err := tx.Model(&triggerRow{}).Where("id IN ?", ids).Updates(set).Error; err != nil {
+		return nil, err
+	}
+	var after []queuedRow
+	if err := queued(tx).Where("triggers.id IN ?", ids).Scan(&after).Error; err != nil {
+		return nil, err
+	}
+	return mapRows(after, queuedRow.toDomain), nil
 }
 
 func selectWaiting(tx *gorm.DB, sel TriggerSelection) ([]triggerRow, error) {

@@ -2,11 +2,8 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"gorm.io/gorm"
 
 	"github.com/helixml/helix-org/domain"
 )
@@ -43,13 +40,7 @@ func (s *Store) PutResult(ctx context.Context, worker, tool, mime string, conten
 	now := s.Now()
 	row := resultRow{ID: ResultRefPrefix + domain.RandomSlug(16), WorkerID: worker, Tool: tool, MIMEType: mime,
 		Content: content, CreatedAt: now, ExpiresAt: now.Add(ttl)}
-	err := s.write(ctx, func(tx *gorm.DB) error {
-		if err := tx.Where("expires_at <= ?", now).Delete(&resultRow{}).Error; err != nil {
-			return err
-		}
-		return tx.Create(&row).Error
-	})
-	if err != nil {
+	if err := s.putKept(ctx, &resultRow{}, &row, now); err != nil {
 		return ToolResult{}, fmt.Errorf("keep result of %s: %w", tool, err)
 	}
 	return row.toResult(), nil
@@ -59,12 +50,8 @@ func (s *Store) PutResult(ctx context.Context, worker, tool, mime string, conten
 // an expired one, are not found: their existence is not disclosed.
 func (s *Store) GetResult(ctx context.Context, worker, id string) (ToolResult, error) {
 	var row resultRow
-	err := s.db.WithContext(ctx).Where("id = ? AND worker_id = ? AND expires_at > ?", id, worker, s.Now()).Take(&row).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return ToolResult{}, domain.NotFound("result", id)
-	}
-	if err != nil {
-		return ToolResult{}, fmt.Errorf("read result %s: %w", id, err)
+	if err := s.getKept(ctx, &row, "result", worker, id); err != nil {
+		return ToolResult{}, err
 	}
 	return row.toResult(), nil
 }

@@ -216,6 +216,11 @@ func (s *Store) replanTx(tx *gorm.DB, row specTaskRow, actor string, items []dom
 		if err := tx.Create(new(itemRow(row.ID, it))).Error; err != nil {
 			return err
 		}
+		if slices.Contains(added, it.Seq) {
+			if err := s.itemMovedTx(tx, row.ID, actor, it); err != nil {
+				return err
+			}
+		}
 	}
 	return s.advanceTx(tx, row, actor, "")
 }
@@ -247,6 +252,9 @@ func (s *Store) ReviewSpec(ctx context.Context, actor, id string, approve bool, 
 			return err
 		}
 		if row.State == string(domain.TaskDone) {
+			if err := s.judgeItemsTx(tx, row, actor, true, comments); err != nil {
+				return err
+			}
 			_, err := s.learnTaskTx(tx, row, ev.ID)
 			return err
 		}
@@ -267,6 +275,11 @@ func (s *Store) ReviewSpec(ctx context.Context, actor, id string, approve bool, 
 func (s *Store) requestChangesTx(tx *gorm.DB, row specTaskRow, actor, comments string) error {
 	if strings.TrimSpace(comments) == "" {
 		return domain.Invalid("comments", "say what to change when not approving")
+	}
+	if row.State == string(domain.TaskImplementationReview) {
+		if err := s.judgeItemsTx(tx, row, actor, false, comments); err != nil {
+			return err
+		}
 	}
 	ev, err := s.moveTx(tx, &row, actor, domain.ActRequestChanges, "Changes requested: "+comments)
 	if err != nil {

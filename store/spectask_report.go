@@ -42,6 +42,11 @@ func (s *Store) ReportItem(ctx context.Context, actor, id string, seq int, outco
 		}
 		now := s.Now()
 		it.State, it.Summary, it.FinishedAt = domain.ItemDone, summary, &now
+		if outcome != domain.OutcomeBlocked {
+			if err := reportedByTx(tx, id, seq, actor); err != nil {
+				return err
+			}
+		}
 		if outcome == domain.OutcomeBlocked {
 			it.State = domain.ItemBlocked
 			run, err := handoutRun(tx, id, seq, actor)
@@ -51,9 +56,16 @@ func (s *Store) ReportItem(ctx context.Context, actor, id string, seq int, outco
 			if err := s.recordLessonTx(tx, id, it, lessonBlocked, actor, run, summary); err != nil {
 				return err
 			}
+			if err := s.judgeRunTx(tx, domain.RunOutcome{Activation: run, Outcome: domain.OutcomeFailed, Source: domain.SourceItem, By: actor,
+				Note: "item " + itemID(id, seq) + " blocked: " + summary}); err != nil {
+				return err
+			}
 		}
 		got = it
 		if err := saveItemTx(tx, id, it); err != nil {
+			return err
+		}
+		if err := s.itemMovedTx(tx, id, actor, it); err != nil {
 			return err
 		}
 		if outcome == domain.OutcomePartial {
@@ -122,6 +134,9 @@ func (s *Store) SyncChecklist(ctx context.Context, actor, id, progress string) (
 			if err := saveItemTx(tx, id, it); err != nil {
 				return err
 			}
+			if err := s.itemMovedTx(tx, id, actor, it); err != nil {
+				return err
+			}
 			if it.State == domain.ItemBlocked {
 				if err := s.recordLessonTx(tx, id, it, lessonBlocked, worker, "", it.Summary); err != nil {
 					return err
@@ -165,6 +180,9 @@ func (s *Store) endedRunTx(tx *gorm.DB, a domain.Activation) error {
 		if err := saveItemTx(tx, r.TaskID, it); err != nil {
 			return err
 		}
+		if err := s.itemMovedTx(tx, r.TaskID, "", it); err != nil {
+			return err
+		}
 		if err := s.recordLessonTx(tx, r.TaskID, it, kind, a.WorkerID, a.ID, words); err != nil {
 			return err
 		}
@@ -177,4 +195,52 @@ func (s *Store) endedRunTx(tx *gorm.DB, a domain.Activation) error {
 		}
 	}
 	return nil
+}
+
+// judgeItemsTx gives the runs that delivered a task's done items what the
+// reviewer made of the work: accepted (helped) or sent back (failed).
+func (s *Store) judgeItemsTx(tx *gorm.DB, row specTaskRow, reviewer string, accepted bool, comments string) error {
+	items, err := taskItems(tx, row.ID)
+	if err != nil {
+		return err
+	}
+	o, verdict := domain.OutcomeHelped, "accepted"
+	if !accepted {
+		o, verdict = domain.OutcomeFailed, "sent back"
+	}
+	for _, it := range items {
+		if it.State != domain.ItemDone || it.Worker == "" {
+			continue
+		}
+		var run string
+		if err := tx.Model(&itemRunRow{}).Where("task_id = ? AND seq = ?", row.ID, it.Seq).Pluck("run_id", &run).Error; err != nil {
+			return err
+		}
+		note := strings.TrimSpace(fmt.Sprintf("item %s %s by %s. %s", itemID(row.ID, it.Seq), verdict, reviewer, comments))
+		if err := s.judgeRunTx(tx, domain.RunOutcome{Activation: run, Outcome: o, Source: domain.SourceItem, By: reviewer, Note: note}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// itemRunRow is the run an item was delivered in: the reviewer's verdict
+// on the work is that run's outcome. It is kept apart from the item's
+// row, which a re-plan writes anew.
+type itemRunRow struct {
+	TaskID string `gorm:"primaryKey"`
+	Seq    int    `gorm:"primaryKey;autoIncrement:false"`
+	RunID  string `gorm:"not null"`
+}
+
+func (itemRunRow) TableName() string { return "spec_task_item_runs" }
+
+// reportedByTx notes the run an item was delivered in, if a run of worker
+// claimed its hand-out.
+func reportedByTx(tx *gorm.DB, task string, seq int, worker string) error {
+	run, err := handoutRun(tx, task, seq, worker)
+	if err != nil || run == "" {
+		return err
+	}
+	return tx.Save(&itemRunRow{TaskID: task, Seq: seq, RunID: run}).Error
 }

@@ -135,7 +135,10 @@ func (s *Store) handoutTx(tx *gorm.DB, row specTaskRow, items []domain.TaskItem,
 	}
 	r := itemRow(row.ID, it)
 	r.HandoutSeq = ev.Seq
-	return tx.Save(&r).Error
+	if err := tx.Save(&r).Error; err != nil {
+		return err
+	}
+	return s.itemMovedTx(tx, row.ID, "", it)
 }
 
 // stallTx handles a task with items left and none ready: the planner is
@@ -199,7 +202,10 @@ func (s *Store) ClaimItem(ctx context.Context, actor, id string, seq int) (domai
 		now := s.Now()
 		it.State, it.Worker, it.Handouts, it.StartedAt = domain.ItemInProgress, actor, it.Handouts+1, &now
 		got = it
-		return saveItemTx(tx, id, it)
+		if err := saveItemTx(tx, id, it); err != nil {
+			return err
+		}
+		return s.itemMovedTx(tx, id, actor, it)
 	})
 	if err != nil {
 		return domain.TaskItem{}, fmt.Errorf("claim item %s: %w", itemID(id, seq), err)

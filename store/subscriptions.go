@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -107,7 +106,7 @@ func checkMembership(az *authz, actor, stream, worker string) error {
 	if actor == "" || actor == worker {
 		return nil
 	}
-	if strings.HasPrefix(stream, domain.DMStreamPrefix) {
+	if domain.IsDM(stream) {
 		return domain.Forbidden("%s is a direct-message stream; only its members join or leave it, each for itself", stream)
 	}
 	return az.manages(actor, worker)

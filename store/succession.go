@@ -2,16 +2,11 @@ package store
 
 import (
 	"errors"
-	"strings"
 
 	"gorm.io/gorm"
 
 	"github.com/helixml/helix-org/domain"
 )
-
-// personalStreamPrefixes are streams that belong to one worker, not to its
-// position: a successor never inherits them.
-var personalStreamPrefixes = []string{domain.DMStreamPrefix, domain.ActivationStreamPrefix, domain.InboxStreamPrefix, ContactStreamPrefix}
 
 // succeed subscribes a new hire to the streams the position's last
 // dismissed worker followed (its DMs, logs, inbox and contact channel
@@ -46,11 +41,9 @@ func (s *Store) succeed(tx *gorm.DB, actor, worker, position string) error {
 	return nil
 }
 
+// personal streams belong to one worker, not to its position: a
+// successor never inherits them.
 func personal(stream string) bool {
-	for _, p := range personalStreamPrefixes {
-		if strings.HasPrefix(stream, p) {
-			return true
-		}
-	}
-	return false
+	kind, _ := domain.StreamKindOf(stream)
+	return kind != domain.StreamShared && kind != domain.StreamTask
 }

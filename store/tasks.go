@@ -51,13 +51,7 @@ func (s *Store) CreateTask(ctx context.Context, worker, tool string, ttl time.Du
 	now := s.Now()
 	row := taskRow{ID: "task-" + domain.RandomSlug(16), WorkerID: worker, Tool: tool, Status: TaskWorking,
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(ttl)}
-	err := s.write(ctx, func(tx *gorm.DB) error {
-		if err := tx.Where("expires_at <= ?", now).Delete(&taskRow{}).Error; err != nil {
-			return err
-		}
-		return tx.Create(&row).Error
-	})
-	if err != nil {
+	if err := s.putKept(ctx, &taskRow{}, &row, now); err != nil {
 		return Task{}, fmt.Errorf("create task for %s: %w", tool, err)
 	}
 	return row.toTask(), nil
@@ -86,12 +80,8 @@ func (s *Store) EndTask(ctx context.Context, id, status, message string, result 
 // GetTask returns one of worker's tasks; another worker's is not found.
 func (s *Store) GetTask(ctx context.Context, worker, id string) (Task, error) {
 	var row taskRow
-	err := s.db.WithContext(ctx).Where("id = ? AND worker_id = ? AND expires_at > ?", id, worker, s.Now()).Take(&row).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return Task{}, domain.NotFound("task", id)
-	}
-	if err != nil {
-		return Task{}, fmt.Errorf("read task %s: %w", id, err)
+	if err := s.getKept(ctx, &row, "task", worker, id); err != nil {
+		return Task{}, err
 	}
 	return row.toTask(), nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -93,7 +92,7 @@ func (r activationRow) toDomain() domain.Activation {
 // transaction (a transactional outbox): one per subscribed, active AI
 // worker other than the publisher. Activation logs never wake anyone.
 func (s *Store) enqueueTriggers(tx *gorm.DB, ev domain.Event) error {
-	if strings.HasPrefix(ev.StreamID, domain.ActivationStreamPrefix) {
+	if kind, _ := domain.StreamKindOf(ev.StreamID); kind == domain.StreamActivations {
 		return nil
 	}
 	rows, err := s.queryFixed(tx, subscribedAISQL, ev.StreamID, string(domain.WorkerAI), ev.Source)
@@ -314,7 +313,8 @@ func (s *Store) StartActivation(ctx context.Context, id string, p domain.AgentPr
 // pending so the next start runs them again (at-least-once). It is
 // idempotent: an activation already ended (cancelled, reaped, finished)
 // keeps its first outcome and nothing is written.
-// The run's result credits the insights it cited as utilized (creditRunTx).
+// The run's end, unless a stronger word on it came first, credits the
+// insights it cited as utilized (finishRunTx).
 func (s *Store) FinishActivation(ctx context.Context, a domain.Activation, exitLog domain.Event) error {
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		if closed, err := s.closeActivation(tx, a, exitLog); err != nil || !closed {
@@ -326,7 +326,7 @@ func (s *Store) FinishActivation(ctx context.Context, a domain.Activation, exitL
 		if err := s.unreadSteeringTx(tx, a); err != nil {
 			return err
 		}
-		if _, err := creditRunTx(tx, a); err != nil {
+		if err := s.finishRunTx(tx, a); err != nil {
 			return err
 		}
 		next := triggerDone

@@ -15,14 +15,16 @@ func TestConsolidateInsights(t *testing.T) {
 				withInsight(t, f, "w-owner", map[string]any{"trigger": "payments module blocked builder", "resolution": "ask finance for the sandbox key"})
 				f.clock.Advance(time.Minute)
 				withInsight(t, f, "w-owner", map[string]any{"trigger": "payments module blocked the builder", "resolution": "ask finance for a sandbox key"})
-				bad := withInsight(t, f, "w-owner", map[string]any{"trigger": "flaky tests", "resolution": "rerun them"})
-				for range 3 {
-					mustCall[insightFeedbackOut](t, f.env, "insight_feedback", map[string]any{"ids": []string{bad.ID}, "outcome": "failed"})
+				bad := withInsight(t, f, "w-owner", map[string]any{"trigger": "flaky tests", "resolution": "rerun them", "scope": "org"})
+				// The owner's vote counts twice and Maya's once: three
+				// outcomes' worth, from two people.
+				for _, person := range []string{"w-owner", "w-maya"} {
+					mustCall[insightFeedbackOut](t, f.as(person), "insight_feedback", map[string]any{"ids": []string{bad.ID}, "outcome": "failed"})
 				}
 			},
 			want: consolidateInsightsOut{Proposals: []proposalOut{
 				{Kind: "merge", Why: "100% of their terms overlap"},
-				{Kind: "prune", Why: "effectiveness 0.20 after 0 helped, 3 failed"},
+				{Kind: "prune", Why: "effectiveness 0.21 after 0 helped, 2 failed"},
 			}},
 			check: func(t *testing.T, f fixture, got consolidateInsightsOut) {
 				if n := len(mustCall[listInsightsOut](t, f.env, "list_insights", nil).Insights); n != 3 {

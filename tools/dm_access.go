@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"strings"
 
 	"github.com/helixml/helix-org/domain"
 )
@@ -11,7 +10,7 @@ import (
 // written, and its members listed, only by its two members, whatever tools
 // a worker holds or where it sits in the chart.
 func checkDMAccess(ctx context.Context, env *Env, stream string) error {
-	if !strings.HasPrefix(stream, domain.DMStreamPrefix) {
+	if !domain.IsDM(stream) {
 		return nil
 	}
 	return env.Store.CheckReads(ctx, env.Caller, stream)

@@ -8,7 +8,8 @@ import (
 
 type insightFeedbackIn struct {
 	IDs     []string `json:"ids" jsonschema:"the insights (i-…) the feedback is about"`
-	Outcome string   `json:"outcome" jsonschema:"utilized: your run used them; helped or failed: how they did"`
+	Outcome string   `json:"outcome" jsonschema:"in a run: utilized (your run used them; how the run ends, or what its work becomes, credits them). Outside a run a person votes helped or failed"`
+	Note    string   `json:"note,omitempty" jsonschema:"why, for a person's vote outside a run; kept in the insight's history"`
 }
 
 // countsOut is an insight's counters after feedback.
@@ -26,9 +27,9 @@ type insightFeedbackOut struct {
 }
 
 func insightFeedback() Tool {
-	return define("insight_feedback", "Report insights your run utilized, or that helped or failed.",
+	return define("insight_feedback", "Cite the insights your run utilized (the run's outcome credits them); outside a run, a person votes that an insight helped or failed (one vote each).",
 		func(ctx context.Context, env *Env, in insightFeedbackIn) (insightFeedbackOut, error) {
-			if err := env.Store.InsightFeedback(ctx, env.Caller, env.ActivationID, in.IDs, domain.InsightOutcome(in.Outcome)); err != nil {
+			if err := env.Store.InsightFeedback(ctx, env.Caller, env.ActivationID, in.IDs, domain.InsightOutcome(in.Outcome), in.Note); err != nil {
 				return insightFeedbackOut{}, err
 			}
 			out := insightFeedbackOut{Insights: []countsOut{}}

@@ -38,6 +38,17 @@ type insightOut struct {
 	Untrusted  bool   `json:"untrusted,omitempty"`
 	Origin     string `json:"origin,omitempty"`
 	EndorsedBy string `json:"endorsedBy,omitempty"`
+	// Votes are people's votes on this version, listed with its history.
+	Votes []voteOut `json:"votes,omitempty"`
+}
+
+// voteOut is one person's vote on an insight outside a run.
+type voteOut struct {
+	Voter   string    `json:"voter"`
+	Outcome string    `json:"outcome"`
+	Weight  float64   `json:"weight" jsonschema:"2 for a person above the insight's scope (the owner for the org's), else 1"`
+	Note    string    `json:"note,omitempty"`
+	At      time.Time `json:"at"`
 }
 
 func insightOf(in domain.Insight) insightOut {

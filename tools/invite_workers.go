@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"slices"
-	"strings"
 
 	"github.com/helixml/helix-org/domain"
 )
@@ -29,7 +28,7 @@ func inviteWorkers() Tool {
 				return inviteWorkersOut{}, domain.Required("workers")
 			}
 			ws := dedupe(in.Workers)
-			if strings.HasPrefix(in.Stream, domain.DMStreamPrefix) {
+			if domain.IsDM(in.Stream) {
 				return inviteWorkersOut{}, domain.Invalid("stream", "%s is a direct-message stream; its two members join it, each for itself with subscribe (use dm to talk to a worker)", in.Stream)
 			}
 			added, err := env.Store.Subscribe(ctx, env.Caller, in.Stream, ws...)

@@ -21,7 +21,7 @@ type listInsightsOut struct {
 }
 
 func listInsights() Tool {
-	return define("list_insights", "List the insights you may recall, filtered by scope, type or tag, or every version of one.",
+	return define("list_insights", "List the insights you may recall, filtered by scope, type or tag, or every version of one with the votes people gave it.",
 		func(ctx context.Context, env *Env, in listInsightsIn) (listInsightsOut, error) {
 			if in.Scope != "" {
 				if err := domain.InsightScope(in.Scope).Validate("scope"); err != nil {
@@ -38,11 +38,23 @@ func listInsights() Tool {
 			if err != nil {
 				return listInsightsOut{}, err
 			}
+			var votes []domain.InsightVote
+			if in.History != "" {
+				if votes, err = env.Store.InsightVotes(ctx, env.Caller, in.History); err != nil {
+					return listInsightsOut{}, err
+				}
+			}
 			out := listInsightsOut{Insights: []insightOut{}}
 			var label domain.Label
 			for _, x := range ins {
 				label = label.Join(x.Label)
-				out.Insights = append(out.Insights, insightOf(x))
+				o := insightOf(x)
+				for _, v := range votes {
+					if v.Insight == x.ID {
+						o.Votes = append(o.Votes, voteOut{Voter: v.Voter, Outcome: string(v.Outcome), Weight: v.Weight, Note: v.Note, At: v.At})
+					}
+				}
+				out.Insights = append(out.Insights, o)
 			}
 			return out, env.saw(ctx, label)
 		}, enum("scope", domain.InsightScopes), enum("type", domain.InsightTypes)).annotated("List insights", readOnly|idempotent)

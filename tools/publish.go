@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
@@ -75,12 +74,13 @@ func publishable(env *Env, st domain.Stream) error {
 	if err != nil {
 		return err
 	}
+	kind, _ := domain.StreamKindOf(st.ID)
 	switch {
 	case st.ID == domain.StreamOrg:
 		return domain.Invalid("stream", "%s is the org's audit trail; it is written by the system as the org changes", st.ID)
-	case strings.HasPrefix(st.ID, domain.ActivationStreamPrefix):
+	case kind == domain.StreamActivations:
 		return domain.Invalid("stream", "%s is an activation log; only the agent runtime writes to it", st.ID)
-	case strings.HasPrefix(st.ID, domain.InboxStreamPrefix):
+	case kind == domain.StreamInbox:
 		return domain.Invalid("stream", "%s is an inbox; only the system writes to it (approvals, incidents)", st.ID)
 	case !spec.Publish:
 		return domain.Invalid("stream", "%s is a %s stream, which takes no messages from workers: %s", st.ID, spec.Kind, spec.About)

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 
+	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
 )
@@ -48,11 +49,12 @@ func recall() Tool {
 			}
 			out := recallOut{Results: []recalledOut{}}
 			var label domain.Label
+			minRel := dispatch.ConstraintRelevance(ctx, env.Store)
 			for _, r := range res {
 				in := r.Insight
 				label = label.Join(in.Label)
 				out.Results = append(out.Results, recalledOut{ID: in.ID, Trigger: in.Trigger, Resolution: in.Resolution, Type: string(in.Type), Tags: in.Tags, Score: round3(r.Score), Relevance: round3(r.Relevance),
-					Effectiveness: round3(r.Effectiveness), Recency: round3(r.Recency), Use: string(r.Use()), Via: r.Via, ViaKind: string(r.ViaKind),
+					Effectiveness: round3(r.Effectiveness), Recency: round3(r.Recency), Use: string(r.Use(minRel)), Via: r.Via, ViaKind: string(r.ViaKind),
 					Untrusted: in.Quarantined(), Origin: in.Label.Origin})
 			}
 			return out, env.saw(ctx, label)

@@ -30,7 +30,7 @@ var All = sync.OnceValue(func() []Tool {
 		listApprovals(), decideApproval(),
 		createSpecTask(), listSpecTasks(), getSpecTask(), submitSpec(), reviewSpec(), claimItem(), reportItem(), cancelSpecTask(),
 		attachRepository(), detachRepository(), listRepositories(), openPullRequest(), mergePullRequest(),
-		storeInsight(), recall(), insightFeedback(), correctInsight(), endorseInsight(), listInsights(), linkInsights(), consolidateInsights(), learn(),
+		storeInsight(), recall(), insightFeedback(), rateActivation(), correctInsight(), endorseInsight(), listInsights(), linkInsights(), consolidateInsights(), learn(),
 	}
 })
 

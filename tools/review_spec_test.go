@@ -37,9 +37,9 @@ func TestReviewSpec(t *testing.T) {
 				}
 				wantStates := []string{"t-login: backlog → spec_generation", "t-login: spec_generation → spec_review",
 					"t-login: spec_review → spec_approved", "t-login: spec_approved → implementation_queued",
-					"t-login: implementation_queued → implementation"}
+					"t-login: implementation_queued → implementation", "t-login: item 1 in_progress (w-b1)", "t-login: item 2 in_progress (w-b2)"}
 				if diff := cmp.Diff(wantStates, states); diff != "" {
-					t.Errorf("transitions (-want +got):\n%s", diff)
+					t.Errorf("the task's stream (-want +got):\n%s", diff)
 				}
 			},
 		},

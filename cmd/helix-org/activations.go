@@ -34,24 +34,21 @@ totals per worker — what each worker has cost.`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if cfg.Worker != "" {
-				if _, err := st.GetWorker(cmd.Context(), cfg.Worker); err != nil {
+			return cfg.with(cmd.Context(), func(st *store.Store) error {
+				if cfg.Worker != "" {
+					if _, err := st.GetWorker(cmd.Context(), cfg.Worker); err != nil {
+						return err
+					}
+				}
+				acts, err := st.ListActivations(cmd.Context(), cfg.Worker)
+				if err != nil {
 					return err
 				}
-			}
-			acts, err := st.ListActivations(cmd.Context(), cfg.Worker)
-			if err != nil {
-				return err
-			}
-			if err := explainExits(cmd.Context(), st, acts); err != nil {
-				return err
-			}
-			return emit(cmd.OutOrStdout(), cfg.Output, activationsData(acts), func() error { return writeActivations(cmd.OutOrStdout(), acts) })
+				if err := explainExits(cmd.Context(), st, acts); err != nil {
+					return err
+				}
+				return emit(cmd.OutOrStdout(), cfg.Output, activationsData(acts), func() error { return writeActivations(cmd.OutOrStdout(), acts) })
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())

@@ -10,6 +10,7 @@ import (
 	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
 )
 
 type cancelConfig struct {
@@ -29,24 +30,21 @@ too) within a second.`,
 		Args:         cobra.ExactArgs(1),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			a, err := dispatch.CancelActivation(cmd.Context(), st, args[0], "", cfg.Drop)
-			if err != nil {
-				return err
-			}
-			if err := killHere(cmd.Context(), a); err != nil {
-				return fmt.Errorf("cancelled %s, but stopping its agent failed (the server stops it when running): %w", a.ID, err)
-			}
-			then := "its triggers are pending again"
-			if cfg.Drop {
-				then = "its triggers are dropped"
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Cancelled activation %s of %s; %s.\n", a.ID, a.WorkerID, then)
-			return nil
+			return cfg.with(cmd.Context(), func(st *store.Store) error {
+				a, err := dispatch.CancelActivation(cmd.Context(), st, args[0], "", cfg.Drop)
+				if err != nil {
+					return err
+				}
+				if err := killHere(cmd.Context(), a); err != nil {
+					return fmt.Errorf("cancelled %s, but stopping its agent failed (the server stops it when running): %w", a.ID, err)
+				}
+				then := "its triggers are pending again"
+				if cfg.Drop {
+					then = "its triggers are dropped"
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "Cancelled activation %s of %s; %s.\n", a.ID, a.WorkerID, then)
+				return nil
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/helixml/helix-org/dispatch"
+	"github.com/helixml/helix-org/store"
 )
 
 func newActivationsRetryCmd() *cobra.Command {
@@ -16,16 +17,13 @@ func newActivationsRetryCmd() *cobra.Command {
 		Args:         cobra.ExactArgs(1),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
+			return cfg.with(cmd.Context(), func(st *store.Store) error {
+				trigs, err := dispatch.RetryActivation(cmd.Context(), st, args[0])
+				for _, t := range trigs {
+					fmt.Fprintf(cmd.OutOrStdout(), "Pending again: trigger %d (%s, %s event %s on %s)\n", t.ID, t.WorkerID, t.Kind, t.EventID, t.StreamID)
+				}
 				return err
-			}
-			defer st.Close()
-			trigs, err := dispatch.RetryActivation(cmd.Context(), st, args[0])
-			for _, t := range trigs {
-				fmt.Fprintf(cmd.OutOrStdout(), "Pending again: trigger %d (%s, %s event %s on %s)\n", t.ID, t.WorkerID, t.Kind, t.EventID, t.StreamID)
-			}
-			return err
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())

@@ -49,28 +49,25 @@ kept for audit.retention (720h by default).`,
 			if cfg.Limit < 0 {
 				return fmt.Errorf("--limit: must be 0 (the default, %d) or more; got %d", store.DefaultCallLimit, cfg.Limit)
 			}
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if cfg.Worker != "" {
-				// A dismissed worker's calls are still listed; a typo is an error.
-				if _, err := st.GetWorker(cmd.Context(), cfg.Worker); err != nil {
-					return fmt.Errorf("--worker: %w", err)
+			return cfg.with(cmd.Context(), func(st *store.Store) error {
+				if cfg.Worker != "" {
+					// A dismissed worker's calls are still listed; a typo is an error.
+					if _, err := st.GetWorker(cmd.Context(), cfg.Worker); err != nil {
+						return fmt.Errorf("--worker: %w", err)
+					}
 				}
-			}
-			calls, err := st.ListCalls(cmd.Context(), f)
-			if err != nil {
-				return err
-			}
-			if cfg.Output == outCSV {
-				return writeCallsCSV(cmd.OutOrStdout(), calls)
-			}
-			if calls == nil {
-				calls = []domain.ToolCall{}
-			}
-			return emit(cmd.OutOrStdout(), cfg.Output, map[string]any{"calls": calls}, func() error { return writeCalls(cmd.OutOrStdout(), calls) })
+				calls, err := st.ListCalls(cmd.Context(), f)
+				if err != nil {
+					return err
+				}
+				if cfg.Output == outCSV {
+					return writeCallsCSV(cmd.OutOrStdout(), calls)
+				}
+				if calls == nil {
+					calls = []domain.ToolCall{}
+				}
+				return emit(cmd.OutOrStdout(), cfg.Output, map[string]any{"calls": calls}, func() error { return writeCalls(cmd.OutOrStdout(), calls) })
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())

@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/helixml/helix-org/store"
 )
 
 func newBackupCmd() *cobra.Command {
@@ -29,27 +31,24 @@ database and its key file (or pointing --db and --key-file at them).`,
 			if _, err := os.Stat(dst + ".key"); err == nil {
 				return fmt.Errorf("back up to %s: %s.key exists; choose a new name", dst, dst)
 			}
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if err := st.Backup(cmd.Context(), dst); err != nil {
-				return err
-			}
-			key, err := os.ReadFile(st.KeyFile())
-			if errors.Is(err, fs.ErrNotExist) {
-				fmt.Fprintf(cmd.OutOrStdout(), "backed up %s to %s (no key file at %s: nothing secret has been set)\n", st.Path(), dst, st.KeyFile())
+			return cfg.with(cmd.Context(), func(st *store.Store) error {
+				if err := st.Backup(cmd.Context(), dst); err != nil {
+					return err
+				}
+				key, err := os.ReadFile(st.KeyFile())
+				if errors.Is(err, fs.ErrNotExist) {
+					fmt.Fprintf(cmd.OutOrStdout(), "backed up %s to %s (no key file at %s: nothing secret has been set)\n", st.Path(), dst, st.KeyFile())
+					return nil
+				}
+				if err == nil {
+					err = writeNew(dst+".key", key)
+				}
+				if err != nil {
+					return fmt.Errorf("copy the key file: %w (the database copy %s is complete, but useless for secrets without it)", err, dst)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "backed up %s to %s, and its key file to %s.key\n", st.Path(), dst, dst)
 				return nil
-			}
-			if err == nil {
-				err = writeNew(dst+".key", key)
-			}
-			if err != nil {
-				return fmt.Errorf("copy the key file: %w (the database copy %s is complete, but useless for secrets without it)", err, dst)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "backed up %s to %s, and its key file to %s.key\n", st.Path(), dst, dst)
-			return nil
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())

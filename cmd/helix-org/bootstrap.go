@@ -45,12 +45,9 @@ sign-in link, and mint no token: the one you have keeps working. Mint
 another with --new-token (optionally --ttl), or helix-org token create.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			return runBootstrap(cmd.Context(), st, cmd.OutOrStdout(), cfg.URL, cfg.Opts)
+			return cfg.with(cmd.Context(), func(st *store.Store) error {
+				return runBootstrap(cmd.Context(), st, cmd.OutOrStdout(), cfg.URL, cfg.Opts)
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())

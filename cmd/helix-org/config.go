@@ -85,24 +85,21 @@ func newConfigSetCmd() *cobra.Command {
 			if err := spec.Check(value); err != nil {
 				return err
 			}
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if err := st.SetSetting(cmd.Context(), spec, value); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s = %s\n", spec.Key, shown(spec, value, false))
-			if spec.Key == agent.SandboxSetting.Key && value == agent.SandboxOff {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: with %s %s the host runtimes (claude, codex, gemini, opencode, command, builtin) run agents as the server's user, "+
-					"able to read the database, its key file, every worker's directory and other runs' tokens; every such run is warned about.\n",
-					agent.SandboxSetting.Key, agent.SandboxOff)
-			}
-			if spec.Key == agent.BashSetting.Key || spec.Key == agent.RuntimeSetting.Key || spec.Key == agent.SandboxSetting.Key {
-				warnHostShell(cmd.Context(), cmd.ErrOrStderr(), st)
-			}
-			return nil
+			return cfg.with(cmd.Context(), func(st *store.Store) error {
+				if err := st.SetSetting(cmd.Context(), spec, value); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s = %s\n", spec.Key, shown(spec, value, false))
+				if spec.Key == agent.SandboxSetting.Key && value == agent.SandboxOff {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: with %s %s the host runtimes (claude, codex, gemini, opencode, command, builtin) run agents as the server's user, "+
+						"able to read the database, its key file, every worker's directory and other runs' tokens; every such run is warned about.\n",
+						agent.SandboxSetting.Key, agent.SandboxOff)
+				}
+				if spec.Key == agent.BashSetting.Key || spec.Key == agent.RuntimeSetting.Key || spec.Key == agent.SandboxSetting.Key {
+					warnHostShell(cmd.Context(), cmd.ErrOrStderr(), st)
+				}
+				return nil
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())
@@ -166,6 +163,15 @@ func configValues(cmd *cobra.Command, args []string, toComplete string) ([]cobra
 	return matching(values, toComplete), cobra.ShellCompDirectiveNoFileComp
 }
 
+// withSetting opens the database for a command on one config key.
+func (c *configConfig) withSetting(ctx context.Context, key string, run func(*store.Store, domain.SettingSpec) error) error {
+	spec, err := settings().Lookup(key)
+	if err != nil {
+		return err
+	}
+	return c.with(ctx, func(st *store.Store) error { return run(st, spec) })
+}
+
 func newConfigGetCmd() *cobra.Command {
 	var cfg configConfig
 	cmd := &cobra.Command{
@@ -174,28 +180,21 @@ func newConfigGetCmd() *cobra.Command {
 		Args:         cobra.ExactArgs(1),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			spec, err := settings().Lookup(args[0])
-			if err != nil {
-				return err
-			}
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			value, ok, err := st.Setting(cmd.Context(), spec.Key)
-			if err != nil {
-				return err
-			}
-			return emit(cmd.OutOrStdout(), cfg.Output, viewOf(spec, value, ok, cfg.RevealSecrets), func() error {
-				if !ok {
-					// The note goes to stderr so $(helix-org config get …) is
-					// still just the value.
-					value = spec.Default
-					fmt.Fprintf(cmd.ErrOrStderr(), "%s is not set; showing its default\n", spec.Key)
+			return cfg.withSetting(cmd.Context(), args[0], func(st *store.Store, spec domain.SettingSpec) error {
+				value, ok, err := st.Setting(cmd.Context(), spec.Key)
+				if err != nil {
+					return err
 				}
-				_, err := fmt.Fprintln(cmd.OutOrStdout(), shown(spec, value, cfg.RevealSecrets))
-				return err
+				return emit(cmd.OutOrStdout(), cfg.Output, viewOf(spec, value, ok, cfg.RevealSecrets), func() error {
+					if !ok {
+						// The note goes to stderr so $(helix-org config get …) is
+						// still just the value.
+						value = spec.Default
+						fmt.Fprintf(cmd.ErrOrStderr(), "%s is not set; showing its default\n", spec.Key)
+					}
+					_, err := fmt.Fprintln(cmd.OutOrStdout(), shown(spec, value, cfg.RevealSecrets))
+					return err
+				})
 			})
 		},
 	}
@@ -214,33 +213,30 @@ func newConfigListCmd() *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			specs := slices.SortedFunc(slices.Values(settings()), func(a, b domain.SettingSpec) int { return strings.Compare(a.Key, b.Key) })
-			if cfg.Output == outJSON || cfg.Output == outYAML {
-				views := make([]settingView, len(specs))
-				for i, spec := range specs {
+			return cfg.with(cmd.Context(), func(st *store.Store) error {
+				specs := slices.SortedFunc(slices.Values(settings()), func(a, b domain.SettingSpec) int { return strings.Compare(a.Key, b.Key) })
+				if cfg.Output == outJSON || cfg.Output == outYAML {
+					views := make([]settingView, len(specs))
+					for i, spec := range specs {
+						value, ok, err := st.Setting(cmd.Context(), spec.Key)
+						if err != nil {
+							return err
+						}
+						views[i] = viewOf(spec, value, ok, cfg.RevealSecrets)
+					}
+					return emit(cmd.OutOrStdout(), cfg.Output, map[string]any{"settings": views}, nil)
+				}
+				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "KEY\tVALUE\tTYPE\tDESCRIPTION")
+				for _, spec := range specs {
 					value, ok, err := st.Setting(cmd.Context(), spec.Key)
 					if err != nil {
 						return err
 					}
-					views[i] = viewOf(spec, value, ok, cfg.RevealSecrets)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.Key, listValue(spec, value, ok, cfg.RevealSecrets), spec.Type, spec.Description)
 				}
-				return emit(cmd.OutOrStdout(), cfg.Output, map[string]any{"settings": views}, nil)
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "KEY\tVALUE\tTYPE\tDESCRIPTION")
-			for _, spec := range specs {
-				value, ok, err := st.Setting(cmd.Context(), spec.Key)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.Key, listValue(spec, value, ok, cfg.RevealSecrets), spec.Type, spec.Description)
-			}
-			return tw.Flush()
+				return tw.Flush()
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())
@@ -292,20 +288,13 @@ func newConfigDeleteCmd() *cobra.Command {
 		Args:         cobra.ExactArgs(1),
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			spec, err := settings().Lookup(args[0])
-			if err != nil {
-				return err
-			}
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if err := st.DeleteSetting(cmd.Context(), spec.Key); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "deleted %s; the default (%s) applies again\n", spec.Key, defaultText(spec))
-			return nil
+			return cfg.withSetting(cmd.Context(), args[0], func(st *store.Store, spec domain.SettingSpec) error {
+				if err := st.DeleteSetting(cmd.Context(), spec.Key); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "deleted %s; the default (%s) applies again\n", spec.Key, defaultText(spec))
+				return nil
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())

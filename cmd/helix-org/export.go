@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/store/orgdir"
 )
 
@@ -21,23 +22,20 @@ live in git and be diffed. README.txt describes the files and lists the
 secrets left out; helix-org import reads the directory back.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			rep, err := orgdir.Export(cmd.Context(), st, args[0], settings())
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "exported the org to %s\n", args[0])
-			if len(rep.Secrets) > 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "secrets left out (see %s/README.txt):\n", args[0])
-				for _, s := range rep.Secrets {
-					fmt.Fprintf(cmd.OutOrStdout(), "  - %s\n", s)
+			return cfg.with(cmd.Context(), func(st *store.Store) error {
+				rep, err := orgdir.Export(cmd.Context(), st, args[0], settings())
+				if err != nil {
+					return err
 				}
-			}
-			return nil
+				fmt.Fprintf(cmd.OutOrStdout(), "exported the org to %s\n", args[0])
+				if len(rep.Secrets) > 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "secrets left out (see %s/README.txt):\n", args[0])
+					for _, s := range rep.Secrets {
+						fmt.Fprintf(cmd.OutOrStdout(), "  - %s\n", s)
+					}
+				}
+				return nil
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())

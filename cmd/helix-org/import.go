@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/store/orgdir"
 	"github.com/helixml/helix-org/tools"
 )
@@ -56,30 +57,27 @@ OCI runtime, environment and host binaries) are refused unless
 					return fmt.Errorf("read secrets: %s is not a JSON object of streams and config: %w", cfg.Secrets, err)
 				}
 			}
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			rep, err := orgdir.Import(cmd.Context(), st, args[0], orgdir.ImportOptions{Settings: settings(), Secrets: secrets,
-				WithoutStreamSecrets: cfg.WithoutStreamSecrets, Tools: tools.Names(), AllowExecSettings: cfg.AllowExecSettings})
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "imported %s into %s:", args[0], st.Path())
-			for _, k := range slices.Sorted(maps.Keys(rep.Counts)) {
-				fmt.Fprintf(out, " %d %s,", rep.Counts[k], k)
-			}
-			fmt.Fprintln(out, " recorded on s-org")
-			if len(rep.Secrets) > 0 {
-				fmt.Fprintln(out, "still to be set (secrets are never exported):")
-				for _, s := range rep.Secrets {
-					fmt.Fprintf(out, "  - %s\n", s)
+			return cfg.with(cmd.Context(), func(st *store.Store) error {
+				rep, err := orgdir.Import(cmd.Context(), st, args[0], orgdir.ImportOptions{Settings: settings(), Secrets: secrets,
+					WithoutStreamSecrets: cfg.WithoutStreamSecrets, Tools: tools.Names(), AllowExecSettings: cfg.AllowExecSettings})
+				if err != nil {
+					return err
 				}
-				fmt.Fprintln(out, "set a config secret with: helix-org config set <key> -")
-			}
-			return nil
+				out := cmd.OutOrStdout()
+				fmt.Fprintf(out, "imported %s into %s:", args[0], st.Path())
+				for _, k := range slices.Sorted(maps.Keys(rep.Counts)) {
+					fmt.Fprintf(out, " %d %s,", rep.Counts[k], k)
+				}
+				fmt.Fprintln(out, " recorded on s-org")
+				if len(rep.Secrets) > 0 {
+					fmt.Fprintln(out, "still to be set (secrets are never exported):")
+					for _, s := range rep.Secrets {
+						fmt.Fprintf(out, "  - %s\n", s)
+					}
+					fmt.Fprintln(out, "set a config secret with: helix-org config set <key> -")
+				}
+				return nil
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())

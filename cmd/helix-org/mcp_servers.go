@@ -80,26 +80,23 @@ command line, and stored encrypted; agents never see it. It is one of
 			if err != nil {
 				return err
 			}
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if _, err := st.AddMCPServer(cmd.Context(), "", srv, auth); err != nil {
-				return err
-			}
-			g := newGateway(cmd.Context(), st, agent.CheckSandbox(cmd.Context(), ""), cfg.EnvsDir, nil)
-			defer g.Close()
-			added, err := g.Refresh(cmd.Context(), srv.Name)
-			if err != nil {
-				fmt.Fprintf(cmd.OutOrStdout(), "added %s, unhealthy: %v (calls try again)\n", added.Name, err)
+			return cfg.with(cmd.Context(), func(st *store.Store) error {
+				if _, err := st.AddMCPServer(cmd.Context(), "", srv, auth); err != nil {
+					return err
+				}
+				g := newGateway(cmd.Context(), st, agent.CheckSandbox(cmd.Context(), ""), cfg.EnvsDir, nil)
+				defer g.Close()
+				added, err := g.Refresh(cmd.Context(), srv.Name)
+				if err != nil {
+					fmt.Fprintf(cmd.OutOrStdout(), "added %s, unhealthy: %v (calls try again)\n", added.Name, err)
+					return nil
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "added %s: %d tools\n", added.Name, len(added.Tools))
+				for _, t := range added.Tools {
+					fmt.Fprintf(cmd.OutOrStdout(), "  %s\n", t.ToolName())
+				}
 				return nil
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "added %s: %d tools\n", added.Name, len(added.Tools))
-			for _, t := range added.Tools {
-				fmt.Fprintf(cmd.OutOrStdout(), "  %s\n", t.ToolName())
-			}
-			return nil
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())
@@ -165,25 +162,22 @@ func newMCPServersListCmd() *cobra.Command {
 		Short: "List outside MCP servers: transport, health and tool count",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			servers, err := st.ListMCPServers(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if servers == nil {
-				servers = []domain.MCPServer{}
-			}
-			return emit(cmd.OutOrStdout(), output, map[string]any{"servers": servers}, func() error {
-				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "NAME\tTRANSPORT\tHEALTHY\tTOOLS\tAUTH\tTRUSTED\tERROR")
-				for _, s := range servers {
-					fmt.Fprintf(tw, "%s\t%s\t%t\t%d\t%s\t%t\t%s\n", s.Name, s.Transport, s.Healthy, len(s.Tools), orDash(s.AuthType), s.Trusted, orDash(s.Error))
+			return cfg.with(cmd.Context(), func(st *store.Store) error {
+				servers, err := st.ListMCPServers(cmd.Context())
+				if err != nil {
+					return err
 				}
-				return tw.Flush()
+				if servers == nil {
+					servers = []domain.MCPServer{}
+				}
+				return emit(cmd.OutOrStdout(), output, map[string]any{"servers": servers}, func() error {
+					tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+					fmt.Fprintln(tw, "NAME\tTRANSPORT\tHEALTHY\tTOOLS\tAUTH\tTRUSTED\tERROR")
+					for _, s := range servers {
+						fmt.Fprintf(tw, "%s\t%s\t%t\t%d\t%s\t%t\t%s\n", s.Name, s.Transport, s.Healthy, len(s.Tools), orDash(s.AuthType), s.Trusted, orDash(s.Error))
+					}
+					return tw.Flush()
+				})
 			})
 		},
 	}
@@ -199,16 +193,13 @@ func newMCPServersRemoveCmd() *cobra.Command {
 		Short: "Remove an outside MCP server, its credential and every grant of its tools",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if err := st.RemoveMCPServer(cmd.Context(), "", args[0]); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", args[0])
-			return nil
+			return cfg.with(cmd.Context(), func(st *store.Store) error {
+				if err := st.RemoveMCPServer(cmd.Context(), "", args[0]); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", args[0])
+				return nil
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())

@@ -69,6 +69,16 @@ func (f *dbFlags) open(ctx context.Context) (*store.Store, error) {
 	return store.Open(ctx, f.DB, store.Options{KeyFile: f.KeyFile, Transports: transports.Specs()})
 }
 
+// with opens the database for one command's run and closes it after.
+func (f *dbFlags) with(ctx context.Context, run func(*store.Store) error) error {
+	st, err := f.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return run(st)
+}
+
 func envOr(key, def string) string {
 	if v := os.Getenv(key); v != "" {
 		return v
@@ -91,7 +101,7 @@ func newRootCmd() *cobra.Command {
 		Version:       version,
 	}
 	root.SetVersionTemplate("helix-org {{.Version}}\n")
-	root.AddCommand(newServeCmd(), newChatCmd(), newBootstrapCmd(), newTokenCmd(), newConfigCmd(), newVersionCmd(), newAgentCmd(), newActivationsCmd(), newAuditCmd(), newTriggersCmd(), newSpendCmd(), newTasksCmd())
+	root.AddCommand(newServeCmd(), newChatCmd(), newBootstrapCmd(), newTokenCmd(), newConfigCmd(), newVersionCmd(), newAgentCmd(), newActivationsCmd(), newAuditCmd(), newTriggersCmd(), newSpendCmd(), newTasksCmd(), newInsightsCmd())
 	root.AddCommand(newCallCmd(), newToolsCmd(), newMCPServersCmd(), newBackupCmd(), newExportCmd(), newImportCmd(), newSlackCmd())
 	return root
 }

@@ -40,20 +40,17 @@ or all; or --since and --until (RFC 3339, or a date such as 2026-03-01).`,
 			if cmd.Flags().Changed("period") && (cfg.Since != "" || cfg.Until != "") {
 				return fmt.Errorf("give --period or --since/--until, not both")
 			}
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			since, until, err := cfg.period(st.Now())
-			if err != nil {
-				return err
-			}
-			rep, err := st.Spend(cmd.Context(), since, until)
-			if err != nil {
-				return err
-			}
-			return emit(cmd.OutOrStdout(), cfg.Output, spendData(rep), func() error { return writeSpend(cmd.OutOrStdout(), rep) })
+			return cfg.with(cmd.Context(), func(st *store.Store) error {
+				since, until, err := cfg.period(st.Now())
+				if err != nil {
+					return err
+				}
+				rep, err := st.Spend(cmd.Context(), since, until)
+				if err != nil {
+					return err
+				}
+				return emit(cmd.OutOrStdout(), cfg.Output, spendData(rep), func() error { return writeSpend(cmd.OutOrStdout(), rep) })
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())

@@ -25,24 +25,21 @@ items done out of all, and for each builder at work its item and for how long.`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			tasks, err := st.ListSpecTasks(cmd.Context())
-			if err != nil {
-				return err
-			}
-			views := make([]store.SpecTaskView, 0, len(tasks))
-			for _, t := range tasks {
-				v, err := st.GetSpecTask(cmd.Context(), t.ID)
+			return cfg.with(cmd.Context(), func(st *store.Store) error {
+				tasks, err := st.ListSpecTasks(cmd.Context())
 				if err != nil {
 					return err
 				}
-				views = append(views, v)
-			}
-			return emit(cmd.OutOrStdout(), cfg.Output, map[string]any{"tasks": views}, func() error { return writeTasks(cmd.OutOrStdout(), tasks, views) })
+				views := make([]store.SpecTaskView, 0, len(tasks))
+				for _, t := range tasks {
+					v, err := st.GetSpecTask(cmd.Context(), t.ID)
+					if err != nil {
+						return err
+					}
+					views = append(views, v)
+				}
+				return emit(cmd.OutOrStdout(), cfg.Output, map[string]any{"tasks": views}, func() error { return writeTasks(cmd.OutOrStdout(), tasks, views) })
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())

@@ -29,30 +29,27 @@ func newTokenCreateCmd() *cobra.Command {
 		Short: "Mint a bearer token for a worker by opening the database directly (operator only)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			w, err := st.GetWorker(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if !w.Active() {
-				return fmt.Errorf("worker %s has been dismissed", w.ID)
-			}
-			tok, err := st.CreateToken(cmd.Context(), store.TokenSpec{WorkerID: w.ID, Kind: store.TokenOperator, TTL: cfg.TTL, Label: "token create"})
-			if err != nil {
-				return err
-			}
-			link := ""
-			if w.Kind == domain.WorkerHuman {
-				if link, err = signInLink(cmd.Context(), st, cfg.URL, tok); err != nil {
+			return cfg.with(cmd.Context(), func(st *store.Store) error {
+				w, err := st.GetWorker(cmd.Context(), args[0])
+				if err != nil {
 					return err
 				}
-			}
-			printConnect(cmd.OutOrStdout(), cfg.URL, w.ID, tok, link)
-			return nil
+				if !w.Active() {
+					return fmt.Errorf("worker %s has been dismissed", w.ID)
+				}
+				tok, err := st.CreateToken(cmd.Context(), store.TokenSpec{WorkerID: w.ID, Kind: store.TokenOperator, TTL: cfg.TTL, Label: "token create"})
+				if err != nil {
+					return err
+				}
+				link := ""
+				if w.Kind == domain.WorkerHuman {
+					if link, err = signInLink(cmd.Context(), st, cfg.URL, tok); err != nil {
+						return err
+					}
+				}
+				printConnect(cmd.OutOrStdout(), cfg.URL, w.ID, tok, link)
+				return nil
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())

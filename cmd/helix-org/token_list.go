@@ -30,19 +30,16 @@ when it expires and when it was last used (recorded at most once a minute).
 Revoke one with helix-org token revoke <id>.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			toks, err := st.ListTokens(cmd.Context(), store.TokenQuery{Worker: cfg.Worker, All: cfg.All})
-			if err != nil {
-				return err
-			}
-			if toks == nil {
-				toks = []store.Token{}
-			}
-			return emit(cmd.OutOrStdout(), cfg.Output, map[string]any{"tokens": toks}, func() error { return writeTokens(cmd.OutOrStdout(), toks) })
+			return cfg.with(cmd.Context(), func(st *store.Store) error {
+				toks, err := st.ListTokens(cmd.Context(), store.TokenQuery{Worker: cfg.Worker, All: cfg.All})
+				if err != nil {
+					return err
+				}
+				if toks == nil {
+					toks = []store.Token{}
+				}
+				return emit(cmd.OutOrStdout(), cfg.Output, map[string]any{"tokens": toks}, func() error { return writeTokens(cmd.OutOrStdout(), toks) })
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())

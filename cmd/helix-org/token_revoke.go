@@ -31,19 +31,16 @@ included: a running activation loses its endpoint).`,
 			if (sel.ID == "") == (sel.Worker == "") {
 				return fmt.Errorf("name a token id (see helix-org token list) or --worker <worker>, not both")
 			}
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			toks, err := st.RevokeTokens(cmd.Context(), sel)
-			if err != nil {
-				return err
-			}
-			for _, t := range toks {
-				fmt.Fprintf(cmd.OutOrStdout(), "revoked %s (%s, %s, %s)\n", t.ID, t.WorkerID, t.Kind, orDash(t.Label))
-			}
-			return nil
+			return cfg.with(cmd.Context(), func(st *store.Store) error {
+				toks, err := st.RevokeTokens(cmd.Context(), sel)
+				if err != nil {
+					return err
+				}
+				for _, t := range toks {
+					fmt.Fprintf(cmd.OutOrStdout(), "revoked %s (%s, %s, %s)\n", t.ID, t.WorkerID, t.Kind, orDash(t.Label))
+				}
+				return nil
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())

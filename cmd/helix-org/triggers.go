@@ -36,20 +36,17 @@ drop it.`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			trigs, err := st.ListTriggers(cmd.Context(), store.TriggerQuery{Worker: cfg.Worker,
-				Statuses: []domain.TriggerStatus{domain.TriggerPending, domain.TriggerClaimed, domain.TriggerParked}})
-			if err != nil {
-				return err
-			}
-			if trigs == nil {
-				trigs = []domain.QueuedTrigger{}
-			}
-			return emit(cmd.OutOrStdout(), cfg.Output, map[string]any{"triggers": trigs}, func() error { return writeTriggers(cmd.OutOrStdout(), trigs, st.Now()) })
+			return cfg.with(cmd.Context(), func(st *store.Store) error {
+				trigs, err := st.ListTriggers(cmd.Context(), store.TriggerQuery{Worker: cfg.Worker,
+					Statuses: []domain.TriggerStatus{domain.TriggerPending, domain.TriggerClaimed, domain.TriggerParked}})
+				if err != nil {
+					return err
+				}
+				if trigs == nil {
+					trigs = []domain.QueuedTrigger{}
+				}
+				return emit(cmd.OutOrStdout(), cfg.Output, map[string]any{"triggers": trigs}, func() error { return writeTriggers(cmd.OutOrStdout(), trigs, st.Now()) })
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())
@@ -78,20 +75,17 @@ func newTriggersActionCmd(verb, short, done string, act triggerAction) *cobra.Co
 			if err != nil {
 				return err
 			}
-			st, err := cfg.open(cmd.Context())
-			if err != nil {
+			return cfg.with(cmd.Context(), func(st *store.Store) error {
+				trigs, err := act(cmd.Context(), st, sel)
+				if len(trigs) == 0 && err == nil {
+					fmt.Fprintf(cmd.OutOrStdout(), "No pending or parked triggers for %s.\n", cfg.Worker)
+					return nil
+				}
+				for _, t := range trigs {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s trigger %d (%s, %s event %s on %s)\n", done, t.ID, t.WorkerID, t.Kind, t.EventID, t.StreamID)
+				}
 				return err
-			}
-			defer st.Close()
-			trigs, err := act(cmd.Context(), st, sel)
-			if len(trigs) == 0 && err == nil {
-				fmt.Fprintf(cmd.OutOrStdout(), "No pending or parked triggers for %s.\n", cfg.Worker)
-				return nil
-			}
-			for _, t := range trigs {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s trigger %d (%s, %s event %s on %s)\n", done, t.ID, t.WorkerID, t.Kind, t.EventID, t.StreamID)
-			}
-			return err
+			})
 		},
 	}
 	cfg.bind(cmd.Flags())

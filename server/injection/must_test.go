@@ -122,7 +122,7 @@ func TestInjectedInsightIsQuarantined(t *testing.T) {
 		if len(res) != 1 {
 			t.Fatalf("recall = %+v; want the insight", res)
 		}
-		return res[0].Use()
+		return res[0].Use(domain.DefaultConstraintRelevance)
 	}
 	if use := recall(); use != domain.UseUntrusted {
 		t.Errorf("w-clerk's recall marks it %q; want untrusted", use)

@@ -26,6 +26,7 @@ type Store interface {
 	PendingTriggers(ctx context.Context) (int64, error)
 	LastSeq(ctx context.Context) (int64, error)
 	EventsByKind(ctx context.Context, after int64) (map[domain.TransportKind]int64, int64, error)
+	MemoryHealth(ctx context.Context) (domain.MemoryHealth, error)
 }
 
 // Metrics is every metric the server exports.
@@ -81,7 +82,7 @@ func New(ctx context.Context, st Store) (*Metrics, error) {
 	}
 	m.reg.MustRegister(m.httpRequests, m.httpDuration, m.toolCalls, m.running, m.finished, m.actDuration,
 		m.modelCalls, m.modelTokens, m.modelCost, m.deliveries, m.skillBuilds, m.skillBuild,
-		newStoreCollector(st, seq), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		newStoreCollector(st, seq), newMemoryCollector(st), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 	return m, nil
 }

@@ -27,6 +27,9 @@ func TestExposition(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if _, err := st.StoreInsight(t.Context(), store.OwnerWorker, domain.Insight{Trigger: "deploy", Resolution: "drain first", Type: domain.InsightPattern, Scope: domain.ScopeOrg}, 0); err != nil {
+		t.Fatal(err)
+	}
 	publish() // before the metrics: not counted
 	m, err := metrics.New(t.Context(), st)
 	if err != nil {
@@ -62,6 +65,12 @@ func TestExposition(t *testing.T) {
 		`helix_org_events_appended_total{kind="local"} 2`,
 		`helix_org_triggers_pending 0`,
 		`helix_org_metrics_store_errors 0`,
+		`helix_org_insights_by_type{type="pattern"} 1`,
+		`helix_org_insights_by_scope{scope="org"} 1`,
+		`helix_org_insight_versions{state="current"} 1`,
+		`helix_org_insights_flagged{flag="quarantined"} 0`,
+		`helix_org_insight_votes 0`,
+		`helix_org_metrics_memory_errors 0`,
 	} {
 		if !strings.Contains(body, want+"\n") {
 			t.Errorf("scrape lacks %s", want)

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -60,18 +61,20 @@ func (u *UI) showFailure(w http.ResponseWriter, r *http.Request, v *viewer, tool
 	u.mux.ServeHTTP(w, g)
 }
 
-// expandNext fills {id} in the target with the id of what the tool made,
-// and keeps the target on this UI.
+// expandNext fills {id} in the target with the id of what the tool made
+// (a spec task's tools answer with it as "task"), and keeps the target on
+// this UI.
 func expandNext(next string, out any) string {
 	if !strings.Contains(next, "{id}") {
 		return localPath(next)
 	}
 	var rec struct {
-		ID string `json:"id"`
+		ID   string `json:"id"`
+		Task string `json:"task"`
 	}
 	b, _ := json.Marshal(out)
 	json.Unmarshal(b, &rec)
-	return localPath(strings.ReplaceAll(next, "{id}", url.PathEscape(rec.ID)))
+	return localPath(strings.ReplaceAll(next, "{id}", url.PathEscape(cmp.Or(rec.ID, rec.Task))))
 }
 
 // wantsJSON marks a form the page script sent itself (the chat and stream

@@ -107,7 +107,7 @@ func addressedToMe(ctx context.Context, u *UI, v *viewer, before time.Time, limi
 	var out []inboxItem
 	for _, ev := range evs {
 		link := "/ui/streams/" + ev.StreamID + "#ev-" + strconv.FormatInt(ev.Seq, 10)
-		if strings.HasPrefix(ev.StreamID, domain.DMStreamPrefix) && ev.Source != "" {
+		if domain.IsDM(ev.StreamID) && ev.Source != "" {
 			link = "/ui/chat/" + ev.Source
 		}
 		out = append(out, inboxItem{At: ev.CreatedAt, Kind: "message", Label: "message", Link: link,

@@ -58,8 +58,16 @@ func (u *UI) liveView(ctx context.Context, v *viewer, r *http.Request) (*liveVie
 		return u.refreshView(ctx, v, true, []domain.LogKind{domain.LogStart, domain.LogExit})
 	case "fleet":
 		return u.refreshView(ctx, v, false, []domain.LogKind{domain.LogStart, domain.LogExit, domain.LogToolCall, domain.LogToolResult})
+	case "tasks":
+		return u.tasksView(ctx, v)
+	case "task":
+		return u.taskView(v, q.Get("task")), nil
+	case "money":
+		// Spend is recorded as a run goes; a run's end and a budget set
+		// (on s-org) are when the page shows it anew.
+		return u.refreshView(ctx, v, true, []domain.LogKind{domain.LogExit})
 	}
-	return nil, domain.Invalid("view", "unknown live view %q (valid: stream, chat, log, audit, org, fleet)", q.Get("view"))
+	return nil, domain.Invalid("view", "unknown live view %q (valid: stream, chat, log, audit, org, fleet, tasks, task, money)", q.Get("view"))
 }
 
 // streamView shows the events of one stream the viewer may read.

@@ -23,10 +23,14 @@ var uiPages = []struct{ name, path string }{
 	{"inbox", "/ui/inbox"},
 	{"audit", "/ui/audit"},
 	{"settings", "/ui/settings"},
+	{"tasks", "/ui/tasks"},
+	{"task", "/ui/tasks/t-refunds"},
+	{"task-review", "/ui/tasks/t-faq"},
+	{"money", "/ui/money"},
 }
 
 // TestScreenshots saves every page at desktop (1280x800) and phone
-// (390x844) widths, and checks that no page is wider than the screen.
+// (360x800) widths, and checks that no page is wider than the screen.
 func TestScreenshots(t *testing.T) {
 	o, _ := demoOrg(t)
 	tab := o.tab(t, "w-owner")
@@ -34,7 +38,7 @@ func TestScreenshots(t *testing.T) {
 		name          string
 		width, height int64
 		mobile        bool
-	}{{"desktop", 1280, 800, false}, {"phone", 390, 844, true}}
+	}{{"desktop", 1280, 800, false}, {"phone", 360, 800, true}}
 	for _, size := range sizes {
 		opts := []chromedp.EmulateViewportOption{}
 		if size.mobile {

@@ -98,6 +98,7 @@ func demoOrg(t *testing.T) (*org, *storetest.Clock) {
 		Why: "publish would let everyone in the org on s-inbox read what only w-echo, w-owner may (since this run read event e-1 on " + dm + ")"}, 24*time.Hour); err != nil {
 		t.Fatal(err)
 	}
+	seedTasksAndMoney(t, o, clock)
 	clock.Advance(40 * time.Second)
 	return o, clock
 }

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
@@ -57,7 +56,7 @@ func (u *UI) handleStream(w http.ResponseWriter, r *http.Request, v *viewer) {
 		u.fail(w, r, v, err)
 		return
 	}
-	p := streamPage{Stream: got.Stream, ReadOnly: readOnly(u.st.Transports(), got.Stream), IsDM: strings.HasPrefix(id, domain.DMStreamPrefix)}
+	p := streamPage{Stream: got.Stream, ReadOnly: readOnly(u.st.Transports(), got.Stream), IsDM: domain.IsDM(id)}
 	p.Members = u.members(r, v, id, got.Members)
 	if err := probeStream(ctx, v, id); err != nil {
 		p.EvErr, live = err.Error(), ""
@@ -124,12 +123,13 @@ func threads(evs []domain.Event) []thread {
 // would refuse them.
 func readOnly(kinds *domain.Transports, st domain.Stream) string {
 	spec, err := kinds.Spec("stream", st.Transport.Kind)
+	kind, _ := domain.StreamKindOf(st.ID)
 	switch {
 	case st.ID == domain.StreamOrg:
 		return "This is the org's audit trail: the system writes it as the org changes."
-	case strings.HasPrefix(st.ID, domain.ActivationStreamPrefix):
+	case kind == domain.StreamActivations:
 		return "This is an activation log: only the agent runtime writes it."
-	case strings.HasPrefix(st.ID, domain.InboxStreamPrefix):
+	case kind == domain.StreamInbox:
 		return "This is an inbox: only the system writes it (approval requests, incidents)."
 	case err != nil:
 		return err.Error()

@@ -37,12 +37,13 @@ func streamRank(id string) string {
 
 // streamKind names the kinds of stream the system makes; "" for the rest.
 func streamKind(id string) string {
+	kind, _ := domain.StreamKindOf(id)
 	switch {
 	case id == domain.StreamOrg:
 		return "audit trail"
-	case strings.HasPrefix(id, domain.ActivationStreamPrefix):
+	case kind == domain.StreamActivations:
 		return "activation log"
-	case strings.HasPrefix(id, domain.DMStreamPrefix):
+	case kind == domain.StreamDM:
 		return "direct messages"
 	}
 	return ""

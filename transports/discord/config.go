@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"strconv"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/delivery"
+	"github.com/helixml/helix-org/transports/inbound"
 	"github.com/helixml/helix-org/transports/transport"
 )
 
@@ -47,10 +47,8 @@ var ConfigSetting = domain.SettingSpec{
 
 // MaxBodySetting bounds one Gateway payload; a larger one ends the
 // connection (and it is resumed).
-var MaxBodySetting = domain.SettingSpec{
-	Key: "transport.discord.max_body_bytes", Type: domain.SettingInt, Default: strconv.Itoa(4 << 20),
-	Description: "Largest Discord Gateway payload accepted, in bytes; the message stored is bounded by it too.",
-}
+var MaxBodySetting = inbound.MaxBodySetting(ConfigSetting.Key, 4<<20,
+	"Largest Discord Gateway payload accepted, in bytes; the message stored is bounded by it too.")
 
 // Settings lists the Discord transport's config keys.
 var Settings = domain.Settings{ConfigSetting, MaxBodySetting, delivery.MaxAttemptsSetting(Kind)}

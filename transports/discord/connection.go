@@ -1,6 +1,7 @@
 package discord
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/transports/transport"
 )
 
 // HelloTimeout bounds the wait for the Gateway's Hello.
@@ -30,7 +32,7 @@ type connection struct {
 
 // serve says Hello, identifies or resumes, then heartbeats and handles
 // what arrives until the connection ends.
-func (c *connection) serve(ctx context.Context) ended {
+func (c *connection) serve(ctx context.Context) transport.Ended {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	reads, errs := make(chan payload, 16), make(chan error, 1)
@@ -40,7 +42,7 @@ func (c *connection) serve(ctx context.Context) ended {
 		return c.readEnded(err)
 	}
 	if err := c.start(ctx); err != nil {
-		return ended{err: err}
+		return transport.Ended{Err: err}
 	}
 	// The first heartbeat comes at a random point of the first interval,
 	// as the Gateway asks, so reconnecting clients do not beat together.
@@ -50,7 +52,7 @@ func (c *connection) serve(ctx context.Context) ended {
 	for {
 		select {
 		case <-ctx.Done():
-			return ended{err: ctx.Err()}
+			return transport.Ended{Err: ctx.Err()}
 		case err := <-errs:
 			return c.readEnded(err)
 		case p := <-reads:
@@ -61,11 +63,11 @@ func (c *connection) serve(ctx context.Context) ended {
 			if !c.acked {
 				// A zombied connection: drop it (not with 1000, which
 				// would end the session) and resume on a new one.
-				return ended{err: errors.New("no heartbeat ack since the last heartbeat"), ready: c.ready}
+				return transport.Ended{Err: errors.New("no heartbeat ack since the last heartbeat"), Ready: c.ready}
 			}
 			c.acked = false
 			if err := c.heartbeat(ctx); err != nil {
-				return ended{err: err, ready: c.ready}
+				return transport.Ended{Err: err, Ready: c.ready}
 			}
 			beat.Reset(interval)
 		}
@@ -140,20 +142,20 @@ func (c *connection) send(ctx context.Context, op int, d any) error {
 }
 
 // handle acts on one payload; done says the connection is over.
-func (c *connection) handle(ctx context.Context, p payload) (ended, bool) {
+func (c *connection) handle(ctx context.Context, p payload) (transport.Ended, bool) {
 	switch p.Op {
 	case opDispatch:
 		if err := c.dispatch(ctx, p); err != nil {
-			return ended{err: err, ready: c.ready}, true
+			return transport.Ended{Err: err, Ready: c.ready}, true
 		}
 	case opHeartbeat:
 		if err := c.heartbeat(ctx); err != nil {
-			return ended{err: err, ready: c.ready}, true
+			return transport.Ended{Err: err, Ready: c.ready}, true
 		}
 	case opHeartbeatAck:
 		c.acked = true
 	case opReconnect:
-		return ended{err: errors.New("the gateway asked to reconnect"), ready: c.ready}, true
+		return transport.Ended{Err: errors.New("the gateway asked to reconnect"), Ready: c.ready}, true
 	case opInvalidSession:
 		var resumable bool
 		json.Unmarshal(p.D, &resumable)
@@ -162,10 +164,11 @@ func (c *connection) handle(ctx context.Context, p payload) (ended, bool) {
 		}
 		// The Gateway asks for a wait of 1 to 5 seconds before the next
 		// Identify (the backoff's base to five times it).
-		waitOn(ctx, nil, c.g.backoff()+rand.N(4*c.g.backoff()))
-		return ended{err: fmt.Errorf("the gateway invalidated the session (resumable: %v)", resumable), ready: c.ready}, true
+		wait := cmp.Or(c.g.Backoff, time.Second)
+		transport.WaitOn(ctx, nil, wait+rand.N(4*wait))
+		return transport.Ended{Err: fmt.Errorf("the gateway invalidated the session (resumable: %v)", resumable), Ready: c.ready}, true
 	}
-	return ended{}, false
+	return transport.Ended{}, false
 }
 
 // dispatch handles an event; its sequence number counts as received only
@@ -255,11 +258,11 @@ func (c *connection) parentOf(ctx context.Context, id string) string {
 }
 
 // readEnded turns a read error into how the connection ended.
-func (c *connection) readEnded(err error) ended {
+func (c *connection) readEnded(err error) transport.Ended {
 	code := closeCode(err)
 	if freshCodes[code] {
 		c.g.sess = session{}
 	}
 	_, fatal := fatalCodes[code]
-	return ended{err: describeClose(err), fatal: fatal, ready: c.ready}
+	return transport.Ended{Err: describeClose(err), Fatal: fatal, Ready: c.ready}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"strings"
 	"time"
@@ -61,82 +60,36 @@ const (
 	opHeartbeatAck   = 11
 )
 
-// ended says how a connection ended and what to do next.
-type ended struct {
-	err error
-	// fatal: Discord refused the token or the intents; wait for the
-	// operator to change transport.discord.
-	fatal bool
-	// ready: the session got going, so the backoff starts over.
-	ready bool
-}
-
 // Run keeps a session until ctx ends.
 func (g *Gateway) Run(ctx context.Context) error {
-	wait := g.backoff()
-	for ctx.Err() == nil {
-		changed := g.Store.Changed()
-		raw, _ := g.Store.SettingOr(ctx, ConfigSetting)
-		cfg, err := loadConfig(ctx, g.Store)
-		switch {
-		case err != nil:
-			g.log().Error("discord gateway", "err", err)
-			g.waitForChange(ctx, raw)
-			continue
-		case cfg.BotToken == "":
-			waitOn(ctx, changed, 0)
-			continue
-		}
-		e := g.connect(ctx, cfg)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if e.fatal {
-			g.log().Error("discord gateway refused the bot; waiting for transport.discord to change", "err", e.err)
-			g.waitForChange(ctx, raw)
-			continue
-		}
-		if e.ready {
-			wait = g.backoff()
-		}
-		g.log().Warn("discord gateway connection ended", "err", e.err, "retry_in", wait, "resumable", g.sess.id != "")
-		waitOn(ctx, nil, jitter(wait))
-		wait = min(wait*2, g.maxBackoff())
-	}
-	return nil
+	return transport.Loop[Config]{Store: g.Store, Setting: ConfigSetting, Parse: parseSettings, Credential: func(c Config) string { return c.BotToken },
+		Name: "discord gateway", Logger: g.log(), Backoff: g.Backoff, MaxBackoff: g.MaxBackoff, Connect: g.connect}.Run(ctx)
 }
 
-// waitForChange returns once transport.discord differs from raw.
-func (g *Gateway) waitForChange(ctx context.Context, raw string) {
-	for ctx.Err() == nil {
-		changed := g.Store.Changed()
-		if now, _ := g.Store.SettingOr(ctx, ConfigSetting); now != raw {
-			g.sess = session{}
-			return
-		}
-		waitOn(ctx, changed, time.Minute)
-	}
-}
-
-// connect runs one connection to its end.
-func (g *Gateway) connect(ctx context.Context, cfg Config) ended {
+// connect runs one connection to its end. A refused token ends the
+// session: the next one, with new settings, starts afresh.
+func (g *Gateway) connect(ctx context.Context, cfg Config) transport.Ended {
 	a := api{base: cfg.APIURL, token: cfg.BotToken, client: g.client()}
 	url := g.sess.resumeURL
 	if g.sess.id == "" || url == "" {
 		var err error
 		if url, err = a.gatewayURL(ctx); err != nil {
 			var ae *apiError
-			return ended{err: err, fatal: errors.As(err, &ae) && ae.Status == http.StatusUnauthorized}
+			return transport.Ended{Err: err, Fatal: errors.As(err, &ae) && ae.Status == http.StatusUnauthorized}
 		}
 	}
 	conn, _, err := websocket.Dial(ctx, gatewayQuery(url), &websocket.DialOptions{HTTPClient: g.client()})
 	if err != nil {
-		return ended{err: err}
+		return transport.Ended{Err: err}
 	}
 	defer conn.CloseNow()
 	conn.SetReadLimit(g.Store.IntSetting(ctx, MaxBodySetting))
 	c := &connection{g: g, conn: conn, api: a, token: cfg.BotToken, maxBody: int(g.Store.IntSetting(ctx, MaxBodySetting))}
-	return c.serve(ctx)
+	e := c.serve(ctx)
+	if e.Fatal {
+		g.sess = session{}
+	}
+	return e
 }
 
 // gatewayQuery asks for version 10 in JSON, keeping the URL's own query.
@@ -146,20 +99,6 @@ func gatewayQuery(url string) string {
 		sep = "&"
 	}
 	return url + sep + "v=10&encoding=json"
-}
-
-func (g *Gateway) backoff() time.Duration {
-	if g.Backoff > 0 {
-		return g.Backoff
-	}
-	return time.Second
-}
-
-func (g *Gateway) maxBackoff() time.Duration {
-	if g.MaxBackoff > 0 {
-		return g.MaxBackoff
-	}
-	return 2 * time.Minute
 }
 
 func (g *Gateway) client() *http.Client {
@@ -174,26 +113,6 @@ func (g *Gateway) log() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return g.Logger.With("component", "discord")
-}
-
-// waitOn waits for ctx, ch (nil: never) or d (0: forever).
-func waitOn(ctx context.Context, ch <-chan struct{}, d time.Duration) {
-	var after <-chan time.Time
-	if d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		after = t.C
-	}
-	select {
-	case <-ctx.Done():
-	case <-ch:
-	case <-after:
-	}
-}
-
-// jitter spreads d over [d/2, d).
-func jitter(d time.Duration) time.Duration {
-	return d/2 + rand.N(d/2+1)
 }
 
 // closeCode is the WebSocket close code of a read error, -1 for none.

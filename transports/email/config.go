@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/helixml/helix-org/domain"
@@ -104,10 +103,8 @@ func validateSettings(raw string) error {
 }
 
 // MaxBodySetting bounds an inbound webhook body; a larger one gets 413.
-var MaxBodySetting = domain.SettingSpec{
-	Key: "transport.postmark.max_body_bytes", Type: domain.SettingInt, Default: strconv.Itoa(DefaultMaxBody),
-	Description: "Largest Postmark inbound webhook body accepted, in bytes (attachments included, base64-encoded).",
-}
+var MaxBodySetting = inbound.MaxBodySetting(ConfigSetting.Key, DefaultMaxBody,
+	"Largest Postmark inbound webhook body accepted, in bytes (attachments included, base64-encoded).")
 
 // Settings lists the email transport's config keys.
 var Settings = domain.Settings{ConfigSetting, MaxBodySetting, delivery.MaxAttemptsSetting(Kind)}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/helixml/helix-org/domain"
@@ -84,10 +83,8 @@ var ConfigSetting = domain.SettingSpec{
 }
 
 // MaxBodySetting bounds a delivery's body; a larger one gets 413.
-var MaxBodySetting = domain.SettingSpec{
-	Key: "transport.github.max_body_bytes", Type: domain.SettingInt, Default: strconv.Itoa(DefaultMaxBody),
-	Description: "Largest GitHub webhook body accepted, in bytes (GitHub caps payloads at 25 MB).",
-}
+var MaxBodySetting = inbound.MaxBodySetting(ConfigSetting.Key, DefaultMaxBody,
+	"Largest GitHub webhook body accepted, in bytes (GitHub caps payloads at 25 MB).")
 
 // Settings lists the GitHub transport's config keys.
 var Settings = domain.Settings{ConfigSetting, MaxBodySetting, delivery.MaxAttemptsSetting(Kind)}

@@ -2,12 +2,12 @@ package github
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/transports/inbound"
 )
 
 // Delivery is one webhook delivery turned into the canonical envelope.
@@ -92,7 +92,7 @@ func Parse(event, delivery string, body []byte) (Delivery, error) {
 	if err := json.Unmarshal(body, &p); err != nil {
 		return Delivery{}, fmt.Errorf("payload is not a JSON object: %w", err)
 	}
-	extra, err := withEvent(body, event)
+	extra, err := inbound.WithEvent(body, event)
 	if err != nil {
 		return Delivery{}, err
 	}
@@ -195,21 +195,6 @@ func describe(event string, p payload) (subject, body, thread string) {
 		body = p.Review.Body
 	}
 	return subject, body, thread
-}
-
-// withEvent returns the payload object with "event" added, so a role
-// reading extra sees which event it was without the HTTP headers.
-func withEvent(body []byte, event string) (json.RawMessage, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
-		return nil, errors.New("payload is not a JSON object")
-	}
-	if len(obj) == 0 {
-		return nil, domain.Invalid("payload", "is an empty JSON object; there is nothing to store")
-	}
-	ev, _ := json.Marshal(event)
-	obj["event"] = ev
-	return json.Marshal(obj)
 }
 
 // validEvent accepts GitHub's event names: [a-z0-9_]+, lowercase words

@@ -150,10 +150,8 @@ var ConfigSetting = domain.SettingSpec{
 }
 
 // MaxBodySetting bounds a webhook's body; a larger one gets 413.
-var MaxBodySetting = domain.SettingSpec{
-	Key: "transport.gitlab.max_body_bytes", Type: domain.SettingInt, Default: strconv.Itoa(DefaultMaxBody),
-	Description: "Largest GitLab webhook body accepted, in bytes.",
-}
+var MaxBodySetting = inbound.MaxBodySetting(ConfigSetting.Key, DefaultMaxBody,
+	"Largest GitLab webhook body accepted, in bytes.")
 
 // Settings lists the GitLab transport's config keys.
 var Settings = domain.Settings{ConfigSetting, MaxBodySetting, delivery.MaxAttemptsSetting(Kind)}

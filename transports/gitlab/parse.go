@@ -2,12 +2,12 @@ package gitlab
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/transports/inbound"
 )
 
 // Delivery is one webhook turned into the canonical envelope.
@@ -91,7 +91,7 @@ func Parse(event string, body []byte) (Delivery, error) {
 	if err := json.Unmarshal(body, &p); err != nil {
 		return Delivery{}, fmt.Errorf("payload is not a GitLab webhook JSON object: %w", err)
 	}
-	extra, err := withEvent(body, event)
+	extra, err := inbound.WithEvent(body, event)
 	if err != nil {
 		return Delivery{}, err
 	}
@@ -176,19 +176,4 @@ func summary(event string, p payload, user, project string) string {
 		s += " by " + user
 	}
 	return s + " in " + project
-}
-
-// withEvent returns the payload object with "event" added, so a role
-// reading extra sees which event it was without the headers.
-func withEvent(body []byte, event string) (json.RawMessage, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
-		return nil, errors.New("payload is not a JSON object")
-	}
-	if len(obj) == 0 {
-		return nil, domain.Invalid("payload", "is an empty JSON object; there is nothing to store")
-	}
-	ev, _ := json.Marshal(event)
-	obj["event"] = ev
-	return json.Marshal(obj)
 }

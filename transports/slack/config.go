@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/helixml/helix-org/domain"
@@ -57,10 +56,8 @@ var ConfigSetting = domain.SettingSpec{
 }
 
 // MaxBodySetting bounds an event's body; a larger one gets 413.
-var MaxBodySetting = domain.SettingSpec{
-	Key: "transport.slack.max_body_bytes", Type: domain.SettingInt, Default: strconv.Itoa(1 << 20),
-	Description: "Largest Slack Events API body accepted, in bytes.",
-}
+var MaxBodySetting = inbound.MaxBodySetting(ConfigSetting.Key, 1<<20,
+	"Largest Slack Events API body accepted, in bytes.")
 
 // Settings lists the Slack transport's config keys.
 var Settings = domain.Settings{ConfigSetting, MaxBodySetting, delivery.MaxAttemptsSetting(Kind)}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"strings"
 	"time"
@@ -44,73 +43,22 @@ const (
 	writeTimeout = 10 * time.Second
 )
 
-// socketEnded says how a connection ended.
-type socketEnded struct {
-	err error
-	// fatal: Slack refused the app token, or Socket Mode is off for the
-	// app; wait for transport.slack to change.
-	fatal bool
-	// again: reconnect at once (Slack asked to).
-	again bool
-	hello bool
-}
-
 // Run keeps a connection until ctx ends.
 func (s *SocketMode) Run(ctx context.Context) error {
-	wait := s.backoff()
-	for ctx.Err() == nil {
-		changed := s.Store.Changed()
-		raw, _ := s.Store.SettingOr(ctx, ConfigSetting)
-		cfg, err := loadConfig(ctx, s.Store)
-		if err != nil || cfg.AppToken == "" {
-			if err != nil {
-				s.log().Error("slack socket mode", "err", err)
-			}
-			waitOn(ctx, changed, 0)
-			continue
-		}
-		e := s.connect(ctx, cfg)
-		switch {
-		case ctx.Err() != nil:
-			return nil
-		case e.fatal:
-			s.log().Error("slack socket mode refused; waiting for transport.slack to change", "err", e.err)
-			s.waitForChange(ctx, raw)
-			continue
-		case e.again:
-			s.log().Info("slack socket mode reconnecting", "why", e.err)
-			wait = s.backoff()
-			continue
-		case e.hello:
-			wait = s.backoff()
-		}
-		s.log().Warn("slack socket mode connection ended", "err", e.err, "retry_in", wait)
-		waitOn(ctx, nil, jitter(wait))
-		wait = min(wait*2, s.maxBackoff())
-	}
-	return nil
-}
-
-func (s *SocketMode) waitForChange(ctx context.Context, raw string) {
-	for ctx.Err() == nil {
-		changed := s.Store.Changed()
-		if now, _ := s.Store.SettingOr(ctx, ConfigSetting); now != raw {
-			return
-		}
-		waitOn(ctx, changed, time.Minute)
-	}
+	return transport.Loop[Config]{Store: s.Store, Setting: ConfigSetting, Parse: parseSettings, Credential: func(c Config) string { return c.AppToken },
+		Name: "slack socket mode", Logger: s.log(), Backoff: s.Backoff, MaxBackoff: s.MaxBackoff, Connect: s.connect}.Run(ctx)
 }
 
 // connect opens one connection and serves it to its end.
-func (s *SocketMode) connect(ctx context.Context, cfg Config) socketEnded {
+func (s *SocketMode) connect(ctx context.Context, cfg Config) transport.Ended {
 	u, err := s.open(ctx, cfg)
 	if err != nil {
 		var refused *refusal
-		return socketEnded{err: err, fatal: errors.As(err, &refused)}
+		return transport.Ended{Err: err, Fatal: errors.As(err, &refused)}
 	}
 	conn, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: s.client()})
 	if err != nil {
-		return socketEnded{err: fmt.Errorf("slack socket mode dial: %w", err)}
+		return transport.Ended{Err: fmt.Errorf("slack socket mode dial: %w", err)}
 	}
 	defer conn.CloseNow()
 	conn.SetReadLimit(s.Store.IntSetting(ctx, MaxBodySetting) + 64<<10)
@@ -151,20 +99,6 @@ func isRefusal(e string) bool {
 	return false
 }
 
-func (s *SocketMode) backoff() time.Duration {
-	if s.Backoff > 0 {
-		return s.Backoff
-	}
-	return time.Second
-}
-
-func (s *SocketMode) maxBackoff() time.Duration {
-	if s.MaxBackoff > 0 {
-		return s.MaxBackoff
-	}
-	return 2 * time.Minute
-}
-
 func (s *SocketMode) pingInterval() time.Duration {
 	if s.PingInterval > 0 {
 		return s.PingInterval
@@ -185,21 +119,3 @@ func (s *SocketMode) log() *slog.Logger {
 	}
 	return s.Logger.With("component", "slack-socket")
 }
-
-// waitOn waits for ctx, ch (nil: never) or d (0: forever).
-func waitOn(ctx context.Context, ch <-chan struct{}, d time.Duration) {
-	var after <-chan time.Time
-	if d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		after = t.C
-	}
-	select {
-	case <-ctx.Done():
-	case <-ch:
-	case <-after:
-	}
-}
-
-// jitter spreads d over [d/2, d).
-func jitter(d time.Duration) time.Duration { return d/2 + rand.N(d/2+1) }

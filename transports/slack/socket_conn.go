@@ -10,6 +10,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/transports/transport"
 )
 
 // socket is one Socket Mode connection.
@@ -33,7 +34,7 @@ type envelopeMsg struct {
 	NumConns     int             `json:"num_connections"`
 }
 
-func (c *socket) serve(ctx context.Context) socketEnded {
+func (c *socket) serve(ctx context.Context) transport.Ended {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	msgs, errs := make(chan envelopeMsg, 16), make(chan error, 1)
@@ -45,12 +46,12 @@ func (c *socket) serve(ctx context.Context) socketEnded {
 	for {
 		select {
 		case <-ctx.Done():
-			return socketEnded{err: ctx.Err()}
+			return transport.Ended{Err: ctx.Err()}
 		case err := <-errs:
 			return c.ended(err)
 		case <-hello.C:
 			if !c.hello {
-				return socketEnded{err: fmt.Errorf("no hello within %s", HelloTimeout)}
+				return transport.Ended{Err: fmt.Errorf("no hello within %s", HelloTimeout)}
 			}
 		case <-ping.C:
 			pctx, pcancel := context.WithTimeout(ctx, c.m.pingInterval())
@@ -88,16 +89,16 @@ func (c *socket) read(ctx context.Context, msgs chan<- envelopeMsg, errs chan<- 
 }
 
 // handle acts on one message; done says the connection is over.
-func (c *socket) handle(ctx context.Context, m envelopeMsg) (socketEnded, bool) {
+func (c *socket) handle(ctx context.Context, m envelopeMsg) (transport.Ended, bool) {
 	switch m.Type {
 	case "hello":
 		c.hello = true
 		c.m.log().Info("slack socket mode connected", "connections", m.NumConns)
 	case "disconnect":
 		if m.Reason == "link_disabled" {
-			return socketEnded{err: errors.New("socket mode is turned off for the app (link_disabled)"), fatal: true}, true
+			return transport.Ended{Err: errors.New("socket mode is turned off for the app (link_disabled)"), Fatal: true}, true
 		}
-		return socketEnded{err: fmt.Errorf("slack asked to reconnect (%s)", m.Reason), again: true, hello: c.hello}, true
+		return transport.Ended{Err: fmt.Errorf("slack asked to reconnect (%s)", m.Reason), Again: true, Ready: c.hello}, true
 	case "events_api":
 		return c.event(ctx, m)
 	default:
@@ -108,12 +109,12 @@ func (c *socket) handle(ctx context.Context, m envelopeMsg) (socketEnded, bool) 
 			return c.ack(ctx, m.EnvelopeID)
 		}
 	}
-	return socketEnded{}, false
+	return transport.Ended{}, false
 }
 
 // event stores what an events_api envelope carries, then acknowledges
 // it. A failure to store leaves it unacknowledged: Slack sends it again.
-func (c *socket) event(ctx context.Context, m envelopeMsg) (socketEnded, bool) {
+func (c *socket) event(ctx context.Context, m envelopeMsg) (transport.Ended, bool) {
 	b, err := parse(ctx, c.m.Store, c.cfg, m.Payload)
 	if err == nil && len(b.Messages) > 0 {
 		var rs []domain.Receipt
@@ -128,23 +129,23 @@ func (c *socket) event(ctx context.Context, m envelopeMsg) (socketEnded, bool) {
 		c.m.log().Warn("slack event refused", "envelope", m.EnvelopeID, "err", err)
 	case err != nil:
 		c.m.log().Error("slack event not stored; left for Slack to resend", "envelope", m.EnvelopeID, "retry_attempt", m.RetryAttempt, "err", err)
-		return socketEnded{}, false
+		return transport.Ended{}, false
 	case len(b.Messages) == 0:
 		c.m.log().Debug("slack event not stored", "note", b.Note)
 	}
 	return c.ack(ctx, m.EnvelopeID)
 }
 
-func (c *socket) ack(ctx context.Context, id string) (socketEnded, bool) {
+func (c *socket) ack(ctx context.Context, id string) (transport.Ended, bool) {
 	b, _ := json.Marshal(map[string]string{"envelope_id": id})
 	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
 	if err := c.conn.Write(wctx, websocket.MessageText, b); err != nil {
-		return socketEnded{err: fmt.Errorf("acknowledge %s: %w", id, err), hello: c.hello}, true
+		return transport.Ended{Err: fmt.Errorf("acknowledge %s: %w", id, err), Ready: c.hello}, true
 	}
-	return socketEnded{}, false
+	return transport.Ended{}, false
 }
 
-func (c *socket) ended(err error) socketEnded {
-	return socketEnded{err: err, hello: c.hello}
+func (c *socket) ended(err error) transport.Ended {
+	return transport.Ended{Err: err, Ready: c.hello}
 }

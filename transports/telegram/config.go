@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/helixml/helix-org/domain"
@@ -46,10 +45,8 @@ var ConfigSetting = domain.SettingSpec{
 }
 
 // MaxBodySetting bounds an update's body; a larger one gets 413.
-var MaxBodySetting = domain.SettingSpec{
-	Key: "transport.telegram.max_body_bytes", Type: domain.SettingInt, Default: strconv.Itoa(1 << 20),
-	Description: "Largest Telegram update accepted, in bytes.",
-}
+var MaxBodySetting = inbound.MaxBodySetting(ConfigSetting.Key, 1<<20,
+	"Largest Telegram update accepted, in bytes.")
 
 // Settings lists the Telegram transport's config keys.
 var Settings = domain.Settings{ConfigSetting, MaxBodySetting, delivery.MaxAttemptsSetting(Kind)}

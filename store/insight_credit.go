@@ -1,0 +1,304 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/helixml/helix-org/domain"
+)
+
+// The credit ledger. Every outcome that moves an insight's effectiveness
+// is a row: a run's one outcome, shared by each insight the run cited
+// (and, decayed, by the insights that led to them), or a person's vote.
+// An insight's credit counters are the fold of its rows in order, so when
+// a run's outcome is overridden later (its item accepted, its approval
+// denied, a person's rating) its rows are replaced and its insights
+// folded again: nothing counts twice, and nothing is lost.
+type insightCreditRow struct {
+	ID int64 `gorm:"primaryKey;autoIncrement"`
+	// Source is the run (a-…), a vote ("vote:" + the voter), or what the
+	// insight carried before the ledger ("before") or was given as a prior.
+	Source    string `gorm:"not null;index"`
+	InsightID string `gorm:"not null;index"`
+	// Cited is the insight the run cited or the vote is on; InsightID is
+	// it or an insight that led to it.
+	Cited   string  `gorm:"not null"`
+	Outcome string  `gorm:"not null"`
+	Weight  float64 `gorm:"not null"`
+	// Count is how many direct outcomes the row is (the baseline's
+	// counters): 1 for the cited insight's own, 0 for an ancestor's share.
+	Count int `gorm:"not null"`
+	At    time.Time
+}
+
+func (insightCreditRow) TableName() string { return "insight_credits" }
+
+// runOutcomeRow is a run's one outcome, from its strongest source so far.
+type runOutcomeRow struct {
+	ActivationID string `gorm:"primaryKey"`
+	Outcome      string `gorm:"not null"`
+	Source       string `gorm:"not null"`
+	By           string `gorm:"not null"`
+	Note         string `gorm:"not null"`
+	At           time.Time
+}
+
+func (runOutcomeRow) TableName() string { return "run_outcomes" }
+
+func (r runOutcomeRow) toDomain() domain.RunOutcome {
+	return domain.RunOutcome{Activation: r.ActivationID, Outcome: domain.InsightOutcome(r.Outcome), Source: domain.OutcomeSource(r.Source),
+		By: r.By, Note: r.Note, At: r.At.UTC()}
+}
+
+// insightVoteRow is one person's vote on one insight outside a run.
+type insightVoteRow struct {
+	InsightID string  `gorm:"primaryKey"`
+	Voter     string  `gorm:"primaryKey"`
+	Outcome   string  `gorm:"not null"`
+	Weight    float64 `gorm:"not null"`
+	Note      string  `gorm:"not null"`
+	At        time.Time
+}
+
+func (insightVoteRow) TableName() string { return "insight_votes" }
+
+func (r insightVoteRow) toDomain() domain.InsightVote {
+	return domain.InsightVote{Insight: r.InsightID, Voter: r.Voter, Outcome: domain.InsightOutcome(r.Outcome), Weight: r.Weight, Note: r.Note, At: r.At.UTC()}
+}
+
+const (
+	sourceBefore = "before"
+	sourcePrior  = "prior"
+	votePrefix   = "vote:"
+)
+
+// migrateCredit adds the ledger, run outcomes and votes, and carries each
+// insight's counters into the ledger as it had them, so folding it again
+// later starts from what it had earned.
+func migrateCredit(tx *gorm.DB) error {
+	if err := tx.AutoMigrate(&insightCreditRow{}, &runOutcomeRow{}, &insightVoteRow{}); err != nil {
+		return err
+	}
+	var rows []insightRow
+	if err := tx.Select("id", "helped", "failed", "credit_helped", "credit_failed", "created_at").
+		Where("helped > 0 OR failed > 0 OR credit_helped > 0 OR credit_failed > 0").Find(&rows).Error; err != nil {
+		return err
+	}
+	for _, r := range rows {
+		for _, c := range beforeLedger(r) {
+			if err := tx.Create(&c).Error; err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// beforeLedger is what an insight's counters hold, as ledger rows, for an
+// insight that comes with them (older than the ledger, or imported).
+func beforeLedger(r insightRow) []insightCreditRow {
+	var out []insightCreditRow
+	for _, c := range []insightCreditRow{
+		{Outcome: string(domain.OutcomeHelped), Weight: r.CreditHelped, Count: r.Helped},
+		{Outcome: string(domain.OutcomeFailed), Weight: r.CreditFailed, Count: r.Failed},
+	} {
+		if c.Weight != 0 || c.Count != 0 {
+			c.Source, c.InsightID, c.Cited, c.At = sourceBefore, r.ID, r.ID, r.CreatedAt
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// runOutcomeOf turns how a run ended into its own word on itself: none
+// for a run that was interrupted or cancelled.
+func runOutcomeOf(a domain.Activation) (domain.InsightOutcome, bool) {
+	switch a.Status {
+	case domain.ActivationSucceeded:
+		return domain.OutcomeHelped, true
+	case domain.ActivationFailed:
+		return domain.OutcomeFailed, true
+	}
+	return "", false
+}
+
+// setRunOutcomeTx records o unless a stronger word on the run is there. It
+// reports whether it changed the run's outcome.
+func (s *Store) setRunOutcomeTx(tx *gorm.DB, o domain.RunOutcome) (bool, error) {
+	var cur runOutcomeRow
+	err := tx.Where("activation_id = ?", o.Activation).Take(&cur).Error
+	switch {
+	case err == nil && domain.OutcomeSource(cur.Source).Strength() > o.Source.Strength():
+		return false, nil
+	case err != nil && !errors.Is(err, gorm.ErrRecordNotFound):
+		return false, fmt.Errorf("outcome of %s: %w", o.Activation, err)
+	}
+	if o.At.IsZero() {
+		o.At = s.Now()
+	}
+	row := runOutcomeRow{ActivationID: o.Activation, Outcome: string(o.Outcome), Source: string(o.Source), By: o.By, Note: o.Note, At: o.At}
+	if err := tx.Save(&row).Error; err != nil {
+		return false, fmt.Errorf("record outcome of %s: %w", o.Activation, err)
+	}
+	return true, nil
+}
+
+// judgeRunTx records a word on a run from what its work became, and
+// credits it at once when the run has ended (a running run's end credits
+// it).
+func (s *Store) judgeRunTx(tx *gorm.DB, o domain.RunOutcome) error {
+	if o.Activation == "" {
+		return nil
+	}
+	changed, err := s.setRunOutcomeTx(tx, o)
+	if err != nil || !changed {
+		return err
+	}
+	var status []string
+	if err := tx.Model(&activationRow{}).Where("id = ?", o.Activation).Pluck("status", &status).Error; err != nil {
+		return err
+	}
+	if len(status) == 0 || status[0] == string(domain.ActivationRunning) {
+		return nil
+	}
+	return creditRunTx(tx, o.Activation)
+}
+
+// finishRunTx is a run's end: its own word on itself (unless a stronger
+// one came while it ran), then the credit of what it cited.
+func (s *Store) finishRunTx(tx *gorm.DB, a domain.Activation) error {
+	if o, ok := runOutcomeOf(a); ok {
+		if _, err := s.setRunOutcomeTx(tx, domain.RunOutcome{Activation: a.ID, Outcome: o, Source: domain.SourceRun, By: a.WorkerID, Note: a.Error}); err != nil {
+			return err
+		}
+	}
+	return creditRunTx(tx, a.ID)
+}
+
+// creditRunTx replaces a run's rows in the ledger by its current outcome,
+// shared by the insights it cited as utilized: each cited insight gets the
+// whole outcome, and the insights that led to it their decayed share;
+// insights it was only shown get nothing. Every insight whose rows
+// changed is folded again.
+func creditRunTx(tx *gorm.DB, activation string) error {
+	var touched []string
+	if err := tx.Model(&insightCreditRow{}).Where("source = ?", activation).Distinct().Pluck("insight_id", &touched).Error; err != nil {
+		return fmt.Errorf("credit of %s: %w", activation, err)
+	}
+	if err := tx.Where("source = ?", activation).Delete(&insightCreditRow{}).Error; err != nil {
+		return err
+	}
+	var o runOutcomeRow
+	err := tx.Where("activation_id = ?", activation).Take(&o).Error
+	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+		return err
+	}
+	if err == nil {
+		var cited []string
+		if err := tx.Model(&insightUseRow{}).Where("activation_id = ? AND utilized", activation).Order("insight_id").Pluck("insight_id", &cited).Error; err != nil {
+			return fmt.Errorf("insights cited by %s: %w", activation, err)
+		}
+		shares, err := outcomeShares(tx, cited, domain.InsightOutcome(o.Outcome))
+		if err != nil {
+			return err
+		}
+		for i, id := range cited {
+			more, err := ledgerTx(tx, insightCreditRow{Source: activation, Cited: id, Outcome: o.Outcome, Weight: shares[i], At: o.At}, true)
+			if err != nil {
+				return err
+			}
+			touched = append(touched, more...)
+		}
+		if err := tx.Model(&insightUseRow{}).Where("activation_id = ? AND utilized", activation).Update("credited", o.Outcome).Error; err != nil {
+			return err
+		}
+	}
+	return restatTx(tx, touched...)
+}
+
+// outcomeShares is each cited insight's share of the run's outcome: whole
+// for a success, by suspicion for a failure (domain.FailureShares), read
+// after the run's own rows are taken out.
+func outcomeShares(tx *gorm.DB, cited []string, o domain.InsightOutcome) ([]float64, error) {
+	if len(cited) > 1 {
+		if err := restatTx(tx, cited...); err != nil {
+			return nil, err
+		}
+	}
+	stats := make([]domain.InsightStats, len(cited))
+	for i, id := range cited {
+		in, err := getInsight(tx, id)
+		if err != nil {
+			return nil, err
+		}
+		stats[i] = in.Stats
+	}
+	if o != domain.OutcomeFailed {
+		out := make([]float64, len(cited))
+		for i := range out {
+			out[i] = 1
+		}
+		return out, nil
+	}
+	return domain.FailureShares(stats), nil
+}
+
+// ledgerTx adds the rows of one outcome of c.Cited: its own, weight 1 and
+// one direct outcome, and with ancestors the decayed shares of the
+// insights that led to it. It returns the insights it credited.
+func ledgerTx(tx *gorm.DB, c insightCreditRow, ancestors bool) ([]string, error) {
+	depths := map[string]int{c.Cited: 0}
+	if ancestors {
+		var err error
+		depths, err = domain.CreditDepths(c.Cited, func(x string) ([]string, error) {
+			var ps []string
+			err := tx.Model(&insightLinkRow{}).Where("to_id = ? AND kind = ?", x, string(domain.LinkLedTo)).Order("from_id").Pluck("from_id", &ps).Error
+			return ps, err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("credit %s: %w", c.Cited, err)
+		}
+	}
+	var ids []string
+	for x, d := range depths {
+		row := c
+		row.InsightID, row.Count = x, b2i(d == 0)
+		if c.Weight == 0 {
+			c.Weight = 1
+		}
+		row.Weight = c.Weight * domain.CreditWeight(d)
+		if err := tx.Create(&row).Error; err != nil {
+			return nil, fmt.Errorf("credit %s: %w", x, err)
+		}
+		ids = append(ids, x)
+	}
+	return ids, nil
+}
+
+// restatTx folds the ledger rows of each insight, in order, into its
+// counters.
+func restatTx(tx *gorm.DB, ids ...string) error {
+	done := map[string]bool{}
+	for _, id := range ids {
+		if done[id] {
+			continue
+		}
+		done[id] = true
+		var rows []insightCreditRow
+		if err := tx.Where("insight_id = ?", id).Order("at, id").Find(&rows).Error; err != nil {
+			return fmt.Errorf("ledger of %s: %w", id, err)
+		}
+		var st domain.InsightStats
+		for _, r := range rows {
+			st.Credit(domain.InsightOutcome(r.Outcome), r.Weight, r.Count)
+		}
+		if err := tx.Model(&insightRow{}).Where("id = ?", id).Updates(map[string]any{"helped": st.Helped, "failed": st.Failed,
+			"credit_helped": st.CreditHelped, "credit_failed": st.CreditFailed}).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+package store_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
+)
+
+// counts is an insight's direct counters and credit, as a table compares
+// them.
+type counts struct {
+	Helped, Failed int
+	CH, CF         float64
+}
+
+func countsOf(t *testing.T, st *store.Store, id string) counts {
+	t.Helper()
+	in, err := st.GetInsight(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return counts{in.Stats.Helped, in.Stats.Failed, in.Stats.CreditHelped, in.Stats.CreditFailed}
+}
+
+// TestOneOutcomePerRun: a run's one outcome credits what it cited and
+// nothing it was only shown; an approval denied while it ran outweighs
+// its own success; a person's rating outweighs both; each replaces the
+// last, so the cited insight holds one outcome at every step.
+func TestOneOutcomePerRun(t *testing.T) {
+	st, clock := insightOrg(t)
+	ctx := t.Context()
+	cited := storeInsight(t, st, "w-owner", domain.Insight{Trigger: "deploy the payments service", Resolution: "drain the queue first"})
+	shown := storeInsight(t, st, "w-owner", domain.Insight{Trigger: "deploy the search service", Resolution: "warm the cache"})
+	recallIDs(t, st, "w-bot", store.RecallQuery{Query: "deploy service", Limit: 5, Activation: "a-1"})
+	act, _, _, err := st.Claim(ctx, "w-bot", "a-1", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.InsightFeedback(ctx, "w-bot", "a-1", []string{cited.ID}, domain.OutcomeUtilized, ""); err != nil {
+		t.Fatal(err)
+	}
+	canon, hash, _ := domain.CanonicalArgs([]byte(`{"worker":"w-other"}`))
+	ap, err := st.RequestApproval(ctx, domain.Approval{WorkerID: "w-bot", Tool: "dismiss_worker", Arguments: canon, ArgsHash: hash, ActivationID: "a-1", Why: "grant requires approval"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DecideApproval(ctx, "w-lead", ap.ID, domain.DecisionDeny, "not that worker"); err != nil {
+		t.Fatal(err)
+	}
+	if got := countsOf(t, st, cited.ID); got != (counts{}) {
+		t.Errorf("credit before the run ended = %+v, want none", got)
+	}
+	clock.Advance(time.Minute)
+	act.Status = domain.ActivationSucceeded
+	exit := domain.Event{StreamID: domain.ActivationStreamPrefix + "w-bot", Message: domain.Message{Body: "exit"}}
+	if err := st.FinishActivation(ctx, act, exit); err != nil {
+		t.Fatal(err)
+	}
+	denied := domain.RunOutcome{Outcome: domain.OutcomeFailed, Source: domain.SourceApproval, By: "w-lead", Note: "approval " + ap.ID + " of dismiss_worker denied"}
+	steps := []struct {
+		name        string
+		do          func() error
+		wantCited   counts
+		wantOutcome domain.RunOutcome
+	}{
+		{"ended: the denied approval outweighs the run's success", func() error { return nil },
+			counts{Failed: 1, CF: 1}, denied},
+		{"a second end changes nothing", func() error { return st.FinishActivation(ctx, act, exit) },
+			counts{Failed: 1, CF: 1}, denied},
+		{"a person's rating outweighs the approval", func() error {
+			_, err := st.RateActivation(ctx, "w-lead", "a-1", "succeeded", "the denial was my mistake")
+			return err
+		}, counts{Helped: 1, CH: 1}, domain.RunOutcome{Outcome: domain.OutcomeHelped, Source: domain.SourceRating, By: "w-lead", Note: "the denial was my mistake"}},
+		{"the owner's later rating replaces it", func() error {
+			_, err := st.RateActivation(ctx, "w-owner", "a-1", "failed", "")
+			return err
+		}, counts{Failed: 1, CF: 1}, domain.RunOutcome{Outcome: domain.OutcomeFailed, Source: domain.SourceRating, By: "w-owner"}},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if got := countsOf(t, st, cited.ID); got != s.wantCited {
+			t.Errorf("%s: cited insight %+v, want %+v", s.name, got, s.wantCited)
+		}
+		if got := countsOf(t, st, shown.ID); got != (counts{}) {
+			t.Errorf("%s: the insight only shown got %+v, want nothing", s.name, got)
+		}
+		o, err := st.RunOutcome(ctx, "a-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.wantOutcome.Activation = "a-1"
+		if diff := cmp.Diff(s.wantOutcome, o, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".At" }, cmp.Ignore())); diff != "" {
+			t.Errorf("%s: outcome (-want +got):\n%s", s.name, diff)
+		}
+	}
+}
+
+// TestVotes: one vote per person per insight, a later one replacing it;
+// a manager of the insight's scope counts twice; an AI worker cannot vote
+// outside a run; every vote is in the history.
+func TestVotes(t *testing.T) {
+	st, _ := insightOrg(t)
+	ctx := t.Context()
+	bots := storeInsight(t, st, "w-owner", domain.Insight{Trigger: "flaky build", Resolution: "rerun it", Scope: domain.ScopeRole, Target: "r-b"})
+	for range 7 {
+		if err := st.InsightFeedback(ctx, "w-lead", "", []string{bots.ID}, domain.OutcomeFailed, "hides real failures"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// w-lead is above p-bot, which holds r-b: a manager of the scope.
+	if got, want := countsOf(t, st, bots.ID), (counts{Failed: 1, CF: 2}); got != want {
+		t.Errorf("after seven failed votes of w-lead: %+v, want %+v (one vote, weight 2)", got, want)
+	}
+	if err := st.InsightFeedback(ctx, "w-lead", "", []string{bots.ID}, domain.OutcomeHelped, "changed my mind"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := countsOf(t, st, bots.ID), (counts{Helped: 1, CH: 2}); got != want {
+		t.Errorf("after w-lead's change of mind: %+v, want %+v", got, want)
+	}
+	err := st.InsightFeedback(ctx, "w-bot", "", []string{bots.ID}, domain.OutcomeFailed, "")
+	if !errors.Is(err, domain.ErrForbidden) {
+		t.Errorf("an AI worker's vote outside a run: %v, want forbidden", err)
+	}
+	votes, err := st.InsightVotes(ctx, "w-owner", bots.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(votes) != 1 || votes[0].Voter != "w-lead" || votes[0].Outcome != domain.OutcomeHelped || votes[0].Weight != 2 || votes[0].Note != "changed my mind" {
+		t.Errorf("votes = %+v, want w-lead's latest, weight 2", votes)
+	}
+}
+
+// TestWorkAcceptedOrSentBack: the reviewer's verdict on a task's built
+// work is the outcome of the runs that delivered its items, overriding
+// their own success.
+func TestWorkAcceptedOrSentBack(t *testing.T) {
+	for _, tc := range []struct {
+		approve bool
+		want    counts
+	}{{true, counts{Helped: 1, CH: 1}}, {false, counts{Failed: 1, CF: 1}}} {
+		t.Run(map[bool]string{true: "accepted", false: "sent back"}[tc.approve], func(t *testing.T) {
+			st, _ := insightOrg(t)
+			ctx := t.Context()
+			if _, err := st.HireWorker(ctx, "w-owner", domain.Worker{ID: "w-b1", Kind: domain.WorkerAI, PositionID: "p-a", Name: "b1"}, nil); err != nil {
+				t.Fatal(err)
+			}
+			advice := storeInsight(t, st, "w-owner", domain.Insight{Trigger: "login form", Resolution: "validate on the server"})
+			if _, err := st.CreateSpecTask(ctx, "w-owner", domain.SpecTask{ID: "t-x", Title: "X", Prompt: "x", Planner: "w-bot", Builders: []string{"w-b1"}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.SubmitSpec(ctx, "w-bot", "t-x", "d", []domain.TaskItem{{Seq: 1, Title: "login form"}}, 0); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.ReviewSpec(ctx, "w-owner", "t-x", true, ""); err != nil {
+				t.Fatal(err)
+			}
+			a, _, _, err := st.Claim(ctx, "w-b1", "a-1", time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recallIDs(t, st, "w-b1", store.RecallQuery{Query: "login form", Activation: "a-1"})
+			if err := st.InsightFeedback(ctx, "w-b1", "a-1", []string{advice.ID}, domain.OutcomeUtilized, ""); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.ReportItem(ctx, "w-b1", "t-x", 1, domain.OutcomeDelivered, "built it", ""); err != nil {
+				t.Fatal(err)
+			}
+			a.Status = domain.ActivationSucceeded
+			if err := st.FinishActivation(ctx, a, domain.Event{StreamID: domain.ActivationStreamPrefix + "w-b1", Message: domain.Message{Body: "exit"}}); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := countsOf(t, st, advice.ID), (counts{Helped: 1, CH: 1}); got != want {
+				t.Fatalf("after the run's own success: %+v, want %+v", got, want)
+			}
+			if _, err := st.ReviewSpec(ctx, "w-owner", "t-x", tc.approve, "the form posts passwords in the URL"); err != nil {
+				t.Fatal(err)
+			}
+			if got := countsOf(t, st, advice.ID); got != tc.want {
+				t.Errorf("after review: %+v, want %+v", got, tc.want)
+			}
+			if o, err := st.RunOutcome(ctx, "a-1"); err != nil || o.Source != domain.SourceItem {
+				t.Errorf("outcome of a-1 = %+v, %v; want one from the item", o, err)
+			}
+		})
+	}
+}
