@@ -30,6 +30,9 @@ type recurrenceRow struct {
 	LastTask  string `gorm:"not null;default:''"`
 	CreatedBy string `gorm:"not null"`
 	CreatedAt time.Time
+	// StoppedAt, once set, ends the recurrence: its ticks start nothing.
+	StoppedAt *time.Time
+	StoppedBy string
 }
 
 func (recurrenceRow) TableName() string { return "spec_task_recurrences" }
@@ -114,6 +117,9 @@ func (s *Store) recurTx(tx *gorm.DB, tick domain.Event) error {
 		return err
 	}
 	r := rows[0]
+	if r.StoppedAt != nil {
+		return nil
+	}
 	var t domain.SpecTask
 	if err := json.Unmarshal([]byte(r.Template), &t); err != nil {
 		return fmt.Errorf("recurring task on %s: %w", r.StreamID, err)
@@ -153,4 +159,38 @@ func (s *Store) skipTickTx(tx *gorm.DB, r recurrenceRow, last specTaskRow, tick 
 		Body: fmt.Sprintf("The tick %s of %s started no new task: %s is still %s. The next tick after it is done or cancelled starts one.",
 			tick.ID, r.StreamID, last.ID, last.State), Extra: extra}}, AppendOptions{})
 	return err
+}
+
+// StopRecurringSpecTask ends the recurring task on stream: later ticks
+// start nothing. The task it started last is left to run. Whoever may
+// cancel its tasks may stop it: its creator, its reviewer, a manager of
+// its planner.
+func (s *Store) StopRecurringSpecTask(ctx context.Context, actor, stream, reason string) error {
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		var r recurrenceRow
+		if err := tx.Where("stream_id = ?", stream).Take(&r).Error; err != nil {
+			return notFoundOr(err, "recurring spec task", stream)
+		}
+		var t domain.SpecTask
+		if err := json.Unmarshal([]byte(r.Template), &t); err != nil {
+			return err
+		}
+		if actor != r.CreatedBy && actor != t.Reviewer {
+			if err := newAuthz(tx).manages(actor, t.Planner); err != nil {
+				return err
+			}
+		}
+		if r.StoppedAt != nil {
+			return nil
+		}
+		now := s.Now()
+		if err := tx.Model(&recurrenceRow{}).Where("stream_id = ?", stream).Updates(map[string]any{"stopped_at": &now, "stopped_by": actor}).Error; err != nil {
+			return err
+		}
+		return s.audit(tx, Change{Action: "stop_recurring_spec_task", Actor: actor, Target: stream, After: map[string]string{"reason": reason}})
+	})
+	if err != nil {
+		return fmt.Errorf("stop recurring spec task %s: %w", stream, err)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -152,5 +153,20 @@ func TestRecurringSpecTask(t *testing.T) {
 	}
 	if body := inbox[len(inbox)-1].Message.Body; !strings.Contains(body, "could not start spec task \"Dependency bumps\"") || !strings.Contains(body, "w-b1") {
 		t.Errorf("the owner's inbox ends %q, want the tick's failure told", body)
+	}
+
+	// Stopped, it starts nothing more, and tells nobody.
+	must(t)(st.HireWorker(ctx, store.OwnerWorker, domain.Worker{ID: "w-b2", Kind: domain.WorkerAI, PositionID: "p-dev", Name: "w-b2"}, nil))
+	if _, err := call[specStateOut](t, &Env{Store: st, Caller: "w-b2", Known: Names()}, "cancel_spec_task", map[string]any{"task": out.Recurring.Stream}); !errors.Is(err, domain.ErrForbidden) {
+		t.Errorf("a builder stopping it: %v, want forbidden", err)
+	}
+	mustCall[specStateOut](t, &Env{Store: st, Caller: store.OwnerWorker, Known: Names()}, "cancel_spec_task", map[string]any{"task": out.Recurring.Stream, "reason": "done with bumps"})
+	clock.Advance(24 * time.Hour)
+	step(st)
+	if got := tasks(st); len(got) != 2 {
+		t.Errorf("a stopped recurrence started a task: %+v", got)
+	}
+	if again, _ := st.ReadEvents(ctx, store.EventQuery{StreamIDs: []string{domain.InboxStream(store.OwnerWorker)}}); len(again) != len(inbox) {
+		t.Errorf("a stopped recurrence's tick told the owner: %+v", again[len(again)-1].Message)
 	}
 }
