@@ -10,7 +10,7 @@ LDFLAGS := -X main.version=$(VERSION)
 LOAD_CLIENTS ?= 8
 LOAD_CALLS   ?= 200
 
-.PHONY: build run test test-postgres cluster bench bench-read bench-memory load soak fuzz lint ci clean print-staticcheck-version
+.PHONY: build run test test-postgres cluster bench bench-read bench-memory load soak lean-compare fuzz lint ci clean print-staticcheck-version
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/helix-org
@@ -86,6 +86,16 @@ load:
 SOAK_DURATION ?= 20m
 soak:
 	SOAK_DURATION=$(SOAK_DURATION) bash scripts/soak.sh
+
+# helix-org serve from BASE (a commit) and from this tree, side by side:
+# cold start (exec to first MCP answer) on an empty and on a big database
+# (LEAN_WORKERS AI workers, LEAN_EVENTS events), resident memory idle and
+# after the publish run, read_events (limit 20, short history), publish
+# and webhook rates — interleaved rounds, medians, the machine's load
+# (scripts/lean-compare.sh; not CI). Issue #35's baseline is aa9d46f.
+BASE ?= aa9d46f
+lean-compare:
+	BASE=$(BASE) bash scripts/lean-compare.sh
 
 # Short fuzz runs of every inbound parser and verifier (go test runs only
 # their seeds). -fuzz takes one target per run, hence one line each. The

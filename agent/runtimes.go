@@ -31,10 +31,11 @@ type RuntimeEnv struct {
 	Container func(ctx context.Context, llm *LLMConfig) (domain.Runtime, error)
 	// LookPath finds an executable; exec.LookPath when nil.
 	LookPath func(string) (string, error)
-	// Sandbox is what CheckSandbox found at start. The host runtimes run
-	// their agent in it, and refuse to run at all without it unless
-	// agent.sandbox is off; the zero value is no sandbox.
-	Sandbox SandboxCheck
+	// Sandbox is what CheckSandbox found at start, asked for when a host
+	// run needs it (CheckSandboxLater; a check made before: its Result).
+	// The host runtimes run their agent in it, and refuse to run at all
+	// without it unless agent.sandbox is off; nil is no sandbox.
+	Sandbox func() SandboxCheck
 	// Logger gets the warning of every unsandboxed run; nil discards it.
 	Logger *slog.Logger
 	// Sessions keeps the sessions that preserve_context continues; nil
@@ -251,7 +252,10 @@ func (env RuntimeEnv) sandbox(ctx context.Context, run domain.Run) (*Bwrap, erro
 		}
 		return nil, nil
 	}
-	check := env.Sandbox
+	var check SandboxCheck
+	if env.Sandbox != nil {
+		check = env.Sandbox()
+	}
 	if check.Err == nil && check.Bwrap == "" {
 		check.Err = errors.New("no sandbox was found at start")
 	}

@@ -108,7 +108,7 @@ func TestSelectorPicks(t *testing.T) {
 					return nil, errStop
 				}
 			}
-			sel := agent.Selector{Table: table, Env: agent.RuntimeEnv{Settings: tt.settings, LookPath: tt.lookPath, Sandbox: tt.sandbox,
+			sel := agent.Selector{Table: table, Env: agent.RuntimeEnv{Settings: tt.settings, LookPath: tt.lookPath, Sandbox: tt.sandbox.Result,
 				RoleOf: func(context.Context, string) (domain.Role, error) { return domain.Role{ID: "r-x"}, nil }}}
 			_, err := sel.Run(t.Context(), domain.Run{WorkerID: "w-x"})
 			got := built

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -117,6 +118,26 @@ type SandboxCheck struct {
 	Bwrap string
 	// Err says why host agents cannot be sandboxed; nil when they can.
 	Err error
+}
+
+// Result is the check itself, for a RuntimeEnv's Sandbox: a check made
+// before, or a fixed one in tests.
+func (c SandboxCheck) Result() SandboxCheck { return c }
+
+// CheckSandboxLater starts CheckSandbox and returns what waits for its
+// result, once, and then returns it at once: a server serves while
+// bubblewrap starts its empty sandbox (tens of milliseconds, most of a
+// cold start), and only the first host run or stdio MCP server waits.
+func CheckSandboxLater(ctx context.Context, path string, done func(SandboxCheck)) func() SandboxCheck {
+	ch := make(chan SandboxCheck, 1)
+	go func() {
+		c := CheckSandbox(ctx, path)
+		if done != nil {
+			done(c)
+		}
+		ch <- c
+	}()
+	return sync.OnceValue(func() SandboxCheck { return <-ch })
 }
 
 // debianBwrap is where Debian's bubblewrap installs bwrap, for a server

@@ -41,7 +41,7 @@ func TestPreservedContextResumesTheSession(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			sel := agent.Selector{Env: agent.RuntimeEnv{Settings: st, Sessions: st, Now: clock.Now, Sandbox: agent.CheckSandbox(ctx, ""),
+			sel := agent.Selector{Env: agent.RuntimeEnv{Settings: st, Sessions: st, Now: clock.Now, Sandbox: agent.CheckSandbox(ctx, "").Result,
 				RoleOf: func(context.Context, string) (domain.Role, error) {
 					return domain.Role{ID: "r-dev", Content: "---\npreserve_context: true\n---\nBuild things."}, nil
 				}}}

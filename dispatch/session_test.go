@@ -36,7 +36,7 @@ func TestRunRecordNamesItsSession(t *testing.T) {
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	var sel agent.Selector
 	f := newFixtureWith(t, runtimeFunc(func(ctx context.Context, run domain.Run) (domain.RunResult, error) { return sel.Run(ctx, run) }))
-	sel = agent.Selector{Env: agent.RuntimeEnv{Settings: f.st, Sessions: f.st, Sandbox: agent.CheckSandbox(t.Context(), ""),
+	sel = agent.Selector{Env: agent.RuntimeEnv{Settings: f.st, Sessions: f.st, Sandbox: agent.CheckSandbox(t.Context(), "").Result,
 		RoleOf: func(ctx context.Context, worker string) (domain.Role, error) { return domain.Role{ID: "r-echo"}, nil }}}
 	for spec, v := range map[*domain.SettingSpec]string{&agent.RuntimeSetting: agent.RuntimeCodex, &agent.PreserveContextSetting: `{"w-echo":true}`} {
 		if err := f.st.SetSetting(t.Context(), *spec, v); err != nil {

@@ -107,9 +107,13 @@ func redactValue(v any, extra []string) any {
 	return v
 }
 
+// keySeparators are dropped from a key before it is compared: built once,
+// as a Replacer builds its table on first use (a few KB each call).
+var keySeparators = strings.NewReplacer("_", "", "-", "")
+
 // secretKey reports whether an argument named k holds a secret.
 func secretKey(k string, extra []string) bool {
-	n := strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(k))
+	n := keySeparators.Replace(strings.ToLower(k))
 	for _, s := range secretKeys {
 		if n == s {
 			return true

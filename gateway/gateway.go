@@ -35,8 +35,10 @@ var CallTimeoutSetting = domain.SettingSpec{Key: "mcp.call_timeout", Type: domai
 
 // Options configure a Gateway.
 type Options struct {
-	// Sandbox runs stdio servers; nil refuses them unless Unsandboxed.
-	Sandbox *agent.Bwrap
+	// Sandbox is the sandbox stdio servers run in, asked for when one
+	// starts (the server's check may still be running); nil, or a nil
+	// answer, refuses them unless Unsandboxed.
+	Sandbox func() *agent.Bwrap
 	// Unsandboxed lets stdio servers run as the server's user (agent.sandbox off).
 	Unsandboxed bool
 	// Dir holds each stdio server's working directory (Dir/<name>).
@@ -317,9 +319,13 @@ func (g *Gateway) command(srv domain.MCPServer, auth *domain.MCPAuth, token stri
 		return nil, fmt.Errorf("directory of mcp server %s: %w", srv.Name, err)
 	}
 	cmd.Dir = dir
+	var sb *agent.Bwrap
+	if g.opts.Sandbox != nil {
+		sb = g.opts.Sandbox()
+	}
 	switch {
-	case g.opts.Sandbox != nil:
-		if err := g.opts.Sandbox.Wrap(cmd, dir, path); err != nil {
+	case sb != nil:
+		if err := sb.Wrap(cmd, dir, path); err != nil {
 			return nil, err
 		}
 	case !g.opts.Unsandboxed:

@@ -53,7 +53,7 @@ func fakeStdio() {
 
 func newGateway(t *testing.T, st *store.Store, sandbox *agent.Bwrap) *gateway.Gateway {
 	t.Helper()
-	g := gateway.New(st, gateway.Options{AllowPrivate: func(context.Context) bool { return true }, Sandbox: sandbox, Unsandboxed: sandbox == nil, Dir: t.TempDir()})
+	g := gateway.New(st, gateway.Options{AllowPrivate: func(context.Context) bool { return true }, Sandbox: func() *agent.Bwrap { return sandbox }, Unsandboxed: sandbox == nil, Dir: t.TempDir()})
 	t.Cleanup(g.Close)
 	return g
 }

@@ -119,6 +119,28 @@ func BenchmarkReadEvents(b *testing.B) {
 	}
 }
 
+// BenchmarkReadEventsShort measures the read an agent makes most: the
+// whole of a short stream (20 events) with limit 20, where the call's
+// fixed costs — authentication, the follow check, labels — are most of
+// it (issue #35's read_events figure; helix-org-load -compare prints it
+// against another build).
+func BenchmarkReadEventsShort(b *testing.B) {
+	const events, limit = 20, 20
+	h := startBench(b)
+	owner := h.Owner(b)
+	servertest.Call[domain.Stream](b, owner, "create_stream", map[string]any{"id": "s-short", "name": "short"})
+	servertest.Call[any](b, owner, "subscribe", map[string]any{"stream": "s-short"})
+	for i := range events {
+		servertest.Call[any](b, owner, "publish", map[string]any{"stream": "s-short", "body": fmt.Sprintf("short history %d", i)})
+	}
+	params := func(*rand.Rand) *mcp.CallToolParams {
+		return &mcp.CallToolParams{Name: "read_events", Arguments: map[string]any{"streams": []string{"s-short"}, "limit": limit}}
+	}
+	for _, n := range benchClients {
+		b.Run(clientsName(n), func(b *testing.B) { runCalls(b, sessions(b, h, n), params) })
+	}
+}
+
 func clientsName(n int) string {
 	if n == 1 {
 		return "sequential"

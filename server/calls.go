@@ -198,20 +198,45 @@ func writeCallAnswer(w http.ResponseWriter, call directCall, res *mcp.CallToolRe
 		if call.modern {
 			res.Meta = mcp.Meta{mcp.MetaKeyServerInfo: tools.Implementation()}
 		}
-		msg.Result, err = json.Marshal(res)
+		// The result's own MarshalJSON is json.Marshal's output: compact,
+		// and escaped as json.Marshal escapes, which Marshal would only
+		// compact once more for the result and again for the envelope.
+		msg.Result, err = res.MarshalJSON()
 		if err == nil && call.modern && reached {
 			msg.Result = append(msg.Result[:len(msg.Result)-1], `,"resultType":"complete"}`...)
 		}
 	}
-	if err != nil {
-		msg.Result = nil
-		msg.Error = wireError(err)
+	var body []byte
+	if err == nil && isScalarID(call.id) {
+		body = append(make([]byte, 0, len(msg.Result)+48), `{"jsonrpc":"2.0","id":`...)
+		body = append(append(append(body, call.id...), `,"result":`...), msg.Result...)
+		body = append(body, '}')
+	} else {
+		if err != nil {
+			msg.Result = nil
+			msg.Error = wireError(err)
+		}
+		body, _ = json.Marshal(msg)
 	}
-	body, _ := json.Marshal(msg)
 	w.Header().Set("Cache-Control", "no-cache, no-transform")
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	w.Write(body)
+}
+
+// isScalarID reports an id json.Marshal would copy as it is: a number or
+// a string without characters it escapes, which is every id a client
+// sends but a few.
+func isScalarID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return false
+	}
+	for _, c := range id {
+		if c < 0x20 || c >= 0x7f || c == '<' || c == '>' || c == '&' || c == '\\' || c == ' ' {
+			return false
+		}
+	}
+	return true
 }
 
 // wireError is err as the go-sdk puts a handler's error on the wire: a

@@ -44,7 +44,9 @@ func refuseBatches(limit int64, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		br := bufio.NewReader(http.MaxBytesReader(w, r.Body, limit))
+		// A small buffer: it only peeks the first byte; larger reads go
+		// past it to the body.
+		br := bufio.NewReaderSize(http.MaxBytesReader(w, r.Body, limit), 64)
 		if first, err := firstNonSpace(br); err == nil && first == '[' {
 			writeJSONRPCError(w, http.StatusBadRequest, -32600, "JSON-RPC batches are not supported: send one request per POST")
 			return

@@ -36,7 +36,7 @@ func TestGitHubMCPServerWithAnAppCredential(t *testing.T) {
 	if check.Err != nil {
 		t.Fatalf("bubblewrap cannot run here (%v): install bubblewrap", check.Err)
 	}
-	g := gateway.New(st, gateway.Options{AllowPrivate: func(context.Context) bool { return true }, Sandbox: &agent.Bwrap{Path: check.Bwrap}, Dir: t.TempDir()})
+	g := gateway.New(st, gateway.Options{AllowPrivate: func(context.Context) bool { return true }, Sandbox: func() *agent.Bwrap { return &agent.Bwrap{Path: check.Bwrap} }, Dir: t.TempDir()})
 	t.Cleanup(g.Close)
 	h := servertest.StartWith(t, st, server.Config{Outside: g})
 	owner := h.Owner(t)

@@ -27,7 +27,9 @@ import (
 
 // callQueue bounds the records waiting for their write: past it a call
 // waits for the database instead of memory growing without end.
-const callQueue = 4096
+// Each queued record is some 170 bytes the collector scans on every
+// cycle, so the queue is no longer than a burst needs.
+const callQueue = 1024
 
 // maxCallBatch bounds one write of records.
 const maxCallBatch = 256

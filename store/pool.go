@@ -31,6 +31,23 @@ const cacheSizeKiB = 2048
 // before.
 const maxPrepared = 512
 
+// keptIdle is how many SQLite connections ReleaseMemory keeps open.
+const keptIdle = 2
+
+// ReleaseMemory closes the pooled SQLite connections nobody is using but
+// keptIdle, and with them their page caches and prepared statements (C
+// memory): serve calls it when no request has come for a while, so a
+// burst that opened many leaves none behind. The next burst opens them
+// again, each once. On PostgreSQL it does nothing.
+func (s *Store) ReleaseMemory() {
+	sqlDB, err := s.db.DB()
+	if err != nil || s.dia.name() != "sqlite" {
+		return
+	}
+	sqlDB.SetMaxIdleConns(keptIdle)
+	sqlDB.SetMaxIdleConns(sqliteConns)
+}
+
 // tunePool sizes the connection pool and returns the handle reads go
 // through. On SQLite each read's text is prepared once per connection
 // (preparedReads) instead of on every call, where parsing and planning

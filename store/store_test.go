@@ -192,6 +192,8 @@ func TestOpenSetsPragmasAndPrivateModes(t *testing.T) {
 // while it iterates a page, never open more than 16 connections, the
 // bound docs/operations.md's memory figure rests on (16 × a 2 MiB page cache);
 // every read gets its page.
+//
+// ReleaseMemory then closes all but two of them.
 func TestSQLitePoolIsBounded(t *testing.T) {
 	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "org.db"), store.Options{Synchronous: "NORMAL"})
 	if err != nil {
@@ -219,6 +221,21 @@ func TestSQLitePoolIsBounded(t *testing.T) {
 	if s := st.PoolStats(); s.MaxOpenConnections != 16 || s.OpenConnections > 16 || s.WaitCount == 0 {
 		t.Errorf("pool: %d open of at most %d, %d waits; want at most 16 open, with reads waiting for one", s.OpenConnections, s.MaxOpenConnections, s.WaitCount)
 	}
+	// Quiet again, the server gives the burst's connections back; the
+	// next burst opens what it needs, and reads as before.
+	opened := st.PoolStats().OpenConnections
+	st.ReleaseMemory()
+	if s := st.PoolStats(); s.OpenConnections > 2 || opened <= 2 {
+		t.Errorf("after ReleaseMemory: %d connections open (of %d), want at most 2", s.OpenConnections, opened)
+	}
+	for range 8 {
+		wg.Go(func() {
+			if evs, err := st.EventsBefore(t.Context(), store.PageQuery{StreamIDs: []string{"s-a"}, Limit: 50}); err != nil || len(evs) != 50 {
+				t.Errorf("read after ReleaseMemory: %d events, %v", len(evs), err)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func TestMigrationsAreIdempotent(t *testing.T) {

@@ -60,7 +60,7 @@ func NewCatalog(lim Limits, sources ...[]Offer) *Catalog {
 		c.shown = c.Tools()
 		return c
 	}
-	find := FindTools().def
+	find := FindTools().def()
 	c.shown = append(c.shown, find)
 	room := lim.Budget - ShownBytes(find)
 	core := slices.DeleteFunc(slices.Clone(c.offers), func(o Offer) bool { return o.Core == 0 })

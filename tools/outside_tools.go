@@ -108,7 +108,7 @@ func outsideTool(env *Env, name string) (Tool, bool) {
 		resolved, _ = resolveSchema(json.RawMessage(`{"type":"object"}`))
 	}
 	input := func() (*jsonschema.Resolved, error) { return resolved, nil }
-	return Tool{Name: name, Title: def.Title, Description: def.Description, def: def, input: input,
+	return Tool{Name: name, Title: def.Title, Description: def.Description, def: fixed(def), input: input,
 		check: func(args json.RawMessage) (json.RawMessage, error) { return checkArgs(name, input, args) },
 		call: func(ctx context.Context, env *Env, args json.RawMessage) (any, error) {
 			return callOutside(ctx, env, o, args)

@@ -69,7 +69,7 @@ func audienceOf(env *Env, tool string) (of func(context.Context, *Env, json.RawM
 		// A skill runs without network and keeps only what it hands back.
 		return nil, false
 	}
-	if t, ok := builtin(tool); ok && t.def.Annotations != nil && t.def.Annotations.ReadOnlyHint {
+	if t, ok := builtin(tool); ok && t.hints&readOnly != 0 {
 		return nil, false
 	}
 	return orgAudience("record of " + tool), true

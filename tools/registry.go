@@ -84,7 +84,7 @@ func NewServer(env *Env, granted []string) *mcp.Server {
 	srv.AddReceivingMiddleware(callThrough(env, granted))
 	if searching {
 		find := FindTools()
-		find.bind(srv, find.def)
+		find.bind(srv, find.def())
 		srv.AddReceivingMiddleware(showOnly(env.Catalog))
 	}
 	return srv

@@ -102,7 +102,7 @@ func skillTool(env *Env, tool string) (Tool, bool) {
 		return Tool{}, false
 	}
 	name, label := sk.Name, sk.Label
-	return Tool{Name: tool, Title: sk.Name, Description: sk.Description, def: skillDef(sk),
+	return Tool{Name: tool, Title: sk.Name, Description: sk.Description, def: fixed(skillDef(sk)),
 		check: func(args json.RawMessage) (json.RawMessage, error) { return checkSkillInput(name, schema, args) },
 		call: func(ctx context.Context, env *Env, args json.RawMessage) (any, error) {
 			return runSkill(ctx, env, name, label, args)

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -91,10 +90,12 @@ type Tool struct {
 	// core places the tool in the compact core a worker with many grants
 	// is shown beside find_tools, 1 first; 0 leaves it to be found.
 	core int
-	// def is built once; schemas are inferred from the Go types.
-	def *mcp.Tool
+	// def is built once, on first use: schemas are inferred from the Go
+	// types, which for every tool at once is most of a cold start's first
+	// call, though a call needs one tool's.
+	def func() *mcp.Tool
 	// shown is the input schema def shows, before transports complete it.
-	shown *jsonschema.Schema
+	shown func() *jsonschema.Schema
 	// forTransports, when set, completes the input schema with what the
 	// store's transport kinds offer (enums, config docs); see defFor.
 	forTransports func(ts *domain.Transports, in *jsonschema.Schema)
@@ -111,6 +112,8 @@ type Tool struct {
 	// answer turns the handler's output into a tools/call's text and
 	// structured content.
 	answer func(out any) (text []byte, structured any, err error)
+	// hints are what annotated declared, readable without building def.
+	hints hint
 	// given: called without a grant and past the gate (find_tools, which
 	// comes with a searched catalog and reads only the caller's grants).
 	given bool
@@ -124,13 +127,13 @@ func (t Tool) bind(srv *mcp.Server, def *mcp.Tool) { srv.AddTool(def, answered) 
 // with the transport kinds ts.
 func (t Tool) Def(ts *domain.Transports) *mcp.Tool {
 	if t.forTransports == nil {
-		return t.def
+		return t.def()
 	}
 	if d, ok := t.defs.Load(ts); ok {
 		return d.(*mcp.Tool)
 	}
-	def := *t.def
-	in := t.shown.CloneSchemas()
+	def := *t.def()
+	in := t.shown().CloneSchemas()
 	t.forTransports(ts, in)
 	def.InputSchema = shown(in)
 	d, _ := t.defs.LoadOrStore(ts, &def)
@@ -162,9 +165,16 @@ const (
 // annotated gives the tool its title and hints; every tool in All has
 // them (TestEveryToolIsAnnotated).
 func (t Tool) annotated(title string, h hint) Tool {
-	t.Title, t.def.Title = title, title
-	t.def.Annotations = &mcp.ToolAnnotations{Title: title, ReadOnlyHint: h&readOnly != 0, DestructiveHint: new(h&destructive != 0),
-		IdempotentHint: h&idempotent != 0, OpenWorldHint: new(h&openWorld != 0)}
+	t.Title = title
+	def := t.def
+	t.def = sync.OnceValue(func() *mcp.Tool {
+		d := def()
+		d.Title = title
+		d.Annotations = &mcp.ToolAnnotations{Title: title, ReadOnlyHint: h&readOnly != 0, DestructiveHint: new(h&destructive != 0),
+			IdempotentHint: h&idempotent != 0, OpenWorldHint: new(h&openWorld != 0)}
+		return d
+	})
+	t.hints = h
 	return t
 }
 
@@ -192,22 +202,29 @@ var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonsc
 
 // define builds a Tool from a typed handler. tweak may add enums or other
 // detail the Go types cannot carry.
+// The schemas are built on first use (TestEveryToolIsAnnotated builds
+// them all, so a bad one fails a test, not a call).
 func define[In, Out any](name, desc string, h func(ctx context.Context, env *Env, in In) (Out, error), tweak ...func(in *jsonschema.Schema)) Tool {
-	in, err := jsonschema.For[In](schemaOptions)
-	if err != nil {
-		panic(fmt.Sprintf("tool %s: input schema: %v", name, err))
-	}
-	for _, f := range tweak {
-		f(in)
-	}
-	out, err := jsonschema.For[Out](schemaOptions)
-	if err != nil {
-		panic(fmt.Sprintf("tool %s: output schema: %v", name, err))
-	}
-	brief := compact(in, false)
-	def := &mcp.Tool{Name: name, Description: desc, InputSchema: shown(brief), OutputSchema: compact(out, true)}
+	input := sync.OnceValue(func() *jsonschema.Schema {
+		in, err := jsonschema.For[In](schemaOptions)
+		if err != nil {
+			panic(fmt.Sprintf("tool %s: input schema: %v", name, err))
+		}
+		for _, f := range tweak {
+			f(in)
+		}
+		return in
+	})
+	brief := sync.OnceValue(func() *jsonschema.Schema { return compact(input(), false) })
+	def := sync.OnceValue(func() *mcp.Tool {
+		out, err := jsonschema.For[Out](schemaOptions)
+		if err != nil {
+			panic(fmt.Sprintf("tool %s: output schema: %v", name, err))
+		}
+		return &mcp.Tool{Name: name, Description: desc, InputSchema: shown(brief()), OutputSchema: compact(out, true)}
+	})
 	resolved := sync.OnceValues(func() (*jsonschema.Resolved, error) {
-		return in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+		return input().Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
 	})
 	call := func(ctx context.Context, env *Env, args json.RawMessage) (any, error) {
 		var in In
@@ -222,6 +239,12 @@ func define[In, Out any](name, desc string, h func(ctx context.Context, env *Env
 	return Tool{Name: name, Description: desc, def: def, shown: brief, input: resolved, call: call, check: check, answer: answerJSON}
 }
 
+// fixed is the def of a tool whose definition is data already (a
+// skill's, an outside server's).
+func fixed(def *mcp.Tool) func() *mcp.Tool {
+	return func() *mcp.Tool { return def }
+}
+
 // outputJSON marshals a result with its object keys sorted, as the SDK's
 // typed handlers send it: clients and tests read the same text either way.
 func outputJSON(out any) ([]byte, error) {
@@ -229,16 +252,10 @@ func outputJSON(out any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber() // keeps int64s such as seq exact
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
+	if string(b) == "null" {
+		return []byte("{}"), nil
 	}
-	if v == nil {
-		v = map[string]any{}
-	}
-	return json.Marshal(v)
+	return sortKeys(b)
 }
 
 // enum restricts a property to the given values and lists them in its

@@ -29,6 +29,14 @@ type config struct {
 	Soak    time.Duration
 	Rate    int
 	Metrics string
+	// Compare, when set, runs helix-org serve from each of these binaries
+	// (label=path,…) in rounds, interleaved, and prints each figure's
+	// median side by side (compare.go): the lean-compare make target.
+	Compare    string
+	Rounds     int
+	BigWorkers int
+	BigEvents  int
+	Idle       time.Duration
 	// every is how often the soak prints a line: a minute, but in tests.
 	every time.Duration
 }
@@ -48,6 +56,11 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 	fs.DurationVar(&cfg.Soak, "soak", 0, "hold a steady load this long (with -url and -metrics) and print the server's memory, goroutines and fds each minute")
 	fs.IntVar(&cfg.Rate, "rate", 20, "with -soak: ticks a second, each a publish, a webhook and a read_events")
 	fs.StringVar(&cfg.Metrics, "metrics", "", "with -soak: where the server's metrics are; default its /metrics, read with -token (the owner's)")
+	fs.StringVar(&cfg.Compare, "compare", "", "compare helix-org binaries, e.g. base=/tmp/base/helix-org,head=bin/helix-org: each serves in a process of its own, in interleaved rounds, and each figure's median is printed side by side")
+	fs.IntVar(&cfg.Rounds, "rounds", 5, "with -compare: rounds per binary")
+	fs.IntVar(&cfg.BigWorkers, "big-workers", 100, "with -compare: AI workers in the big database")
+	fs.IntVar(&cfg.BigEvents, "big-events", 100_000, "with -compare: events in the big database")
+	fs.DurationVar(&cfg.Idle, "idle", 5*time.Second, "with -compare: how long the server idles on the big database before its memory is read")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -58,6 +71,8 @@ func (c config) validate() error {
 	switch {
 	case c.Clients < 1 || c.Calls < 1:
 		return errors.New("-clients and -calls must be at least 1")
+	case c.Compare != "" && (c.Rounds < 1 || c.BigWorkers < 0 || c.BigEvents < 0 || c.Idle < 0):
+		return errors.New("-rounds must be at least 1, and -big-workers, -big-events and -idle not negative")
 	case c.Client != "sdk" && c.Client != "wire":
 		return fmt.Errorf("-client: %q is not a client (valid: sdk, wire)", c.Client)
 	case c.Timeout <= 0:

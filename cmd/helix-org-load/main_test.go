@@ -83,6 +83,8 @@ func TestParseFlags(t *testing.T) {
 		{"soak", []string{"-soak", "20m", "-url", "http://127.0.0.1:8080/workers/w-owner/mcp", "-token", "t"}, ""},
 		{"soak in-process", []string{"-soak", "20m"}, "-soak needs -url"},
 		{"soak at no rate", []string{"-soak", "1m", "-rate", "0", "-url", "http://127.0.0.1:8080/workers/w-owner/mcp", "-token", "t"}, "-rate must be at least 1"},
+		{"compare", []string{"-compare", "base=/tmp/a,head=/tmp/b", "-rounds", "3"}, ""},
+		{"compare no rounds", []string{"-compare", "base=/tmp/a", "-rounds", "0"}, "-rounds must be at least 1"},
 		{"remote metrics", []string{"-soak", "1m", "-metrics", "http://10.0.0.5:9090/metrics", "-url", "http://127.0.0.1:8080/workers/w-owner/mcp", "-token", "t"}, `-metrics: "10.0.0.5" is not a loopback address`},
 	}
 	for _, tt := range tests {

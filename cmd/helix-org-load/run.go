@@ -32,6 +32,9 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if cfg.Soak > 0 {
 		return soak(ctx, cfg, out)
 	}
+	if cfg.Compare != "" {
+		return compare(ctx, cfg, out)
+	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	if cfg.URL != "" {
@@ -185,6 +188,14 @@ func call(ctx context.Context, cs *mcp.ClientSession, name string, args map[stri
 
 // publishLoad has every client publish calls times, all at once.
 func publishLoad(ctx context.Context, callers []caller, stream string, calls int) result {
+	return load(ctx, callers, calls, func(i, n int) (string, map[string]any) {
+		return "publish", map[string]any{"stream": stream, "body": fmt.Sprintf("load client %d call %d", i, n)}
+	})
+}
+
+// load has every client make calls calls, all at once, client i's n-th
+// call being call(i, n).
+func load(ctx context.Context, callers []caller, calls int, call func(i, n int) (string, map[string]any)) result {
 	var (
 		mu  sync.Mutex
 		res result
@@ -192,7 +203,7 @@ func publishLoad(ctx context.Context, callers []caller, stream string, calls int
 		bad atomic.Int64
 	)
 	start := time.Now()
-	for i, call := range callers {
+	for i, do := range callers {
 		wg.Go(func() {
 			lat := make([]time.Duration, 0, calls)
 			for n := range calls {
@@ -200,8 +211,8 @@ func publishLoad(ctx context.Context, callers []caller, stream string, calls int
 					break
 				}
 				t := time.Now()
-				err := call(ctx, "publish", map[string]any{"stream": stream, "body": fmt.Sprintf("load client %d call %d", i, n)})
-				if err != nil {
+				name, args := call(i, n)
+				if err := do(ctx, name, args); err != nil {
 					if bad.Add(1) == 1 {
 						mu.Lock()
 						res.FirstErr = err

@@ -42,8 +42,9 @@ type dockerHost struct {
 	agents http.Handler
 	edge   edgeConfig
 
-	// up says the daemon answered at start-up.
-	up bool
+	// up says whether the daemon answered the ping connect sent at
+	// start-up, waiting for the answer the first time.
+	up func() bool
 
 	mu   sync.Mutex
 	base string
@@ -93,25 +94,31 @@ func agentRoutes(srv http.Handler) http.Handler {
 	return mux
 }
 
-// connect checks once at start-up that the daemon answers. Without one
-// it logs and the docker runtime and skills fail until there is.
+// connect checks once at start-up that the daemon answers, beside the
+// rest of the start: only reaping leftover containers and the skills
+// wait for it, not the first request. Without a daemon it logs and the
+// docker runtime and skills fail until there is one.
 func (h *dockerHost) connect(ctx context.Context) {
 	if h == nil {
 		return
 	}
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := h.eng.Ping(pctx); err != nil {
-		h.log.Info("Docker is not reachable; the docker runtime and skills are unavailable until it is", "err", err)
-		return
-	}
-	h.up = true
+	answered := make(chan bool, 1)
+	go func() {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		err := h.eng.Ping(pctx)
+		if err != nil {
+			h.log.Info("Docker is not reachable; the docker runtime and skills are unavailable until it is", "err", err)
+		}
+		answered <- err == nil
+	}()
+	h.up = sync.OnceValue(func() bool { return <-answered })
 }
 
 // reapActivations removes activation containers a crashed predecessor
 // left, before any activation runs again (see reapOrphans).
 func (h *dockerHost) reapActivations(ctx context.Context) error {
-	if h == nil || !h.up {
+	if h == nil || !h.up() {
 		return nil
 	}
 	if _, err := h.eng.Reap(ctx); err != nil {
@@ -122,7 +129,7 @@ func (h *dockerHost) reapActivations(ctx context.Context) error {
 
 // start brings skills back and stops idle ones until ctx ends.
 func (h *dockerHost) start(ctx context.Context) {
-	if h == nil || !h.up {
+	if h == nil || !h.up() {
 		return
 	}
 	h.bg.Go(func() {

@@ -3,6 +3,7 @@
 package main
 
 // #include <malloc.h>
+// static void trim(void) { malloc_trim(0); }
 // static int limit_arenas(int n) {
 // #ifdef M_ARENA_MAX
 // 	return mallopt(M_ARENA_MAX, n);
@@ -38,3 +39,7 @@ func limitMallocArenas() int {
 	}
 	return mallocArenas
 }
+
+// trimMalloc returns the C allocator's free memory to the OS: what SQLite
+// freed stays in glibc's arenas otherwise.
+func trimMalloc() { C.trim() }

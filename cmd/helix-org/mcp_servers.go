@@ -28,13 +28,17 @@ func newMCPServersCmd() *cobra.Command {
 
 // newGateway is the gateway to outside servers: stdio servers run in the
 // host-agent sandbox, or unsandboxed when agent.sandbox is off.
-func newGateway(ctx context.Context, st *store.Store, check agent.SandboxCheck, dir string, log *slog.Logger) *gateway.Gateway {
+func newGateway(ctx context.Context, st *store.Store, check func() agent.SandboxCheck, dir string, log *slog.Logger) *gateway.Gateway {
 	opts := gateway.Options{Dir: filepath.Join(dir, "mcp-servers"), Logger: log}
-	switch {
-	case settingOf(ctx, st, agent.SandboxSetting) == agent.SandboxOff:
+	if settingOf(ctx, st, agent.SandboxSetting) == agent.SandboxOff {
 		opts.Unsandboxed = true
-	case check.Err == nil && check.Bwrap != "":
-		opts.Sandbox = &agent.Bwrap{Path: check.Bwrap}
+	} else {
+		opts.Sandbox = func() *agent.Bwrap {
+			if c := check(); c.Err == nil && c.Bwrap != "" {
+				return &agent.Bwrap{Path: c.Bwrap}
+			}
+			return nil
+		}
 	}
 	return gateway.New(st, opts)
 }
@@ -84,7 +88,7 @@ command line, and stored encrypted; agents never see it. It is one of
 				if _, err := st.AddMCPServer(cmd.Context(), "", srv, auth); err != nil {
 					return err
 				}
-				g := newGateway(cmd.Context(), st, agent.CheckSandbox(cmd.Context(), ""), cfg.EnvsDir, nil)
+				g := newGateway(cmd.Context(), st, agent.CheckSandbox(cmd.Context(), "").Result, cfg.EnvsDir, nil)
 				defer g.Close()
 				added, err := g.Refresh(cmd.Context(), srv.Name)
 				if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 
@@ -14,7 +13,7 @@ import (
 // runtimes wires the runtime table to this server: its settings, the
 // org chart (for roles), Docker, when there is one, and the host
 // agents' sandbox as checkSandbox found it.
-func runtimes(st *store.Store, dh *dockerHost, sandbox agent.SandboxCheck, log *slog.Logger) agent.Selector {
+func runtimes(st *store.Store, dh *dockerHost, sandbox func() agent.SandboxCheck, log *slog.Logger) agent.Selector {
 	return agent.Selector{Env: agent.RuntimeEnv{Settings: st, Container: dh.container(), Sandbox: sandbox, Logger: log, Sessions: st,
 		RoleOf: func(ctx context.Context, worker string) (domain.Role, error) { return roleOf(ctx, st, worker) }}}
 }
@@ -22,10 +21,15 @@ func runtimes(st *store.Store, dh *dockerHost, sandbox agent.SandboxCheck, log *
 // checkSandbox finds out once, at start, whether host agents can run in
 // bubblewrap, and says what that means for AI workers on the host
 // runtimes under the current agent.sandbox (read again on every run).
-func checkSandbox(ctx context.Context, st *store.Store, log *slog.Logger) agent.SandboxCheck {
-	check := agent.CheckSandbox(ctx, "")
+//
+// The check runs beside the start (a bubblewrap sandbox takes tens of
+// milliseconds to start and stop); its line is logged when it is done.
+func checkSandbox(ctx context.Context, st *store.Store, log *slog.Logger) func() agent.SandboxCheck {
 	mode, _ := st.SettingOr(ctx, agent.SandboxSetting)
-	off := mode == agent.SandboxOff
+	return agent.CheckSandboxLater(ctx, "", func(check agent.SandboxCheck) { logSandbox(log, mode == agent.SandboxOff, check) })
+}
+
+func logSandbox(log *slog.Logger, off bool, check agent.SandboxCheck) {
 	switch {
 	case off:
 		log.Warn("agent.sandbox is off: host agents (claude, codex, gemini, opencode, command, builtin) run unsandboxed as the server's user, " +
@@ -36,13 +40,11 @@ func checkSandbox(ctx context.Context, st *store.Store, log *slog.Logger) agent.
 	default:
 		log.Info("host agents run in a bubblewrap sandbox", "bwrap", check.Bwrap)
 	}
-	return check
 }
 
 // reapOrphans is the dispatcher's Reap: it stops the host agents of runs
-// a crash cut off, then, on a database of its own, this instance's
-// leftover activation containers.
-func reapOrphans(st *store.Store, dh *dockerHost, log *slog.Logger) func(context.Context, []domain.Activation) error {
+// a crash cut off. Their containers go in reapContainers.
+func reapOrphans(log *slog.Logger) func(context.Context, []domain.Activation) error {
 	return func(ctx context.Context, orphans []domain.Activation) error {
 		kctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
@@ -50,12 +52,22 @@ func reapOrphans(st *store.Store, dh *dockerHost, log *slog.Logger) func(context
 		if n > 0 {
 			log.Info("stopped agents a crash left running", "count", n)
 		}
-		if st.Shared() {
-			// Containers left over cannot be told from those other
-			// servers on this Docker host run now.
-			return err
-		}
-		return errors.Join(err, dh.reapActivations(ctx))
+		return err
+	}
+}
+
+// reapContainers removes, on a database of its own, this instance's
+// leftover activation containers, before the dispatcher runs: it waits
+// for Docker's answer, which the first request need not. The runs of
+// those containers were recovered (their tokens revoked) already.
+func reapContainers(ctx context.Context, st *store.Store, dh *dockerHost, log *slog.Logger) {
+	if st.Shared() {
+		// Containers left over cannot be told from those other servers
+		// on this Docker host run now.
+		return
+	}
+	if err := dh.reapActivations(ctx); err != nil {
+		log.Error("stop agents a crash left running", "err", err)
 	}
 }
 

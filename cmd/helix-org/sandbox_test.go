@@ -477,8 +477,9 @@ func TestHostRuntimesRefuseWithoutASandbox(t *testing.T) {
 	}
 	t.Cleanup(func() { syscall.Kill(-srv.Process.Pid, syscall.SIGKILL); srv.Wait() })
 	waitHealthy(t, addr)
-	// The log reaches us through a pipe exec copies on its own goroutine:
-	// written before the server answered, it may arrive just after.
+	// The check runs beside the start, so its line may come after the
+	// server first answers, and through a pipe exec copies on its own
+	// goroutine.
 	until(t, 10*time.Second, "the server log's sandbox error", func() bool {
 		return strings.Contains(logs.String(), "agent.sandbox off")
 	})

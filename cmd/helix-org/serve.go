@@ -83,6 +83,9 @@ func runServe(ctx context.Context, cfg serveConfig, stdout io.Writer, log *slog.
 		}
 		defer cfg.metricsLn.Close()
 	}
+	// Before the database opens: a thread that allocates in C before the
+	// cap keeps an arena of its own (serveOn reports the cap).
+	limitMallocArenas()
 	st, err := cfg.open(ctx)
 	if err != nil {
 		return err
@@ -132,10 +135,11 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	if dh != nil {
 		dh.agents, dh.edge = agentRoutes(srv), edge
 	}
-	hs := edge.httpServer(srv)
+	idle := &server.Idle{Release: func() { st.ReleaseMemory(); trimMalloc() }}
+	hs := edge.httpServer(idle.Wrap(srv))
 	dh.connect(ctx)
 	d = dispatch.New(st, runtimes(st, dh, sandbox, log), dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()),
-		Logger: log, Reap: reapOrphans(st, dh, log), Observer: m, Alive: agent.Alive, Kill: killAgent})
+		Logger: log, Reap: reapOrphans(log), Observer: m, Alive: agent.Alive, Kill: killAgent})
 	// Agents and containers a crash left running are gone before their
 	// triggers run again.
 	if err := d.Recover(ctx); err != nil {
@@ -148,11 +152,19 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	errc := make(chan error, 2)
 	go func() { errc <- hs.Serve(ln) }()
 	ms := serveMetrics(cfg.metricsLn, m, errc)
-	dh.start(ctx)
-	go d.Run(ctx)
+	// The dispatcher runs once Docker has answered and the containers a
+	// crash left are gone; requests are served meanwhile.
+	started := make(chan struct{})
+	go func() {
+		reapContainers(ctx, st, dh, log)
+		dh.start(ctx)
+		close(started)
+		d.Run(ctx)
+	}()
 	outbound := outbox.New(st, transports.Senders(deps), outbox.Options{Logger: log, OnAttempt: m.Delivery})
 	outboundDone := make(chan error, 1)
 	go func() { outboundDone <- outbound.Run(ctx) }()
+	go idle.Run(ctx)
 	loopsDone := make(chan struct{})
 	go func() { transports.Run(ctx, deps); close(loopsDone) }()
 	select {
@@ -168,6 +180,7 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	if err := d.Shutdown(graceCtx); err != nil {
 		log.Warn("shutdown", "err", err)
 	}
+	<-started
 	dh.shutdown()  // skills stop even when the grace is spent
 	<-outboundDone // attempts in flight are cut short and recorded for retry
 	<-loopsDone

@@ -164,7 +164,7 @@ func newOrg(t *testing.T, skills bool) *org {
 		}
 		return st.GetRole(ctx, p.RoleID)
 	}
-	d := dispatch.New(st, agent.Selector{Env: agent.RuntimeEnv{Settings: st, RoleOf: roleOf, Sandbox: agent.CheckSandbox(context.Background(), "")}},
+	d := dispatch.New(st, agent.Selector{Env: agent.RuntimeEnv{Settings: st, RoleOf: roleOf, Sandbox: agent.CheckSandbox(context.Background(), "").Result}},
 		dispatch.Options{EnvsDir: filepath.Join(t.TempDir(), "envs"), MCPBaseURL: hs.URL})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

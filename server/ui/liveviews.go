@@ -161,6 +161,6 @@ func needs(v *viewer, tool string) error {
 // partial renders one of the shared partial templates.
 func (u *UI) partial(name string, data any) ([]byte, error) {
 	var buf bytes.Buffer
-	err := u.pages["error"].ExecuteTemplate(&buf, name, data)
+	err := u.pages()["error"].ExecuteTemplate(&buf, name, data)
 	return buf.Bytes(), err
 }

@@ -87,7 +87,7 @@ func flashFrom(ctx context.Context) *flash {
 // render executes a page into memory first, so a template error is a 500
 // and never half a page.
 func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, name string, d pageData) {
-	t, ok := u.pages[name]
+	t, ok := u.pages()[name]
 	if !ok {
 		panic("no page template " + name)
 	}

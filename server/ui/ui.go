@@ -3,6 +3,7 @@ package ui
 import (
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/helixml/helix-org/domain"
@@ -31,12 +32,14 @@ type Config struct {
 
 // UI serves the pages under /ui/.
 type UI struct {
-	st    *store.Store
-	cfg   Config
-	log   *slog.Logger
-	mux   *http.ServeMux
-	h     http.Handler
-	pages pages
+	st  *store.Store
+	cfg Config
+	log *slog.Logger
+	mux *http.ServeMux
+	h   http.Handler
+	// pages are parsed on the first page served, not at start: a server
+	// whose UI nobody opens never pays for them.
+	pages func() pages
 	hub   *hub
 	// live counts the live views open, against their caps.
 	live liveCount
@@ -57,7 +60,7 @@ func New(st *store.Store, cfg Config) *UI {
 		cfg.PingInterval = 30 * time.Second
 	}
 	log := cfg.Logger.With("component", "ui")
-	u := &UI{st: st, cfg: cfg, log: log, mux: http.NewServeMux(), pages: parsePages(), hub: newHub(st, log)}
+	u := &UI{st: st, cfg: cfg, log: log, mux: http.NewServeMux(), pages: sync.OnceValue(parsePages), hub: newHub(st, log)}
 	u.routes()
 	u.h = u.secure(u.mux)
 	return u

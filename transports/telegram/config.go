@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/delivery"
@@ -60,9 +61,11 @@ type Config struct {
 
 var (
 	// secretToken is Telegram's own rule for setWebhook's secret_token.
-	secretToken = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
-	botTokenRe  = regexp.MustCompile(`^[0-9]{1,20}:[A-Za-z0-9_-]{20,}$`)
-	chatID      = regexp.MustCompile(`^-?[0-9]{1,20}$`)
+	// Compiled when first used: a counted repeat such as {1,256} is
+	// that many copies in the program, a millisecond of every start.
+	secretToken = lazyRegexp(`^[A-Za-z0-9_-]{1,256}$`)
+	botTokenRe  = lazyRegexp(`^[0-9]{1,20}:[A-Za-z0-9_-]{20,}$`)
+	chatID      = lazyRegexp(`^-?[0-9]{1,20}$`)
 )
 
 // parseSettings decodes and checks transport.telegram; the receiver and
@@ -75,9 +78,9 @@ func parseSettings(raw string) (Config, error) {
 		return c, fmt.Errorf("not a transport.telegram object (%s): %w", decodeProblem(err), domain.ErrInvalid)
 	}
 	switch {
-	case c.SecretToken != "" && !secretToken.MatchString(c.SecretToken):
+	case c.SecretToken != "" && !secretToken().MatchString(c.SecretToken):
 		return c, domain.Invalid("secret_token", "must be 1 to 256 of A-Z, a-z, 0-9, '_' and '-', as setWebhook takes it")
-	case c.BotToken != "" && !botTokenRe.MatchString(c.BotToken):
+	case c.BotToken != "" && !botTokenRe().MatchString(c.BotToken):
 		return c, domain.Invalid("bot_token", `must be a token as @BotFather gives it: digits, ":", then letters, digits, '_' and '-'`)
 	case c.APIURL != "":
 		if err := domain.ValidateHTTPURL(c.APIURL); err != nil {
@@ -123,7 +126,7 @@ func ParseStreamConfig(raw json.RawMessage) (StreamConfig, error) {
 	if c.ChatID == "" {
 		return c, domain.Required(domain.ConfigField("chat_id"))
 	}
-	if !chatID.MatchString(c.ChatID) {
+	if !chatID().MatchString(c.ChatID) {
 		return c, domain.Invalid(domain.ConfigField("chat_id"), "%q must be the chat's numeric id, such as \"-1001234567890\"", c.ChatID)
 	}
 	if c.MessageThreadID < 0 {
@@ -134,8 +137,12 @@ func ParseStreamConfig(raw json.RawMessage) (StreamConfig, error) {
 
 // contactStream is the stream of a human reached in the chat address.
 func contactStream(_, address string) (json.RawMessage, error) {
-	if !chatID.MatchString(address) {
+	if !chatID().MatchString(address) {
 		return nil, domain.Invalid("address", "%q must be the chat_id of the human's chat with the bot, such as \"90017\"", address)
 	}
 	return json.Marshal(StreamConfig{ChatID: address})
+}
+
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

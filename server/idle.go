@@ -1,0 +1,74 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+)
+
+// Idle gives memory back once the server has gone quiet. Under load the
+// collector lets the heap grow to GCPercent above what is live, and the
+// runtime hands pages back to the OS only slowly; a burst of requests
+// would otherwise leave the server holding its peak for minutes. Once no
+// request has started for Quiet, Idle collects and returns every free
+// page (debug.FreeOSMemory) and then calls Release, which serve points
+// at the C allocator's (malloc_trim, for SQLite's freed memory). It does
+// so once per quiet spell: a server that stays idle pays nothing more.
+type Idle struct {
+	// Quiet is how long no request must start before memory is given
+	// back; DefaultQuiet when zero.
+	Quiet time.Duration
+	// Release, when set, runs after the collection.
+	Release func()
+
+	started atomic.Uint64
+}
+
+// DefaultQuiet is a second: long enough that a client's next call in a
+// conversation is usually sooner, short enough that a finished burst is
+// soon forgotten.
+const DefaultQuiet = time.Second
+
+// Wrap counts the requests h serves.
+func (i *Idle) Wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i.started.Add(1)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Run gives memory back after each quiet spell until ctx ends, and once
+// at the start, when what serve built to start is garbage.
+func (i *Idle) Run(ctx context.Context) {
+	quiet := i.Quiet
+	if quiet <= 0 {
+		quiet = DefaultQuiet
+	}
+	t := time.NewTicker(quiet)
+	defer t.Stop()
+	seen, trimmed := i.started.Load(), false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n := i.started.Load()
+		switch {
+		case n != seen:
+			seen, trimmed = n, false
+		case !trimmed:
+			i.release()
+			trimmed = true
+		}
+	}
+}
+
+func (i *Idle) release() {
+	debug.FreeOSMemory()
+	if i.Release != nil {
+		i.Release()
+	}
+}
