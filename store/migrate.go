@@ -125,12 +125,18 @@ var migrations = []migration{
 	{38, "processors between streams, and the work they have to do", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&processorRow{}, &processorWorkRow{})
 	}},
+	{39, "questions asked of people, open until answered", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&questionRow{})
+	}},
 	{50, "insight credit ledger, runs' outcomes, people's votes on insights", migrateCredit},
 	{51, "the run each spec-task item was delivered in", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&itemRunRow{})
 	}},
 	{53, "people: org roles, invitations, sessions the identity provider opened", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&orgRoleRow{}, &invitationRow{}, &sessionRow{})
+	}},
+	{56, "recurring spec tasks", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&recurrenceRow{})
 	}},
 }
 
