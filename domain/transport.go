@@ -14,6 +14,10 @@ type TransportKind string
 // TransportLocal is a stream inside the organisation only.
 const TransportLocal TransportKind = "local"
 
+// TransportSchedule is a clock's stream (transports/schedule): the store
+// knows it so a recurring spec task can make one and follow its ticks.
+const TransportSchedule TransportKind = "schedule"
+
 // Transport is a stream's connection: a kind plus kind-specific config.
 type Transport struct {
 	Kind   TransportKind   `json:"kind"`

@@ -192,6 +192,10 @@ func (s *Store) appendOnce(tx *gorm.DB, ev domain.Event, opts AppendOptions) (st
 		return ev, false, err
 	}
 	ev.Depth = max(ev.Depth, opts.depth)
+	q, err := quoteQuestion(tx, &ev)
+	if err != nil {
+		return ev, false, fmt.Errorf("question answered: %w", err)
+	}
 	body, err := json.Marshal(ev.Message)
 	if err != nil {
 		return ev, false, fmt.Errorf("encode message: %w", err)
@@ -212,11 +216,19 @@ func (s *Store) appendOnce(tx *gorm.DB, ev domain.Event, opts AppendOptions) (st
 		}
 		return prev, dup, err
 	}
+	if err := closeQuestion(tx, q, ev); err != nil {
+		return ev, false, err
+	}
 	if err := s.enqueueTriggers(tx, ev); err != nil {
 		return ev, false, err
 	}
 	if err := s.enqueueWork(tx, ev); err != nil {
 		return ev, false, err
+	}
+	if domain.TransportKind(kind) == domain.TransportSchedule && ev.Source == "" {
+		if err := s.recurTx(tx, ev); err != nil {
+			return ev, false, err
+		}
 	}
 	return ev, false, s.relayContacts(tx, ev, opts)
 }

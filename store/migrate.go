@@ -125,6 +125,9 @@ var migrations = []migration{
 	{38, "processors between streams, and the work they have to do", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&processorRow{}, &processorWorkRow{})
 	}},
+	{39, "questions asked of people, open until answered", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&questionRow{})
+	}},
 	{42, "items dismissed from inboxes", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&inboxDismissalRow{})
 	}},
@@ -134,6 +137,9 @@ var migrations = []migration{
 	}},
 	{53, "people: org roles, invitations, sessions the identity provider opened", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&orgRoleRow{}, &invitationRow{}, &sessionRow{})
+	}},
+	{56, "recurring spec tasks", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&recurrenceRow{})
 	}},
 }
 

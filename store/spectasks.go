@@ -71,49 +71,61 @@ type SpecTaskView struct {
 // the prompt to write the spec. The creator must manage the planner and
 // every builder; the reviewer (the owner when not named) must be a person.
 func (s *Store) CreateSpecTask(ctx context.Context, actor string, t domain.SpecTask) (domain.SpecTask, error) {
+	if err := defaultTask(&t); err != nil {
+		return domain.SpecTask{}, err
+	}
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		var err error
+		t.ID, err = s.createSpecTaskTx(tx, actor, t, WritingLabel(ctx).Encode())
+		return err
+	})
+	if err != nil {
+		return domain.SpecTask{}, fmt.Errorf("create spec task: %w", err)
+	}
+	return s.getSpecTask(s.read(ctx), t.ID)
+}
+
+// defaultTask fills what a task leaves out and checks it.
+func defaultTask(t *domain.SpecTask) error {
 	if t.Reviewer == "" {
 		t.Reviewer = OwnerWorker
 	}
 	if t.Parallel == 0 {
 		t.Parallel = domain.DefaultTaskParallel
 	}
-	if err := t.Validate(); err != nil {
-		return domain.SpecTask{}, err
+	return t.Validate()
+}
+
+// createSpecTaskTx records a checked task and starts it, its documents
+// labelled docsLabel; it returns the task's id.
+func (s *Store) createSpecTaskTx(tx *gorm.DB, actor string, t domain.SpecTask, docsLabel string) (string, error) {
+	if err := checkTaskPeople(tx, actor, t); err != nil {
+		return "", err
 	}
-	err := s.write(ctx, func(tx *gorm.DB) error {
-		if err := checkTaskPeople(tx, actor, t); err != nil {
-			return err
-		}
-		id, err := pickID(tx, &specTaskRow{}, "spec task", domain.PrefixTask, t.ID, t.Title)
-		if err != nil {
-			return err
-		}
-		t.ID = id
-		builders, _ := json.Marshal(t.Builders)
-		now := s.Now()
-		row := specTaskRow{ID: id, Title: t.Title, Prompt: t.Prompt, Priority: t.Priority, State: string(domain.TaskBacklog),
-			Repo: t.Repo, Origin: t.Origin, Planner: t.Planner, Reviewer: t.Reviewer, Builders: string(builders), Parallel: t.Parallel,
-			PullRequests: string(cmp.Or(t.PullRequests, domain.PullRequestsNone)),
-			Requirements: "# " + t.Title + "\n\n" + t.Prompt + "\n", CreatedBy: actor, CreatedAt: now, UpdatedAt: now,
-			DocsLabel: WritingLabel(ctx).Encode()}
-		if err := tx.Create(&row).Error; err != nil {
-			return err
-		}
-		if err := s.createTaskStreamTx(tx, row); err != nil {
-			return err
-		}
-		ev, err := s.moveTx(tx, &row, actor, domain.ActStart, "Spec generation started for: "+t.Title)
-		if err != nil {
-			return err
-		}
-		return s.notifyTaskTx(tx, row.Planner, row, ev.ID, "write the spec", fmt.Sprintf(
-			"You plan spec task %s, %q.\n\n## Prompt\n\n%s\n\nWrite the design and the items (each with a title, and blockedBy "+
-				"for the items it needs first) and send them with submit_spec.", row.ID, row.Title, row.Prompt))
-	})
+	id, err := pickID(tx, &specTaskRow{}, "spec task", domain.PrefixTask, t.ID, t.Title)
 	if err != nil {
-		return domain.SpecTask{}, fmt.Errorf("create spec task: %w", err)
+		return "", err
 	}
-	return s.getSpecTask(s.read(ctx), t.ID)
+	builders, _ := json.Marshal(t.Builders)
+	now := s.Now()
+	row := specTaskRow{ID: id, Title: t.Title, Prompt: t.Prompt, Priority: t.Priority, State: string(domain.TaskBacklog),
+		Repo: t.Repo, Origin: t.Origin, Planner: t.Planner, Reviewer: t.Reviewer, Builders: string(builders), Parallel: t.Parallel,
+		PullRequests: string(cmp.Or(t.PullRequests, domain.PullRequestsNone)),
+		Requirements: "# " + t.Title + "\n\n" + t.Prompt + "\n", CreatedBy: actor, CreatedAt: now, UpdatedAt: now,
+		DocsLabel: docsLabel}
+	if err := tx.Create(&row).Error; err != nil {
+		return "", err
+	}
+	if err := s.createTaskStreamTx(tx, row); err != nil {
+		return "", err
+	}
+	ev, err := s.moveTx(tx, &row, actor, domain.ActStart, "Spec generation started for: "+t.Title)
+	if err != nil {
+		return "", err
+	}
+	return id, s.notifyTaskTx(tx, row.Planner, row, ev.ID, "write the spec", fmt.Sprintf(
+		"You plan spec task %s, %q.\n\n## Prompt\n\n%s\n\nWrite the design and the items (each with a title, and blockedBy "+
+			"for the items it needs first) and send them with submit_spec.", row.ID, row.Title, row.Prompt))
 }
 
 // checkTaskPeople checks that the named workers exist, that the actor

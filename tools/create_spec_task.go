@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/store/designdocs"
 )
 
@@ -18,25 +19,42 @@ type createSpecTaskIn struct {
 	Reviewer     string   `json:"reviewer,omitempty" jsonschema:"the worker that approves the spec and the work (w-…); by default the owner"`
 	Parallel     int      `json:"parallel,omitempty" jsonschema:"how many items are worked at once; default 2"`
 	PullRequests string   `json:"pullRequests,omitempty" jsonschema:"when the server opens a pull request from a builder's workspace branch: item (each delivered item), task (when the last item is delivered) or none (default)"`
+	Schedule     string   `json:"schedule,omitempty" jsonschema:"a cron expression (minute hour day-of-month month day-of-week, e.g. 0 9 * * 1 for Mondays at 9): instead of one task now, start a new task from the same prompt at each occurrence, skipping one while the last task is still open"`
+	Timezone     string   `json:"timezone,omitempty" jsonschema:"the IANA zone the schedule runs in, e.g. Europe/London; default UTC"`
+}
+
+type createSpecTaskOut struct {
+	Task  string           `json:"task,omitempty" jsonschema:"the task started, when there is no schedule"`
+	State domain.TaskState `json:"state,omitempty"`
+	// Recurring is set when the call made a schedule instead of a task.
+	Recurring *store.Recurrence `json:"recurring,omitempty" jsonschema:"the schedule stream whose ticks start the task anew"`
 }
 
 func createSpecTask() Tool {
-	return define("create_spec_task", "Start a spec task: the planner writes a spec, the reviewer approves it, the builders build its items.",
-		func(ctx context.Context, env *Env, in createSpecTaskIn) (specStateOut, error) {
+	return define("create_spec_task", "Start a spec task: the planner writes a spec, the reviewer approves it, the builders build its items. With a schedule, start one anew at each occurrence instead.",
+		func(ctx context.Context, env *Env, in createSpecTaskIn) (createSpecTaskOut, error) {
 			var origin string
 			if in.Repo != "" {
 				top, url, err := designdocs.Resolve(ctx, in.Repo, remote(ctx, env))
 				if err != nil {
-					return specStateOut{}, err
+					return createSpecTaskOut{}, err
 				}
 				in.Repo, origin = top, url
 			}
-			t, err := env.Store.CreateSpecTask(ctx, env.Caller, domain.SpecTask{ID: in.ID, Title: in.Title, Prompt: in.Prompt,
+			spec := domain.SpecTask{ID: in.ID, Title: in.Title, Prompt: in.Prompt,
 				Priority: in.Priority, Repo: in.Repo, Origin: origin, Planner: in.Planner, Builders: in.Builders, Reviewer: in.Reviewer, Parallel: in.Parallel,
-				PullRequests: domain.PullRequestMode(in.PullRequests)})
-			if err != nil {
-				return specStateOut{}, err
+				PullRequests: domain.PullRequestMode(in.PullRequests)}
+			if in.Schedule != "" {
+				rec, err := env.Store.CreateRecurringSpecTask(ctx, env.Caller, spec, in.Schedule, in.Timezone)
+				return createSpecTaskOut{Recurring: &rec}, err
 			}
-			return stateOf(t), pushDocs(ctx, env, t.ID, "requirements of "+t.ID, nil)
+			if in.Timezone != "" {
+				return createSpecTaskOut{}, domain.Invalid("timezone", "is the zone of a schedule; give schedule too, or leave timezone out")
+			}
+			t, err := env.Store.CreateSpecTask(ctx, env.Caller, spec)
+			if err != nil {
+				return createSpecTaskOut{}, err
+			}
+			return createSpecTaskOut{Task: t.ID, State: t.State}, pushDocs(ctx, env, t.ID, "requirements of "+t.ID, nil)
 		}, enum("pullRequests", domain.PullRequestModes)).annotated("Create spec task", openWorld)
 }

@@ -29,7 +29,7 @@ func dm() Tool {
 			if err := in.envelope.message(env.Caller).Validate(maxBody(ctx, env)); err != nil {
 				return dmOut{}, err
 			}
-			to, err := holder(ctx, env, in.To)
+			to, err := holder(ctx, env, "to", in.To)
 			if err != nil {
 				return dmOut{}, err
 			}
@@ -48,7 +48,7 @@ func dm() Tool {
 // holder is the worker a DM to id goes to: id itself, or the one worker
 // holding position id — so a colleague writes to a position the same way
 // whether an AI or a human holds it, and whoever holds it next.
-func holder(ctx context.Context, env *Env, id string) (string, error) {
+func holder(ctx context.Context, env *Env, field, id string) (string, error) {
 	if !strings.HasPrefix(id, domain.PrefixPosition) {
 		return id, nil
 	}
@@ -61,7 +61,7 @@ func holder(ctx context.Context, env *Env, id string) (string, error) {
 	}
 	switch len(ws) {
 	case 0:
-		return "", domain.Invalid("to", "position %s has no worker to message", id)
+		return "", domain.Invalid(field, "position %s has no worker to message", id)
 	case 1:
 		return ws[0].ID, nil
 	}
@@ -69,5 +69,5 @@ func holder(ctx context.Context, env *Env, id string) (string, error) {
 	for i, w := range ws {
 		ids[i] = w.ID
 	}
-	return "", domain.Invalid("to", "position %s has %d workers (%s): message one of them", id, len(ws), strings.Join(ids, ", "))
+	return "", domain.Invalid(field, "position %s has %d workers (%s): message one of them", id, len(ws), strings.Join(ids, ", "))
 }

@@ -156,7 +156,7 @@ func dmAudience(ctx context.Context, env *Env, args json.RawMessage) (audience, 
 		To string `json:"to"`
 	}
 	json.Unmarshal(args, &in)
-	to, err := holder(ctx, env, in.To)
+	to, err := holder(ctx, env, "to", in.To)
 	if err != nil || to == "" {
 		return audience{readers: []string{env.Caller}}, nil // dm itself answers a bad to
 	}

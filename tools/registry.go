@@ -22,7 +22,7 @@ var All = sync.OnceValue(func() []Tool {
 		createStream(), listStreams(), getStream(),
 		createProcessor(), previewProcessor(), listProcessors(), deleteProcessor(),
 		subscribe(), unsubscribe(), inviteWorkers(), streamMembers(),
-		publish(), readEvents(), dm(), getAttachment(),
+		publish(), readEvents(), dm(), askHuman(), getAttachment(),
 		workerLog(), cancelActivation(), messageActivation(),
 		listDeliveries(), enableEndpoint(),
 		createSkill(), listSkills(), getSkill(), callSkill(), rollbackSkill(), deleteSkill(),

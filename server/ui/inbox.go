@@ -45,6 +45,9 @@ type inboxItem struct {
 	// Outcome says how the approval a notice is about was decided, once it
 	// was; OutcomeKind is its slug (approved, denied, failed, expired).
 	Outcome, OutcomeKind string
+	// Question, when set, is an open ask_human question to the viewer,
+	// answered here; Asker is who waits for the answer.
+	Question, Asker string
 }
 
 // inboxSource feeds the inbox: the viewer's items before a time, newest
@@ -116,8 +119,47 @@ func addressedToMe(ctx context.Context, u *UI, v *viewer, before time.Time, limi
 		}
 		out = append(out, inboxItem{At: ev.CreatedAt, Kind: "message", Label: "message", Link: link, Key: ev.ID,
 			Title: cmp.Or(ev.Message.From, ev.Source, "system") + " on " + ev.StreamID, Text: cmp.Or(ev.Message.Subject, ev.Message.Body), Undecodable: ev.Undecodable})
+		markAsked(&out[len(out)-1], ev)
 	}
-	return out, err
+	if err != nil {
+		return out, err
+	}
+	return out, openQuestions(ctx, u, out)
+}
+
+// markAsked labels what ask_human sent: a question (its text shown whole,
+// for it is what is asked) or a notice.
+func markAsked(it *inboxItem, ev domain.Event) {
+	var ask store.AskExtra
+	if json.Unmarshal(ev.Message.Extra, &ask) != nil || ev.Source == "" {
+		return
+	}
+	switch ask.Ask {
+	case "question":
+		it.Kind, it.Label, it.Text, it.Question, it.Asker = "question", "answered", ev.Message.Body, ev.ID, ev.Source
+	case "notice":
+		it.Kind, it.Label, it.Text = "notice", "notice", ev.Message.Body
+	}
+}
+
+// openQuestions keeps the answer box on the questions still waiting, and
+// labels them open; the rest show as answered.
+func openQuestions(ctx context.Context, u *UI, items []inboxItem) error {
+	var ids []string
+	for _, it := range items {
+		if it.Question != "" {
+			ids = append(ids, it.Question)
+		}
+	}
+	open, err := u.st.OpenQuestions(ctx, ids)
+	for i := range items {
+		if id := items[i].Question; id != "" && open[id] {
+			items[i].Label = "open question"
+		} else {
+			items[i].Question = ""
+		}
+	}
+	return err
 }
 
 // myNotices: what the system put in the viewer's own inbox stream —

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 	_ "time/tzdata" // zones work on a machine without tzdata installed
 
@@ -12,7 +13,7 @@ import (
 )
 
 // Kind is the schedule transport's kind.
-const Kind domain.TransportKind = "schedule"
+const Kind = domain.TransportSchedule
 
 // Transport is the schedule transport, for cmd's list: no routes, no
 // sender, a clock.
@@ -20,8 +21,9 @@ var Transport = transport.Descriptor{
 	TransportSpec: domain.TransportSpec{
 		Kind:  Kind,
 		About: "a clock: one tick event per occurrence of a cron expression; only the clock writes to it",
-		Config: `{"cron":"0 8 * * 1-5","timezone":"Europe/London"}: minute hour day-of-month month day-of-week, with ranges, lists, ` +
-			`steps and names; timezone an IANA zone, default UTC`,
+		Config: `{"cron":"0 8 * * 1-5","timezone":"Europe/London","message":{"subject":"Morning summary","body":"Summarise yesterday's events."}}: ` +
+			`minute hour day-of-month month day-of-week, with ranges, lists, steps and names; timezone an IANA zone, default UTC; ` +
+			`message, optional, the subject and body every tick carries (by default the tick says only when it is)`,
 		Check: func(raw json.RawMessage) error { _, err := ParseStreamConfig(raw); return err },
 		// The ticks are the server's own clock, not outside input.
 		Trusted: true,
@@ -37,6 +39,15 @@ var Transport = transport.Descriptor{
 type StreamConfig struct {
 	Cron     string `json:"cron"`
 	Timezone string `json:"timezone,omitempty"`
+	// Message, when set, is what every tick says: the work a follower is
+	// woken for, so one clock can serve a role without a role per clock.
+	Message *TickMessage `json:"message,omitempty"`
+}
+
+// TickMessage is the subject and body a schedule's ticks carry.
+type TickMessage struct {
+	Subject string `json:"subject,omitempty"`
+	Body    string `json:"body,omitempty"`
 }
 
 // Schedule is a parsed stream config.
@@ -63,6 +74,9 @@ func ParseStreamConfig(raw json.RawMessage) (Schedule, error) {
 	if s.cron, err = ParseCron(s.Cron); err != nil {
 		return s, domain.Invalid(domain.ConfigField("cron"), "%v", err)
 	}
+	if err := s.checkMessage(); err != nil {
+		return s, err
+	}
 	if s.Timezone == "" {
 		s.Timezone = "UTC"
 	}
@@ -74,6 +88,26 @@ func ParseStreamConfig(raw json.RawMessage) (Schedule, error) {
 	}
 	return s, nil
 }
+
+// checkMessage refuses a tick message that no tick could carry.
+func (s Schedule) checkMessage() error {
+	m := s.Message
+	switch {
+	case m == nil:
+		return nil
+	case strings.TrimSpace(m.Subject) == "" && strings.TrimSpace(m.Body) == "":
+		return domain.Invalid(domain.ConfigField("message"), "needs a subject or a body (or leave message out for the plain tick)")
+	case len(m.Subject) > domain.MaxSubject:
+		return domain.Invalid(domain.ConfigField("message.subject"), "is %d bytes; at most %d", len(m.Subject), domain.MaxSubject)
+	case len(m.Body) > domain.DefaultMaxBody-maxTickNote:
+		return domain.Invalid(domain.ConfigField("message.body"), "is %d bytes; at most %d", len(m.Body), domain.DefaultMaxBody-maxTickNote)
+	}
+	return nil
+}
+
+// maxTickNote is room kept in a tick's body for what the ticker adds
+// (when the tick is, the occurrences it stands for).
+const maxTickNote = 1 << 10
 
 // The bounds on what one worker may schedule: each tick may wake agents
 // and spend the org's budget.

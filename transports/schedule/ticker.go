@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -160,8 +161,17 @@ func (t *Ticker) publish(ctx context.Context, st domain.Stream, s Schedule, due 
 		body += fmt.Sprintf(" The server was down: %s earlier occurrence(s), the first at %s, got no tick of their own; this tick stands for them too.",
 			count, since.In(s.loc).Format("Mon 2 Jan 2006 15:04 MST"))
 	}
+	subject := "tick " + s.Cron
+	if m := s.Message; m != nil {
+		// The configured message leads; the tick's own words follow it,
+		// so a follower still knows which occurrence woke it.
+		subject = cmp.Or(m.Subject, subject)
+		if m.Body != "" {
+			body = m.Body + "\n\n(" + body + ")"
+		}
+	}
 	extra, _ := json.Marshal(tick)
-	msg := domain.Message{From: "schedule", Subject: "tick " + s.Cron, Body: body, BodyContentType: "text/plain",
+	msg := domain.Message{From: "schedule", Subject: subject, Body: body, BodyContentType: "text/plain",
 		MessageID: tick.Scheduled.Format(time.RFC3339), Extra: extra}
 	// Keyed by the occurrence: two servers, or a restart mid-step, store it once.
 	_, err := t.Store.AppendInbound(ctx, []domain.Inbound{{StreamID: st.ID, Message: msg, Key: msg.MessageID}}, 0)

@@ -152,3 +152,36 @@ func TestMissedTicksCoalesced(t *testing.T) {
 		t.Errorf("12:30: %+v", ticks)
 	}
 }
+
+// TestTickCarriesMessage: a schedule whose config has a message ticks
+// with its subject and body, the occurrence still said after the body.
+func TestTickCarriesMessage(t *testing.T) {
+	r := newRig(t, time.Date(2026, 3, 2, 7, 59, 0, 0, time.UTC),
+		`{"cron":"0 8 * * *","message":{"subject":"Morning summary","body":"Summarise yesterday's events on s-sales."}}`)
+	r.clock.Advance(time.Minute)
+	ticks, evs := r.step(t)
+	if len(ticks) != 1 || !ticks[0].Scheduled.Equal(time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)) {
+		t.Fatalf("ticks = %+v, want one at 08:00", ticks)
+	}
+	m := evs[0].Message
+	if m.Subject != "Morning summary" || !strings.HasPrefix(m.Body, "Summarise yesterday's events on s-sales.\n\n(Scheduled tick of s-clock for Mon 2 Mar 2026 08:00 UTC") {
+		t.Errorf("tick message = %q / %q", m.Subject, m.Body)
+	}
+}
+
+// TestTickMessageChecked: a message no tick could carry is refused when
+// the stream is made, naming the field.
+func TestTickMessageChecked(t *testing.T) {
+	for _, tc := range []struct{ name, config, want string }{
+		{"empty", `{"cron":"0 8 * * *","message":{}}`, "transport.config.message"},
+		{"long subject", `{"cron":"0 8 * * *","message":{"subject":"` + strings.Repeat("x", domain.MaxSubject+1) + `"}}`, "message.subject"},
+		{"unknown field", `{"cron":"0 8 * * *","message":{"text":"hi"}}`, "text"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := schedule.ParseStreamConfig(json.RawMessage(tc.config))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want one naming %q", err, tc.want)
+			}
+		})
+	}
+}
