@@ -214,6 +214,8 @@ func TestBadInput(t *testing.T) {
 		{"bad decision lists the valid decisions", "decide_approval", map[string]any{"id": "ap-x", "decision": "ok"}, []string{"/properties/decision", "ok does not equal any of: [approve deny]"}},
 		{"missing id", "decide_approval", map[string]any{"decision": "deny"}, []string{`missing properties: ["id"]`}},
 		{"unknown approval", "decide_approval", map[string]any{"id": "ap-nope", "decision": "deny"}, []string{`approval "ap-nope": not found`}},
+		{"missing question", "ask_human", map[string]any{"person": "w-owner"}, []string{`missing properties: ["question"]`}},
+		{"an unknown person", "ask_human", map[string]any{"person": "w-nope", "question": "q?"}, []string{`worker "w-nope": not found`}},
 		{"missing ids", "dismiss_inbox", map[string]any{}, []string{`missing properties: ["ids"]`}},
 		{"not an inbox item", "dismiss_inbox", map[string]any{"ids": []string{"w-owner"}}, []string{`"w-owner" is no inbox item`}},
 		{"bad approval lists the valid values", "grant_tool", map[string]any{"worker": "w-owner", "tool": "publish", "approval": "yes"}, []string{"/properties/approval", "yes does not equal any of: [required none]"}},
