@@ -129,10 +129,12 @@ func ended(n int) func([]domain.Activation) bool {
 }
 
 // TestLeaseIsHeldWhileTheAgentRuns: an agent running four lease periods
-// keeps its lease and succeeds.
+// keeps its lease and succeeds. The lease is long enough that a renewal
+// late by a loaded machine's scheduling (two cores, every package's tests
+// at once) still lands within it.
 func TestLeaseIsHeldWhileTheAgentRuns(t *testing.T) {
-	f := newFixtureAt(t, &agent.Command{Line: "sleep 0.8"}, nil, dispatch.Options{Tick: 20 * time.Millisecond, Alive: agent.Alive})
-	f.st.SetSetting(t.Context(), dispatch.LeaseSetting, "200ms")
+	f := newFixtureAt(t, &agent.Command{Line: "sleep 2"}, nil, dispatch.Options{Tick: 20 * time.Millisecond, Alive: agent.Alive})
+	f.st.SetSetting(t.Context(), dispatch.LeaseSetting, "500ms")
 	runServing(t, f.d)
 	f.hire(t, "w-echo", domain.WorkerAI)
 	acts := waitActivations(t, f.st, "w-echo", ended(1))
