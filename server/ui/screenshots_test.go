@@ -18,6 +18,7 @@ var uiPages = []struct{ name, path string }{
 	{"streams", "/ui/streams"},
 	{"stream", "/ui/streams/s-inbox"},
 	{"stream-hooks", "/ui/streams/s-hooks"},
+	{"stream-preview", "/ui/streams/s-inbox?preview=proc-refunds"},
 	{"chats", "/ui/chat"},
 	{"chat", "/ui/chat/w-echo"},
 	{"fleet", "/ui/fleet"},

@@ -22,6 +22,22 @@ type streamPage struct {
 	IsDM   bool
 	// Processors read or write this stream.
 	Processors []domain.Processor
+	// Preview is what ?preview=<processor> would write for the input's
+	// latest events: preview_processor, which writes nothing.
+	Preview *processorPreview
+}
+
+// processorPreview is preview_processor's answer, as the page shows it.
+type processorPreview struct {
+	ID     string
+	Err    string
+	Events []struct {
+		Event   string
+		Subject string
+		Outputs []domain.ProcessorOutput
+		Error   string
+	}
+	Passed, Dropped, Failed int
 }
 
 type member struct {
@@ -77,6 +93,14 @@ func (u *UI) handleStream(w http.ResponseWriter, r *http.Request, v *viewer) {
 	if v.Can("list_processors") {
 		got, _ := invoke[struct{ Processors []domain.Processor }](ctx, v, "list_processors", map[string]any{"stream": id})
 		p.Processors = got.Processors
+	}
+	if id := r.URL.Query().Get("preview"); id != "" && v.Can("preview_processor") {
+		got, err := invoke[processorPreview](ctx, v, "preview_processor", map[string]any{"id": id, "last": 20})
+		got.ID = id
+		if err != nil {
+			got.Err = err.Error()
+		}
+		p.Preview = &got
 	}
 	if v.Can("subscribe") && !p.IsDM {
 		all, _ := invoke[struct{ Workers []domain.Worker }](ctx, v, "list_workers", nil)
