@@ -40,6 +40,8 @@ type orgPage struct {
 	// What the viewer may do, worked out once for the whole tree.
 	CanHire, CanAddPosition, CanDismiss bool
 	Me                                  string
+	// Processors stand between streams and the workers they wake.
+	Processors []domain.Processor
 }
 
 // orgNode is one position in the chart with its people and reports.
@@ -93,6 +95,10 @@ func (u *UI) handleOrg(w http.ResponseWriter, r *http.Request, v *viewer) {
 		p.Pager = newPager(r, "after", next)
 	}
 	p.Roots, p.Graph = roots, layoutOrg(roots, p.CanHire || p.CanAddPosition)
+	if v.Can("list_processors") {
+		procs, _ := invoke[struct{ Processors []domain.Processor }](ctx, v, "list_processors", nil)
+		p.Processors = procs.Processors
+	}
 	u.render(w, r, http.StatusOK, "org", pageData{Title: "Org chart", Nav: "org", V: v, Live: live, Body: p})
 }
 

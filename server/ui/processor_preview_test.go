@@ -16,7 +16,12 @@ func TestProcessorPreview(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := o.client(t, "w-owner")
-	_, page := c.get(t, "/ui/streams/s-inbox")
+	_, page := c.get(t, "/ui/")
+	if !strings.Contains(page, `<code class="id">proc-refunds</code> <span class="pill">filter</span>`) ||
+		!strings.Contains(page, `href="/ui/streams/s-inbox?preview=proc-refunds#processors"`) {
+		t.Errorf("the org page does not show proc-refunds with its preview link")
+	}
+	_, page = c.get(t, "/ui/streams/s-inbox")
 	if !strings.Contains(page, `href="?preview=proc-refunds#processors"`) {
 		t.Fatalf("the input's page has no preview link for proc-refunds")
 	}
