@@ -123,6 +123,7 @@ func TestBudgetStopsAWorker(t *testing.T) {
 			call("create_role", map[string]any{"id": "r-lead", "title": "Lead", "content": "Lead the echo desk."})
 			call("create_position", map[string]any{"id": "p-lead", "role": "r-lead", "title": "Lead"})
 			call("hire_worker", map[string]any{"id": "w-lead", "position": "p-lead", "kind": "human", "name": "Lead", "grants": []string{"set_budget", "list_budgets"}})
+			call("set_org_role", map[string]any{"worker": "w-lead", "role": "admin"}) // budgets are an admin's
 			call("create_role", map[string]any{"id": "r-echo", "title": "Echo", "content": "Do as you are asked."})
 			call("create_position", map[string]any{"id": "p-echo", "role": "r-echo", "title": "Echo", "reportsTo": "p-lead"})
 			call("create_stream", map[string]any{"id": "s-inbox", "name": "inbox"})
