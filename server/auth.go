@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/server/oauth"
+	"github.com/helixml/helix-org/server/ui"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/tools"
 )
@@ -23,7 +25,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		id := r.PathValue("id")
 		tok, ok := bearer(r)
 		if !ok {
-			unauthorized(w, `Bearer realm="helix-org"`, "missing bearer token")
+			unauthorized(w, s.oauth.Challenge(r, id, ""), "missing bearer token")
 			return
 		}
 		// Grants and skills are read here, once per request (the SDK asks
@@ -31,10 +33,15 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		b, err := s.store.Authenticate(r.Context(), tok)
 		switch {
 		case errors.Is(err, store.ErrBadToken):
-			unauthorized(w, `Bearer realm="helix-org", error="invalid_token"`, "invalid or expired token")
+			unauthorized(w, s.oauth.Challenge(r, id, "invalid_token"), "invalid or expired token")
 			return
 		case err != nil:
 			writeError(w, s.log, err)
+			return
+		case b.Token.WorkerID != id && b.Token.Kind == store.TokenOAuth:
+			// RFC 8707: the token's audience is one worker's endpoint.
+			http.Error(w, "forbidden: this token belongs to another worker: it was issued for the endpoint of "+b.Token.WorkerID+
+				" ("+oauth.Resource(ui.BaseURL(s.store, r), b.Token.WorkerID)+"), not this one", http.StatusForbidden)
 			return
 		case b.Token.WorkerID != id:
 			http.Error(w, "forbidden: this token belongs to another worker", http.StatusForbidden)

@@ -12,6 +12,11 @@ func (s *Server) routes() {
 	for pattern, h := range s.relay.Routes() {
 		s.mux.Handle(pattern, cop.Handler(h))
 	}
+	// MCP clients that log in: metadata, registration and tokens (the
+	// consent page is the UI's).
+	for pattern, h := range s.oauth.Routes() {
+		s.mux.Handle(pattern, h)
+	}
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	if s.cfg.Metrics != nil {

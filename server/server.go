@@ -12,6 +12,7 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server/metrics"
+	"github.com/helixml/helix-org/server/oauth"
 	"github.com/helixml/helix-org/server/relay"
 	"github.com/helixml/helix-org/server/ui"
 	"github.com/helixml/helix-org/store"
@@ -69,6 +70,8 @@ type Server struct {
 	mcp   http.Handler
 	relay *relay.Relay
 	ui    *ui.UI
+	// oauth is the authorization server MCP clients log in through.
+	oauth *oauth.Handler
 
 	// servers caches each worker's tool environment and MCP server for
 	// its current grant set, so a request only rebuilds them when the
@@ -128,6 +131,7 @@ func New(st *store.Store, cfg Config) *Server {
 		rc.OnUsage = func(u store.Usage) { m.ModelCall(u.Model, u.Input, u.Output, u.Cost) }
 	}
 	s.relay = relay.New(rc)
+	s.oauth = oauth.New(st, cfg.Logger)
 	s.ui = ui.New(st, ui.Config{Settings: cfg.Settings, Skills: cfg.Skills, Status: inbound.Status, Unavailable: inbound.Unavailable, Logger: cfg.Logger})
 	s.routes()
 	return s

@@ -141,6 +141,9 @@ var migrations = []migration{
 	{56, "recurring spec tasks", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&recurrenceRow{})
 	}},
+	{57, "MCP clients that log in: registered clients, authorization codes, refresh tokens", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&oauthClientRow{}, &oauthCodeRow{}, &oauthRefreshRow{})
+	}},
 }
 
 type schemaMigration struct {

@@ -197,6 +197,9 @@ func (s *Store) signInWorker(tx *gorm.DB, tokenHash string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if tok.Kind == TokenOAuth {
+		return "", fmt.Errorf("this token was issued to an MCP client; sign in with an operator token (helix-org token create): %w", domain.ErrForbidden)
+	}
 	if tok.Kind != TokenOperator {
 		return "", fmt.Errorf("this is the token of an agent run; sign in with an operator token (helix-org token create): %w", domain.ErrForbidden)
 	}

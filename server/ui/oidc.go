@@ -80,15 +80,35 @@ func (u *UI) oidcClientFor(r *http.Request) (*oidcClient, error) {
 
 // baseURL is where people reach this server: auth.public_url, or the
 // request's scheme and host.
-func (u *UI) baseURL(r *http.Request) string {
-	if base, _ := u.st.SettingOr(r.Context(), tools.PublicURLSetting); base != "" {
-		return strings.TrimSuffix(base, "/")
+func (u *UI) baseURL(r *http.Request) string { return BaseURL(u.st, r) }
+
+// BaseURL is where people reach the org r came to: auth.public_url, or
+// else the request's scheme and host, followed by the path the org's
+// handlers are mounted under (what an http.StripPrefix in front took
+// off), so URLs built on it work for an org mounted below the root.
+func BaseURL(st *store.Store, r *http.Request) string {
+	if base, _ := st.SettingOr(r.Context(), tools.PublicURLSetting); base != "" {
+		return strings.TrimSuffix(base, "/") + mountPrefix(r)
 	}
 	scheme := "http"
-	if r.TLS != nil || u.st.BoolSetting(r.Context(), SecureCookiesSetting) {
+	if r.TLS != nil || st.BoolSetting(r.Context(), SecureCookiesSetting) {
 		scheme = "https"
 	}
-	return scheme + "://" + r.Host
+	return scheme + "://" + r.Host + mountPrefix(r)
+}
+
+// mountPrefix is the part of the path the client asked for that the
+// handler does not see: "" when mounted at the root.
+func mountPrefix(r *http.Request) string {
+	asked, err := url.ParseRequestURI(r.RequestURI)
+	if err != nil {
+		return ""
+	}
+	p, ok := strings.CutSuffix(asked.Path, r.URL.Path)
+	if !ok {
+		return ""
+	}
+	return strings.TrimSuffix(p, "/")
 }
 
 // handleOIDCStart sends the browser to the provider: authorization code

@@ -50,8 +50,9 @@ func (u *UI) signedIn(h func(http.ResponseWriter, *http.Request, *viewer)) http.
 }
 
 // readsOnly are the posts that change nothing in the org, which a viewer
-// may send too: signing out, and a message's preview.
-var readsOnly = map[string]bool{"/ui/signout": true, "/ui/preview": true}
+// may send too: signing out, a message's preview, and connecting an MCP
+// client (its token acts within the person's role, like the UI).
+var readsOnly = map[string]bool{"/ui/signout": true, "/ui/preview": true, "/ui/oauth/authorize": true}
 
 // viewerOf loads the person behind a request: the session named by the
 // cookie, its worker, and the tools that worker holds right now.

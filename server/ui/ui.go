@@ -101,5 +101,7 @@ func (u *UI) routes() {
 	page("POST /ui/act/{tool}", u.handleAct)
 	page("POST /ui/preview", u.handlePreview)
 	page("GET /ui/live", u.handleLive)
+	page("GET /ui/oauth/authorize", u.handleAuthorize)
+	page("POST /ui/oauth/authorize", u.handleConsent)
 	u.mux.HandleFunc("/ui/", u.handleNotFound)
 }
