@@ -8,12 +8,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -22,6 +24,7 @@ import (
 	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/tools"
 )
 
 // redirectURI is the test client's: a loopback listener nobody needs to
@@ -103,15 +106,14 @@ func TestOAuthRefusals(t *testing.T) {
 	base, maya := h.Server.URL, h.URL("w-maya")
 
 	// Discovery: the challenge names the metadata, which names the issuer.
-	status, _ := initialize(t, maya, "")
 	resp, err := http.Post(maya, "application/json", strings.NewReader(initializeBody))
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	wantChallenge := `resource_metadata="` + base + `/.well-known/oauth-protected-resource/workers/w-maya/mcp"`
-	if status != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), wantChallenge) {
-		t.Fatalf("401 = %d, WWW-Authenticate %q, want %s", status, resp.Header.Get("WWW-Authenticate"), wantChallenge)
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), wantChallenge) {
+		t.Fatalf("401 = %d, WWW-Authenticate %q, want %s", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), wantChallenge)
 	}
 	prm := getJSON[oauthex.ProtectedResourceMetadata](t, base+"/.well-known/oauth-protected-resource/workers/w-maya/mcp")
 	root := getJSON[oauthex.ProtectedResourceMetadata](t, base+"/.well-known/oauth-protected-resource")
@@ -383,4 +385,38 @@ func names(ts []*mcp.Tool) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, ",")
+}
+
+// TestOAuthURLsFollowTheMount: every URL the authorization server hands
+// out is built from where it was reached — auth.public_url, and the path
+// an org is mounted under — so one handler set serves an org anywhere.
+func TestOAuthURLsFollowTheMount(t *testing.T) {
+	h := servertest.Start(t, server.Config{})
+	mux := http.NewServeMux()
+	mux.Handle("/orgs/acme/", http.StripPrefix("/orgs/acme", server.New(h.Store, server.Config{})))
+	mounted := httptest.NewServer(mux)
+	t.Cleanup(mounted.Close)
+	for _, tt := range []struct {
+		name, at, publicURL, wantBase string
+	}{
+		{"mounted under /orgs/acme", mounted.URL + "/orgs/acme", "", mounted.URL + "/orgs/acme"},
+		{"behind auth.public_url", h.Server.URL, "https://org.example.com", "https://org.example.com"},
+	} {
+		if err := h.Store.SetSetting(t.Context(), tools.PublicURLSetting, tt.publicURL); err != nil {
+			t.Fatal(err)
+		}
+		asm := getJSON[oauthex.AuthServerMeta](t, tt.at+"/.well-known/oauth-authorization-server")
+		prm := getJSON[oauthex.ProtectedResourceMetadata](t, tt.at+"/.well-known/oauth-protected-resource/workers/w-owner/mcp")
+		resp, err := http.Post(tt.at+"/workers/w-owner/mcp", "application/json", strings.NewReader(initializeBody))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		got := []string{asm.Issuer, asm.AuthorizationEndpoint, asm.TokenEndpoint, prm.Resource, resp.Header.Get("WWW-Authenticate")}
+		want := []string{tt.wantBase, tt.wantBase + "/ui/oauth/authorize", tt.wantBase + "/oauth/token", tt.wantBase + "/workers/w-owner/mcp",
+			`Bearer realm="helix-org", resource_metadata="` + tt.wantBase + `/.well-known/oauth-protected-resource/workers/w-owner/mcp"`}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
 }
