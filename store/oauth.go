@@ -104,7 +104,7 @@ type oauthRefreshRow struct {
 	// (token revoke) ends the grant too.
 	TokenHash string `gorm:"not null"`
 	CreatedAt time.Time
-	ExpiresAt time.Time `gorm:"not null"`
+	ExpiresAt time.Time `gorm:"not null;index"`
 	UsedAt    *time.Time
 	RevokedAt *time.Time
 }
@@ -366,6 +366,9 @@ func (s *Store) RefreshOAuthToken(ctx context.Context, clientID, refresh, resour
 		if err := tx.Model(&tokenRow{}).Where("hash = ? AND revoked_at IS NULL", row.TokenHash).Update("revoked_at", now).Error; err != nil {
 			return err
 		}
+		if err := s.sweepGrant(tx, row.GrantID); err != nil {
+			return err
+		}
 		out, err = s.mintOAuth(tx, oauthRefreshRow{GrantID: row.GrantID, ClientID: row.ClientID, WorkerID: row.WorkerID, Resource: row.Resource})
 		return err
 	})
@@ -408,6 +411,20 @@ func (s *Store) mintOAuth(tx *gorm.DB, tmpl oauthRefreshRow) (OAuthTokens, error
 		return OAuthTokens{}, err
 	}
 	return OAuthTokens{Access: access, Refresh: refresh, ExpiresIn: OAuthAccessTTL, Resource: tmpl.Resource, WorkerID: tmpl.WorkerID}, nil
+}
+
+// sweepGrant drops what rotation leaves behind, so an hourly refresh
+// does not pile up rows: the access tokens of a grant's rotated refresh
+// tokens once they are past their hour, and refresh tokens past theirs.
+// A rotated refresh token itself stays until it expires, to catch its
+// replay.
+func (s *Store) sweepGrant(tx *gorm.DB, grant string) error {
+	now := s.Now()
+	rotated := tx.Model(&oauthRefreshRow{}).Where("grant_id = ? AND used_at IS NOT NULL", grant).Select("token_hash")
+	if err := tx.Where("hash IN (?) AND kind = ? AND expires_at <= ?", rotated, TokenOAuth, now).Delete(&tokenRow{}).Error; err != nil {
+		return err
+	}
+	return tx.Where("expires_at <= ?", now).Delete(&oauthRefreshRow{}).Error
 }
 
 // revokeGrant ends every refresh and access token of a grant.

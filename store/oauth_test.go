@@ -112,3 +112,41 @@ func dismiss(t *testing.T, o sessionOrg) {
 		t.Fatal(err)
 	}
 }
+
+// TestOAuthRefreshSweeps: a client refreshing every hour leaves one
+// access token of its grant in the token list, not one per hour.
+func TestOAuthRefreshSweeps(t *testing.T) {
+	o := newSessionOrg(t)
+	ctx := t.Context()
+	verifier := oauth2.GenerateVerifier()
+	c, err := o.st.RegisterOAuthClient(ctx, "cli", []string{"http://127.0.0.1:9/cb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := o.st.CreateOAuthCode(ctx, store.OAuthConsent{ClientID: c.ID, WorkerID: "w-maya", RedirectURI: "http://127.0.0.1:9/cb",
+		Challenge: oauth2.S256ChallengeFromVerifier(verifier), Resource: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := o.st.ExchangeOAuthCode(ctx, store.OAuthExchange{ClientID: c.ID, Code: code, RedirectURI: "http://127.0.0.1:9/cb", Verifier: verifier})
+	for i := 0; err == nil && i < 3; i++ {
+		o.clock.Advance(2 * store.OAuthAccessTTL)
+		got, err = o.st.RefreshOAuthToken(ctx, c.ID, got.Refresh, "r")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := o.st.ListTokens(ctx, store.TokenQuery{Worker: "w-maya", All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var oauth []store.Token
+	for _, tk := range all {
+		if tk.Kind == store.TokenOAuth {
+			oauth = append(oauth, tk)
+		}
+	}
+	if len(oauth) != 1 || oauth[0].RevokedAt != nil {
+		t.Errorf("after three refreshes Maya's OAuth tokens are %+v, want the one live token", oauth)
+	}
+}
