@@ -87,7 +87,8 @@ type oauthError struct {
 	Description string `json:"error_description,omitempty"`
 }
 
-func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, status int, code, desc string) {
-	h.log.Warn("oauth request refused", "path", r.URL.Path, "status", status, "error", code, "reason", desc)
+// refuse answers an OAuth error. The server's log already records every
+// refusal with its answer as the reason, so it is not logged here too.
+func (h *Handler) refuse(w http.ResponseWriter, status int, code, desc string) {
 	writeJSON(w, status, oauthError{Error: code, Description: desc})
 }

@@ -47,18 +47,18 @@ func (h *Handler) handleRegister(w http.ResponseWriter, r *http.Request) {
 	var reg registration
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err := dec.Decode(&reg); err != nil {
-		h.refuse(w, r, http.StatusBadRequest, "invalid_client_metadata", fmt.Sprintf("the body must be one JSON object of client metadata, at most %d bytes: %v", maxBodyBytes, err))
+		h.refuse(w, http.StatusBadRequest, "invalid_client_metadata", fmt.Sprintf("the body must be one JSON object of client metadata, at most %d bytes: %v", maxBodyBytes, err))
 		return
 	}
 	code, err := reg.check()
 	if err != nil {
-		h.refuse(w, r, http.StatusBadRequest, code, err.Error())
+		h.refuse(w, http.StatusBadRequest, code, err.Error())
 		return
 	}
 	c, err := h.st.RegisterOAuthClient(r.Context(), reg.ClientName, reg.RedirectURIs)
 	if errors.Is(err, store.ErrTooManyClients) {
 		w.Header().Set("Retry-After", "3600")
-		h.refuse(w, r, http.StatusTooManyRequests, "temporarily_unavailable", store.ErrTooManyClients.Error())
+		h.refuse(w, http.StatusTooManyRequests, "temporarily_unavailable", store.ErrTooManyClients.Error())
 		return
 	}
 	if err != nil {

@@ -24,7 +24,7 @@ type tokenAnswer struct {
 func (h *Handler) handleToken(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 	if err := r.ParseForm(); err != nil {
-		h.refuse(w, r, http.StatusBadRequest, "invalid_request", "the body must be an application/x-www-form-urlencoded form of at most 16 KiB: "+err.Error())
+		h.refuse(w, http.StatusBadRequest, "invalid_request", "the body must be an application/x-www-form-urlencoded form of at most 16 KiB: "+err.Error())
 		return
 	}
 	f := r.PostForm
@@ -33,7 +33,7 @@ func (h *Handler) handleToken(w http.ResponseWriter, r *http.Request) {
 		client = user
 	}
 	if client == "" {
-		h.refuse(w, r, http.StatusUnauthorized, "invalid_client", "client_id is required (register at /oauth/register first)")
+		h.refuse(w, http.StatusUnauthorized, "invalid_client", "client_id is required (register at /oauth/register first)")
 		return
 	}
 	var (
@@ -43,44 +43,44 @@ func (h *Handler) handleToken(w http.ResponseWriter, r *http.Request) {
 	switch f.Get("grant_type") {
 	case "authorization_code":
 		if msg := missing(f.Get, "code", "redirect_uri", "code_verifier"); msg != "" {
-			h.refuse(w, r, http.StatusBadRequest, "invalid_request", msg)
+			h.refuse(w, http.StatusBadRequest, "invalid_request", msg)
 			return
 		}
 		if !validVerifier(f.Get("code_verifier")) {
-			h.refuse(w, r, http.StatusBadRequest, "invalid_grant", "code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636)")
+			h.refuse(w, http.StatusBadRequest, "invalid_grant", "code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636)")
 			return
 		}
 		out, err = h.st.ExchangeOAuthCode(r.Context(), store.OAuthExchange{ClientID: client, Code: f.Get("code"), RedirectURI: f.Get("redirect_uri"),
 			Verifier: f.Get("code_verifier"), Resource: f.Get("resource")})
 	case "refresh_token":
 		if msg := missing(f.Get, "refresh_token"); msg != "" {
-			h.refuse(w, r, http.StatusBadRequest, "invalid_request", msg)
+			h.refuse(w, http.StatusBadRequest, "invalid_request", msg)
 			return
 		}
 		out, err = h.st.RefreshOAuthToken(r.Context(), client, f.Get("refresh_token"), f.Get("resource"))
 	default:
-		h.refuse(w, r, http.StatusBadRequest, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token, got "+quote(f.Get("grant_type")))
+		h.refuse(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token, got "+quote(f.Get("grant_type")))
 		return
 	}
 	if err != nil {
-		h.refuseGrant(w, r, err)
+		h.refuseGrant(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, tokenAnswer{AccessToken: out.Access, TokenType: "Bearer", ExpiresIn: int64(out.ExpiresIn.Seconds()), RefreshToken: out.Refresh})
 }
 
 // refuseGrant answers a store error with its OAuth error code.
-func (h *Handler) refuseGrant(w http.ResponseWriter, r *http.Request, err error) {
+func (h *Handler) refuseGrant(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, store.ErrOAuthClient):
-		h.refuse(w, r, http.StatusUnauthorized, "invalid_client", err.Error())
+		h.refuse(w, http.StatusUnauthorized, "invalid_client", err.Error())
 	case errors.Is(err, store.ErrOAuthTarget):
-		h.refuse(w, r, http.StatusBadRequest, "invalid_target", err.Error())
+		h.refuse(w, http.StatusBadRequest, "invalid_target", err.Error())
 	case errors.Is(err, store.ErrOAuthGrant):
-		h.refuse(w, r, http.StatusBadRequest, "invalid_grant", err.Error())
+		h.refuse(w, http.StatusBadRequest, "invalid_grant", err.Error())
 	case errors.Is(err, domain.ErrForbidden), errors.Is(err, domain.ErrNotFound):
 		// The worker was dismissed or removed since the consent.
-		h.refuse(w, r, http.StatusBadRequest, "invalid_grant", err.Error())
+		h.refuse(w, http.StatusBadRequest, "invalid_grant", err.Error())
 	default:
 		h.log.Error("token request", "err", err)
 		writeJSON(w, http.StatusInternalServerError, oauthError{Error: "server_error", Description: "could not issue a token"})
