@@ -195,15 +195,46 @@ func TestOAuthRefusals(t *testing.T) {
 		t.Errorf("a replayed refresh token left its grant's newest token alive: %d", st)
 	}
 
-	// The consent page: only for one's own worker, only with the form's
-	// CSRF token, and a denial tells the client.
-	resp, err = browser.Get(authorize(h.URL("w-owner")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := bodyOf(t, resp)
-	if resp.StatusCode != http.StatusForbidden || !strings.Contains(page, "a person connects an MCP client only as themselves") {
-		t.Errorf("consent for the owner's endpoint: %d %s", resp.StatusCode, page)
+	// The consent page: only a link or provider session, only for one's
+	// own worker, only PKCE S256 and a registered redirect URI; a refusal
+	// goes to the client once its redirect URI is known to be its own.
+	tokenBrowser := signInWithToken(t, h, "w-maya")
+	signedOut := &http.Client{CheckRedirect: browser.CheckRedirect}
+	for _, tt := range []struct {
+		name    string
+		browser *http.Client
+		change  url.Values
+		status  int
+		want    string // in the page, or the Location it redirects to
+	}{
+		{"another worker's endpoint", browser, url.Values{"resource": {h.URL("w-owner")}}, 403, "a person connects an MCP client only as themselves"},
+		{"PKCE plain", browser, url.Values{"code_challenge_method": {"plain"}}, 303, redirectURI + "?error=invalid_request"},
+		{"no PKCE", browser, url.Values{"code_challenge": {""}}, 303, redirectURI + "?error=invalid_request"},
+		{"implicit flow", browser, url.Values{"response_type": {"token"}}, 303, redirectURI + "?error=unsupported_response_type"},
+		{"a resource elsewhere", browser, url.Values{"resource": {"https://evil.example/workers/w-maya/mcp"}}, 303, redirectURI + "?error=invalid_target"},
+		{"unknown client", browser, url.Values{"client_id": {"hxk_nobody"}}, 400, "is not registered here"},
+		{"unregistered redirect_uri", browser, url.Values{"redirect_uri": {"http://127.0.0.1:47123/elsewhere"}}, 400, "is not one by hand registered"},
+		{"another loopback port", browser, url.Values{"redirect_uri": {"http://127.0.0.1:50000/callback"}}, 200, "Connect by hand"},
+		{"signed out", signedOut, nil, 303, "/ui/signin?next=%2Fui%2Foauth%2Fauthorize%3F"},
+		{"a session from a pasted token", tokenBrowser, nil, 403, "this session began with a pasted token"},
+	} {
+		u, _ := url.Parse(authorize(maya))
+		q := u.Query()
+		for k, v := range tt.change {
+			q[k] = v
+		}
+		u.RawQuery = q.Encode()
+		resp, err := tt.browser.Get(u.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := html.UnescapeString(bodyOf(t, resp))
+		if resp.StatusCode == http.StatusSeeOther {
+			got = resp.Header.Get("Location")
+		}
+		if resp.StatusCode != tt.status || !strings.Contains(got, tt.want) {
+			t.Errorf("%s: %d %s, want %d with %q", tt.name, resp.StatusCode, got, tt.status, tt.want)
+		}
 	}
 	form := url.Values{"client_id": {client}, "redirect_uri": {redirectURI}, "response_type": {"code"}, "decision": {"allow"},
 		"code_challenge": {oauth2.S256ChallengeFromVerifier(verifier)}, "code_challenge_method": {"S256"}, "resource": {maya}}
@@ -269,6 +300,28 @@ func signInWithLink(t *testing.T, h *servertest.Harness, worker string) *http.Cl
 	}
 	if resp.Body.Close(); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("sign in with a link: %d", resp.StatusCode)
+	}
+	return browser
+}
+
+// signInWithToken signs a person in by pasting an operator token into
+// the sign-in form: a weaker session than a link's.
+func signInWithToken(t *testing.T, h *servertest.Harness, worker string) *http.Client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := browser.Get(h.Server.URL + "/ui/signin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	form := hiddenFields(bodyOf(t, resp))
+	form.Set("token", servertest.Token(t, h.Store, worker))
+	resp, err = browser.PostForm(h.Server.URL+"/ui/signin", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Body.Close(); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign in with a token: %d", resp.StatusCode)
 	}
 	return browser
 }
