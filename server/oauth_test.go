@@ -447,18 +447,21 @@ func TestOAuthURLsFollowTheMount(t *testing.T) {
 	h := servertest.Start(t, server.Config{})
 	mux := http.NewServeMux()
 	mux.Handle("/orgs/acme/", http.StripPrefix("/orgs/acme", server.New(h.Store, server.Config{})))
+	mux.Handle("/", server.New(h.Store, server.Config{}))
 	mounted := httptest.NewServer(mux)
 	t.Cleanup(mounted.Close)
 	for _, tt := range []struct {
-		name, at, publicURL, wantBase string
+		name, at, asmAt, publicURL, wantBase string
 	}{
-		{"mounted under /orgs/acme", mounted.URL + "/orgs/acme", "", mounted.URL + "/orgs/acme"},
-		{"behind auth.public_url", h.Server.URL, "https://org.example.com", "https://org.example.com"},
+		{"mounted under /orgs/acme", mounted.URL + "/orgs/acme", mounted.URL + "/orgs/acme/.well-known/oauth-authorization-server", "", mounted.URL + "/orgs/acme"},
+		// RFC 8414's own form for an issuer with a path, answered at the root.
+		{"its metadata by path insertion", mounted.URL + "/orgs/acme", mounted.URL + "/.well-known/oauth-authorization-server/orgs/acme", "", mounted.URL + "/orgs/acme"},
+		{"behind auth.public_url", h.Server.URL, h.Server.URL + "/.well-known/oauth-authorization-server", "https://org.example.com", "https://org.example.com"},
 	} {
 		if err := h.Store.SetSetting(t.Context(), tools.PublicURLSetting, tt.publicURL); err != nil {
 			t.Fatal(err)
 		}
-		asm := getJSON[oauthex.AuthServerMeta](t, tt.at+"/.well-known/oauth-authorization-server")
+		asm := getJSON[oauthex.AuthServerMeta](t, tt.asmAt)
 		prm := getJSON[oauthex.ProtectedResourceMetadata](t, tt.at+"/.well-known/oauth-protected-resource/workers/w-owner/mcp")
 		resp, err := http.Post(tt.at+"/workers/w-owner/mcp", "application/json", strings.NewReader(initializeBody))
 		if err != nil {

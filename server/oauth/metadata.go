@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
@@ -53,7 +54,19 @@ type authServerMeta struct {
 // public clients only, authorization code with PKCE S256, refresh
 // tokens, and the issuer in every authorization response (RFC 9207).
 func (h *Handler) handleAuthServer(w http.ResponseWriter, r *http.Request) {
-	base := ui.BaseURL(h.st, r)
+	h.writeAuthServer(w, ui.BaseURL(h.st, r))
+}
+
+// handleAuthServerAt answers RFC 8414's path-insertion form for an issuer
+// with a path — an org mounted at /orgs/acme has its metadata at
+// /.well-known/oauth-authorization-server/orgs/acme, outside its own
+// mount, where the server at the root receives it. What it says is built
+// from URLs alone, so the root can say it for the issuer the path names.
+func (h *Handler) handleAuthServerAt(w http.ResponseWriter, r *http.Request) {
+	h.writeAuthServer(w, ui.BaseURL(h.st, r)+"/"+strings.Trim(r.PathValue("issuer"), "/"))
+}
+
+func (h *Handler) writeAuthServer(w http.ResponseWriter, base string) {
 	writeJSON(w, http.StatusOK, authServerMeta{
 		Issuer:                base,
 		AuthorizationEndpoint: base + AuthorizePath,

@@ -49,6 +49,7 @@ func (h *Handler) Routes() map[string]http.Handler {
 		"GET /.well-known/oauth-protected-resource":                  http.HandlerFunc(h.handleResourceRoot),
 		"GET /.well-known/oauth-protected-resource/workers/{id}/mcp": http.HandlerFunc(h.handleResource),
 		"GET /.well-known/oauth-authorization-server":                http.HandlerFunc(h.handleAuthServer),
+		"GET /.well-known/oauth-authorization-server/{issuer...}":    http.HandlerFunc(h.handleAuthServerAt),
 		"POST /oauth/register":                                       http.HandlerFunc(h.handleRegister),
 		"POST /oauth/token":                                          http.HandlerFunc(h.handleToken),
 	}
