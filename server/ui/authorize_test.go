@@ -56,6 +56,7 @@ func TestConsentInTheBrowser(t *testing.T) {
 			t.Errorf("the consent page does not say %q:\n%s", want, text)
 		}
 	}
+	uitest.Screenshot(t, tab, "consent")
 	uitest.Do(t, tab, chromedp.Click(chromedp.CSS(`button[value="allow"]`)))
 	var got url.Values
 	select {
