@@ -210,6 +210,7 @@ func TestOAuthRefusals(t *testing.T) {
 		{"another worker's endpoint", browser, url.Values{"resource": {h.URL("w-owner")}}, 403, "a person connects an MCP client only as themselves"},
 		{"PKCE plain", browser, url.Values{"code_challenge_method": {"plain"}}, 303, redirectURI + "?error=invalid_request"},
 		{"no PKCE", browser, url.Values{"code_challenge": {""}}, 303, redirectURI + "?error=invalid_request"},
+		{"a state past 1 KiB", browser, url.Values{"state": {strings.Repeat("s", 1025)}}, 303, redirectURI + "?error=invalid_request&error_description=state+is+longer"},
 		{"implicit flow", browser, url.Values{"response_type": {"token"}}, 303, redirectURI + "?error=unsupported_response_type"},
 		{"a resource elsewhere", browser, url.Values{"resource": {"https://evil.example/workers/w-maya/mcp"}}, 303, redirectURI + "?error=invalid_target"},
 		{"unknown client", browser, url.Values{"client_id": {"hxk_nobody"}}, 400, "is not registered here"},

@@ -37,6 +37,9 @@ type authRefusal struct {
 	code   string // OAuth error code, when the client is told
 }
 
+// maxStateBytes bounds the state a client asks to have sent back.
+const maxStateBytes = 1024
+
 // authParams are the parameters an authorization request may carry.
 var authParams = []string{"client_id", "redirect_uri", "response_type", "state", "code_challenge", "code_challenge_method", "resource", "scope"}
 
@@ -70,6 +73,9 @@ func (u *UI) checkAuthRequest(r *http.Request, get func(string) string, v *viewe
 		return a, &authRefusal{code: "invalid_request", msg: "PKCE is required: code_challenge with code_challenge_method S256"}
 	case len(a.Challenge) != 43:
 		return a, &authRefusal{code: "invalid_request", msg: "code_challenge must be the 43-character base64url SHA-256 of the verifier"}
+	case len(a.State) > maxStateBytes:
+		a.State = ""
+		return a, &authRefusal{code: "invalid_request", msg: "state is longer than 1024 bytes"}
 	}
 	return u.checkAuthTarget(r, get("resource"), v, a)
 }
