@@ -24,8 +24,9 @@ func newTokenListCmd() *cobra.Command {
 		Use:   "list",
 		Short: "List live tokens: id, worker, kind, what minted it, created, expires, last used (never the secret)",
 		Long: `token list shows each token's public id (the first 8 hex digits of its
-hash; the secret itself is never stored), its worker and kind (operator, or
-activation: an agent run's, revoked when the run ends), what minted it, when,
+hash; the secret itself is never stored), its worker and kind (operator;
+activation: an agent run's, revoked when the run ends; or oauth: an MCP
+client's that logged in, labelled with the client's name), what minted it, when,
 when it expires and when it was last used (recorded at most once a minute).
 Revoke one with helix-org token revoke <id>.`,
 		Args: cobra.NoArgs,
