@@ -195,6 +195,35 @@ func TestOAuthRefusals(t *testing.T) {
 		t.Errorf("a replayed refresh token left its grant's newest token alive: %d", st)
 	}
 
+	// A client ends its own access (RFC 7009); another client may not,
+	// and a token nobody knows is no error.
+	_, gone := exchange(code(), verifier, redirectURI, maya)
+	other := register(t, base, redirectURI)
+	revoke := func(client, tok string) (int, string) {
+		resp, err := http.PostForm(base+"/oauth/revoke", url.Values{"client_id": {client}, "token": {tok}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, bodyOf(t, resp)
+	}
+	if st, body := revoke(other, gone["refresh_token"].(string)); st != http.StatusUnauthorized || !strings.Contains(body, "issued to another client") {
+		t.Errorf("another client's revocation: %d %s", st, body)
+	}
+	if st, _ := initialize(t, maya, gone["access_token"].(string)); st != http.StatusOK {
+		t.Errorf("another client's refused revocation ended the token: %d", st)
+	}
+	for _, tok := range []string{gone["access_token"].(string), "hxr_unknown"} {
+		if st, body := revoke(client, tok); st != http.StatusOK {
+			t.Errorf("revoke %.8s…: %d %s", tok, st, body)
+		}
+	}
+	if st, _ := initialize(t, maya, gone["access_token"].(string)); st != http.StatusUnauthorized {
+		t.Errorf("a revoked token still works: %d", st)
+	}
+	if st, got := refresh(gone["refresh_token"].(string)); st != http.StatusBadRequest || got["error"] != "invalid_grant" {
+		t.Errorf("the refresh token of a revoked grant: %d %v", st, got)
+	}
+
 	// The consent page: only a link or provider session, only for one's
 	// own worker, only PKCE S256 and a registered redirect URI; a refusal
 	// goes to the client once its redirect URI is known to be its own.

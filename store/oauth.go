@@ -413,6 +413,34 @@ func (s *Store) mintOAuth(tx *gorm.DB, tmpl oauthRefreshRow) (OAuthTokens, error
 	return OAuthTokens{Access: access, Refresh: refresh, ExpiresIn: OAuthAccessTTL, Resource: tmpl.Resource, WorkerID: tmpl.WorkerID}, nil
 }
 
+// RevokeOAuthToken ends the grant an access or refresh token belongs to,
+// at its client's request (RFC 7009). A token this server does not know
+// as a client's is no error: there is nothing left to end.
+func (s *Store) RevokeOAuthToken(ctx context.Context, clientID, tok string) error {
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		q := tx.Where("token_hash = ?", hashToken(tok))
+		if strings.HasPrefix(tok, OAuthRefreshPrefix) {
+			q = tx.Where("hash = ?", hashToken(tok))
+		}
+		var row oauthRefreshRow
+		err := q.Take(&row).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if row.ClientID != clientID {
+			return fmt.Errorf("the token was issued to another client: %w", ErrOAuthClient)
+		}
+		return s.revokeGrant(tx, row.GrantID)
+	})
+	if err != nil {
+		return fmt.Errorf("revoke token: %w", err)
+	}
+	return nil
+}
+
 // sweepGrant drops what rotation leaves behind, so an hourly refresh
 // does not pile up rows: the access tokens of a grant's rotated refresh
 // tokens once they are past their hour, and refresh tokens past theirs.

@@ -42,6 +42,8 @@ type authServerMeta struct {
 	AuthorizationEndpoint string   `json:"authorization_endpoint"`
 	TokenEndpoint         string   `json:"token_endpoint"`
 	RegistrationEndpoint  string   `json:"registration_endpoint"`
+	RevocationEndpoint    string   `json:"revocation_endpoint"`
+	RevocationAuth        []string `json:"revocation_endpoint_auth_methods_supported"`
 	ResponseTypes         []string `json:"response_types_supported"`
 	GrantTypes            []string `json:"grant_types_supported"`
 	TokenEndpointAuth     []string `json:"token_endpoint_auth_methods_supported"`
@@ -72,6 +74,8 @@ func (h *Handler) writeAuthServer(w http.ResponseWriter, base string) {
 		AuthorizationEndpoint: base + AuthorizePath,
 		TokenEndpoint:         base + "/oauth/token",
 		RegistrationEndpoint:  base + "/oauth/register",
+		RevocationEndpoint:    base + "/oauth/revoke",
+		RevocationAuth:        []string{"none"},
 		ResponseTypes:         []string{"code"},
 		GrantTypes:            []string{"authorization_code", "refresh_token"},
 		TokenEndpointAuth:     []string{"none"},

@@ -2,9 +2,9 @@
 // MCP clients, as the MCP authorization spec (2025-11-25) describes:
 // protected resource metadata (RFC 9728) for each worker's endpoint,
 // authorization server metadata (RFC 8414), dynamic client registration
-// (RFC 7591) and the token endpoint (authorization code with PKCE S256,
+// (RFC 7591), the token endpoint (authorization code with PKCE S256,
 // refresh tokens rotated, tokens bound to one worker's endpoint per
-// RFC 8707). The consent page is the web UI's (server/ui authorize.go),
+// RFC 8707) and revocation (RFC 7009). The consent page is the web UI's (server/ui authorize.go),
 // behind its sign-in; the tokens and codes are the store's.
 //
 // Every URL it answers with is built from the request (ui.BaseURL), so
@@ -52,6 +52,7 @@ func (h *Handler) Routes() map[string]http.Handler {
 		"GET /.well-known/oauth-authorization-server/{issuer...}":    http.HandlerFunc(h.handleAuthServerAt),
 		"POST /oauth/register":                                       http.HandlerFunc(h.handleRegister),
 		"POST /oauth/token":                                          http.HandlerFunc(h.handleToken),
+		"POST /oauth/revoke":                                         http.HandlerFunc(h.handleRevoke),
 	}
 }
 

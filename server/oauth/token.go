@@ -69,6 +69,31 @@ func (h *Handler) handleToken(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, tokenAnswer{AccessToken: out.Access, TokenType: "Bearer", ExpiresIn: int64(out.ExpiresIn.Seconds()), RefreshToken: out.Refresh})
 }
 
+// handleRevoke ends a client's access at its request (RFC 7009): the
+// grant of the access or refresh token it sends. It answers 200 for a
+// token it does not know, as the RFC asks.
+func (h *Handler) handleRevoke(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	if err := r.ParseForm(); err != nil {
+		h.refuse(w, http.StatusBadRequest, "invalid_request", "the body must be an application/x-www-form-urlencoded form of at most 16 KiB: "+err.Error())
+		return
+	}
+	client := r.PostForm.Get("client_id")
+	if user, _, ok := r.BasicAuth(); ok && client == "" {
+		client = user
+	}
+	if msg := missing(r.PostForm.Get, "client_id", "token"); msg != "" {
+		h.refuse(w, http.StatusBadRequest, "invalid_request", msg)
+		return
+	}
+	if err := h.st.RevokeOAuthToken(r.Context(), client, r.PostForm.Get("token")); err != nil {
+		h.refuseGrant(w, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+}
+
 // refuseGrant answers a store error with its OAuth error code.
 func (h *Handler) refuseGrant(w http.ResponseWriter, err error) {
 	switch {
