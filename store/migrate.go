@@ -141,6 +141,9 @@ var migrations = []migration{
 	{56, "recurring spec tasks", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&recurrenceRow{})
 	}},
+	{61, "the helix runtime: each worker's Helix project, app, repository and session", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&helixWorkspaceRow{})
+	}},
 }
 
 type schemaMigration struct {

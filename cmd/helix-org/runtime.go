@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/agent/helix"
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/safedial"
 	"github.com/helixml/helix-org/store"
 )
 
@@ -14,8 +16,15 @@ import (
 // org chart (for roles), Docker, when there is one, and the host
 // agents' sandbox as checkSandbox found it.
 func runtimes(st *store.Store, dh *dockerHost, sandbox func() agent.SandboxCheck, log *slog.Logger) agent.Selector {
-	return agent.Selector{Env: agent.RuntimeEnv{Settings: st, Container: dh.container(), Sandbox: sandbox, Logger: log, Sessions: st,
-		RoleOf: func(ctx context.Context, worker string) (domain.Role, error) { return roleOf(ctx, st, worker) }}}
+	role := func(ctx context.Context, worker string) (domain.Role, error) { return roleOf(ctx, st, worker) }
+	hx := &helix.Host{Store: st, Settings: st, RoleOf: role, AllowPrivate: allowPrivate(st)}
+	return agent.Selector{Env: agent.RuntimeEnv{Settings: st, Container: dh.container(), Helix: hx.New, Sandbox: sandbox, Logger: log, Sessions: st,
+		RoleOf: role}}
+}
+
+// allowPrivate is safedial's transport.webhook.allow_private, read per request.
+func allowPrivate(st *store.Store) func(context.Context) bool {
+	return func(ctx context.Context) bool { return st.BoolSetting(ctx, safedial.AllowPrivateSetting) }
 }
 
 // checkSandbox finds out once, at start, whether host agents can run in

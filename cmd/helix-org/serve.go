@@ -111,6 +111,9 @@ func runServe(ctx context.Context, cfg serveConfig, stdout io.Writer, log *slog.
 
 // serveOn runs the HTTP server and the dispatcher on ln until ctx ends.
 func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveConfig, log *slog.Logger) error {
+	if err := checkHelix(ctx, st); err != nil {
+		return err
+	}
 	gogc, arenas := server.TuneGC(), limitMallocArenas()
 	dh, err := newDockerHost(st, cfg.KeyFile, log)
 	if err != nil {
