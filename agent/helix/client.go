@@ -13,8 +13,12 @@ import (
 	"strings"
 )
 
-// maxAnswer bounds what is read of one answer that is not a stream.
-const maxAnswer = 4 << 20
+// maxAnswer bounds what is read of one answer that is not a stream, and
+// maxText what is kept of a streamed one's text.
+const (
+	maxAnswer = 4 << 20
+	maxText   = 1 << 20
+)
 
 // Client calls one Helix control plane with an API key. HTTP should come
 // from safedial, so a configured URL cannot reach what it should not.
@@ -279,7 +283,9 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest, onSession func(id st
 		}
 		for _, choice := range ch.Choices {
 			if choice.Delta.Content != "" {
-				text.WriteString(choice.Delta.Content)
+				if text.Len() < maxText {
+					text.WriteString(choice.Delta.Content)
+				}
 				if onText != nil {
 					onText(choice.Delta.Content)
 				}

@@ -50,12 +50,16 @@ type run struct {
 }
 
 func newRun(t *testing.T, token, role string) *run {
+	return newRunOf(t, "w-x", token, role)
+}
+
+func newRunOf(t *testing.T, worker, token, role string) *run {
 	t.Helper()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "role.md"), []byte(role), 0o600)
-	os.WriteFile(filepath.Join(dir, "identity.md"), []byte("# w-x\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "identity.md"), []byte("# "+worker+"\n"), 0o600)
 	r := &run{}
-	r.Run = domain.Run{ActivationID: "a-" + token, WorkerID: "w-x", EnvDir: dir, MCPURL: "http://127.0.0.1:1/workers/w-x/mcp", Token: token, Prompt: "event " + token,
+	r.Run = domain.Run{ActivationID: "a-" + token, WorkerID: worker, EnvDir: dir, MCPURL: "http://127.0.0.1:1/workers/" + worker + "/mcp", Token: token, Prompt: "event " + token,
 		OnStart: func(domain.AgentProcess) { r.mu.Lock(); r.started++; r.mu.Unlock() },
 		Log:     func(e domain.LogEntry) { r.mu.Lock(); r.log = append(r.log, string(e.Kind)+": "+e.Text); r.mu.Unlock() }}
 	return r
@@ -190,5 +194,57 @@ func TestCheck(t *testing.T) {
 				t.Errorf("Check = %v; want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestDesktopQuotaBoundsRuns: with helix.desktop_quota 1, a second
+// worker's run waits, saying so, until the first one's answer is in.
+func TestDesktopQuotaBoundsRuns(t *testing.T) {
+	fake, st, host := setup(t)
+	if err := st.SetSetting(t.Context(), helix.DesktopQuotaSetting, "1"); err != nil {
+		t.Fatal(err)
+	}
+	release, entered := make(chan struct{}), make(chan struct{}, 2)
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	fake.Agent = func(context.Context, helixtest.Prompt) string {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		entered <- struct{}{}
+		<-release
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		return "done"
+	}
+	first, second := newRunOf(t, "w-x", "tok-x", "role"), newRunOf(t, "w-y", "tok-y", "role")
+	waiting := make(chan struct{})
+	log := second.Log
+	second.Log = func(e domain.LogEntry) {
+		log(e)
+		if strings.Contains(e.Text, "waiting for a Helix session slot") {
+			close(waiting)
+		}
+	}
+	errs := make(chan error, 2)
+	go func() { _, err := first.exec(t, host); errs <- err }()
+	// The second starts once the first's agent is answering.
+	select {
+	case <-entered:
+	case err := <-errs:
+		t.Fatalf("first run ended early: %v", err)
+	}
+	go func() { _, err := second.exec(t, host); errs <- err }()
+	<-waiting
+	close(release)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if most != 1 || fake.Sessions() != 2 {
+		t.Errorf("at most %d agents answered at once over %d sessions; want 1 over 2", most, fake.Sessions())
 	}
 }

@@ -1,0 +1,43 @@
+package store_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/store/storetest"
+)
+
+// TestHelixWorkspace: none before a worker's first helix run; each put
+// replaces the last (the session recorded, then forgotten); a put with
+// no project is refused.
+func TestHelixWorkspace(t *testing.T) {
+	st := storetest.New(t)
+	ctx := t.Context()
+	if _, err := st.HelixWorkspace(ctx, "w-x"); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("before any run: %v, want ErrNotFound", err)
+	}
+	steps := []domain.HelixWorkspace{
+		{WorkerID: "w-x", ProjectID: "prj_1", AppID: "app_1"},
+		{WorkerID: "w-x", ProjectID: "prj_1", AppID: "app_1", RepoID: "repo_1", SpecsSum: "abc", SessionID: "ses_1"},
+		{WorkerID: "w-x", ProjectID: "prj_1", AppID: "app_1", RepoID: "repo_1", SpecsSum: "abc"},
+	}
+	for _, want := range steps {
+		if err := st.PutHelixWorkspace(ctx, want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.HelixWorkspace(ctx, "w-x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(domain.HelixWorkspace{}, "UpdatedAt")); diff != "" || got.UpdatedAt.IsZero() {
+			t.Errorf("workspace (-put +got):\n%s", diff)
+		}
+	}
+	if err := st.PutHelixWorkspace(ctx, domain.HelixWorkspace{WorkerID: "w-y"}); !errors.Is(err, domain.ErrInvalid) {
+		t.Errorf("put without a project: %v, want ErrInvalid", err)
+	}
+}
