@@ -57,3 +57,31 @@ func (s *Store) PutHelixWorkspace(ctx context.Context, w domain.HelixWorkspace) 
 	}
 	return nil
 }
+
+// SetHelixSession records the session a worker's runs on Helix share
+// (empty forgets it), leaving the rest of its workspace as it is.
+func (s *Store) SetHelixSession(ctx context.Context, worker, session string) error {
+	return s.setHelixColumn(ctx, worker, "session_id", session)
+}
+
+// SetHelixSpecsSum records the digest of the role and identity last
+// pushed to a worker's helix-specs branch.
+func (s *Store) SetHelixSpecsSum(ctx context.Context, worker, sum string) error {
+	return s.setHelixColumn(ctx, worker, "specs_sum", sum)
+}
+
+// setHelixColumn updates one column, so that a run recording its session
+// and a role edit recording its push never overwrite each other.
+func (s *Store) setHelixColumn(ctx context.Context, worker, column, value string) error {
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		res := tx.Model(&helixWorkspaceRow{}).Where("worker_id = ?", worker).Updates(map[string]any{column: value, "updated_at": s.Now()})
+		if res.Error == nil && res.RowsAffected == 0 {
+			return fmt.Errorf("helix workspace of %s: %w", worker, domain.ErrNotFound)
+		}
+		return res.Error
+	})
+	if err != nil {
+		return fmt.Errorf("set %s of the helix workspace of %s: %w", column, worker, err)
+	}
+	return nil
+}

@@ -37,6 +37,18 @@ func TestHelixWorkspace(t *testing.T) {
 			t.Errorf("workspace (-put +got):\n%s", diff)
 		}
 	}
+	if err := st.SetHelixSession(ctx, "w-x", "ses_2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetHelixSpecsSum(ctx, "w-x", "def"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.HelixWorkspace(ctx, "w-x"); got.SessionID != "ses_2" || got.SpecsSum != "def" || got.RepoID != "repo_1" {
+		t.Errorf("after setting the session and the sum: %+v", got)
+	}
+	if err := st.SetHelixSession(ctx, "w-y", "ses_3"); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("session of a worker with no workspace: %v, want ErrNotFound", err)
+	}
 	if err := st.PutHelixWorkspace(ctx, domain.HelixWorkspace{WorkerID: "w-y"}); !errors.Is(err, domain.ErrInvalid) {
 		t.Errorf("put without a project: %v, want ErrInvalid", err)
 	}

@@ -16,6 +16,8 @@ import (
 type Store interface {
 	HelixWorkspace(ctx context.Context, worker string) (domain.HelixWorkspace, error)
 	PutHelixWorkspace(ctx context.Context, w domain.HelixWorkspace) error
+	SetHelixSession(ctx context.Context, worker, session string) error
+	SetHelixSpecsSum(ctx context.Context, worker, sum string) error
 }
 
 // Host is the helix runtime of one server: built once at start, it
@@ -43,6 +45,26 @@ func (h *Host) New(ctx context.Context, _ domain.Run) (domain.Runtime, error) {
 		return nil, err
 	}
 	return &Runtime{host: h, cfg: cfg, client: NewClient(cfg, h.AllowPrivate)}, nil
+}
+
+// PushSpecs puts a worker's role and identity (role.md and identity.md,
+// as dispatch.RoleFiles makes them) on its helix-specs branch when they
+// changed, so an edit reaches Helix when it is made, not at the worker's
+// next run. A worker with no repository on Helix yet, or a server with
+// no Helix configured, has nothing to push.
+func (h *Host) PushSpecs(ctx context.Context, worker string, files map[string]string) (bool, error) {
+	ws, err := h.Store.HelixWorkspace(ctx, worker)
+	if errors.Is(err, domain.ErrNotFound) || err == nil && ws.RepoID == "" {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	cfg := ReadConfig(ctx, h.Settings)
+	if cfg.URL == "" || cfg.APIKey == "" {
+		return false, nil
+	}
+	return pushSpecs(ctx, NewClient(cfg, h.AllowPrivate), h.Store, &ws, files)
 }
 
 // acquire takes one of helix.desktop_quota slots, waiting for one to free.
@@ -143,8 +165,7 @@ func (r *Runtime) chat(ctx context.Context, run domain.Run, ws domain.HelixWorks
 		AgentType: agentType, Provider: r.cfg.Provider, Model: r.cfg.Model,
 		Messages: []ChatMessage{{Role: "user", Content: ChatContent{ContentType: "text", Parts: []string{prompt}}}}}
 	ans, err := r.client.Chat(ctx, req, func(id string) {
-		ws.SessionID = id
-		saveErr = r.host.Store.PutHelixWorkspace(context.WithoutCancel(ctx), ws)
+		saveErr = r.host.Store.SetHelixSession(context.WithoutCancel(ctx), ws.WorkerID, id)
 	}, func(string) {
 		if !started {
 			started = true
@@ -181,8 +202,7 @@ func (r *Runtime) queue(ctx context.Context, run domain.Run, ws domain.HelixWork
 	}
 	if IsNotFound(err) {
 		gone := ws.SessionID
-		ws.SessionID = ""
-		if perr := r.host.Store.PutHelixWorkspace(context.WithoutCancel(ctx), ws); perr != nil {
+		if perr := r.host.Store.SetHelixSession(context.WithoutCancel(ctx), ws.WorkerID, ""); perr != nil {
 			return fail, perr
 		}
 		note(run, "Helix no longer has session "+gone+": the retry opens a new one")

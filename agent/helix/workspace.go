@@ -100,55 +100,73 @@ func (r *Runtime) createRepo(ctx context.Context, run domain.Run, ws domain.Heli
 	return ws, r.host.Store.PutHelixWorkspace(ctx, ws)
 }
 
-// specFiles are the role and identity the dispatcher wrote for the run,
-// as the files they become on the helix-specs branch, and their digest.
-func specFiles(run domain.Run) (map[string]string, string, error) {
+// specNames are the files of a run's directory pushed to helix-specs.
+var specNames = []string{"role.md", "identity.md"}
+
+// runSpecs are the role and identity the dispatcher wrote for the run.
+func runSpecs(run domain.Run) (map[string]string, error) {
 	files := map[string]string{}
-	h := sha256.New()
-	for _, name := range []string{"role.md", "identity.md"} {
+	for _, name := range specNames {
 		b, err := os.ReadFile(filepath.Join(run.EnvDir, name))
 		if err != nil {
-			return nil, "", fmt.Errorf("read the run's %s: %w", name, err)
+			return nil, fmt.Errorf("read the run's %s: %w", name, err)
 		}
-		path := "workers/" + run.WorkerID + "/.context/" + name
-		files[path] = string(b)
-		fmt.Fprintf(h, "%s %d\n%s", path, len(b), b)
+		files[name] = string(b)
 	}
-	return files, hex.EncodeToString(h.Sum(nil)), nil
+	return files, nil
 }
 
-// syncSpecs puts the worker's role and identity on the helix-specs
-// branch when they differ from what was pushed last: the hire's run
-// pushes them, and the first run after a role edit pushes the edit.
-func (r *Runtime) syncSpecs(ctx context.Context, run domain.Run, ws *domain.HelixWorkspace) error {
-	files, sum, err := specFiles(run)
-	if err != nil || sum == ws.SpecsSum {
-		return err
+// specsSum is the digest of a worker's spec files as they are pushed.
+func specsSum(files map[string]string) string {
+	h := sha256.New()
+	for _, name := range specNames {
+		fmt.Fprintf(h, "%s %d\n%s", name, len(files[name]), files[name])
 	}
-	branches, err := r.client.Branches(ctx, ws.RepoID)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// pushSpecs puts a worker's role and identity on the helix-specs branch
+// of its repository, under workers/<id>/.context/, when they differ from
+// what was pushed last, and records what it pushed. It reports whether
+// it pushed.
+func pushSpecs(ctx context.Context, cl *Client, st Store, ws *domain.HelixWorkspace, files map[string]string) (bool, error) {
+	sum := specsSum(files)
+	if sum == ws.SpecsSum {
+		return false, nil
+	}
+	branches, err := cl.Branches(ctx, ws.RepoID)
 	if err != nil {
-		return fmt.Errorf("list the branches of %s: %w", ws.RepoID, err)
+		return false, fmt.Errorf("list the branches of %s: %w", ws.RepoID, err)
 	}
 	if !slices.Contains(branches, SpecsBranch) {
-		if err := r.client.CreateBranch(ctx, ws.RepoID, SpecsBranch, "main"); err != nil {
-			return fmt.Errorf("create %s on %s: %w", SpecsBranch, ws.RepoID, err)
+		if err := cl.CreateBranch(ctx, ws.RepoID, SpecsBranch, "main"); err != nil {
+			return false, fmt.Errorf("create %s on %s: %w", SpecsBranch, ws.RepoID, err)
 		}
 	}
-	paths := make([]string, 0, len(files))
-	for p := range files {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
-	for _, p := range paths {
-		err := r.client.PutFile(ctx, ws.RepoID, FileRequest{Path: p, Branch: SpecsBranch, Message: "helix-org: " + p + " as the org has it",
-			Author: "helix-org", Email: "helix-org@localhost", Content: base64.StdEncoding.EncodeToString([]byte(files[p]))})
+	for _, name := range specNames {
+		path := "workers/" + ws.WorkerID + "/.context/" + name
+		err := cl.PutFile(ctx, ws.RepoID, FileRequest{Path: path, Branch: SpecsBranch, Message: "helix-org: " + path + " as the org has it",
+			Author: "helix-org", Email: "helix-org@localhost", Content: base64.StdEncoding.EncodeToString([]byte(files[name]))})
 		if err != nil {
-			return fmt.Errorf("put %s on %s of %s: %w", p, SpecsBranch, ws.RepoID, err)
+			return false, fmt.Errorf("put %s on %s of %s: %w", path, SpecsBranch, ws.RepoID, err)
 		}
 	}
 	ws.SpecsSum = sum
-	note(run, fmt.Sprintf("role and identity put on %s of repository %s", SpecsBranch, ws.RepoID))
-	return r.host.Store.PutHelixWorkspace(ctx, *ws)
+	return true, st.SetHelixSpecsSum(ctx, ws.WorkerID, sum)
+}
+
+// syncSpecs pushes the run's role and identity when they changed since
+// the last push: the hire's run pushes them first.
+func (r *Runtime) syncSpecs(ctx context.Context, run domain.Run, ws *domain.HelixWorkspace) error {
+	files, err := runSpecs(run)
+	if err != nil {
+		return err
+	}
+	pushed, err := pushSpecs(ctx, r.client, r.host.Store, ws, files)
+	if pushed {
+		note(run, fmt.Sprintf("role and identity put on %s of repository %s", SpecsBranch, ws.RepoID))
+	}
+	return err
 }
 
 // attachMCP makes the worker's helix-org MCP endpoint a server of its

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -76,7 +77,7 @@ func helixAgent(ctx context.Context, p helixtest.Prompt) string {
 // TestHelixRuntimeThroughServe: through serve's dispatcher, a hire makes
 // the worker's Helix project, app and repository and opens its session;
 // the next message goes through that session's queue, with no new chat;
-// a role edit reaches the helix-specs branch on the next run; the agent
+// a role edit reaches the helix-specs branch as it is made; the agent
 // in Helix acts on the org through the MCP endpoint and token it was
 // given.
 func TestHelixRuntimeThroughServe(t *testing.T) {
@@ -111,12 +112,30 @@ func TestHelixRuntimeThroughServe(t *testing.T) {
 		t.Errorf("chats %d, queued messages %d, sessions %d; want 1, 1, 1", n, m, s)
 	}
 
+	// The edit reaches helix-specs as it is made, before any run.
+	before, _ := st.HelixWorkspace(ctx, "w-helper")
 	servertest.Call[map[string]any](t, owner, "update_role", map[string]any{"id": "r-helper", "content": "Answer every message on s-inbox, briefly."})
+	deadline := time.After(30 * time.Second)
+	for {
+		changed := st.Changed()
+		if ws, _ := st.HelixWorkspace(ctx, "w-helper"); ws.SpecsSum != before.SpecsSum {
+			break
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatal("update_role was not pushed to helix-specs")
+		}
+	}
+	if role, _ := fake.File(repo, helix.SpecsBranch, "workers/w-helper/.context/role.md"); !strings.Contains(role, "briefly.") {
+		t.Errorf("role on helix-specs after update_role = %q", role)
+	}
+	puts := fake.Count("PUT /api/v1/git/repositories/{id}/contents")
 	ping2 := servertest.Call[domain.Event](t, owner, "publish", map[string]any{"stream": "s-inbox", "body": "ping 2"})
 	waitForReply(t, owner, "s-inbox", "w-helper", ping2.Seq)
 	waitIdle(t, st)
-	if role, _ := fake.File(repo, helix.SpecsBranch, "workers/w-helper/.context/role.md"); !strings.Contains(role, "briefly.") {
-		t.Errorf("role on helix-specs after update_role = %q", role)
+	if n := fake.Count("PUT /api/v1/git/repositories/{id}/contents"); n != puts {
+		t.Errorf("the run after the edit put %d files again; want none, the edit was pushed", n-puts)
 	}
 	acts, _ := st.ListActivations(ctx, "w-helper")
 	if len(acts) != 3 {
