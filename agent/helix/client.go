@@ -229,6 +229,12 @@ func (c *Client) QueueMessage(ctx context.Context, session, content string) (Mes
 	return r, err
 }
 
+// CancelTurn stops what a session's agent is doing now; the session
+// stays, for the next prompt.
+func (c *Client) CancelTurn(ctx context.Context, session string) error {
+	return c.do(ctx, http.MethodPost, "/api/v1/sessions/"+esc(session)+"/cancel", nil, nil)
+}
+
 // Output reads the state of a session's last interaction.
 func (c *Client) Output(ctx context.Context, session string) (Output, error) {
 	var o Output

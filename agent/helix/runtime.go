@@ -139,10 +139,28 @@ func (r *Runtime) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 		return fail, fmt.Errorf("give project %s the run's token: %w", ws.ProjectID, err)
 	}
 	prompt := preface(run.WorkerID) + run.Prompt
+	var res domain.RunResult
 	if ws.SessionID == "" {
-		return r.chat(ctx, run, ws, prompt)
+		res, err = r.chat(ctx, run, ws, prompt)
+	} else {
+		res, err = r.queue(ctx, run, ws, prompt)
 	}
-	return r.queue(ctx, run, ws, prompt)
+	if ctx.Err() != nil && res.Session != "" {
+		r.stop(context.WithoutCancel(ctx), run, res.Session)
+	}
+	return res, err
+}
+
+// stop cancels the turn of a run the server stopped (a cancel, the
+// timeout, shutdown), so Helix's agent does not go on without a token.
+func (r *Runtime) stop(ctx context.Context, run domain.Run, session string) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := r.client.CancelTurn(ctx, session); err != nil {
+		note(run, fmt.Sprintf("the run was stopped; cancelling its turn on Helix session %s failed: %v", session, err))
+		return
+	}
+	note(run, "the run was stopped; its turn on Helix session "+session+" was cancelled")
 }
 
 // preface tells the agent where its role is and how it acts: Helix's

@@ -248,3 +248,70 @@ func TestDesktopQuotaBoundsRuns(t *testing.T) {
 		t.Errorf("at most %d agents answered at once over %d sessions; want 1 over 2", most, fake.Sessions())
 	}
 }
+
+// TestStoppedRunCancelsItsTurn: a run the server stops while its queued
+// prompt is being answered cancels that turn on Helix, and says so.
+func TestStoppedRunCancelsItsTurn(t *testing.T) {
+	fake, _, host := setup(t)
+	release, entered := make(chan struct{}), make(chan struct{}, 1)
+	defer close(release)
+	fake.Agent = func(_ context.Context, p helixtest.Prompt) string {
+		if strings.HasSuffix(p.Text, "event tok-2") {
+			entered <- struct{}{}
+			<-release
+		}
+		return "done"
+	}
+	if _, err := newRun(t, "tok-1", "role").exec(t, host); err != nil {
+		t.Fatal(err)
+	}
+	second := newRun(t, "tok-2", "role")
+	ctx, cancel := context.WithCancel(t.Context())
+	rt, err := host.New(ctx, second.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := rt.Run(ctx, second.Run); done <- err }()
+	<-entered
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("a stopped run returned no error")
+	}
+	if n := fake.Count("POST /api/v1/sessions/{id}/cancel"); n != 1 {
+		t.Errorf("turns cancelled on Helix: %d, want 1", n)
+	}
+	if log := strings.Join(second.log, "\n"); !strings.Contains(log, "was cancelled") {
+		t.Errorf("log lacks the cancel:\n%s", log)
+	}
+}
+
+// TestSettingsRefuseBadValues: config set refuses what the runtime could
+// not use, naming what it wants.
+func TestSettingsRefuseBadValues(t *testing.T) {
+	tests := []struct {
+		spec  domain.SettingSpec
+		value string
+		want  string
+	}{
+		{helix.URLSetting, "helix.example.com", "want an http(s) URL"},
+		{helix.URLSetting, "ftp://helix.example.com", "want an http(s) URL"},
+		{helix.OrgURLSetting, "not a url", "want an http(s) URL"},
+		{helix.DesktopQuotaSetting, "0", "1 or more"},
+		{helix.PollSetting, "often", "is not a duration"},
+	}
+	st := storetest.New(t)
+	for _, tt := range tests {
+		if err := st.SetSetting(t.Context(), tt.spec, tt.value); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s = %q: %v, want %q", tt.spec.Key, tt.value, err, tt.want)
+		}
+	}
+	for _, ok := range []struct {
+		spec  domain.SettingSpec
+		value string
+	}{{helix.URLSetting, "https://helix.example.com"}, {helix.OrgURLSetting, ""}, {helix.DesktopQuotaSetting, "8"}} {
+		if err := st.SetSetting(t.Context(), ok.spec, ok.value); err != nil {
+			t.Errorf("%s = %q: %v", ok.spec.Key, ok.value, err)
+		}
+	}
+}

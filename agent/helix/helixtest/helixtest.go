@@ -108,6 +108,7 @@ func (s *Server) routes() http.Handler {
 		"POST /api/v1/sessions/chat":                            s.chat,
 		"POST /api/v1/sessions/{id}/messages":                   s.message,
 		"GET /api/v1/sessions/{id}/output":                      s.output,
+		"POST /api/v1/sessions/{id}/cancel":                     s.cancel,
 	} {
 		mux.HandleFunc(route, h)
 	}
@@ -614,4 +615,18 @@ func (s *Server) output(w http.ResponseWriter, r *http.Request) {
 		out["interaction_id"], out["status"], out["output"] = last.ID, last.State, last.Output
 	}
 	writeJSON(w, out)
+}
+
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ses := s.sessions[r.PathValue("id")]
+	if ses == nil {
+		http.Error(w, "session not found", http.StatusNotFound)
+		return
+	}
+	if n := len(ses.Interactions); n > 0 && ses.Interactions[n-1].State == "waiting" {
+		ses.Interactions[n-1].State = "interrupted"
+	}
+	writeJSON(w, map[string]any{"message": "cancelled"})
 }
