@@ -197,28 +197,29 @@ func (c *Client) UpdateApp(ctx context.Context, a App) error {
 	return c.do(ctx, http.MethodPut, "/api/v1/apps/"+esc(a.ID), a, nil)
 }
 
-// ProjectSecrets lists a project's secrets, without their values.
-func (c *Client) ProjectSecrets(ctx context.Context, project string) ([]Secret, error) {
+// Secrets lists the key's user's secrets, without their values.
+func (c *Client) Secrets(ctx context.Context) ([]Secret, error) {
 	var ss []Secret
-	err := c.do(ctx, http.MethodGet, "/api/v1/projects/"+esc(project)+"/secrets", nil, &ss)
+	err := c.do(ctx, http.MethodGet, "/api/v1/secrets", nil, &ss)
 	return ss, err
 }
 
-// PutProjectSecret sets a project secret, which Helix encrypts and gives
-// the project's sessions as an environment variable: updated in place
-// when one of that name exists, so secrets do not pile up.
-func (c *Client) PutProjectSecret(ctx context.Context, project, name, value string) error {
-	ss, err := c.ProjectSecrets(ctx, project)
+// PutAppSecret sets a secret scoped to one app, which Helix keeps
+// encrypted and substitutes for ${name} in that app's config when its
+// agent runs: updated in place when the app has one of that name, so
+// secrets do not pile up.
+func (c *Client) PutAppSecret(ctx context.Context, app, name, value string) error {
+	ss, err := c.Secrets(ctx)
 	if err != nil {
 		return err
 	}
-	req := SecretRequest{Name: name, Value: value, ProjectID: project}
+	req := SecretRequest{Name: name, Value: value, AppID: app}
 	for _, s := range ss {
-		if s.Name == name {
+		if s.Name == name && s.AppID == app {
 			return c.do(ctx, http.MethodPut, "/api/v1/secrets/"+esc(s.ID), req, nil)
 		}
 	}
-	return c.do(ctx, http.MethodPost, "/api/v1/projects/"+esc(project)+"/secrets", req, nil)
+	return c.do(ctx, http.MethodPost, "/api/v1/secrets", req, nil)
 }
 
 // QueueMessage hands a prompt to a session's durable queue: Helix keeps

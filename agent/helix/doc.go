@@ -5,7 +5,8 @@
 // (Client) through safedial, keeps what it made in the store
 // (domain.HelixWorkspace), and reaches the org only as every runtime does:
 // the worker's MCP endpoint, with the run's token, which Helix holds as a
-// project secret. It never writes a token into the repository.
+// secret of the worker's app. It never writes a token into the repository
+// or the app's config.
 //
 // helixtest holds the fake Helix control plane the tests run against.
 package helix

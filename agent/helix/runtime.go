@@ -135,8 +135,8 @@ func (r *Runtime) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 	if err := r.attachMCP(ctx, run, ws); err != nil {
 		return fail, err
 	}
-	if err := r.client.PutProjectSecret(ctx, ws.ProjectID, TokenSecret, run.Token); err != nil {
-		return fail, fmt.Errorf("give project %s the run's token: %w", ws.ProjectID, err)
+	if err := r.client.PutAppSecret(ctx, ws.AppID, TokenSecret, run.Token); err != nil {
+		return fail, fmt.Errorf("give agent app %s the run's token: %w", ws.AppID, err)
 	}
 	prompt := preface(run.WorkerID) + run.Prompt
 	var res domain.RunResult

@@ -76,7 +76,7 @@ func (h *run) exec(t *testing.T, host *helix.Host) (domain.RunResult, error) {
 
 // TestRunsShareOneSession: the first run makes the worker's project, app
 // and repository (its default branch seeded, role and identity on
-// helix-specs, the MCP endpoint on the app, the token a project secret)
+// helix-specs, the MCP endpoint on the app, the token the app's secret)
 // and opens a chat; the second queues its prompt on the same session
 // and pushes the edited role; a third with the role unchanged pushes
 // nothing.
@@ -100,7 +100,7 @@ func TestRunsShareOneSession(t *testing.T) {
 	if got, _ := fake.File(repo, helix.SpecsBranch, specsPath); got != "Reply to everything." {
 		t.Errorf("role on helix-specs = %q", got)
 	}
-	if tok, _ := fake.Secret(project, helix.TokenSecret); tok != "tok-1" {
+	if tok, _ := fake.Secret(app, helix.TokenSecret); tok != "tok-1" {
 		t.Errorf("token secret = %q, want the run's", tok)
 	}
 	if cfg := string(fake.AppConfig(app)); !strings.Contains(cfg, `"url":"http://127.0.0.1:1/workers/w-x/mcp"`) || !strings.Contains(cfg, "${HELIX_ORG_TOKEN}") || strings.Contains(cfg, "tok-1") {
@@ -124,7 +124,7 @@ func TestRunsShareOneSession(t *testing.T) {
 	if got, _ := fake.File(repo, helix.SpecsBranch, specsPath); got != "Reply to everything, loudly." {
 		t.Errorf("role on helix-specs after the edit = %q", got)
 	}
-	if tok, _ := fake.Secret(project, helix.TokenSecret); tok != "tok-2" {
+	if tok, _ := fake.Secret(app, helix.TokenSecret); tok != "tok-2" {
 		t.Errorf("token secret = %q, want the second run's", tok)
 	}
 	if !strings.Contains(strings.Join(second.log, "\n"), "assistant: answered event tok-2") {

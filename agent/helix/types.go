@@ -115,18 +115,18 @@ type AppMCP struct {
 	Headers     map[string]string `json:"headers,omitempty"`
 }
 
-// Secret is a project secret as Helix lists it (never with its value).
+// Secret is a secret as Helix lists it (never with its value).
 type Secret struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	ProjectID string `json:"project_id,omitempty"`
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	AppID string `json:"app_id"`
 }
 
 // SecretRequest creates or updates a secret (types.CreateSecretRequest).
 type SecretRequest struct {
-	Name      string `json:"name"`
-	Value     string `json:"value"`
-	ProjectID string `json:"project_id,omitempty"`
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	AppID string `json:"app_id"`
 }
 
 // ChatRequest is POST /api/v1/sessions/chat's body

@@ -23,9 +23,9 @@ const (
 	SpecsBranch = "helix-specs"
 	// MCPName is the worker's helix-org MCP server on its agent app.
 	MCPName = "helix-org"
-	// TokenSecret is the project secret holding the run's token; Helix
-	// gives it to the worker's sessions as an environment variable, which
-	// the MCP server's Authorization header names.
+	// TokenSecret is the app's secret holding the run's token: Helix
+	// substitutes it for ${HELIX_ORG_TOKEN} in the app's config, where
+	// the MCP server's Authorization header names it.
 	TokenSecret = "HELIX_ORG_TOKEN"
 	// codeAgent is the agent each app runs: Helix's own (zed_agent), which
 	// calls the configured provider and model through Helix.

@@ -53,7 +53,7 @@ func helixOrg(t *testing.T, fake *helixtest.Server, provider string) *store.Stor
 
 // helixAgent stands in for the agent in a worker's Helix desktop: it
 // reaches the org through the MCP server on its app, authorised by the
-// project secret, and replies on s-inbox to the prompt's last event.
+// app's secret, and replies on s-inbox to the prompt's last event.
 func helixAgent(ctx context.Context, p helixtest.Prompt) string {
 	token, _ := strings.CutPrefix(p.MCPHeaders["Authorization"], "Bearer ")
 	client := mcp.NewClient(&mcp.Implementation{Name: "helix-desktop", Version: "1"}, nil)

@@ -1,6 +1,6 @@
 // Package helixtest is a fake Helix control plane on loopback: the
 // endpoints the helix runtime calls, with helixml/helix's JSON shapes,
-// keeping projects, apps, repositories (branches of files), project
+// keeping projects, apps, repositories (branches of files), app
 // secrets and sessions in memory and recording every call. Its Agent
 // stands in for the agent in a session's desktop.
 package helixtest
@@ -16,9 +16,9 @@ import (
 )
 
 // Prompt is what the fake's agent is given: the prompt, and the worker's
-// MCP server as its desktop would see it, the Authorization header's
-// ${SECRET} expanded from the project's secrets, as Helix gives them to
-// a session's environment.
+// MCP server as Helix calls it, the Authorization header's ${SECRET}
+// substituted from the secrets scoped to the app, as Helix evaluates an
+// app's config.
 type Prompt struct {
 	SessionID, ProjectID, AppID string
 	Text                        string
@@ -60,7 +60,7 @@ type project struct {
 	Agent                    json.RawMessage
 }
 
-type secret struct{ ID, Name, Value, Project string }
+type secret struct{ ID, Name, Value, App string }
 
 type session struct {
 	ID, App, Project string
@@ -92,8 +92,8 @@ func (s *Server) routes() http.Handler {
 		"GET /api/v1/projects/{id}":                             s.project,
 		"PUT /api/v1/projects/{id}/repositories/{repo}/attach":  s.attach,
 		"PUT /api/v1/projects/{id}/repositories/{repo}/primary": s.attach,
-		"GET /api/v1/projects/{id}/secrets":                     s.listSecrets,
-		"POST /api/v1/projects/{id}/secrets":                    s.createSecret,
+		"GET /api/v1/secrets":                                   s.listSecrets,
+		"POST /api/v1/secrets":                                  s.createSecret,
 		"PUT /api/v1/secrets/{id}":                              s.updateSecret,
 		"POST /api/v1/git/repositories":                         s.createRepo,
 		"GET /api/v1/git/repositories/{id}/branches":            s.branches,
@@ -166,12 +166,12 @@ func (s *Server) File(repo, branch, path string) (string, bool) {
 	return c, ok
 }
 
-// Secret is a project secret's value.
-func (s *Server) Secret(projectID, name string) (string, bool) {
+// Secret is the value of an app's secret.
+func (s *Server) Secret(appID, name string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, sec := range s.secrets {
-		if sec.Project == projectID && sec.Name == name {
+		if sec.App == appID && sec.Name == name {
 			return sec.Value, true
 		}
 	}

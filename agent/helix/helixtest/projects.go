@@ -86,32 +86,30 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]any{"message": "ok"})
 }
 
-func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listSecrets(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := []map[string]any{}
 	for _, sec := range s.secrets {
-		if sec.Project == r.PathValue("id") {
-			out = append(out, map[string]any{"id": sec.ID, "name": sec.Name, "project_id": sec.Project})
-		}
+		out = append(out, map[string]any{"id": sec.ID, "name": sec.Name, "app_id": sec.App, "project_id": ""})
 	}
 	writeJSON(w, out)
 }
 
 func (s *Server) createSecret(w http.ResponseWriter, r *http.Request) {
-	var req struct{ Name, Value string }
+	var req struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+		AppID string `json:"app_id"`
+	}
 	if !decode(w, r, &req) {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.projects[r.PathValue("id")] == nil {
-		http.Error(w, "Project not found", http.StatusNotFound)
-		return
-	}
-	sec := &secret{ID: s.id("sec"), Name: req.Name, Value: req.Value, Project: r.PathValue("id")}
+	sec := &secret{ID: s.id("sec"), Name: req.Name, Value: req.Value, App: req.AppID}
 	s.secrets[sec.ID] = sec
-	writeJSON(w, map[string]any{"id": sec.ID, "name": sec.Name, "project_id": sec.Project})
+	writeJSON(w, map[string]any{"id": sec.ID, "name": sec.Name, "app_id": sec.App})
 }
 
 func (s *Server) updateSecret(w http.ResponseWriter, r *http.Request) {
@@ -127,7 +125,7 @@ func (s *Server) updateSecret(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sec.Value = req.Value
-	writeJSON(w, map[string]any{"id": sec.ID, "name": sec.Name, "project_id": sec.Project})
+	writeJSON(w, map[string]any{"id": sec.ID, "name": sec.Name, "app_id": sec.App})
 }
 
 func (s *Server) createRepo(w http.ResponseWriter, r *http.Request) {

@@ -13,7 +13,7 @@ import (
 // session's output, and cancelling a turn.
 
 // prompt is what the agent of ses sees: its worker's MCP server, the
-// header's secrets expanded from the project's.
+// header's ${…} substituted as Helix evaluates the app's config.
 func (s *Server) prompt(ses *session, text string) Prompt {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -30,8 +30,10 @@ func (s *Server) prompt(ses *session, text string) Prompt {
 	}
 	_ = json.Unmarshal(s.apps[ses.App], &cfg)
 	env := map[string]string{}
+	// Helix substitutes the user's secrets and the app's own, never
+	// another app's (controller.evaluateSecrets).
 	for _, sec := range s.secrets {
-		if sec.Project == ses.Project {
+		if sec.App == "" || sec.App == ses.App {
 			env[sec.Name] = sec.Value
 		}
 	}
