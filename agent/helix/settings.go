@@ -11,7 +11,9 @@ import (
 // and what its agents run on. Read per run, so `config set` applies
 // without a restart.
 var (
-	URLSetting = domain.SettingSpec{Key: "helix.url", Type: domain.SettingString, Validate: validURL,
+	// helix.url and helix.org_url say where runs go and what they reach,
+	// with the runs' tokens: RunsCode, so an import sets them only when told.
+	URLSetting = domain.SettingSpec{Key: "helix.url", Type: domain.SettingString, Validate: validURL, RunsCode: true,
 		Description: "Base URL of the Helix control plane the helix runtime runs activations on, e.g. https://helix.example.com."}
 	APIKeySetting = domain.SettingSpec{Key: "helix.api_key", Type: domain.SettingString, Secret: true,
 		Description: "Helix API key the helix runtime calls Helix with (encrypted at rest, never shown)."}
@@ -23,7 +25,7 @@ var (
 		Description: "Helix organization the workers' projects, apps and sessions belong to; empty is the API key's user's own."}
 	DesktopQuotaSetting = domain.SettingSpec{Key: "helix.desktop_quota", Type: domain.SettingInt, Default: "4", Validate: validQuota,
 		Description: "Most activations running on Helix at once (each holds a Helix desktop session); one more waits for a slot."}
-	OrgURLSetting = domain.SettingSpec{Key: "helix.org_url", Type: domain.SettingString, Validate: validOptionalURL,
+	OrgURLSetting = domain.SettingSpec{Key: "helix.org_url", Type: domain.SettingString, Validate: validOptionalURL, RunsCode: true,
 		Description: "This server's base URL as Helix's agents reach it, for each worker's MCP endpoint; empty is the URL agents on this host use."}
 	PollSetting = domain.SettingSpec{Key: "helix.poll_interval", Type: domain.SettingDuration, Default: "2s",
 		Description: "How often a run whose prompt went through its session's message queue reads the session's output, until the answer is complete."}
