@@ -85,3 +85,15 @@ func (s *Store) setHelixColumn(ctx context.Context, worker, column, value string
 	}
 	return nil
 }
+
+// ForgetHelixWorkspace drops what was recorded of a worker's workspace on
+// Helix, once Helix no longer has it, so the next run makes it again.
+func (s *Store) ForgetHelixWorkspace(ctx context.Context, worker string) error {
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		return tx.Where("worker_id = ?", worker).Delete(&helixWorkspaceRow{}).Error
+	})
+	if err != nil {
+		return fmt.Errorf("forget the helix workspace of %s: %w", worker, err)
+	}
+	return nil
+}

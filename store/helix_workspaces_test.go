@@ -49,6 +49,12 @@ func TestHelixWorkspace(t *testing.T) {
 	if err := st.SetHelixSession(ctx, "w-y", "ses_3"); !errors.Is(err, domain.ErrNotFound) {
 		t.Errorf("session of a worker with no workspace: %v, want ErrNotFound", err)
 	}
+	if err := st.ForgetHelixWorkspace(ctx, "w-x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.HelixWorkspace(ctx, "w-x"); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("after forgetting: %v, want ErrNotFound", err)
+	}
 	if err := st.PutHelixWorkspace(ctx, domain.HelixWorkspace{WorkerID: "w-y"}); !errors.Is(err, domain.ErrInvalid) {
 		t.Errorf("put without a project: %v, want ErrInvalid", err)
 	}

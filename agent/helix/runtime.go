@@ -18,6 +18,7 @@ type Store interface {
 	PutHelixWorkspace(ctx context.Context, w domain.HelixWorkspace) error
 	SetHelixSession(ctx context.Context, worker, session string) error
 	SetHelixSpecsSum(ctx context.Context, worker, sum string) error
+	ForgetHelixWorkspace(ctx context.Context, worker string) error
 }
 
 // Host is the helix runtime of one server: built once at start, it
@@ -125,18 +126,9 @@ func (r *Runtime) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 		return fail, err
 	}
 	defer r.host.release()
-	ws, err := r.ensure(ctx, run)
+	ws, err := r.prepare(ctx, run)
 	if err != nil {
 		return fail, err
-	}
-	if err := r.syncSpecs(ctx, run, &ws); err != nil {
-		return fail, err
-	}
-	if err := r.attachMCP(ctx, run, ws); err != nil {
-		return fail, err
-	}
-	if err := r.client.PutAppSecret(ctx, ws.AppID, TokenSecret, run.Token); err != nil {
-		return fail, fmt.Errorf("give agent app %s the run's token: %w", ws.AppID, err)
 	}
 	prompt := preface(run.WorkerID) + run.Prompt
 	var res domain.RunResult
@@ -149,6 +141,34 @@ func (r *Runtime) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 		r.stop(context.WithoutCancel(ctx), run, res.Session)
 	}
 	return res, err
+}
+
+// prepare makes the worker's workspace ready for the prompt: project,
+// app and repository, its role on helix-specs, the MCP endpoint on the
+// app and the run's token in the app's secret. When Helix no longer has
+// the app or the repository recorded (deleted on Helix's side), the
+// record is dropped, so the dispatcher's retry makes them again.
+func (r *Runtime) prepare(ctx context.Context, run domain.Run) (domain.HelixWorkspace, error) {
+	ws, err := r.ensure(ctx, run)
+	if err != nil {
+		return ws, err
+	}
+	err = r.syncSpecs(ctx, run, &ws)
+	if err == nil {
+		err = r.attachMCP(ctx, run, ws)
+	}
+	if err == nil {
+		if err = r.client.PutAppSecret(ctx, ws.AppID, TokenSecret, run.Token); err != nil {
+			err = fmt.Errorf("give agent app %s the run's token: %w", ws.AppID, err)
+		}
+	}
+	if IsNotFound(err) {
+		if ferr := r.host.Store.ForgetHelixWorkspace(context.WithoutCancel(ctx), run.WorkerID); ferr != nil {
+			return ws, ferr
+		}
+		note(run, fmt.Sprintf("Helix no longer has the worker's project %s (%v): the retry makes it again", ws.ProjectID, err))
+	}
+	return ws, err
 }
 
 // stop cancels the turn of a run the server stopped (a cancel, the

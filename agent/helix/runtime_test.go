@@ -2,6 +2,7 @@ package helix_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -313,5 +314,35 @@ func TestSettingsRefuseBadValues(t *testing.T) {
 		if err := st.SetSetting(t.Context(), ok.spec, ok.value); err != nil {
 			t.Errorf("%s = %q: %v", ok.spec.Key, ok.value, err)
 		}
+	}
+}
+
+// TestDeletedProjectIsMadeAgain: a project deleted on Helix's side makes
+// the next run fail to start, forgetting it; the retry makes the
+// worker's project, app, repository and session again.
+func TestDeletedProjectIsMadeAgain(t *testing.T) {
+	fake, st, host := setup(t)
+	if _, err := newRun(t, "tok-1", "role").exec(t, host); err != nil {
+		t.Fatal(err)
+	}
+	old, _, _, _ := fake.ProjectOf("w-x")
+	fake.DeleteProject("w-x")
+	failed := newRun(t, "tok-2", "role")
+	if _, err := failed.exec(t, host); err == nil || failed.started != 0 {
+		t.Fatalf("run after the delete: %v, started %d; want an error before the start", err, failed.started)
+	}
+	if log := strings.Join(failed.log, "\n"); !strings.Contains(log, "Helix no longer has the worker's project "+old) {
+		t.Errorf("log lacks why:\n%s", log)
+	}
+	if _, err := st.HelixWorkspace(t.Context(), "w-x"); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("workspace after the failed run: %v, want it forgotten", err)
+	}
+	res, err := newRun(t, "tok-3", "role").exec(t, host)
+	project, _, repo, ok := fake.ProjectOf("w-x")
+	if err != nil || !ok || project == old || repo == "" || fake.Count(chatRoute) != 2 || fake.Sessions() != 1 || res.Session == "" {
+		t.Errorf("retry: %v; project %q (was %q), repo %q, %d chats, %d sessions", err, project, old, repo, fake.Count(chatRoute), fake.Sessions())
+	}
+	if got, _ := fake.File(repo, helix.SpecsBranch, specsPath); got != "role" {
+		t.Errorf("role on the new repository's helix-specs = %q", got)
 	}
 }

@@ -158,6 +158,26 @@ func (s *Server) ProjectOf(name string) (id, app, repo string, ok bool) {
 	return "", "", "", false
 }
 
+// DeleteProject deletes the project named name, with its app,
+// repository and sessions, as an operator might on Helix's side.
+func (s *Server) DeleteProject(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, p := range s.projects {
+		if p.Name != name {
+			continue
+		}
+		delete(s.projects, id)
+		delete(s.apps, p.App)
+		delete(s.repos, p.Repo)
+		for sid, ses := range s.sessions {
+			if ses.App == p.App {
+				delete(s.sessions, sid)
+			}
+		}
+	}
+}
+
 // File is a file on a branch of a repository.
 func (s *Server) File(repo, branch, path string) (string, bool) {
 	s.mu.Lock()
