@@ -29,6 +29,9 @@ type RuntimeEnv struct {
 	// Container builds the docker runtime for a run of the built-in agent
 	// configured by llm; nil when the server has no Docker client.
 	Container func(ctx context.Context, llm *LLMConfig) (domain.Runtime, error)
+	// Helix builds the helix runtime for a run (agent/helix's Host.New);
+	// nil when the server was built without it.
+	Helix func(ctx context.Context, run domain.Run) (domain.Runtime, error)
 	// LookPath finds an executable; exec.LookPath when nil.
 	LookPath func(string) (string, error)
 	// Sandbox is what CheckSandbox found at start, asked for when a host
@@ -70,6 +73,7 @@ const (
 	RuntimeCodex    = "codex"
 	RuntimeGemini   = "gemini"
 	RuntimeOpenCode = "opencode"
+	RuntimeHelix    = "helix"
 )
 
 // Runtimes is every runtime an activation can run on. agent.runtime's
@@ -118,6 +122,8 @@ var Runtimes = []RuntimeDef{
 			sb, err := env.sandbox(ctx, run)
 			return &OpenCode{Model: env.get(ctx, ModelSetting), Sandbox: sb}, err
 		}},
+	{Name: RuntimeHelix, Description: "a Helix control plane (helix.*): each worker gets a Helix project, agent app and git repository, " +
+		"its role on the helix-specs branch, and one chat session its runs share, later prompts queued on it", New: newHelix},
 }
 
 // runtimeSetting derives agent.runtime from the table.
@@ -301,6 +307,13 @@ func newContainer(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.R
 		return nil, err
 	}
 	return env.Container(ctx, &llm)
+}
+
+func newHelix(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error) {
+	if env.Helix == nil {
+		return nil, errors.New("the helix runtime is unavailable in this server")
+	}
+	return env.Helix(ctx, run)
 }
 
 // LLMFromSettings is the built-in agent's config from agent.*.

@@ -38,7 +38,7 @@ func TestRuntimeSettingDerivesFromTable(t *testing.T) {
 	if diff := cmp.Diff(want, agent.RuntimeSetting.Enum); diff != "" {
 		t.Errorf("agent.runtime enum (-table +setting):\n%s", diff)
 	}
-	if err := agent.RuntimeSetting.Check("podman"); err == nil || !strings.Contains(err.Error(), "claude, command, example, builtin, docker, codex, gemini, opencode") {
+	if err := agent.RuntimeSetting.Check("podman"); err == nil || !strings.Contains(err.Error(), "claude, command, example, builtin, docker, codex, gemini, opencode, helix") {
 		t.Errorf("Check(podman) = %v, want the valid names", err)
 	}
 }
@@ -76,7 +76,8 @@ func TestSelectorPicks(t *testing.T) {
 		{"sandbox off: opencode unsandboxed", off(settings{"agent.runtime": "opencode"}), noClaude, failed, "*agent.OpenCode unsandboxed"},
 		{"docker without Docker", settings{"agent.runtime": "docker"}, noClaude, found, "the docker runtime is unavailable"},
 		{"builtin without a model", settings{"agent.runtime": "builtin"}, noClaude, found, "agent.model"},
-		{"unknown name", settings{"agent.runtime": "podman"}, noClaude, found, `agent.runtime "podman" is not available in this build (valid: claude, command, example, builtin, docker, codex, gemini, opencode)`},
+		{"helix in a server without it", settings{"agent.runtime": "helix"}, noClaude, found, "the helix runtime is unavailable"},
+		{"unknown name", settings{"agent.runtime": "podman"}, noClaude, found, `agent.runtime "podman" is not available in this build (valid: claude, command, example, builtin, docker, codex, gemini, opencode, helix)`},
 		{"claude where bubblewrap cannot run", settings{}, withClaude, failed,
 			"host agents run only in a bubblewrap sandbox, and it cannot run here (No permissions to create new namespace): " +
 				"install bubblewrap and allow user namespaces, use agent.runtime docker, or run host agents unsandboxed as the server's user with `helix-org config set agent.sandbox off`"},

@@ -40,11 +40,8 @@ func (d *Dispatcher) project(ctx context.Context, w domain.Worker) (string, erro
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("create env dir: %w", err)
 	}
-	files := map[string]string{
-		"role.md":     role.Content,
-		"identity.md": fmt.Sprintf("# %s\n\nWorker id: %s\nPosition: %s (%s)\nRole: %s (%s)\n\n%s\n", w.Name, w.ID, pos.Title, pos.ID, role.Title, role.ID, w.Identity),
-		"agent.md":    policy,
-	}
+	files := RoleFiles(w, pos, role)
+	files["agent.md"] = policy
 	for name, content := range files {
 		if err := writePrivate(filepath.Join(dir, name), []byte(content)); err != nil {
 			return "", err
@@ -54,6 +51,15 @@ func (d *Dispatcher) project(ctx context.Context, w domain.Worker) (string, erro
 		return "", err
 	}
 	return dir, nil
+}
+
+// RoleFiles are the role.md and identity.md a run of w is given: the
+// helix runtime pushes the same files to its workers' repositories.
+func RoleFiles(w domain.Worker, pos domain.Position, role domain.Role) map[string]string {
+	return map[string]string{
+		"role.md":     role.Content,
+		"identity.md": fmt.Sprintf("# %s\n\nWorker id: %s\nPosition: %s (%s)\nRole: %s (%s)\n\n%s\n", w.Name, w.ID, pos.Title, pos.ID, role.Title, role.ID, w.Identity),
+	}
 }
 
 // writePrivate writes a file with mode 0600: a role may still be private

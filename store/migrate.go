@@ -144,6 +144,9 @@ var migrations = []migration{
 	{57, "MCP clients that log in: registered clients, authorization codes, refresh tokens", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&oauthClientRow{}, &oauthCodeRow{}, &oauthRefreshRow{})
 	}},
+	{61, "the helix runtime: each worker's Helix project, app, repository and session", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&helixWorkspaceRow{})
+	}},
 }
 
 type schemaMigration struct {

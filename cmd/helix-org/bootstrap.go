@@ -53,6 +53,7 @@ another with --new-token (optionally --ttl), or helix-org token create.`,
 	cfg.bind(cmd.Flags())
 	cfg.bindInit(cmd.Flags())
 	cfg.Opts.bind(cmd)
+	cmd.AddCommand(newBootstrapHelixCmd())
 	cmd.Flags().StringVar(&cfg.URL, "url", envOr("HELIX_ORG_URL", "http://127.0.0.1:8080"), "the server's base URL as clients reach it (env HELIX_ORG_URL)")
 	return cmd
 }

@@ -6,16 +6,29 @@ import (
 	"time"
 
 	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/agent/helix"
 	"github.com/helixml/helix-org/domain"
+	"github.com/helixml/helix-org/safedial"
 	"github.com/helixml/helix-org/store"
 )
 
 // runtimes wires the runtime table to this server: its settings, the
 // org chart (for roles), Docker, when there is one, and the host
 // agents' sandbox as checkSandbox found it.
-func runtimes(st *store.Store, dh *dockerHost, sandbox func() agent.SandboxCheck, log *slog.Logger) agent.Selector {
-	return agent.Selector{Env: agent.RuntimeEnv{Settings: st, Container: dh.container(), Sandbox: sandbox, Logger: log, Sessions: st,
+func runtimes(st *store.Store, dh *dockerHost, hx *helix.Host, sandbox func() agent.SandboxCheck, log *slog.Logger) agent.Selector {
+	return agent.Selector{Env: agent.RuntimeEnv{Settings: st, Container: dh.container(), Helix: hx.New, Sandbox: sandbox, Logger: log, Sessions: st,
 		RoleOf: func(ctx context.Context, worker string) (domain.Role, error) { return roleOf(ctx, st, worker) }}}
+}
+
+// helixHost is the helix runtime of this server.
+func helixHost(st *store.Store) *helix.Host {
+	return &helix.Host{Store: st, Settings: st, AllowPrivate: allowPrivate(st),
+		RoleOf: func(ctx context.Context, worker string) (domain.Role, error) { return roleOf(ctx, st, worker) }}
+}
+
+// allowPrivate is safedial's transport.webhook.allow_private, read per request.
+func allowPrivate(st *store.Store) func(context.Context) bool {
+	return func(ctx context.Context) bool { return st.BoolSetting(ctx, safedial.AllowPrivateSetting) }
 }
 
 // checkSandbox finds out once, at start, whether host agents can run in

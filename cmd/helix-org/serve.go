@@ -111,6 +111,9 @@ func runServe(ctx context.Context, cfg serveConfig, stdout io.Writer, log *slog.
 
 // serveOn runs the HTTP server and the dispatcher on ln until ctx ends.
 func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveConfig, log *slog.Logger) error {
+	if err := checkHelix(ctx, st); err != nil {
+		return err
+	}
 	gogc, arenas := server.TuneGC(), limitMallocArenas()
 	dh, err := newDockerHost(st, cfg.KeyFile, log)
 	if err != nil {
@@ -138,7 +141,8 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	idle := &server.Idle{Release: func() { st.ReleaseMemory(); trimMalloc() }}
 	hs := edge.httpServer(idle.Wrap(srv))
 	dh.connect(ctx)
-	d = dispatch.New(st, runtimes(st, dh, sandbox, log), dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()),
+	hx := helixHost(st)
+	d = dispatch.New(st, runtimes(st, dh, hx, sandbox, log), dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()),
 		Logger: log, Reap: reapOrphans(log), Observer: m, Alive: agent.Alive, Kill: killAgent})
 	// Agents and containers a crash left running are gone before their
 	// triggers run again.
@@ -165,6 +169,8 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	outboundDone := make(chan error, 1)
 	go func() { outboundDone <- outbound.Run(ctx) }()
 	go idle.Run(ctx)
+	helixDone := make(chan struct{})
+	go func() { watchHelixSpecs(ctx, st, hx, log); close(helixDone) }()
 	loopsDone := make(chan struct{})
 	go func() { transports.Run(ctx, deps); close(loopsDone) }()
 	select {
@@ -184,6 +190,7 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	dh.shutdown()  // skills stop even when the grace is spent
 	<-outboundDone // attempts in flight are cut short and recorded for retry
 	<-loopsDone
+	<-helixDone
 	httpCtx, cancelHTTP := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancelHTTP()
 	if ms != nil {
