@@ -38,15 +38,9 @@ const ClaudeConfigDir = ".claude"
 // fails exec; and stdin stays open for the messages sent to the run.
 func (c *Claude) Args(run domain.Run) []string {
 	args := []string{"-p", "--input-format", "stream-json", "--mcp-config", "mcp.json", "--output-format", "stream-json", "--verbose"}
-	if c.Model != "" {
-		args = append(args, "--model", c.Model)
-	}
-	if c.Effort != "" {
-		args = append(args, "--effort", c.Effort)
-	}
-	if run.Session != "" {
-		args = append(args, "--resume", run.Session)
-	}
+	args = withFlag(args, "--model", c.Model)
+	args = withFlag(args, "--effort", c.Effort)
+	args = withFlag(args, "--resume", run.Session)
 	if c.Isolated {
 		return append(args, "--dangerously-skip-permissions")
 	}
@@ -55,11 +49,7 @@ func (c *Claude) Args(run domain.Run) []string {
 
 // Run carries out one activation.
 func (c *Claude) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
-	inv, err := c.Invocation(run)
-	if err != nil {
-		return domain.RunResult{ExitStatus: -1}, err
-	}
-	return runCLI(ctx, run, c.Sandbox, "claude", "Claude Code", inv)
+	return runCLI(ctx, run, c.Sandbox, "claude", "Claude Code", c.Invocation)
 }
 
 // Invocation is how claude runs for run: mcp.json (which dispatch writes)

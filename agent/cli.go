@@ -87,9 +87,14 @@ func (inv Invocation) WriteFiles(dir string) error {
 	return nil
 }
 
-// runCLI runs an invocation on the host, in sb when it is set: name and
-// product say what is missing when the program is not found.
-func runCLI(ctx context.Context, run domain.Run, sb *Bwrap, name, product string, inv Invocation) (domain.RunResult, error) {
+// runCLI runs a runtime's invocation for run on the host, in sb when it
+// is set: name and product say what is missing when the program is not
+// found.
+func runCLI(ctx context.Context, run domain.Run, sb *Bwrap, name, product string, invocation func(domain.Run) (Invocation, error)) (domain.RunResult, error) {
+	inv, err := invocation(run)
+	if err != nil {
+		return domain.RunResult{ExitStatus: -1}, err
+	}
 	path, err := findAgentBin(name, inv.Bin, product, sb != nil)
 	if err != nil {
 		return domain.RunResult{ExitStatus: -1}, err
@@ -127,4 +132,12 @@ func eventLines[E any](handle func(ev E, log func(domain.LogEntry), res *domain.
 		}
 		handle(ev, log, res)
 	}
+}
+
+// withFlag adds flag and its value to a command line when value is set.
+func withFlag(args []string, flag, value string) []string {
+	if value == "" {
+		return args
+	}
+	return append(args, flag, value)
 }

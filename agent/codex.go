@@ -84,22 +84,14 @@ func (c *Codex) config(run domain.Run) ([]byte, error) {
 // prompt from stdin; a session to continue goes to `exec resume <id>`.
 func (c *Codex) Args(run domain.Run) []string {
 	args := []string{"exec", "--json", "--skip-git-repo-check"}
-	if c.Model != "" {
-		args = append(args, "--model", c.Model)
-	}
-	if run.Session != "" {
-		args = append(args, "resume", run.Session)
-	}
+	args = withFlag(args, "--model", c.Model)
+	args = withFlag(args, "resume", run.Session)
 	return append(args, "-")
 }
 
 // Run carries out one activation.
 func (c *Codex) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
-	inv, err := c.Invocation(run)
-	if err != nil {
-		return domain.RunResult{ExitStatus: -1}, err
-	}
-	return runCLI(ctx, run, c.Sandbox, "codex", "the Codex CLI", inv)
+	return runCLI(ctx, run, c.Sandbox, "codex", "the Codex CLI", c.Invocation)
 }
 
 // Invocation is how codex runs for run: its config.toml in CODEX_HOME,

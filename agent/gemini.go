@@ -45,22 +45,14 @@ func GeminiSettings(run domain.Run) []byte {
 // which runs Gemini CLI headless.
 func (g *Gemini) Args(run domain.Run) []string {
 	args := []string{"--output-format", "stream-json", "--allowed-mcp-server-names", domain.MCPServerName}
-	if g.Model != "" {
-		args = append(args, "--model", g.Model)
-	}
-	if run.Session != "" {
-		args = append(args, "--resume", run.Session)
-	}
+	args = withFlag(args, "--model", g.Model)
+	args = withFlag(args, "--resume", run.Session)
 	return args
 }
 
 // Run carries out one activation.
 func (g *Gemini) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
-	inv, err := g.Invocation(run)
-	if err != nil {
-		return domain.RunResult{ExitStatus: -1}, err
-	}
-	return runCLI(ctx, run, g.Sandbox, "gemini", "Gemini CLI", inv)
+	return runCLI(ctx, run, g.Sandbox, "gemini", "Gemini CLI", g.Invocation)
 }
 
 // Invocation is how gemini runs for run: .gemini/settings.json in the

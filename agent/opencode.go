@@ -64,19 +64,13 @@ func (o *OpenCode) Args(run domain.Run) []string {
 	if o.Model != "" {
 		args = append(args, "--model", "anthropic/"+o.Model)
 	}
-	if run.Session != "" {
-		args = append(args, "--session", run.Session)
-	}
+	args = withFlag(args, "--session", run.Session)
 	return args
 }
 
 // Run carries out one activation.
 func (o *OpenCode) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
-	inv, err := o.Invocation(run)
-	if err != nil {
-		return domain.RunResult{ExitStatus: -1}, err
-	}
-	return runCLI(ctx, run, o.Sandbox, "opencode", "OpenCode", inv)
+	return runCLI(ctx, run, o.Sandbox, "opencode", "OpenCode", o.Invocation)
 }
 
 // Invocation is how opencode runs for run: opencode.json in the worker's

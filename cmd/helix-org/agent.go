@@ -24,12 +24,7 @@ type agentRunConfig struct {
 }
 
 func newAgentCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "agent",
-		Short: "The built-in agent that runs activations with any LLM provider",
-	}
-	cmd.AddCommand(newAgentRunCmd())
-	return cmd
+	return group("agent", "The built-in agent that runs activations with any LLM provider", newAgentRunCmd())
 }
 
 func newAgentRunCmd() *cobra.Command {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -121,16 +120,8 @@ func callRow(c domain.ToolCall, clipped bool) []string {
 }
 
 func writeCalls(w io.Writer, calls []domain.ToolCall) error {
-	if len(calls) == 0 {
-		_, err := fmt.Fprintln(w, "No tool calls recorded.")
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(callColumns, "\t"))
-	for _, c := range calls {
-		fmt.Fprintln(tw, strings.Join(callRow(c, true), "\t"))
-	}
-	return tw.Flush()
+	return writeTable(w, calls, "No tool calls recorded.", strings.Join(callColumns, "\t"),
+		func(c domain.ToolCall) string { return strings.Join(callRow(c, true), "\t") })
 }
 
 func writeCallsCSV(w io.Writer, calls []domain.ToolCall) error {

@@ -11,13 +11,7 @@ import (
 )
 
 func newInsightsCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "insights",
-		Short: "The insight memory: its health",
-		Args:  cobra.NoArgs,
-	}
-	cmd.AddCommand(newInsightsHealthCmd())
-	return cmd
+	return group("insights", "The insight memory: its health", newInsightsHealthCmd())
 }
 
 type insightsHealthConfig struct {

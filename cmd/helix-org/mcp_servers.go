@@ -21,9 +21,8 @@ import (
 )
 
 func newMCPServersCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "mcp-servers", Short: "Attach, list and remove outside MCP servers whose tools workers may be granted (operator only)"}
-	cmd.AddCommand(newMCPServersAddCmd(), newMCPServersListCmd(), newMCPServersRemoveCmd())
-	return cmd
+	return group("mcp-servers", "Attach, list and remove outside MCP servers whose tools workers may be granted (operator only)",
+		newMCPServersAddCmd(), newMCPServersListCmd(), newMCPServersRemoveCmd())
 }
 
 // newGateway is the gateway to outside servers: stdio servers run in the

@@ -263,3 +263,18 @@ func emit(w io.Writer, format string, v any, human func() error) error {
 	}
 	return human()
 }
+
+// writeTable prints rows under header, each as line formats it (columns
+// tab-separated, aligned); with no rows, only empty: what to do instead.
+func writeTable[T any](w io.Writer, rows []T, empty, header string, line func(T) string) error {
+	if len(rows) == 0 {
+		_, err := fmt.Fprintln(w, empty)
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, r := range rows {
+		fmt.Fprintln(tw, line(r))
+	}
+	return tw.Flush()
+}

@@ -9,13 +9,7 @@ import (
 )
 
 func newSlackCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "slack",
-		Short: "Set up the Slack app",
-		Args:  cobra.NoArgs,
-	}
-	cmd.AddCommand(newSlackManifestCmd())
-	return cmd
+	return group("slack", "Set up the Slack app", newSlackManifestCmd())
 }
 
 func newSlackManifestCmd() *cobra.Command {

@@ -17,9 +17,7 @@ type tokenConfig struct {
 }
 
 func newTokenCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "token", Short: "Mint, list and revoke worker bearer tokens (operator only)"}
-	cmd.AddCommand(newTokenCreateCmd(), newTokenListCmd(), newTokenRevokeCmd())
-	return cmd
+	return group("token", "Mint, list and revoke worker bearer tokens (operator only)", newTokenCreateCmd(), newTokenListCmd(), newTokenRevokeCmd())
 }
 
 func newTokenCreateCmd() *cobra.Command {

@@ -1,9 +1,8 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"text/tabwriter"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -52,31 +51,27 @@ Revoke one with helix-org token revoke <id>.`,
 }
 
 func writeTokens(w io.Writer, toks []store.Token) error {
-	if len(toks) == 0 {
-		_, err := fmt.Fprintln(w, "No live tokens. Mint one with: helix-org token create <worker>")
-		return err
+	return writeTable(w, toks, "No live tokens. Mint one with: helix-org token create <worker>", "ID\tWORKER\tKIND\tLABEL\tCREATED\tEXPIRES\tLAST USED", tokenRow)
+}
+
+// tokenRow is a token as writeTokens lists it.
+func tokenRow(t store.Token) string {
+	expires := "never"
+	if t.ExpiresAt != nil {
+		expires = when(*t.ExpiresAt)
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tWORKER\tKIND\tLABEL\tCREATED\tEXPIRES\tLAST USED")
-	for _, t := range toks {
-		expires := "never"
-		if t.ExpiresAt != nil {
-			expires = when(*t.ExpiresAt)
-		}
-		if t.RevokedAt != nil {
-			expires = "revoked " + when(*t.RevokedAt)
-		}
-		used := "never"
-		if t.LastUsedAt != nil {
-			used = when(*t.LastUsedAt)
-		}
-		label := t.Label
-		if t.ActivationID != "" {
-			label = "run " + t.ActivationID
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.WorkerID, t.Kind, orDash(label), when(t.CreatedAt), expires, used)
+	if t.RevokedAt != nil {
+		expires = "revoked " + when(*t.RevokedAt)
 	}
-	return tw.Flush()
+	used := "never"
+	if t.LastUsedAt != nil {
+		used = when(*t.LastUsedAt)
+	}
+	label := t.Label
+	if t.ActivationID != "" {
+		label = "run " + t.ActivationID
+	}
+	return strings.Join([]string{t.ID, t.WorkerID, t.Kind, orDash(label), when(t.CreatedAt), expires, used}, "\t")
 }
 
 // when is a time as a table shows it: the date and minute, in UTC.

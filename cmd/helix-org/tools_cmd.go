@@ -5,7 +5,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -54,16 +53,10 @@ is found as for helix-org call.`,
 }
 
 func writeTools(w io.Writer, ts []*mcp.Tool) error {
-	if len(ts) == 0 {
-		_, err := fmt.Fprintln(w, "No tools: this worker holds no grants (grant_tool gives some).")
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOOL\tARGUMENTS\tDESCRIPTION")
-	for _, t := range ts {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, arguments(t.InputSchema), oneLine(clipRunes(firstSentence(t.Description), 90)))
-	}
-	return tw.Flush()
+	return writeTable(w, ts, "No tools: this worker holds no grants (grant_tool gives some).", "TOOL\tARGUMENTS\tDESCRIPTION",
+		func(t *mcp.Tool) string {
+			return t.Name + "\t" + arguments(t.InputSchema) + "\t" + oneLine(clipRunes(firstSentence(t.Description), 90))
+		})
 }
 
 // arguments lists a schema's properties, required ones first and marked *.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -111,13 +110,7 @@ func selection(args []string, worker string) (store.TriggerSelection, error) {
 }
 
 func writeTriggers(w io.Writer, trigs []domain.QueuedTrigger, now time.Time) error {
-	if len(trigs) == 0 {
-		_, err := fmt.Fprintln(w, "No triggers waiting.")
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tWORKER\tSTATUS\tKIND\tEVENT\tSTREAM\tATTEMPTS\tRETRY\tREASON / LAST ERROR")
-	for _, t := range trigs {
+	return writeTable(w, trigs, "No triggers waiting.", "ID\tWORKER\tSTATUS\tKIND\tEVENT\tSTREAM\tATTEMPTS\tRETRY\tREASON / LAST ERROR", func(t domain.QueuedTrigger) string {
 		retry := "-"
 		if t.NotBefore != nil && t.Status == domain.TriggerPending {
 			retry = "now"
@@ -132,8 +125,7 @@ func writeTriggers(w io.Writer, trigs []domain.QueuedTrigger, now time.Time) err
 		if t.Status == domain.TriggerClaimed {
 			why = "running in " + t.ActivationID
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", t.ID, t.WorkerID, t.Status, t.Kind, t.EventID, t.StreamID,
+		return fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s", t.ID, t.WorkerID, t.Status, t.Kind, t.EventID, t.StreamID,
 			t.Attempts, retry, oneLine(clip(why, 120)))
-	}
-	return tw.Flush()
+	})
 }

@@ -6,17 +6,7 @@ set -eu
 hx=${HELIX_ORG:-bin/helix-org}
 dir=$(dirname "$0")
 
-# hire <name> <title> <reports-to position or ""> <streams it follows…>
-hire() {
-	name=$1 title=$2 boss=$3
-	shift 3
-	"$hx" call --exists-ok create_role id="r-$name" title="$title" content="$(cat "$dir/roles/$name.md")"
-	"$hx" call --exists-ok create_position id="p-$name" role="r-$name" title="$title" ${boss:+reportsTo="$boss"}
-	"$hx" call --exists-ok hire_worker id="w-$name" position="p-$name" kind=ai name="$title" grants='["publish","read_events"]'
-	for s in "$@"; do
-		"$hx" call --exists-ok invite_workers stream="$s" workers="[\"w-$name\"]"
-	done
-}
+. "$dir/../hire.sh"
 
 for s in wire pitches assignments research drafts checked published; do
 	"$hx" call --exists-ok create_stream id="s-$s" name="$s"

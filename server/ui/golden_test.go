@@ -31,6 +31,9 @@ func TestGoldenPages(t *testing.T) {
 	c := o.client(t, "w-owner")
 	pages := append(uiPages[:len(uiPages):len(uiPages)], struct{ name, path string }{"not-found", "/ui/nope"}, struct{ name, path string }{"audit-filtered", "/ui/audit?action=hire_worker&limit=2"})
 	for _, p := range pages {
+		if p.name == "calls" {
+			continue // the UI's own calls and their durations differ run to run; TestCallsPage reads it
+		}
 		t.Run(p.name, func(t *testing.T) {
 			_, body := c.get(t, p.path)
 			for _, u := range unstable {

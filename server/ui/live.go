@@ -20,6 +20,11 @@ type liveView struct {
 	// check says whether the viewer may still watch; it runs at connect
 	// and again on every ping, so a revoked grant stops the view.
 	check func(ctx context.Context) error
+	// admit, when set, is asked of each matching event before it is
+	// sent, in the view's own goroutine rather than under the hub's lock:
+	// a view that follows streams made after it opened checks there that
+	// the viewer may read each one.
+	admit func(ctx context.Context, ev domain.Event) bool
 	// render is the HTML of one event; nil for views that only say
 	// "refresh", whose page reloads its content instead.
 	render func(ev domain.Event) ([]byte, error)
@@ -90,7 +95,7 @@ func (u *UI) handleLive(w http.ResponseWriter, r *http.Request, v *viewer) {
 				}
 				checked = time.Now()
 			}
-			if last, err = u.send(out, view, evs, last); err != nil {
+			if last, err = u.send(ctx, out, view, evs, last); err != nil {
 				return
 			}
 		case <-ping.C:
@@ -129,7 +134,7 @@ func (u *UI) replay(ctx context.Context, out *sse, view *liveView, since, upTo i
 				batch = append(batch, ev)
 			}
 		}
-		if last, err = u.send(out, view, batch, last); err != nil {
+		if last, err = u.send(ctx, out, view, batch, last); err != nil {
 			return last, err
 		}
 		if len(evs) < store.MaxReadLimit || evs[len(evs)-1].Seq >= upTo {
@@ -142,10 +147,10 @@ func (u *UI) replay(ctx context.Context, out *sse, view *liveView, since, upTo i
 
 // send writes the events after last: each as its own SSE event, or one
 // "refresh" for views that reload instead.
-func (u *UI) send(out *sse, view *liveView, evs []domain.Event, last int64) (int64, error) {
+func (u *UI) send(ctx context.Context, out *sse, view *liveView, evs []domain.Event, last int64) (int64, error) {
 	var fresh []domain.Event
 	for _, ev := range evs {
-		if ev.Seq > last {
+		if ev.Seq > last && (view.admit == nil || view.admit(ctx, ev)) {
 			fresh = append(fresh, ev)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -214,6 +215,105 @@ func TestLiveRefused(t *testing.T) {
 		body := strings.ReplaceAll(string(b[:n]), `"`, `\"`)
 		if resp.StatusCode < 400 || !strings.Contains(body, tc.want) {
 			t.Errorf("%s: %d %q, want a refusal containing %q", tc.url, resp.StatusCode, b[:n], tc.want)
+		}
+	}
+}
+
+// TestLiveFollowsLaterWorkers: the org chart's live view follows workers
+// hired after it opened. One hired while the chart is open runs, and its
+// card must not keep the "running" badge once the run ends: the view sends
+// a refresh for the run's start and one for its end, and the page then
+// shows each.
+func TestLiveFollowsLaterWorkers(t *testing.T) {
+	o := newOrg(t)
+	ctx, st := t.Context(), o.h.Store
+	c := o.client(t, "w-owner")
+	code, page := c.get(t, "/ui/")
+	live := html.UnescapeString(between(page, `data-live="`, `"`))
+	if code != 200 || !strings.Contains(live, "view=org") {
+		t.Fatalf("org chart = %d, live view %q", code, live)
+	}
+	s := openLive(t, c.Client, o.base+live, "")
+	refreshAt := func(what string, seq int64) {
+		t.Helper()
+		for {
+			ev := s.next(t, 10*time.Second, false)
+			if ev.Name != "refresh" {
+				t.Fatalf("%s: event %+v, want refresh", what, ev)
+			}
+			if n, _ := strconv.ParseInt(ev.ID, 10, 64); n >= seq {
+				return
+			}
+		}
+	}
+	card := func() string {
+		t.Helper()
+		_, body := c.get(t, "/ui/")
+		_, line, ok := strings.Cut(body, `href="/ui/workers/w-late"`)
+		if !ok {
+			t.Fatalf("the org chart does not show w-late:\n%s", body)
+		}
+		line, _, _ = strings.Cut(line, "</li>")
+		return line
+	}
+
+	o.call(t, "create_role", map[string]any{"id": "r-late", "title": "Late", "content": "Answer."})
+	o.call(t, "create_position", map[string]any{"id": "p-late", "role": "r-late", "title": "Late"})
+	hired := servertest.Call[domain.Worker](t, o.owner, "hire_worker", map[string]any{"id": "w-late", "position": "p-late", "kind": "ai", "name": "Late"})
+	last, err := st.LastSeq(ctx)
+	if err != nil || hired.ID != "w-late" {
+		t.Fatalf("hire: %+v, %v", hired, err)
+	}
+	refreshAt("the hire", last)
+
+	if _, _, _, err := st.Claim(ctx, "w-late", "act-late", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	start, err := st.Append(ctx, logEntry("w-late", "act-late", domain.LogStart, "", "activation act-late started"), store.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refreshAt("the run's start", start.Seq)
+	if got := card(); !strings.Contains(got, "status-running") {
+		t.Fatalf("while w-late runs, its card: %s", got)
+	}
+	if err := st.FinishActivation(ctx, domain.Activation{ID: "act-late", Status: domain.ActivationSucceeded}, logEntry("w-late", "act-late", domain.LogExit, "", "done")); err != nil {
+		t.Fatal(err)
+	}
+	end, err := st.LastSeq(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refreshAt("the run's end", end)
+	if got := card(); strings.Contains(got, "status-running") || !strings.Contains(got, "status-idle") {
+		t.Fatalf("after w-late's run ended, its card: %s", got)
+	}
+}
+
+// TestLiveFollowsLaterTasks: a spec task begun while the Tasks page is
+// open wakes the page when something happens on its own stream (an item
+// moving), as a task listed when the page opened does.
+func TestLiveFollowsLaterTasks(t *testing.T) {
+	o := newOrg(t)
+	taskTeam(t, o)
+	ctx, st := t.Context(), o.h.Store
+	c := o.client(t, "w-owner")
+	_, page := c.get(t, "/ui/tasks")
+	live := html.UnescapeString(between(page, `data-live="`, `"`))
+	if !strings.Contains(live, "view=tasks") {
+		t.Fatalf("tasks page live view %q", live)
+	}
+	s := openLive(t, c.Client, o.base+live, "")
+	o.call(t, "create_spec_task", map[string]any{"title": "Login", "prompt": "Add a login.", "planner": "w-plan", "builders": []string{"w-b1"}})
+	ev, err := st.Append(ctx, domain.Event{StreamID: domain.TaskStream("t-login"), Source: "w-b1",
+		Message: domain.Message{From: "w-b1", Body: "item 1 moved", BodyContentType: "text/plain"}}, store.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		got := s.next(t, 10*time.Second, false)
+		if n, _ := strconv.ParseInt(got.ID, 10, 64); got.Name == "refresh" && n >= ev.Seq {
+			break
 		}
 	}
 }

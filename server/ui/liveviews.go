@@ -82,44 +82,65 @@ func (u *UI) streamView(v *viewer, id string, render func(domain.Event) ([]byte,
 // refreshView wakes a page that reloads its content: the org chart on
 // changes to the org and runs starting or ending, the fleet on every step
 // of a run; both on a call being held for approval or decided, which
-// changes a worker's status. It watches only what the viewer may read.
+// changes a worker's status. It watches only what the viewer may read,
+// and follows workers hired after it opened too: a set of streams taken
+// at connect would miss the end of a new worker's first run, and leave
+// its card "running" (the run's start showed through the hire's reload).
 func (u *UI) refreshView(ctx context.Context, v *viewer, org bool, kinds []domain.LogKind) (*liveView, error) {
 	var streams []string
-	if org && probeStream(ctx, v, domain.StreamOrg) == nil {
+	org = org && probeStream(ctx, v, domain.StreamOrg) == nil
+	if org {
 		streams = append(streams, domain.StreamOrg)
 	}
-	inboxes := map[string]bool{}
-	if v.Can("worker_log") {
+	logs := v.Can("worker_log")
+	if logs {
 		all, err := invoke[struct{ Workers []domain.Worker }](ctx, v, "list_workers", nil)
 		if err != nil {
 			return nil, err
 		}
+		// What the replay reads; later workers' streams come live.
 		for _, w := range all.Workers {
-			if w.Kind == domain.WorkerAI && probeLog(ctx, v, w.ID) == nil {
+			if w.Kind == domain.WorkerAI {
 				streams = append(streams, domain.ActivationStreamPrefix+w.ID)
 			}
-			// Approval notices reach the approver and the requester:
-			// only whether one came is used, never what it says.
-			inboxes[domain.InboxStream(w.ID)] = true
+			streams = append(streams, domain.InboxStream(w.ID))
 		}
 	}
-	if len(streams) == 0 {
+	if !org && !logs {
 		return nil, fmt.Errorf("nothing here you may watch: it takes read_events (on s-org) or worker_log: %w", domain.ErrForbidden)
 	}
-	watched := onStreams(streams...)
 	match := func(ev domain.Event) bool {
-		if inboxes[ev.StreamID] {
-			return isApprovalNotice(ev)
+		switch kind, _ := domain.StreamKindOf(ev.StreamID); {
+		case ev.StreamID == domain.StreamOrg:
+			return org
+		case kind == domain.StreamActivations:
+			return logs && slices.Contains(kinds, domain.LogKind(ev.Message.Subject))
+		case kind == domain.StreamInbox:
+			// Approval notices reach the approver and the requester:
+			// only whether one came is used, never what it says.
+			return logs && isApprovalNotice(ev)
 		}
-		if !watched(ev) {
-			return false
+		return false
+	}
+	return &liveView{streams: streams, match: match, admit: u.admitLogs(v), check: func(context.Context) error { return nil }}, nil
+}
+
+// admitLogs lets through the runs of the workers whose log the viewer may
+// read (worker_log's own check), asked once per worker.
+func (u *UI) admitLogs(v *viewer) func(context.Context, domain.Event) bool {
+	readable := map[string]bool{}
+	return func(ctx context.Context, ev domain.Event) bool {
+		kind, w := domain.StreamKindOf(ev.StreamID)
+		if kind != domain.StreamActivations {
+			return true
 		}
-		return ev.StreamID == domain.StreamOrg || slices.Contains(kinds, domain.LogKind(ev.Message.Subject))
+		ok, asked := readable[w]
+		if !asked {
+			ok = probeLog(ctx, v, w) == nil
+			readable[w] = ok
+		}
+		return ok
 	}
-	for id := range inboxes {
-		streams = append(streams, id)
-	}
-	return &liveView{streams: streams, match: match, check: func(context.Context) error { return nil }}, nil
 }
 
 // isApprovalNotice says whether an inbox event is an approval request or

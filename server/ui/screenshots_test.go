@@ -25,6 +25,7 @@ var uiPages = []struct{ name, path string }{
 	{"inbox", "/ui/inbox"},
 	{"memory", "/ui/memory"},
 	{"audit", "/ui/audit"},
+	{"calls", "/ui/calls"},
 	{"settings", "/ui/settings"},
 	{"tasks", "/ui/tasks"},
 	{"task", "/ui/tasks/t-refunds"},

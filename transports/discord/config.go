@@ -3,7 +3,6 @@ package discord
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"regexp"
 
 	"github.com/helixml/helix-org/domain"
@@ -36,14 +35,14 @@ var Transport = transport.Descriptor{
 	},
 }
 
-// ConfigSetting is transport.discord, read at each connection and send.
-var ConfigSetting = domain.SettingSpec{
-	Key: "transport.discord", Type: domain.SettingJSON, Default: "{}",
-	Description: `Discord bot: {"bot_token":"…","api_url":"` + DefaultAPIURL + `"}. The server connects to the Gateway once bot_token is set ` +
+// setting is transport.discord, read at each connection and send.
+var setting = transport.NewSetting("discord",
+	`Discord bot: {"bot_token":"…","api_url":"`+DefaultAPIURL+`"}. The server connects to the Gateway once bot_token is set `+
 		`(the bot needs the Message Content intent enabled in the developer portal).`,
-	SecretFields: []string{"bot_token"},
-	Validate:     func(v string) error { _, err := parseSettings(v); return err },
-}
+	[]string{"bot_token"}, parseSettings)
+
+// ConfigSetting is transport.discord's spec.
+var ConfigSetting = setting.SettingSpec
 
 // MaxBodySetting bounds one Gateway payload; a larger one ends the
 // connection (and it is resumed).
@@ -70,25 +69,13 @@ var (
 // sender read it through here. Errors never quote the token.
 func parseSettings(raw string) (Config, error) {
 	var c Config
-	if err := domain.DecodeConfig(json.RawMessage(raw), &c); err != nil {
-		return c, fmt.Errorf("not a transport.discord object: %w", domain.ErrInvalid)
+	if err := transport.DecodeSettings("transport.discord", raw, &c); err != nil {
+		return c, err
 	}
-	switch {
-	case c.BotToken != "" && !botToken.MatchString(c.BotToken):
+	if c.BotToken != "" && !botToken.MatchString(c.BotToken) {
 		return c, domain.Invalid("bot_token", "must be the bot's token as the developer portal shows it: three parts of A-Z a-z 0-9 _ - joined by dots, without \"Bot \"")
-	case c.APIURL != "":
-		if err := domain.ValidateHTTPURL(c.APIURL); err != nil {
-			return c, domain.Invalid("api_url", "%v", err)
-		}
 	}
-	if c.APIURL == "" {
-		c.APIURL = DefaultAPIURL
-	}
-	return c, nil
-}
-
-func loadConfig(ctx context.Context, st transport.Settings) (Config, error) {
-	return transport.LoadConfig(ctx, st, ConfigSetting, parseSettings)
+	return c, transport.URL("api_url", &c.APIURL, DefaultAPIURL)
 }
 
 // Sendable is nil once the bot token a message needs is set.

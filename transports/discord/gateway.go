@@ -62,7 +62,7 @@ const (
 
 // Run keeps a session until ctx ends.
 func (g *Gateway) Run(ctx context.Context) error {
-	return transport.Loop[Config]{Store: g.Store, Setting: ConfigSetting, Parse: parseSettings, Credential: func(c Config) string { return c.BotToken },
+	return transport.Loop[Config]{Store: g.Store, Setting: setting, Credential: func(c Config) string { return c.BotToken },
 		Name: "discord gateway", Logger: g.log(), Backoff: g.Backoff, MaxBackoff: g.MaxBackoff, Connect: g.connect}.Run(ctx)
 }
 
@@ -101,19 +101,9 @@ func gatewayQuery(url string) string {
 	return url + sep + "v=10&encoding=json"
 }
 
-func (g *Gateway) client() *http.Client {
-	if g.Client == nil {
-		return http.DefaultClient
-	}
-	return g.Client
-}
+func (g *Gateway) client() *http.Client { return transport.Client(g.Client) }
 
-func (g *Gateway) log() *slog.Logger {
-	if g.Logger == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return g.Logger.With("component", "discord")
-}
+func (g *Gateway) log() *slog.Logger { return transport.Logger(g.Logger, "discord") }
 
 // closeCode is the WebSocket close code of a read error, -1 for none.
 func closeCode(err error) websocket.StatusCode { return websocket.CloseStatus(err) }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/delivery"
+	"github.com/helixml/helix-org/transports/transport"
 )
 
 // MaxContent is the longest message Discord takes; a longer body goes out
@@ -29,8 +30,6 @@ type Sender struct {
 	dms map[string]string // user id → DM channel id
 }
 
-var _ delivery.Sender = (*Sender)(nil)
-
 // NewSender returns the sender. Redirects are never followed, so the token
 // only ever goes to api_url; a nil client gets a default.
 func NewSender(st delivery.Store, client *http.Client) *Sender {
@@ -43,8 +42,7 @@ func NewSender(st delivery.Store, client *http.Client) *Sender {
 // carries a nonce Discord enforces, so a retry after a lost answer posts
 // nothing twice.
 func (s *Sender) Send(ctx context.Context, st domain.Stream, ev domain.Event, _ int) delivery.Outcome {
-	cfg, err := loadConfig(ctx, s.Store)
-	sc, out := delivery.Ready(cfg, err, st, ParseStreamConfig)
+	cfg, sc, out := transport.Ready(ctx, setting, s.Store, st, ParseStreamConfig)
 	if out.Failed() {
 		return out
 	}

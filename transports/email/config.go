@@ -2,9 +2,7 @@ package email
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -77,30 +75,16 @@ const DefaultAPIURL = "https://api.postmarkapp.com"
 // up to 35 MB; base64 attachments and JSON grow that by about a third.
 const DefaultMaxBody = 50 << 20
 
-// ConfigSetting is transport.postmark, one JSON object read on every
+// setting is transport.postmark, one JSON object read on every
 // request and send, so changes apply without a restart.
-var ConfigSetting = domain.SettingSpec{
-	Key: "transport.postmark", Type: domain.SettingJSON, Default: "{}",
-	Description: `Postmark: {"server_token":"…","from":"support@example.com","inbound_address":"<hash>@inbound.postmarkapp.com",` +
-		`"inbound_user":"…","inbound_password":"…","api_url":"` + DefaultAPIURL + `","message_stream":"outbound"}. ` +
+var setting = transport.NewSetting("postmark",
+	`Postmark: {"server_token":"…","from":"support@example.com","inbound_address":"<hash>@inbound.postmarkapp.com",`+
+		`"inbound_user":"…","inbound_password":"…","api_url":"`+DefaultAPIURL+`","message_stream":"outbound"}. `+
 		`Inbound mail is refused (401) until inbound_user and inbound_password are set.`,
-	SecretFields: []string{"server_token", "inbound_password"},
-	Validate:     validateSettings,
-}
+	[]string{"server_token", "inbound_password"}, parseSettings)
 
-// validateSettings refuses what could be stored but never verified: an
-// inbound_user with a colon, where basic auth splits user from password
-// (RFC 7617), so Postmark's every POST would get 401.
-func validateSettings(raw string) error {
-	var c Config
-	if err := json.Unmarshal([]byte(raw), &c); err != nil {
-		return domain.Invalid("transport.postmark", "is not a valid JSON object")
-	}
-	if strings.Contains(c.InboundUser, ":") {
-		return domain.Invalid("inbound_user", "cannot contain ':': basic auth splits the user from the password there")
-	}
-	return nil
-}
+// ConfigSetting is transport.postmark's spec.
+var ConfigSetting = setting.SettingSpec
 
 // MaxBodySetting bounds an inbound webhook body; a larger one gets 413.
 var MaxBodySetting = inbound.MaxBodySetting(ConfigSetting.Key, DefaultMaxBody,
@@ -121,19 +105,21 @@ type Config struct {
 }
 
 // parseSettings decodes transport.postmark; a value that is not an
-// object is refused without quoting it (it holds secrets).
+// object is refused without quoting it (it holds secrets), and so is what
+// could be stored but never verified: an inbound_user with a colon, where
+// basic auth splits user from password (RFC 7617), so Postmark's every
+// POST would get 401.
 func parseSettings(raw string) (Config, error) {
 	var c Config
 	if err := json.Unmarshal([]byte(raw), &c); err != nil {
-		return c, errors.New("not a JSON object")
+		return c, domain.Invalid("transport.postmark", "is not a valid JSON object")
+	}
+	if strings.Contains(c.InboundUser, ":") {
+		return c, domain.Invalid("inbound_user", "cannot contain ':': basic auth splits the user from the password there")
 	}
 	c.APIURL = cmp.Or(c.APIURL, DefaultAPIURL)
 	c.MessageStream = cmp.Or(c.MessageStream, "outbound")
 	return c, nil
-}
-
-func loadConfig(ctx context.Context, st transport.Settings) (Config, error) {
-	return transport.LoadConfig(ctx, st, ConfigSetting, parseSettings)
 }
 
 // Sendable is nil once the server token and the from address mail needs

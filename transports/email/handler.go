@@ -28,7 +28,7 @@ const challenge = `Basic realm="helix-org postmark inbound"`
 func Endpoint(st transport.Store) inbound.Endpoint {
 	return inbound.Endpoint{Pattern: InboundPattern, Kind: Kind, MaxBody: MaxBodySetting,
 		Check: func(r *http.Request) (inbound.Request, error) {
-			cfg, err := loadConfig(r.Context(), st)
+			cfg, err := setting.Load(r.Context(), st)
 			if err != nil {
 				return inbound.Request{}, err
 			}

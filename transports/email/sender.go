@@ -11,6 +11,7 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/delivery"
+	"github.com/helixml/helix-org/transports/transport"
 )
 
 // Sender sends what workers publish on email streams through Postmark's
@@ -19,8 +20,6 @@ type Sender struct {
 	delivery.HTTP
 	log *slog.Logger
 }
-
-var _ delivery.Sender = (*Sender)(nil)
 
 // NewSender returns the outbound sender. Redirects are never followed, so
 // the server token only ever goes to api_url. nil client and logger get
@@ -36,8 +35,7 @@ func NewSender(st delivery.Store, client *http.Client, log *slog.Logger) *Sender
 // (config, token, Postmark's 5xx) are retried; a message Postmark rejects
 // (422) or one with nobody to send it to fails at once.
 func (s *Sender) Send(ctx context.Context, st domain.Stream, ev domain.Event, attempt int) delivery.Outcome {
-	cfg, err := loadConfig(ctx, s.Store)
-	sc, out := delivery.Ready(cfg, err, st, ParseStreamConfig)
+	cfg, sc, out := transport.Ready(ctx, setting, s.Store, st, ParseStreamConfig)
 	if out.Failed() {
 		return out
 	}

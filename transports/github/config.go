@@ -2,7 +2,6 @@ package github
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -73,14 +72,15 @@ func ParseStreamConfig(raw json.RawMessage) (StreamConfig, error) {
 // larger delivery, so anything bigger is not from GitHub.
 const DefaultMaxBody = 25 << 20
 
-// ConfigSetting is transport.github. It is read on every request and
+// setting is transport.github. It is read on every request and
 // send, so a new secret or token applies without a restart.
-var ConfigSetting = domain.SettingSpec{
-	Key: "transport.github", Type: domain.SettingJSON, Default: "{}",
-	Description: `GitHub: {"webhook_secret":"…","token":"…","api_url":"` + DefaultAPIURL + `"}: the repository webhook's secret (deliveries are refused (401) until it is set) ` +
+var setting = transport.NewSetting("github",
+	`GitHub: {"webhook_secret":"…","token":"…","api_url":"`+DefaultAPIURL+`"}: the repository webhook's secret (deliveries are refused (401) until it is set) `+
 		`and a token that may comment on its issues (comments wait until it is set).`,
-	SecretFields: []string{"webhook_secret", "token"},
-}
+	[]string{"webhook_secret", "token"}, parseSettings)
+
+// ConfigSetting is transport.github's spec.
+var ConfigSetting = setting.SettingSpec
 
 // MaxBodySetting bounds a delivery's body; a larger one gets 413.
 var MaxBodySetting = inbound.MaxBodySetting(ConfigSetting.Key, DefaultMaxBody,
@@ -105,10 +105,6 @@ func parseSettings(raw string) (Config, error) {
 	}
 	c.APIURL = cmp.Or(c.APIURL, DefaultAPIURL)
 	return c, nil
-}
-
-func loadConfig(ctx context.Context, st transport.Settings) (Config, error) {
-	return transport.LoadConfig(ctx, st, ConfigSetting, parseSettings)
 }
 
 // Sendable is nil once the token a comment needs is set.

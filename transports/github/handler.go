@@ -37,7 +37,7 @@ func Endpoint(st transport.Store) inbound.Endpoint {
 // signature or an event name before reading anything; the body's HMAC is
 // computed while it is read.
 func check(st transport.Store, r *http.Request) (inbound.Request, error) {
-	cfg, err := loadConfig(r.Context(), st)
+	cfg, err := setting.Load(r.Context(), st)
 	if err != nil {
 		return inbound.Request{}, err
 	}

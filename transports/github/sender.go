@@ -11,6 +11,7 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/delivery"
+	"github.com/helixml/helix-org/transports/transport"
 )
 
 // DefaultAPIURL is GitHub's REST API.
@@ -19,8 +20,6 @@ const DefaultAPIURL = "https://api.github.com"
 // Sender posts what workers publish on github streams as a comment on the
 // issue or pull request of the message's thread ("#42").
 type Sender struct{ delivery.HTTP }
-
-var _ delivery.Sender = (*Sender)(nil)
 
 // NewSender returns the sender. Redirects are never followed, so the token
 // only ever goes to api_url; a nil client gets a default.
@@ -34,8 +33,7 @@ var issueThread = regexp.MustCompile(`^#([1-9][0-9]{0,9})$`)
 // down, a rate limit) is retried; what GitHub refuses for good (no such
 // issue, a locked one, bad credentials) fails at once.
 func (s *Sender) Send(ctx context.Context, st domain.Stream, ev domain.Event, _ int) delivery.Outcome {
-	cfg, err := loadConfig(ctx, s.Store)
-	sc, out := delivery.Ready(cfg, err, st, ParseStreamConfig)
+	cfg, sc, out := transport.Ready(ctx, setting, s.Store, st, ParseStreamConfig)
 	if out.Failed() {
 		return out
 	}

@@ -1,9 +1,7 @@
 package gitlab
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -139,15 +137,15 @@ func (c StreamConfig) follows(p project, event string) bool {
 // below it.
 const DefaultMaxBody = 25 << 20
 
-// ConfigSetting is transport.gitlab, read on every send so a new token
+// setting is transport.gitlab, read on every send so a new token
 // applies without a restart.
-var ConfigSetting = domain.SettingSpec{
-	Key: "transport.gitlab", Type: domain.SettingJSON, Default: "{}",
-	Description: `GitLab: {"token":"glpat-…","api_url":"` + DefaultAPIURL + `"}: an access token that may comment on the projects' issues and merge requests ` +
+var setting = transport.NewSetting("gitlab",
+	`GitLab: {"token":"glpat-…","api_url":"`+DefaultAPIURL+`"}: an access token that may comment on the projects' issues and merge requests `+
 		`(api scope; notes wait until it is set), and the REST API of a self-managed instance. Webhook secrets are each stream's own.`,
-	SecretFields: []string{"token"},
-	Validate:     func(v string) error { _, err := parseSettings(v); return err },
-}
+	[]string{"token"}, parseSettings)
+
+// ConfigSetting is transport.gitlab's spec.
+var ConfigSetting = setting.SettingSpec
 
 // MaxBodySetting bounds a webhook's body; a larger one gets 413.
 var MaxBodySetting = inbound.MaxBodySetting(ConfigSetting.Key, DefaultMaxBody,
@@ -166,25 +164,13 @@ type Config struct {
 // through here too. Errors never quote the token.
 func parseSettings(raw string) (Config, error) {
 	var c Config
-	if err := domain.DecodeConfig(json.RawMessage(raw), &c); err != nil {
-		return c, fmt.Errorf("not a transport.gitlab object: %w", domain.ErrInvalid)
+	if err := transport.DecodeSettings("transport.gitlab", raw, &c); err != nil {
+		return c, err
 	}
 	if c.Token != "" && !tokenChars.MatchString(c.Token) {
 		return c, domain.Invalid("token", "must be an access token as GitLab shows it, without spaces or line breaks")
 	}
-	if c.APIURL != "" {
-		if err := domain.ValidateHTTPURL(c.APIURL); err != nil {
-			return c, domain.Invalid("api_url", "%v", err)
-		}
-	}
-	if c.APIURL == "" {
-		c.APIURL = DefaultAPIURL
-	}
-	return c, nil
-}
-
-func loadConfig(ctx context.Context, st transport.Settings) (Config, error) {
-	return transport.LoadConfig(ctx, st, ConfigSetting, parseSettings)
+	return c, transport.URL("api_url", &c.APIURL, DefaultAPIURL)
 }
 
 // Sendable is nil once the token a note needs is set.

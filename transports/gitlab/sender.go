@@ -13,13 +13,12 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/delivery"
+	"github.com/helixml/helix-org/transports/transport"
 )
 
 // Sender posts what workers publish on gitlab streams as a note on the
 // issue or merge request of the message's thread.
 type Sender struct{ delivery.HTTP }
-
-var _ delivery.Sender = (*Sender)(nil)
 
 // NewSender returns the sender. Redirects are never followed, so the token
 // only ever goes to api_url; a nil client gets a default.
@@ -62,8 +61,7 @@ func (n Noteable) Path() string {
 // down, a rate limit) is retried; what GitLab refuses for good (no such
 // issue, no access, bad credentials) fails at once.
 func (s *Sender) Send(ctx context.Context, st domain.Stream, ev domain.Event, _ int) delivery.Outcome {
-	cfg, err := loadConfig(ctx, s.Store)
-	sc, out := delivery.Ready(cfg, err, st, ParseStreamConfig)
+	cfg, sc, out := transport.Ready(ctx, setting, s.Store, st, ParseStreamConfig)
 	if out.Failed() {
 		return out
 	}

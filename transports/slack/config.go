@@ -1,12 +1,10 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/delivery"
@@ -43,17 +41,17 @@ var Transport = transport.Descriptor{
 	},
 }
 
-// ConfigSetting is transport.slack, read on every request and send, so a
+// setting is transport.slack, read on every request and send, so a
 // change applies without a restart.
-var ConfigSetting = domain.SettingSpec{
-	Key: "transport.slack", Type: domain.SettingJSON, Default: "{}",
-	Description: `Slack app: {"signing_secret":"…","bot_token":"xoxb-…","bot_user_id":"U…","app_token":"xapp-…","client_id":"…","client_secret":"…",` +
-		`"api_url":"` + DefaultAPIURL + `","oauth_url":"` + DefaultOAuthURL + `","redirect_url":"https://…/slack/oauth/callback"}. ` +
-		`Events API requests are refused (401) until signing_secret is set; with app_token (connections:write) the server holds a Socket Mode connection instead of needing a public URL; ` +
+var setting = transport.NewSetting("slack",
+	`Slack app: {"signing_secret":"…","bot_token":"xoxb-…","bot_user_id":"U…","app_token":"xapp-…","client_id":"…","client_secret":"…",`+
+		`"api_url":"`+DefaultAPIURL+`","oauth_url":"`+DefaultOAuthURL+`","redirect_url":"https://…/slack/oauth/callback"}. `+
+		`Events API requests are refused (401) until signing_secret is set; with app_token (connections:write) the server holds a Socket Mode connection instead of needing a public URL; `+
 		`client_id and client_secret let the owner install the app at /ui/slack/install, which stores bot_token and bot_user_id; bot_user_id is optional.`,
-	SecretFields: []string{"signing_secret", "bot_token", "app_token", "client_secret"},
-	Validate:     func(v string) error { _, err := parseSettings(v); return err },
-}
+	[]string{"signing_secret", "bot_token", "app_token", "client_secret"}, parseSettings)
+
+// ConfigSetting is transport.slack's spec.
+var ConfigSetting = setting.SettingSpec
 
 // MaxBodySetting bounds an event's body; a larger one gets 413.
 var MaxBodySetting = inbound.MaxBodySetting(ConfigSetting.Key, 1<<20,
@@ -95,10 +93,8 @@ var (
 // they work with. Errors name the key, never its value.
 func parseSettings(raw string) (Config, error) {
 	var c Config
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		return c, fmt.Errorf("not a transport.slack object: %w: %w", stripValue(err), domain.ErrInvalid)
+	if err := transport.DecodeSettings("transport.slack", raw, &c); err != nil {
+		return c, err
 	}
 	switch {
 	case c.SigningSecret != "" && !hexSecret.MatchString(c.SigningSecret):
@@ -114,25 +110,9 @@ func parseSettings(raw string) (Config, error) {
 	case c.ClientSecret != "" && !hexSecret.MatchString(c.ClientSecret):
 		return c, domain.Invalid("client_secret", "must be the app's Client Secret as Slack shows it: lowercase hex digits, nothing around them")
 	}
-	for _, u := range []struct{ key, value string }{{"api_url", c.APIURL}, {"oauth_url", c.OAuthURL}, {"redirect_url", c.RedirectURL}} {
-		if u.value == "" {
-			continue
-		}
-		if err := domain.ValidateHTTPURL(u.value); err != nil {
-			return c, domain.Invalid(u.key, "%v", err)
-		}
-	}
-	if c.APIURL == "" {
-		c.APIURL = DefaultAPIURL
-	}
-	if c.OAuthURL == "" {
-		c.OAuthURL = DefaultOAuthURL
-	}
-	return c, nil
-}
-
-func loadConfig(ctx context.Context, st transport.Settings) (Config, error) {
-	return transport.LoadConfig(ctx, st, ConfigSetting, parseSettings)
+	return c, cmp.Or(transport.URL("api_url", &c.APIURL, DefaultAPIURL),
+		transport.URL("oauth_url", &c.OAuthURL, DefaultOAuthURL),
+		transport.URL("redirect_url", &c.RedirectURL, ""))
 }
 
 // Sendable is nil once the bot token a message needs is set.
@@ -198,19 +178,4 @@ func contactStream(_, address string) (json.RawMessage, error) {
 		return nil, domain.Invalid("address", "%q must be a Slack channel id, such as the \"D0123ABCD\" of the human's DM with the bot", address)
 	}
 	return json.Marshal(StreamConfig{Channel: address})
-}
-
-// stripValue keeps a JSON decoding error from quoting the value it choked
-// on: the setting holds secrets.
-func stripValue(err error) error {
-	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
-		return fmt.Errorf("invalid JSON at offset %d", se.Offset)
-	}
-	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-		return fmt.Errorf("wrong type for %s", te.Field)
-	}
-	if rest, ok := strings.CutPrefix(err.Error(), "json: unknown field"); ok {
-		return errors.New("unknown field" + rest)
-	}
-	return errors.New("invalid JSON")
 }

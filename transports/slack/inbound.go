@@ -29,7 +29,7 @@ func Endpoint(st transport.Store, now func() time.Time) inbound.Endpoint {
 	}
 	return inbound.Endpoint{Pattern: Pattern, Kind: Kind, MaxBody: MaxBodySetting,
 		Check: func(r *http.Request) (inbound.Request, error) {
-			cfg, err := loadConfig(r.Context(), st)
+			cfg, err := setting.Load(r.Context(), st)
 			if err != nil {
 				return inbound.Request{}, err
 			}

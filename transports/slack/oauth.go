@@ -81,7 +81,7 @@ func (f *flow) begin(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/ui/signin?next="+url.QueryEscape("/ui/slack/install"), http.StatusSeeOther)
 		return
 	}
-	cfg, err := loadConfig(r.Context(), f.st)
+	cfg, err := setting.Load(r.Context(), f.st)
 	if err != nil {
 		f.fail(w, err)
 		return
@@ -106,7 +106,7 @@ func (f *flow) begin(w http.ResponseWriter, r *http.Request) {
 // stores the token.
 func (f *flow) callback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	cfg, err := loadConfig(r.Context(), f.st)
+	cfg, err := setting.Load(r.Context(), f.st)
 	if err != nil {
 		f.fail(w, err)
 		return

@@ -12,12 +12,11 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/delivery"
+	"github.com/helixml/helix-org/transports/transport"
 )
 
 // Sender posts what workers publish on slack streams with chat.postMessage.
 type Sender struct{ delivery.HTTP }
-
-var _ delivery.Sender = (*Sender)(nil)
 
 // NewSender returns the sender. Redirects are never followed, so the bot
 // token only ever goes to api_url; a nil client gets a default.
@@ -29,8 +28,7 @@ func NewSender(st delivery.Store, client *http.Client) *Sender {
 // Slack down) is retried; what Slack refuses for good (channel_not_found,
 // not_in_channel, invalid_auth…) fails at once.
 func (s *Sender) Send(ctx context.Context, st domain.Stream, ev domain.Event, _ int) delivery.Outcome {
-	cfg, err := loadConfig(ctx, s.Store)
-	sc, out := delivery.Ready(cfg, err, st, ParseStreamConfig)
+	cfg, sc, out := transport.Ready(ctx, setting, s.Store, st, ParseStreamConfig)
 	if out.Failed() {
 		return out
 	}

@@ -45,7 +45,7 @@ const (
 
 // Run keeps a connection until ctx ends.
 func (s *SocketMode) Run(ctx context.Context) error {
-	return transport.Loop[Config]{Store: s.Store, Setting: ConfigSetting, Parse: parseSettings, Credential: func(c Config) string { return c.AppToken },
+	return transport.Loop[Config]{Store: s.Store, Setting: setting, Credential: func(c Config) string { return c.AppToken },
 		Name: "slack socket mode", Logger: s.log(), Backoff: s.Backoff, MaxBackoff: s.MaxBackoff, Connect: s.connect}.Run(ctx)
 }
 
@@ -106,16 +106,6 @@ func (s *SocketMode) pingInterval() time.Duration {
 	return 30 * time.Second
 }
 
-func (s *SocketMode) client() *http.Client {
-	if s.Client == nil {
-		return http.DefaultClient
-	}
-	return s.Client
-}
+func (s *SocketMode) client() *http.Client { return transport.Client(s.Client) }
 
-func (s *SocketMode) log() *slog.Logger {
-	if s.Logger == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return s.Logger.With("component", "slack-socket")
-}
+func (s *SocketMode) log() *slog.Logger { return transport.Logger(s.Logger, "slack-socket") }

@@ -1,12 +1,8 @@
 package telegram
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"regexp"
-	"strings"
 	"sync"
 
 	"github.com/helixml/helix-org/domain"
@@ -36,14 +32,14 @@ var Transport = transport.Descriptor{
 	Sender:    func(d transport.Deps) delivery.Sender { return NewSender(d.Store, d.Client) },
 }
 
-// ConfigSetting is transport.telegram, read on every request and send.
-var ConfigSetting = domain.SettingSpec{
-	Key: "transport.telegram", Type: domain.SettingJSON, Default: "{}",
-	Description: `Telegram bot: {"bot_token":"123456:ABC…","secret_token":"…","api_url":"` + DefaultAPIURL + `"}. ` +
+// setting is transport.telegram, read on every request and send.
+var setting = transport.NewSetting("telegram",
+	`Telegram bot: {"bot_token":"123456:ABC…","secret_token":"…","api_url":"`+DefaultAPIURL+`"}. `+
 		`secret_token is the one given to setWebhook (1-256 of A-Z a-z 0-9 _ -); updates are refused (401) until it is set.`,
-	SecretFields: []string{"bot_token", "secret_token"},
-	Validate:     func(v string) error { _, err := parseSettings(v); return err },
-}
+	[]string{"bot_token", "secret_token"}, parseSettings)
+
+// ConfigSetting is transport.telegram's spec.
+var ConfigSetting = setting.SettingSpec
 
 // MaxBodySetting bounds an update's body; a larger one gets 413.
 var MaxBodySetting = inbound.MaxBodySetting(ConfigSetting.Key, 1<<20,
@@ -72,39 +68,16 @@ var (
 // the sender read it through here too. Errors never quote a value.
 func parseSettings(raw string) (Config, error) {
 	var c Config
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		return c, fmt.Errorf("not a transport.telegram object (%s): %w", decodeProblem(err), domain.ErrInvalid)
+	if err := transport.DecodeSettings("transport.telegram", raw, &c); err != nil {
+		return c, err
 	}
 	switch {
 	case c.SecretToken != "" && !secretToken().MatchString(c.SecretToken):
 		return c, domain.Invalid("secret_token", "must be 1 to 256 of A-Z, a-z, 0-9, '_' and '-', as setWebhook takes it")
 	case c.BotToken != "" && !botTokenRe().MatchString(c.BotToken):
 		return c, domain.Invalid("bot_token", `must be a token as @BotFather gives it: digits, ":", then letters, digits, '_' and '-'`)
-	case c.APIURL != "":
-		if err := domain.ValidateHTTPURL(c.APIURL); err != nil {
-			return c, domain.Invalid("api_url", "%v", err)
-		}
 	}
-	if c.APIURL == "" {
-		c.APIURL = DefaultAPIURL
-	}
-	return c, nil
-}
-
-func decodeProblem(err error) string {
-	if rest, ok := strings.CutPrefix(err.Error(), "json: unknown field"); ok {
-		return "unknown field" + rest
-	}
-	if _, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-		return "a field of the wrong type"
-	}
-	return "invalid JSON"
-}
-
-func loadConfig(ctx context.Context, st transport.Settings) (Config, error) {
-	return transport.LoadConfig(ctx, st, ConfigSetting, parseSettings)
+	return c, transport.URL("api_url", &c.APIURL, DefaultAPIURL)
 }
 
 // Sendable is nil once the bot token a message needs is set.

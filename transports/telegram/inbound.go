@@ -28,7 +28,7 @@ const HeaderSecret = "X-Telegram-Bot-Api-Secret-Token"
 func Endpoint(st transport.Store) inbound.Endpoint {
 	return inbound.Endpoint{Pattern: Pattern, Kind: Kind, MaxBody: MaxBodySetting,
 		Check: func(r *http.Request) (inbound.Request, error) {
-			cfg, err := loadConfig(r.Context(), st)
+			cfg, err := setting.Load(r.Context(), st)
 			if err != nil {
 				return inbound.Request{}, err
 			}

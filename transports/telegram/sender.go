@@ -11,12 +11,11 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/delivery"
+	"github.com/helixml/helix-org/transports/transport"
 )
 
 // Sender sends what workers publish on telegram streams with sendMessage.
 type Sender struct{ delivery.HTTP }
-
-var _ delivery.Sender = (*Sender)(nil)
 
 // NewSender returns the sender; redirects are never followed (the token
 // is in the URL). A nil client gets a default.
@@ -27,8 +26,7 @@ func NewSender(st delivery.Store, client *http.Client) *Sender {
 // Send makes one attempt: a message Telegram rejects (400, 403) fails at
 // once; a rate limit waits retry_after; the rest is retried.
 func (s *Sender) Send(ctx context.Context, st domain.Stream, ev domain.Event, _ int) delivery.Outcome {
-	cfg, err := loadConfig(ctx, s.Store)
-	sc, out := delivery.Ready(cfg, err, st, ParseStreamConfig)
+	cfg, sc, out := transport.Ready(ctx, setting, s.Store, st, ParseStreamConfig)
 	if out.Failed() {
 		return out
 	}

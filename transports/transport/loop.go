@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"time"
-
-	"github.com/helixml/helix-org/domain"
 )
 
 // Loop keeps a transport's connection to its provider open (Slack's
@@ -17,10 +15,9 @@ import (
 // the settings to change.
 type Loop[C any] struct {
 	Store Store
-	// Setting is the kind's settings, watched for a change and read with
-	// Parse before each connection.
-	Setting domain.SettingSpec
-	Parse   func(string) (C, error)
+	// Setting is the kind's settings, watched for a change and read
+	// before each connection.
+	Setting Setting[C]
 	// Credential is what a connection is made with (a token); while it is
 	// empty the loop waits.
 	Credential func(C) string
@@ -56,8 +53,8 @@ func (l Loop[C]) Run(ctx context.Context) error {
 	wait := l.backoff()
 	for ctx.Err() == nil {
 		changed := l.Store.Changed()
-		raw, _ := l.Store.SettingOr(ctx, l.Setting)
-		cfg, err := LoadConfig(ctx, l.Store, l.Setting, l.Parse)
+		raw, _ := l.Store.SettingOr(ctx, l.Setting.SettingSpec)
+		cfg, err := l.Setting.Load(ctx, l.Store)
 		if err == nil && l.Credential(cfg) == "" {
 			WaitOn(ctx, changed, 0) // nothing to connect with yet
 			continue
@@ -91,7 +88,7 @@ func (l Loop[C]) Run(ctx context.Context) error {
 func (l Loop[C]) waitForChange(ctx context.Context, raw string) {
 	for ctx.Err() == nil {
 		changed := l.Store.Changed()
-		if now, _ := l.Store.SettingOr(ctx, l.Setting); now != raw {
+		if now, _ := l.Store.SettingOr(ctx, l.Setting.SettingSpec); now != raw {
 			return
 		}
 		WaitOn(ctx, changed, time.Minute)

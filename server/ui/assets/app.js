@@ -103,11 +103,14 @@
 
   // refresh reloads the page's content for views that change as a whole
   // (org chart, fleet): at most once a second, and never while a form on
-  // the page is being filled in.
+  // the page is being filled in. A reload that fails is tried again,
+  // waiting longer each time: dropping it would leave the page as it was
+  // (a run's end missed keeps its "running" badge).
   const refresh = {
     pending: false,
     busy: false,
     last: 0,
+    failures: 0,
     request() {
       this.pending = true;
       this.run();
@@ -116,7 +119,7 @@
       if (!this.pending || this.busy) return;
       const main = document.getElementById("main");
       const editing = main.contains(document.activeElement) && /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
-      const wait = 1000 - (Date.now() - this.last);
+      const wait = 1000 * 2 ** Math.min(this.failures, 5) - (Date.now() - this.last);
       if (editing || wait > 0) {
         setTimeout(() => this.run(), Math.max(wait, 500));
         return;
@@ -127,6 +130,7 @@
       fetch(location.href, { credentials: "same-origin" })
         .then((r) => (r.ok ? r.text() : Promise.reject(r.status)))
         .then((html) => {
+          this.failures = 0;
           const fresh = new DOMParser().parseFromString(html, "text/html").getElementById("main");
           if (fresh) {
             const open = [...main.querySelectorAll("details[open]")].map((d) => d.id || "");
@@ -135,7 +139,7 @@
             open.filter(Boolean).forEach((id) => { const d = document.getElementById(id); if (d) d.open = true; });
           }
         })
-        .catch(() => {})
+        .catch(() => { this.failures++; this.pending = true; })
         .finally(() => { this.busy = false; this.run(); });
     },
   };

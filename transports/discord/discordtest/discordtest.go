@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/helixml/helix-org/transports/transport/transporttest"
 )
 
 // BotID is the fake bot's user id.
@@ -76,6 +78,10 @@ type Server struct {
 	// HeartbeatInterval is what Hello asks for, in milliseconds.
 	HeartbeatInterval int
 
+	// Replies are answered to the next REST calls that post (Script);
+	// after them, calls succeed.
+	transporttest.Replies[Reply]
+
 	mu        sync.Mutex
 	seq       int64
 	nextID    int64
@@ -88,7 +94,6 @@ type Server struct {
 	dms       map[string]string // user → DM channel
 	messages  map[string]Message
 	nonces    map[string]string
-	replies   []Reply
 	identify  []Identify
 	resumes   []Resume
 	beats     []json.RawMessage
@@ -262,13 +267,6 @@ func (s *Server) SkipAcks(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.noAcks = n
-}
-
-// Script queues answers for the next POSTs; after them, calls succeed.
-func (s *Server) Script(replies ...Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.replies = append(s.replies, replies...)
 }
 
 // Identifies returns every Identify so far.

@@ -55,12 +55,7 @@ func (c chan_) object() map[string]any {
 
 // scripted takes the next scripted answer, if any, and gives it.
 func (s *Server) scripted(w http.ResponseWriter) bool {
-	s.mu.Lock()
-	var rep *Reply
-	if len(s.replies) > 0 {
-		rep, s.replies = &s.replies[0], s.replies[1:]
-	}
-	s.mu.Unlock()
+	rep := s.Take()
 	if rep == nil {
 		return false
 	}

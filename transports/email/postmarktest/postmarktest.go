@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/helixml/helix-org/transports/transport/transporttest"
 )
 
 // Header is one custom header of a sent email.
@@ -58,36 +60,26 @@ type Server struct {
 	URL   string
 	token string
 
+	// Replies answer the next requests past authentication and
+	// validation (Script), in order, before the fake accepts again.
+	transporttest.Replies[Reply]
+	sent transporttest.Calls[Email]
+
 	mu       sync.Mutex
-	sent     []Email
 	attempts int
-	script   []Reply
-	received chan Email
 }
 
 // New starts a fake that accepts token; it stops at the test's end.
 func New(t testing.TB, token string) *Server {
-	s := &Server{token: token, received: make(chan Email, 100)}
+	s := &Server{token: token}
 	srv := httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
 	return s
 }
 
-// Script makes the next requests (past authentication and validation)
-// get these answers, in order, before the fake accepts again.
-func (s *Server) Script(replies ...Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.script = append(s.script, replies...)
-}
-
 // Sent lists the emails accepted so far.
-func (s *Server) Sent() []Email {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Email(nil), s.sent...)
-}
+func (s *Server) Sent() []Email { return s.sent.All() }
 
 // Attempts counts every request that reached POST /email.
 func (s *Server) Attempts() int {
@@ -98,12 +90,7 @@ func (s *Server) Attempts() int {
 
 // Next waits up to d for the next accepted email.
 func (s *Server) Next(d time.Duration) (Email, bool) {
-	select {
-	case e := <-s.received:
-		return e, true
-	case <-time.After(d):
-		return Email{}, false
-	}
+	return s.sent.Wait(d)
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -131,11 +118,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		answer(w, http.StatusUnprocessableEntity, 300, "Invalid email request: From, To and a body are required.", nil)
 		return
 	}
-	s.mu.Lock()
-	if len(s.script) > 0 {
-		rep := s.script[0]
-		s.script = s.script[1:]
-		s.mu.Unlock()
+	if rep := s.Take(); rep != nil {
 		w.Header().Set("Content-Type", "application/json")
 		for k, v := range rep.Headers {
 			w.Header().Set(k, v)
@@ -144,10 +127,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, rep.Body)
 		return
 	}
-	s.sent = append(s.sent, e)
-	n := len(s.sent)
-	s.mu.Unlock()
-	s.received <- e
+	n := s.sent.Add(e)
 	answer(w, http.StatusOK, 0, "OK", map[string]any{"To": e.To, "SubmittedAt": time.Now().UTC().Format(time.RFC3339),
 		"MessageID": fmt.Sprintf("b7bc2f4a-e38e-4336-af7d-%012d", n)})
 }

@@ -15,7 +15,8 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/helixml/helix-org/transports/transport/transporttest"
 )
 
 // Comment is one comment the fake received.
@@ -38,17 +39,17 @@ type Server struct {
 	URL   string
 	token string
 
-	mu       sync.Mutex
-	issues   map[string]bool
-	comments []Comment
-	replies  []Reply
-	got      chan Comment
-	pulls    []Pull
+	transporttest.Replies[Reply]
+	comments transporttest.Calls[Comment]
+
+	mu     sync.Mutex
+	issues map[string]bool
+	pulls  []Pull
 }
 
 // New starts a fake that accepts the token token, closed when the test ends.
 func New(t testing.TB, token string) *Server {
-	s := &Server{token: token, issues: map[string]bool{}, got: make(chan Comment, 100)}
+	s := &Server{token: token, issues: map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /repos/{owner}/{repo}/issues/{number}/comments", s.comment)
 	mux.HandleFunc("POST /repos/{owner}/{repo}/pulls", s.pull)
@@ -65,30 +66,13 @@ func (s *Server) Issue(repo string, number int) {
 	s.issues[repo+"#"+strconv.Itoa(number)] = true
 }
 
-// Script queues answers for the next calls; after them, calls succeed.
-func (s *Server) Script(replies ...Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.replies = append(s.replies, replies...)
-}
-
 // Comments returns every comment received so far, refused ones too.
-func (s *Server) Comments() []Comment {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Comment(nil), s.comments...)
-}
+func (s *Server) Comments() []Comment { return s.comments.All() }
 
 // Next waits for the next call.
 func (s *Server) Next(t testing.TB) Comment {
 	t.Helper()
-	select {
-	case c := <-s.got:
-		return c
-	case <-time.After(30 * time.Second):
-		t.Fatal("no comment reached the fake GitHub within 30s")
-		return Comment{}
-	}
+	return s.comments.Next(t, "comment reached the fake GitHub")
 }
 
 func (s *Server) comment(w http.ResponseWriter, r *http.Request) {
@@ -106,15 +90,10 @@ func (s *Server) comment(w http.ResponseWriter, r *http.Request) {
 	}
 	c.Body = in.Body
 	s.mu.Lock()
-	s.comments = append(s.comments, c)
-	id := len(s.comments)
 	known := s.issues[c.Repo+"#"+strconv.Itoa(c.Issue)]
-	var rep *Reply
-	if len(s.replies) > 0 {
-		rep, s.replies = &s.replies[0], s.replies[1:]
-	}
 	s.mu.Unlock()
-	s.got <- c
+	rep := s.Take()
+	id := s.comments.Add(c)
 	switch {
 	case c.Token != s.token:
 		answer(w, http.StatusUnauthorized, map[string]any{"message": "Bad credentials"})

@@ -18,7 +18,8 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/helixml/helix-org/transports/transport/transporttest"
 )
 
 // Note is one note the fake received.
@@ -48,17 +49,17 @@ type Server struct {
 	URL   string
 	token string
 
+	transporttest.Replies[Reply]
+	notes transporttest.Calls[Note]
+
 	mu       sync.Mutex
 	projects map[string]string // path or id → canonical path
 	items    map[string]bool   // path + "/issues/17"
-	notes    []Note
-	replies  []Reply
-	got      chan Note
 }
 
 // New starts a fake that accepts the token token, closed when the test ends.
 func New(t testing.TB, token string) *Server {
-	s := &Server{token: token, projects: map[string]string{}, items: map[string]bool{}, got: make(chan Note, 100)}
+	s := &Server{token: token, projects: map[string]string{}, items: map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/v4/projects/{id}/{noteable}/{iid}/notes", s.note)
 	srv := httptest.NewServer(mux)
@@ -86,30 +87,13 @@ func (s *Server) item(path, kind string, iid int) {
 	s.items[path+"/"+kind+"/"+strconv.Itoa(iid)] = true
 }
 
-// Script queues answers for the next calls; after them, calls succeed.
-func (s *Server) Script(replies ...Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.replies = append(s.replies, replies...)
-}
-
 // Notes returns every call so far, refused ones too.
-func (s *Server) Notes() []Note {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Note(nil), s.notes...)
-}
+func (s *Server) Notes() []Note { return s.notes.All() }
 
 // Next waits for the next call.
 func (s *Server) Next(t testing.TB) Note {
 	t.Helper()
-	select {
-	case n := <-s.got:
-		return n
-	case <-time.After(30 * time.Second):
-		t.Fatal("no note reached the fake GitLab within 30s")
-		return Note{}
-	}
+	return s.notes.Next(t, "note reached the fake GitLab")
 }
 
 func (s *Server) note(w http.ResponseWriter, r *http.Request) {
@@ -124,17 +108,13 @@ func (s *Server) note(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	path, known := s.projects[n.Project]
 	exists := s.items[path+"/"+n.Noteable+"/"+strconv.Itoa(n.IID)]
-	var rep *Reply
-	if len(s.replies) > 0 {
-		rep, s.replies = &s.replies[0], s.replies[1:]
-	}
+	s.mu.Unlock()
+	rep := s.Take()
 	ok := n.Token == s.token && rep == nil && known && exists && n.Body != ""
 	if ok {
-		n.ID = 1240 + len(s.notes) + 1
+		n.ID = 1240 + len(s.notes.All()) + 1
 	}
-	s.notes = append(s.notes, n)
-	s.mu.Unlock()
-	s.got <- n
+	s.notes.Add(n)
 	switch {
 	case n.Token != s.token:
 		answer(w, http.StatusUnauthorized, map[string]any{"message": "401 Unauthorized"})

@@ -21,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/helixml/helix-org/transports/transport/transporttest"
 	"time"
 )
 
@@ -47,11 +49,11 @@ type Server struct {
 	token string
 	base  string
 
-	mu      sync.Mutex
-	posts   []Post
-	replies []Reply
-	seq     int
-	got     chan Post
+	transporttest.Replies[Reply]
+	posts transporttest.Calls[Post]
+
+	mu  sync.Mutex
+	seq int
 
 	socket socketState
 	oauth  oauthApp
@@ -59,7 +61,7 @@ type Server struct {
 
 // New starts a fake that accepts the bot token token.
 func New(t testing.TB, token string) *Server {
-	s := &Server{token: token, got: make(chan Post, 100)}
+	s := &Server{token: token}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/chat.postMessage", s.postMessage)
 	mux.HandleFunc("POST /api/apps.connections.open", s.connectionsOpen)
@@ -80,30 +82,13 @@ func New(t testing.TB, token string) *Server {
 	return s
 }
 
-// Script queues answers for the next calls; after them, calls succeed.
-func (s *Server) Script(replies ...Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.replies = append(s.replies, replies...)
-}
-
 // Posts returns every call so far.
-func (s *Server) Posts() []Post {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Post(nil), s.posts...)
-}
+func (s *Server) Posts() []Post { return s.posts.All() }
 
 // Next waits for the next call.
 func (s *Server) Next(t testing.TB) Post {
 	t.Helper()
-	select {
-	case p := <-s.got:
-		return p
-	case <-time.After(30 * time.Second):
-		t.Fatal("no chat.postMessage call within 30s")
-		return Post{}
-	}
+	return s.posts.Next(t, "chat.postMessage call")
 }
 
 func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
@@ -113,19 +98,15 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		answer(w, http.StatusOK, map[string]any{"ok": false, "error": "invalid_json"})
 		return
 	}
+	rep := s.Take()
 	s.mu.Lock()
-	var rep *Reply
-	if len(s.replies) > 0 {
-		rep, s.replies = &s.replies[0], s.replies[1:]
-	}
 	s.seq++
 	ts := fmt.Sprintf("1712345999.%06d", s.seq)
+	s.mu.Unlock()
 	if rep == nil && p.Token == s.token && p.Text != "" {
 		p.TS = ts
 	}
-	s.posts = append(s.posts, p)
-	s.mu.Unlock()
-	s.got <- p
+	s.posts.Add(p)
 	switch {
 	case p.Token != s.token:
 		answer(w, http.StatusOK, map[string]any{"ok": false, "error": "invalid_auth"})

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/helixml/helix-org/transports/transport/transporttest"
 	"time"
 )
 
@@ -38,38 +40,26 @@ type Server struct {
 	URL   string
 	token string
 
-	mu      sync.Mutex
-	replies []Reply
-	next    int64
-	got     chan Sent
+	transporttest.Replies[Reply]
+	sent transporttest.Calls[Sent]
+
+	mu   sync.Mutex
+	next int64
 }
 
 // New starts a fake serving the bot with token.
 func New(t testing.TB, token string) *Server {
-	s := &Server{token: token, next: 500, got: make(chan Sent, 100)}
+	s := &Server{token: token, next: 500}
 	srv := httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
 	return s
 }
 
-// Script queues answers for the next calls; after them, calls succeed.
-func (s *Server) Script(replies ...Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.replies = append(s.replies, replies...)
-}
-
 // Next waits for the next sendMessage.
 func (s *Server) Next(t testing.TB) Sent {
 	t.Helper()
-	select {
-	case m := <-s.got:
-		return m
-	case <-time.After(30 * time.Second):
-		t.Fatal("no sendMessage within 30s")
-		return Sent{}
-	}
+	return s.sent.Next(t, "sendMessage")
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -87,18 +77,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		answer(w, http.StatusBadRequest, map[string]any{"ok": false, "error_code": 400, "description": "Bad Request: chat_id is empty"})
 		return
 	}
+	rep := s.Take()
 	s.mu.Lock()
-	var rep *Reply
-	if len(s.replies) > 0 {
-		rep, s.replies = &s.replies[0], s.replies[1:]
-	}
 	s.next++
 	id := s.next
+	s.mu.Unlock()
 	if rep == nil && m.Text != "" {
 		m.MessageID = id
 	}
-	s.mu.Unlock()
-	s.got <- m
+	s.sent.Add(m)
 	switch {
 	case rep != nil:
 		body := map[string]any{"ok": false, "error_code": rep.Status, "description": rep.Description}
