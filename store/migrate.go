@@ -141,6 +141,7 @@ var migrations = []migration{
 	{56, "recurring spec tasks", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&recurrenceRow{})
 	}},
+	{65, "insight embeddings for hybrid recall", migrateEmbeddings},
 }
 
 type schemaMigration struct {

@@ -20,7 +20,7 @@ func TestRecall(t *testing.T) {
 			},
 			args: map[string]any{"query": "why do the auth tests fail"},
 			want: recallOut{Results: []recalledOut{{Trigger: "auth tests fail", Resolution: "start the auth mock", Type: "pattern",
-				Score: 0.775, Relevance: 1, Effectiveness: 0.5, Recency: 1, Use: "context"}}},
+				Score: 0.452, Relevance: 0.904, Effectiveness: 0.5, Recency: 1, Use: "context"}}},
 		},
 		{name: "no words", args: map[string]any{"query": "the"}, wantErr: []string{`query: has no words to search for`}, wantIs: domain.ErrInvalid},
 		{name: "negative limit", args: map[string]any{"query": "deploy", "limit": -1}, wantErr: []string{"limit: from 1 to 50 (default 5); got -1"}},
