@@ -6,7 +6,6 @@ import (
 	"hash/fnv"
 	"math"
 	"strconv"
-	"strings"
 )
 
 // Embedder turns texts into vectors whose cosine says how alike they
@@ -61,7 +60,7 @@ func (h HashEmbedder) embed(text string) []float32 {
 		}
 		counts[sum%uint64(h.Dim)] += sign
 	}
-	for _, t := range strings.Fields(strings.Join(Terms(text), " ")) {
+	for _, t := range Terms(text) {
 		add("w:" + t)
 		r := []rune("^" + t + "$")
 		for i := 0; i+3 <= len(r); i++ {
