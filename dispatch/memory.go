@@ -26,6 +26,11 @@ var ConstraintRelevanceSetting = domain.SettingSpec{Key: "memory.constraint_min_
 		return nil
 	}}
 
+// HybridSetting turns on hybrid recall: relevance blends BM25 with the
+// cosine of the query's and each insight's embedding.
+var HybridSetting = domain.SettingSpec{Key: "memory.hybrid", Type: domain.SettingBool, Default: "true",
+	Description: "Whether recall blends the embeddings' cosine (local hashed character trigrams) with BM25 in relevance; false ranks by BM25 alone."}
+
 // ConstraintRelevance reads ConstraintRelevanceSetting.
 func ConstraintRelevance(ctx context.Context, st *store.Store) float64 {
 	v, _, err := st.Setting(ctx, ConstraintRelevanceSetting.Key)
@@ -51,7 +56,7 @@ func (d *Dispatcher) recallFor(ctx context.Context, w domain.Worker, act domain.
 	if budget <= 0 || query == "" {
 		return nil
 	}
-	res, err := d.st.Recall(ctx, w.ID, store.RecallQuery{Query: query, Limit: 10})
+	res, err := d.st.Recall(ctx, w.ID, store.RecallQuery{Query: query, Limit: 10, Hybrid: d.st.BoolSetting(ctx, HybridSetting)})
 	if err != nil {
 		d.log.Warn("recall insights for a run; it starts without them", "activation", act.ID, "err", err)
 		return nil

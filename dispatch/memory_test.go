@@ -59,7 +59,7 @@ func TestRunPromptCarriesInsights(t *testing.T) {
 	f.settle(t)
 	p := f.rec.runs[0].Prompt
 	for _, want := range []string{
-		"Constraints (advice that has worked here; follow it):\n- " + cite + " (effectiveness 0.75): when customer invoice missing → check the billing export first\n",
+		"Constraints (advice that has worked here; follow it):\n- " + cite + " (effectiveness 0.94): when customer invoice missing → check the billing export first\n",
 		"Risks (advice that failed, or known failures; avoid them):\n- " + ids["invoice resend loops"] + " (effectiveness 0.50)",
 		"Context:\n- " + ids["invoice pdf attachments"] + " (effectiveness 0.50)",
 		`insight_feedback {"ids": [...], "outcome": "utilized"}`,

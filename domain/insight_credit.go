@@ -1,6 +1,9 @@
 package domain
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // CreditDepths walks led_to links backwards from id and returns each
 // insight an outcome of id credits, with its depth: id itself at 0, the
@@ -29,24 +32,48 @@ func CreditDepths(id string, parents func(string) ([]string, error)) (map[string
 	return depth, nil
 }
 
-// FailureShares is how a failed run's one outcome is shared among the
-// insights it cited: each takes it in proportion to how suspect it is
-// (1 − its learned effectiveness) against the most suspect, which takes
-// it whole. A failure beside advice already failing weighs less on advice
-// that has kept working; with nothing known, all take it whole. A success
-// credits every cited insight whole: under "one wrong step fails the run"
-// it says each was sound.
-func FailureShares(cited []InsightStats) []float64 {
+// OutcomeShares is how much a run's one outcome counts for each insight
+// it cited, from 0 to 1 (as much as a run that cited it alone). A success
+// counts whole for each: under "one wrong step fails the run" it says each
+// was sound. A failure counts for each the larger of two weights:
+//
+//   - its suspicion, 1 − effectiveness, against the most suspect's, which
+//     takes it whole: a failure beside advice already failing weighs less
+//     on advice that has kept working, and among advice nobody knows yet
+//     all take it;
+//   - what the failure says of it given its companions (attributable):
+//     the weight of the failure's likelihood ratio for it being unsound,
+//     when a run fails with probability 1 − soundRuns if all it followed is
+//     sound and 1 − unsoundRuns if not. Beside advice known to be sound the
+//     failure is its own, whole, however proven it was: that is how advice
+//     that stops being true sinks.
+func OutcomeShares(cited []InsightStats, o InsightOutcome) []float64 {
+	out := make([]float64, len(cited))
+	if o != OutcomeFailed {
+		for i := range out {
+			out[i] = 1
+		}
+		return out
+	}
 	most := 0.0
 	for _, s := range cited {
 		most = max(most, 1-s.LearnedEffectiveness())
 	}
-	out := make([]float64, len(cited))
 	for i, s := range cited {
-		out[i] = 1
-		if most > 0 {
-			out[i] = (1 - s.LearnedEffectiveness()) / most
+		// others is the chance every other cited insight is sound.
+		others := 1.0
+		for j, c := range cited {
+			if j != i {
+				others *= c.LearnedEffectiveness()
+			}
 		}
+		ifSound := others*(1-soundRuns) + (1-others)*(1-unsoundRuns)
+		out[i] = math.Log((1-unsoundRuns)/ifSound) / math.Log((1-unsoundRuns)/(1-soundRuns))
+		if most > 0 {
+			out[i] = max(out[i], (1-s.LearnedEffectiveness())/most)
+		}
+		// A ledger row of weight 0 would read as a whole outcome.
+		out[i] = max(out[i], 1e-6)
 	}
 	return out
 }

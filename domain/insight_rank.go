@@ -13,36 +13,44 @@ import (
 // in (term hits, outcome counters, times), so any store can serve recall:
 //
 //	baseline: 0.5·relevance + 0.3·effectiveness + 0.2·recency
-//	learned:  0.4·relevance + 0.45·effectiveness + 0.15·recency
+//	learned:  relevance · effectiveness · (0.85 + 0.15·recency)
 //
 // relevance is BM25 over trigger, resolution and tags divided by the best
-// candidate's, recency is 2^(−days since last use / 7), and effectiveness
+// candidate's (blended with an embedding's cosine when the search is
+// hybrid), recency is 2^(−days since last use / 7), and effectiveness
 // depends on the mode: the baseline reads helped / (helped + failed) (0.5
 // with no feedback); the learned mode reads the credit-weighted outcomes,
-// older ones fading (creditMemory), with one pseudo-outcome of each kind,
-// (h+1)/(h+f+2), and sinks an insight that keeps failing below every
-// other, however well it reads.
+// older ones fading (creditMemory), as the odds that the advice is sound
+// (LearnedEffectiveness), and sinks an insight whose attributable
+// failures outweigh its successes by SinkMargin below every other,
+// however well it reads. A product, not a sum: advice known to work
+// overcomes an unproven rival's lead in relevance, and advice about
+// something else, however proven, does not outrank advice about this.
 const (
 	weightRelevance     = 0.5
 	weightEffectiveness = 0.3
 	weightRecency       = 0.2
-	// The learned mode weighs what outcomes taught more: advice that
-	// reads alike is told apart by how it did.
-	learnedWeightRelevance     = 0.4
-	learnedWeightEffectiveness = 0.45
-	learnedWeightRecency       = 0.15
+	// learnedWeightRecency is the share of the learned score recency
+	// can take away: a tie-break between advice that reads and works alike.
+	learnedWeightRecency = 0.15
 	// recencyHalfLife is how long recency takes to halve.
 	recencyHalfLife = 7 * 24 * time.Hour
 	// creditDecay is what an outcome passes to each led_to ancestor, per
 	// level; maxCreditDepth is the deepest ancestor it reaches.
 	creditDecay    = 0.5
 	maxCreditDepth = 3
-	// SinkBelow and SinkEvidence: in the learned mode an insight whose
-	// effectiveness is under SinkBelow after at least SinkEvidence
-	// weighted outcomes ranks after all others. (With creditMemory the
-	// evidence an insight holds is at most 1/(1−0.85) ≈ 6.7 outcomes.)
-	SinkBelow    = 0.45
-	SinkEvidence = 2.5
+	// soundRuns and unsoundRuns are the learned model of advice: a run
+	// that follows sound advice (and nothing unsound beside it) succeeds
+	// four times in five, one that follows unsound advice one time in
+	// five. Each outcome of weight 1 multiplies the odds that the advice
+	// is sound by four, or divides them by four.
+	soundRuns   = 0.8
+	unsoundRuns = 0.2
+	// SinkMargin: in the learned mode an insight whose failed credit
+	// exceeds its helped credit by SinkMargin (effectiveness 1/9 or less:
+	// more than one failure laid at its door for each success) ranks
+	// after all others.
+	SinkMargin = 1.5
 	// constraintFrom and riskBelow sort injected insights into
 	// constraints, risks and context.
 	constraintFrom = 0.70
@@ -51,7 +59,7 @@ const (
 	// of weight 1 keeps: evidence fades as new evidence comes, so advice
 	// that stops being true sinks after a few failures however long it
 	// worked (its credit is at most 1/(1−creditMemory) outcomes' worth).
-	creditMemory = 0.85
+	creditMemory = 0.8
 	// bm25 parameters, the usual ones.
 	bm25K1 = 1.2
 	bm25B  = 0.75
@@ -73,10 +81,19 @@ func (s InsightStats) BaselineEffectiveness() float64 {
 	return float64(s.Helped) / float64(s.Helped+s.Failed)
 }
 
-// LearnedEffectiveness is the credit-weighted success rate with one
-// pseudo-outcome each way, so one early failure does not bury good advice.
+// LearnedEffectiveness is the probability that the advice is sound,
+// from even odds, each unit of helped credit multiplying the odds by
+// soundRuns/unsoundRuns and each unit of failed credit dividing them by
+// (1−unsoundRuns)/(1−soundRuns): what matters is how far successes
+// outweigh failures, so a few attributable failures sink advice that had
+// nothing for it, and long-proven advice survives one bad run.
 func (s InsightStats) LearnedEffectiveness() float64 {
-	return (s.CreditHelped + 1) / (s.CreditHelped + s.CreditFailed + 2)
+	return 1 / (1 + math.Exp(-s.logOdds()))
+}
+
+// logOdds is the log of the odds that the advice is sound.
+func (s InsightStats) logOdds() float64 {
+	return s.CreditHelped*math.Log(soundRuns/unsoundRuns) - s.CreditFailed*math.Log((1-unsoundRuns)/(1-soundRuns))
 }
 
 // Effectiveness in the given mode.
@@ -87,9 +104,9 @@ func (s InsightStats) Effectiveness(mode RankMode) float64 {
 	return s.LearnedEffectiveness()
 }
 
-// sinks says whether the learned mode ranks it after all others.
-func (s InsightStats) sinks() bool {
-	return s.CreditHelped+s.CreditFailed >= SinkEvidence && s.LearnedEffectiveness() < SinkBelow
+// Sinks says whether the learned mode ranks it after all others.
+func (s InsightStats) Sinks() bool {
+	return s.CreditFailed-s.CreditHelped >= SinkMargin
 }
 
 // CreditWeight is the share of an outcome an insight depth led_to links
@@ -127,18 +144,35 @@ func Recency(last, created, now time.Time) float64 {
 	return math.Exp2(-float64(age) / float64(recencyHalfLife))
 }
 
-// weights are the mode's weights of relevance, effectiveness and recency.
-func (m RankMode) weights() (rel, eff, rec float64) {
+// score combines the three parts as the mode does.
+func (m RankMode) score(rel, eff, rec float64) float64 {
 	if m == RankLearned {
-		return learnedWeightRelevance, learnedWeightEffectiveness, learnedWeightRecency
+		return rel * eff * (1 - learnedWeightRecency + learnedWeightRecency*rec)
 	}
-	return weightRelevance, weightEffectiveness, weightRecency
+	return weightRelevance*rel + weightEffectiveness*eff + weightRecency*rec
 }
 
-// Candidate is an insight that matched a query, with its raw BM25.
+// Candidate is an insight that matched a query, with its raw BM25 and,
+// in a hybrid recall (Hybrid), the cosine of its embedding and the
+// query's (Semantic).
 type Candidate struct {
-	Insight Insight
-	BM25    float64
+	Insight  Insight
+	BM25     float64
+	Hybrid   bool
+	Semantic float64
+}
+
+// relevance is the candidate's relevance given the best BM25 among the
+// candidates: BM25 over the best's, blended with the cosine when hybrid.
+func (c Candidate) relevance(best float64) float64 {
+	rel := 0.0
+	if best > 0 {
+		rel = c.BM25 / best
+	}
+	if c.Hybrid {
+		rel = (1-HybridWeight)*rel + HybridWeight*c.Semantic
+	}
+	return rel
 }
 
 // Ranked is a recalled insight with its score and the three parts.
@@ -167,14 +201,11 @@ func Rank(mode RankMode, cands []Candidate, now time.Time, limit int) []Ranked {
 		sunk                     bool
 	}
 	all := make([]scored, len(cands))
-	wRel, wEff, wRec := mode.weights()
 	for i, c := range cands {
 		s := scored{i: i, eff: c.Insight.Stats.Effectiveness(mode), recency: Recency(c.Insight.Stats.LastUsed, c.Insight.CreatedAt, now)}
-		if best > 0 {
-			s.rel = c.BM25 / best
-		}
-		s.score = wRel*s.rel + wEff*s.eff + wRec*s.recency
-		s.sunk = mode == RankLearned && c.Insight.Stats.sinks()
+		s.rel = c.relevance(best)
+		s.score = mode.score(s.rel, s.eff, s.recency)
+		s.sunk = mode == RankLearned && c.Insight.Stats.Sinks()
 		all[i] = s
 	}
 	slices.SortFunc(all, func(a, b scored) int {
@@ -203,15 +234,16 @@ func Rank(mode RankMode, cands []Candidate, now time.Time, limit int) []Ranked {
 // with full effectiveness and recency (the same sum as Rank's, so it
 // bounds Rank's score in floating point too).
 func maxScore(mode RankMode, relevance float64) float64 {
-	wRel, wEff, wRec := mode.weights()
-	return wRel*relevance + wEff*1 + wRec*1
+	return mode.score(relevance, 1, 1)
 }
 
 // Match is a full-text match whose insight is not loaded yet: the
-// store's key for it and its BM25.
+// store's key for it and its BM25, and whether the recall is hybrid (its
+// cosine, unknown until loaded, may then be up to 1).
 type Match struct {
-	Doc  int64
-	BM25 float64
+	Doc    int64
+	BM25   float64
+	Hybrid bool
 }
 
 // RankMatches returns what Rank returns for every match a reader may
@@ -249,7 +281,7 @@ func RankMatches(mode RankMode, matches []Match, load func(dst []Candidate, ms [
 			continue
 		}
 		ranked := Rank(mode, cands, now, limit)
-		if last := ranked[limit-1]; !last.Sunk && maxScore(mode, matches[from].BM25/best) < last.Score {
+		if last := ranked[limit-1]; !last.Sunk && maxScore(mode, Candidate{BM25: matches[from].BM25, Hybrid: matches[from].Hybrid, Semantic: 1}.relevance(best)) < last.Score {
 			return ranked, nil
 		}
 	}

@@ -67,9 +67,10 @@ func TestEffectiveness(t *testing.T) {
 		baseline, learned float64
 	}{
 		{"no feedback", domain.InsightStats{}, 0.5, 0.5},
-		{"one failure buries it in the baseline only", domain.InsightStats{Failed: 1, CreditFailed: 1}, 0, 1.0 / 3},
-		{"3 of 4 helped", domain.InsightStats{Helped: 3, Failed: 1, CreditHelped: 3, CreditFailed: 1}, 0.75, 4.0 / 6},
-		{"credit from descendants counts in learned only", domain.InsightStats{CreditHelped: 0.5}, 0.5, 1.5 / 2.5},
+		{"one failure buries it in the baseline, odds 1:4 in learned", domain.InsightStats{Failed: 1, CreditFailed: 1}, 0, 1.0 / 5},
+		{"3 of 4 helped: two more successes than failures, odds 16:1", domain.InsightStats{Helped: 3, Failed: 1, CreditHelped: 3, CreditFailed: 1}, 0.75, 16.0 / 17},
+		{"long-proven advice survives one failure", domain.InsightStats{Helped: 5, Failed: 1, CreditHelped: 5, CreditFailed: 1}, 5.0 / 6, 256.0 / 257},
+		{"credit from descendants counts in learned only", domain.InsightStats{CreditHelped: 0.5}, 0.5, 2.0 / 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.s.BaselineEffectiveness(); got != tc.baseline {
@@ -199,7 +200,7 @@ func TestRankMatches(t *testing.T) {
 		for d := range int64(n) {
 			// Few BM25 values, so ties happen; a tenth hidden (another
 			// scope); counters that sink some in the learned mode.
-			bm := float64(1+rng.IntN(12)) / 4
+			bm, sem := float64(1+rng.IntN(12))/4, float64(rng.IntN(5))/4
 			w.matches = append(w.matches, domain.Match{Doc: d, BM25: bm})
 			if rng.IntN(10) == 0 {
 				continue
@@ -210,7 +211,7 @@ func TestRankMatches(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				in.Stats.LastUsed = now.Add(-time.Duration(rng.IntN(20*24)) * time.Hour)
 			}
-			w.cands[d] = domain.Candidate{Insight: in, BM25: bm}
+			w.cands[d] = domain.Candidate{Insight: in, BM25: bm, Semantic: sem}
 		}
 		return w
 	}
@@ -223,33 +224,46 @@ func TestRankMatches(t *testing.T) {
 	}
 	for seed := range uint64(40) {
 		w := gen(seed, 5+int(seed)*7)
-		var all []domain.Candidate
-		for _, m := range w.matches {
-			if c, ok := w.cands[m.Doc]; ok {
-				all = append(all, c)
+		for _, hybrid := range []bool{false, true} {
+			// Hybrid: a candidate's cosine is known only once loaded.
+			cand := func(d int64) (domain.Candidate, bool) {
+				c, ok := w.cands[d]
+				c.Hybrid = hybrid
+				if !hybrid {
+					c.Semantic = 0
+				}
+				return c, ok
 			}
-		}
-		for _, mode := range []domain.RankMode{domain.RankBaseline, domain.RankLearned} {
-			for _, limit := range []int{0, 1, 3, 5, 20} {
-				loaded := 0
-				got, err := domain.RankMatches(mode, slices.Clone(w.matches), func(dst []domain.Candidate, ms []domain.Match) ([]domain.Candidate, error) {
-					loaded += len(ms)
-					for _, m := range ms {
-						if c, ok := w.cands[m.Doc]; ok {
-							dst = append(dst, c)
+			matches := slices.Clone(w.matches)
+			var all []domain.Candidate
+			for i, m := range matches {
+				matches[i].Hybrid = hybrid
+				if c, ok := cand(m.Doc); ok {
+					all = append(all, c)
+				}
+			}
+			for _, mode := range []domain.RankMode{domain.RankBaseline, domain.RankLearned} {
+				for _, limit := range []int{0, 1, 3, 5, 20} {
+					loaded := 0
+					got, err := domain.RankMatches(mode, slices.Clone(matches), func(dst []domain.Candidate, ms []domain.Match) ([]domain.Candidate, error) {
+						loaded += len(ms)
+						for _, m := range ms {
+							if c, ok := cand(m.Doc); ok {
+								dst = append(dst, c)
+							}
 						}
+						return dst, nil
+					}, now, limit)
+					if err != nil {
+						t.Fatal(err)
 					}
-					return dst, nil
-				}, now, limit)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want := domain.Rank(mode, all, now, limit)
-				if diff := cmp.Diff(ids(want), ids(got)); diff != "" {
-					t.Errorf("seed %d, %s, limit %d (-Rank +RankMatches):\n%s", seed, mode, limit, diff)
-				}
-				if loaded > len(w.matches) {
-					t.Errorf("seed %d: loaded %d of %d matches", seed, loaded, len(w.matches))
+					want := domain.Rank(mode, all, now, limit)
+					if diff := cmp.Diff(ids(want), ids(got)); diff != "" {
+						t.Errorf("seed %d, %s, hybrid %v, limit %d (-Rank +RankMatches):\n%s", seed, mode, hybrid, limit, diff)
+					}
+					if loaded > len(w.matches) {
+						t.Errorf("seed %d: loaded %d of %d matches", seed, loaded, len(w.matches))
+					}
 				}
 			}
 		}

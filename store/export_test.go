@@ -39,9 +39,9 @@ func (s *Store) Write(ctx context.Context, fn func(tx *gorm.DB) error) error {
 
 // RecallReference ranks as recall did before it loaded only the matches
 // that can reach the top: the dialect's full search (every match reader
-// sees, with its counters, in one join), ranked together. Tests hold
-// Recall to it.
-func (s *Store) RecallReference(ctx context.Context, reader, query string, mode domain.RankMode, limit int) ([]domain.Ranked, error) {
+// sees, with its counters, in one join), ranked together, with every
+// match's cosine when hybrid. Tests hold Recall to it.
+func (s *Store) RecallReference(ctx context.Context, reader, query string, mode domain.RankMode, hybrid bool, limit int) ([]domain.Ranked, error) {
 	tx := s.read(ctx)
 	seat, err := insightSeat(tx, reader)
 	if err != nil {
@@ -50,6 +50,15 @@ func (s *Store) RecallReference(ctx context.Context, reader, query string, mode 
 	cands, err := s.dia.searchInsights(tx, domain.Terms(query), &seat)
 	if err != nil {
 		return nil, err
+	}
+	if hybrid && len(cands) > 0 {
+		vec, err := s.embedQuery(ctx, query)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.semantics(tx, vec, cands); err != nil {
+			return nil, err
+		}
 	}
 	return domain.Rank(mode, cands, s.Now(), limit), nil
 }
@@ -124,4 +133,15 @@ var NumberedPlaceholders = numberedPlaceholders
 // recorded taint before labels.
 func (s *Store) MigrateLabels(ctx context.Context) error {
 	return s.write(ctx, migrateLabels)
+}
+
+// ForgetEmbeddings clears every insight's vector, as a database from
+// before the embeddings had them, and MigrateEmbeddings runs their
+// migration again.
+func (s *Store) ForgetEmbeddings(ctx context.Context) error {
+	return s.db.WithContext(ctx).Exec("UPDATE insights SET embedding = NULL, embedding_model = ''").Error
+}
+
+func (s *Store) MigrateEmbeddings(ctx context.Context) error {
+	return s.write(ctx, migrateEmbeddings)
 }

@@ -219,9 +219,8 @@ func creditRunTx(tx *gorm.DB, activation string) error {
 	return restatTx(tx, touched...)
 }
 
-// outcomeShares is each cited insight's share of the run's outcome: whole
-// for a success, by suspicion for a failure (domain.FailureShares), read
-// after the run's own rows are taken out.
+// outcomeShares is each cited insight's share of the run's outcome
+// (domain.OutcomeShares), read after the run's own rows are taken out.
 func outcomeShares(tx *gorm.DB, cited []string, o domain.InsightOutcome) ([]float64, error) {
 	if len(cited) > 1 {
 		if err := restatTx(tx, cited...); err != nil {
@@ -236,14 +235,7 @@ func outcomeShares(tx *gorm.DB, cited []string, o domain.InsightOutcome) ([]floa
 		}
 		stats[i] = in.Stats
 	}
-	if o != domain.OutcomeFailed {
-		out := make([]float64, len(cited))
-		for i := range out {
-			out[i] = 1
-		}
-		return out, nil
-	}
-	return domain.FailureShares(stats), nil
+	return domain.OutcomeShares(stats, o), nil
 }
 
 // ledgerTx adds the rows of one outcome of c.Cited: its own, weight 1 and

@@ -27,6 +27,15 @@ func countsOf(t *testing.T, st *store.Store, id string) counts {
 	return counts{in.Stats.Helped, in.Stats.Failed, in.Stats.CreditHelped, in.Stats.CreditFailed}
 }
 
+func mustInsight(t *testing.T, st *store.Store, id string) domain.Insight {
+	t.Helper()
+	in, err := st.GetInsight(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
 // TestOneOutcomePerRun: a run's one outcome credits what it cited and
 // nothing it was only shown; an approval denied while it ran outweighs
 // its own success; a person's rating outweighs both; each replaces the
@@ -117,6 +126,17 @@ func TestVotes(t *testing.T) {
 	// w-lead is above p-bot, which holds r-b: a manager of the scope.
 	if got, want := countsOf(t, st, bots.ID), (counts{Failed: 1, CF: 2}); got != want {
 		t.Errorf("after seven failed votes of w-lead: %+v, want %+v (one vote, weight 2)", got, want)
+	}
+	// Seven votes move it as far as one vote moves another insight: the
+	// same effectiveness, sunk alike.
+	once := storeInsight(t, st, "w-owner", domain.Insight{Trigger: "flaky deploy", Resolution: "rerun it", Scope: domain.ScopeRole, Target: "r-b"})
+	if err := st.InsightFeedback(ctx, "w-lead", "", []string{once.ID}, domain.OutcomeFailed, "hides real failures"); err != nil {
+		t.Fatal(err)
+	}
+	seven, one := mustInsight(t, st, bots.ID).Stats, mustInsight(t, st, once.ID).Stats
+	if seven.LearnedEffectiveness() != one.LearnedEffectiveness() || seven.Sinks() != one.Sinks() {
+		t.Errorf("seven votes: effectiveness %.3f, sunk %v; one vote: %.3f, sunk %v; want the same",
+			seven.LearnedEffectiveness(), seven.Sinks(), one.LearnedEffectiveness(), one.Sinks())
 	}
 	if err := st.InsightFeedback(ctx, "w-lead", "", []string{bots.ID}, domain.OutcomeHelped, "changed my mind"); err != nil {
 		t.Fatal(err)

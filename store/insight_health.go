@@ -43,7 +43,7 @@ func (s *Store) MemoryHealth(ctx context.Context) (domain.MemoryHealth, error) {
 	}{
 		{&h.Stale, current + " AND COALESCE(last_used, created_at) <= ?", []any{staleBefore}},
 		{&h.Contested, current + " AND helped >= ? AND failed >= ?", []any{domain.ContestedEach, domain.ContestedEach}},
-		{&h.Sunk, current + " AND credit_helped + credit_failed >= ? AND (credit_helped + 1) < ? * (credit_helped + credit_failed + 2)", []any{domain.SinkEvidence, domain.SinkBelow}},
+		{&h.Sunk, current + " AND credit_failed - credit_helped >= ?", []any{domain.SinkMargin}},
 	} {
 		var n int64
 		if err := tx.Model(&insightRow{}).Where(c.where, c.args...).Count(&n).Error; err != nil {

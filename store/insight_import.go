@@ -25,6 +25,9 @@ func (im *Importer) Insight(in domain.Insight) error {
 	}
 	im.docs++
 	row.Doc = im.docs
+	if err := im.s.embedRow(im.tx.Statement.Context, &row); err != nil {
+		return fmt.Errorf("insight %s: %w", in.ID, err)
+	}
 	if err := im.create("insights", &row); err != nil {
 		return err
 	}

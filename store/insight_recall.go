@@ -25,6 +25,9 @@ type RecallQuery struct {
 	Mode       domain.RankMode
 	Follow     bool
 	Activation string
+	// Hybrid blends the cosine of the query's and each insight's
+	// embedding into relevance (memory.hybrid).
+	Hybrid bool
 }
 
 // Recalled is a ranked insight; Via names the result it was reached from
@@ -57,7 +60,13 @@ func (s *Store) Recall(ctx context.Context, reader string, q RecallQuery) ([]Rec
 	if err != nil {
 		return nil, err
 	}
-	ranked, err := s.rank(tx, q.Query, &seat, q.Mode, q.Limit)
+	var vec []float32
+	if q.Hybrid {
+		if vec, err = s.embedQuery(ctx, q.Query); err != nil {
+			return nil, err
+		}
+	}
+	ranked, err := s.rank(tx, q.Query, vec, &seat, q.Mode, q.Limit)
 	if err != nil {
 		return nil, err
 	}

@@ -17,9 +17,10 @@ import (
 // from the full-text index alone, then reads what the rest of the score
 // needs (counters, times) best match first and only for as many as can
 // still reach the top (domain.RankMatches), and the full rows for the
-// results alone: a recall over many matches stays cheap.
-func (s *Store) rank(tx *gorm.DB, text string, seat *domain.InsightSeat, mode domain.RankMode, limit int) ([]domain.Ranked, error) {
-	ranked, err := s.rankMatches(tx, text, seat, mode, limit)
+// results alone: a recall over many matches stays cheap. With a query
+// vector (hybrid) relevance blends in each match's cosine with it.
+func (s *Store) rank(tx *gorm.DB, text string, vec []float32, seat *domain.InsightSeat, mode domain.RankMode, limit int) ([]domain.Ranked, error) {
+	ranked, err := s.rankMatches(tx, text, vec, seat, mode, limit)
 	if err != nil || len(ranked) == 0 {
 		return nil, err
 	}
@@ -44,7 +45,7 @@ func (s *Store) rank(tx *gorm.DB, text string, seat *domain.InsightSeat, mode do
 // rankMatches ranks the matches: on SQLite by scoring all from the
 // full-text index and loading the rest only for those that can still
 // reach the top; on PostgreSQL from its dialect's one search.
-func (s *Store) rankMatches(tx *gorm.DB, text string, seat *domain.InsightSeat, mode domain.RankMode, limit int) ([]domain.Ranked, error) {
+func (s *Store) rankMatches(tx *gorm.DB, text string, vec []float32, seat *domain.InsightSeat, mode domain.RankMode, limit int) ([]domain.Ranked, error) {
 	if _, ok := s.dia.(sqliteDialect); !ok {
 		terms := domain.Terms(text)
 		if len(terms) == 0 {
@@ -54,14 +55,22 @@ func (s *Store) rankMatches(tx *gorm.DB, text string, seat *domain.InsightSeat, 
 		if err != nil || len(cands) == 0 {
 			return nil, err
 		}
+		if vec != nil {
+			if err := s.semantics(tx, vec, cands); err != nil {
+				return nil, err
+			}
+		}
 		return domain.Rank(mode, cands, s.Now(), limit), nil
 	}
 	matches, err := s.matchInsights(tx, text)
 	if err != nil || len(matches) == 0 {
 		return nil, err
 	}
+	for i := range matches {
+		matches[i].Hybrid = vec != nil
+	}
 	return domain.RankMatches(mode, matches, func(dst []domain.Candidate, ms []domain.Match) ([]domain.Candidate, error) {
-		return s.loadCandidates(tx, dst, ms, seat)
+		return s.loadCandidates(tx, dst, ms, seat, vec)
 	}, s.Now(), limit)
 }
 
@@ -114,15 +123,21 @@ func (s *Store) matchInsights(tx *gorm.DB, text string) ([]domain.Match, error) 
 // each query is fixed. The unary + keeps SQLite from reading the scope
 // index for the OR (a scan of every insight in the seat's scopes)
 // instead of looking the matches up by doc.
+// A hybrid recall reads each candidate's vector too.
 const (
-	candidatesSQL = `SELECT doc, id, helped, failed, credit_helped, credit_failed, last_used, created_at, label FROM insights
-		WHERE doc IN (SELECT value FROM json_each(?)) AND superseded_by = '' AND NOT retired`
-	seatCandidatesSQL = candidatesSQL + ` AND (+scope = 'org' OR (+scope = 'role' AND +target = ?) OR (+scope = 'position' AND +target = ?) OR (+scope = 'worker' AND +target = ?))`
+	candidateCols     = `doc, id, helped, failed, credit_helped, credit_failed, last_used, created_at, label`
+	candidatesWhere   = ` FROM insights WHERE doc IN (SELECT value FROM json_each(?)) AND superseded_by = '' AND NOT retired`
+	seatWhere         = ` AND (+scope = 'org' OR (+scope = 'role' AND +target = ?) OR (+scope = 'position' AND +target = ?) OR (+scope = 'worker' AND +target = ?))`
+	candidatesSQL     = `SELECT ` + candidateCols + candidatesWhere
+	seatCandidatesSQL = candidatesSQL + seatWhere
+	hybridSQL         = `SELECT ` + candidateCols + `, embedding, embedding_model` + candidatesWhere
+	seatHybridSQL     = hybridSQL + seatWhere
 )
 
 // loadCandidates appends to dst what ranking reads (id, counters, times)
-// of the matches seat sees (all, when nil).
-func (s *Store) loadCandidates(tx *gorm.DB, dst []domain.Candidate, ms []domain.Match, seat *domain.InsightSeat) ([]domain.Candidate, error) {
+// of the matches seat sees (all, when nil), and with a query vector each
+// one's cosine with it.
+func (s *Store) loadCandidates(tx *gorm.DB, dst []domain.Candidate, ms []domain.Match, seat *domain.InsightSeat, vec []float32) ([]domain.Candidate, error) {
 	docs := make([]byte, 0, 8*len(ms)+2)
 	bm25 := make(map[int64]float64, len(ms))
 	for i, m := range ms {
@@ -132,9 +147,21 @@ func (s *Store) loadCandidates(tx *gorm.DB, dst []domain.Candidate, ms []domain.
 	}
 	docs = append(docs, ']')
 	q, args := candidatesSQL, []any{string(docs)}
+	if vec != nil {
+		q = hybridSQL
+	}
 	if seat != nil {
 		q, args = seatCandidatesSQL, append(args, seat.Role, seat.Position, seat.Worker)
+		if vec != nil {
+			q = seatHybridSQL
+		}
 	}
+	model := s.embedder.Model()
+	var (
+		blob     sql.RawBytes
+		embModel string
+		v        []float32
+	)
 	rows, err := s.queryFixed(tx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("load insight candidates: %w", err)
@@ -152,8 +179,19 @@ func (s *Store) loadCandidates(tx *gorm.DB, dst []domain.Candidate, ms []domain.
 		dst = append(dst, domain.Candidate{})
 		c := &dst[len(dst)-1]
 		in, st := &c.Insight, &c.Insight.Stats
-		if err := rows.Scan(&doc, &in.ID, &st.Helped, &st.Failed, &st.CreditHelped, &st.CreditFailed, &lastUsed, &in.CreatedAt, &label); err != nil {
+		dest := []any{&doc, &in.ID, &st.Helped, &st.Failed, &st.CreditHelped, &st.CreditFailed, &lastUsed, &in.CreatedAt, &label}
+		if vec != nil {
+			dest = append(dest, &blob, &embModel)
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("load insight candidates: %w", err)
+		}
+		if vec != nil {
+			c.Hybrid, c.Semantic = true, 0
+			if embModel == model {
+				v = domain.DecodeVector(v, blob)
+				c.Semantic = domain.Cosine(vec, v)
+			}
 		}
 		if !readableBy(seat, label) {
 			dst = dst[:len(dst)-1]

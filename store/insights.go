@@ -43,6 +43,10 @@ type insightRow struct {
 	Label      string `gorm:"not null;default:''"`
 	EndorsedBy string `gorm:"not null;default:''"`
 	EndorsedAt *time.Time
+	// Embedding is the vector of its text (domain.EncodeVector) by
+	// EmbeddingModel, for hybrid recall.
+	Embedding      []byte
+	EmbeddingModel string `gorm:"not null;default:''"`
 }
 
 func (insightRow) TableName() string { return "insights" }
@@ -146,6 +150,9 @@ func (s *Store) insertInsight(tx *gorm.DB, in domain.Insight) (insightRow, error
 		return row, err
 	}
 	row.CreatedAt = s.Now()
+	if err := s.embedRow(tx.Statement.Context, &row); err != nil {
+		return row, err
+	}
 	if err := tx.Create(&row).Error; err != nil {
 		return row, fmt.Errorf("store insight: %w", err)
 	}
@@ -168,7 +175,7 @@ func (s *Store) linkNew(tx *gorm.DB, actor string, in domain.Insight, threshold 
 	if threshold <= 0 {
 		return nil
 	}
-	ranked, err := s.rank(tx, in.Text(), nil, domain.RankBaseline, 10)
+	ranked, err := s.rank(tx, in.Text(), nil, nil, domain.RankBaseline, 10)
 	if err != nil {
 		return err
 	}

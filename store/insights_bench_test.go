@@ -100,21 +100,29 @@ func recallQueries(n, topics int) []string {
 }
 
 // BenchmarkMemoryRecall100k times recall of the top 5 over the recall
-// world, as w-0 sees it, and reports the percentiles of wall time and of
-// the process's CPU time per recall (wall time on a shared machine
-// measures the neighbours too).
+// world, as w-0 sees it, hybrid (the default: BM25 and the embeddings'
+// cosine) and lexical (BM25 alone), and reports the percentiles of wall
+// time and of the process's CPU time per recall (wall time on a shared
+// machine measures the neighbours too).
 func BenchmarkMemoryRecall100k(b *testing.B) {
 	st := storetest.NewWith(b, store.Options{Synchronous: "OFF"})
 	newRecallWorld(b, st, recallTopics)
-	ctx := b.Context()
 	queries := recallQueries(1000, recallTopics)
+	for _, hybrid := range []bool{true, false} {
+		name := map[bool]string{true: "hybrid", false: "lexical"}[hybrid]
+		b.Run(name, func(b *testing.B) { benchRecall(b, st, queries, hybrid) })
+	}
+}
+
+func benchRecall(b *testing.B, st *store.Store, queries []string, hybrid bool) {
+	ctx := b.Context()
 	var wall, cpu []time.Duration
 	n := 0
 	for b.Loop() {
 		q := queries[n%len(queries)]
 		n++
 		start, startCPU := time.Now(), processCPU(b)
-		res, err := st.Recall(ctx, recallReader, store.RecallQuery{Query: q, Limit: 5})
+		res, err := st.Recall(ctx, recallReader, store.RecallQuery{Query: q, Limit: 5, Hybrid: hybrid})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -307,11 +307,12 @@ func TestRecallRanksLikeFullScan(t *testing.T) {
 		for _, mode := range []domain.RankMode{domain.RankBaseline, domain.RankLearned} {
 			for _, limit := range []int{1, 5, 50} {
 				for _, q := range queries {
-					want, err := st.RecallReference(ctx, reader, q, mode, limit)
+					hybrid := len(q)%2 == 0 // half the queries each way
+					want, err := st.RecallReference(ctx, reader, q, mode, hybrid, limit)
 					if err != nil {
 						t.Fatal(err)
 					}
-					res, err := st.Recall(ctx, reader, store.RecallQuery{Query: q, Limit: limit, Mode: mode})
+					res, err := st.Recall(ctx, reader, store.RecallQuery{Query: q, Limit: limit, Mode: mode, Hybrid: hybrid})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -327,7 +328,7 @@ func TestRecallRanksLikeFullScan(t *testing.T) {
 						return out
 					}
 					if diff := cmp.Diff(parts(want), parts(got)); diff != "" {
-						t.Errorf("%s recalls %q (%s, limit %d), -full scan +recall:\n%s", reader, q, mode, limit, diff)
+						t.Errorf("%s recalls %q (%s, hybrid %v, limit %d), -full scan +recall:\n%s", reader, q, mode, hybrid, limit, diff)
 					}
 				}
 			}

@@ -17,7 +17,8 @@ import (
 // The outcome benchmark (make bench-memory): a generated world the
 // ranking cannot read the answers from.
 //
-// Each of memTopics topics has eight words. Its advice is memGood good
+// Each of memTopics topics has eight words (random letters, memWords).
+// Its advice is memGood good
 // and memBad wrong org insights drawn from one distribution (three of
 // the topic's words and two of a shared vocabulary in the trigger, four
 // shared words in the resolution), so text cannot tell them apart; and
@@ -36,7 +37,9 @@ import (
 // end: one outcome per run, shared by what it cited, through the store's
 // own path (claim, recall, cite, finish). Afterwards precision@5 is the
 // share of right advice in each role's top 5 for held-out test queries
-// (word combinations no training run used). Time to sink is how many
+// (word combinations no training run used); right advice works in this
+// world whatever its topic, so it counts whatever the topic, and the
+// share about the query's own topic is printed beside it. Time to sink is how many
 // outcomes a wrong insight had taken the last time it was in a top 5
 // (train or test), plus one; the decayed ones count from the change.
 const (
@@ -73,6 +76,7 @@ type memWorld struct {
 	st          *store.Store
 	clock       *storetest.Clock
 	mode        domain.RankMode
+	hybrid      bool
 	rng         *rand.Rand
 	words       [][]string
 	train, test [][]string
@@ -84,9 +88,42 @@ type memWorld struct {
 	runs        int
 }
 
-func memWord(rng *rand.Rand) string { return fmt.Sprintf("v%d", rng.IntN(300)) }
+// memWords are the world's words: 300 shared and eight per topic, each
+// seven random letters, so no two share more than chance trigrams and an
+// embedding of character trigrams cannot read a topic from spelling.
+var memWords = func() []string {
+	rng := rand.New(rand.NewPCG(11, 13))
+	seen := map[string]bool{}
+	var out []string
+	for len(out) < 300+8*memTopics {
+		b := make([]byte, 7)
+		for i := range b {
+			b[i] = byte('a' + rng.IntN(26))
+		}
+		if w := string(b); !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}()
 
-func newMemWorld(tb testing.TB, seed uint64, mode domain.RankMode) *memWorld {
+func memWord(rng *rand.Rand) string { return memWords[rng.IntN(300)] }
+
+// memConfig is a ranking the world is played with.
+type memConfig struct {
+	name   string
+	mode   domain.RankMode
+	hybrid bool
+}
+
+var (
+	memBaseline = memConfig{"baseline", domain.RankBaseline, false}
+	memLexical  = memConfig{"learned", domain.RankLearned, false}
+	memHybrid   = memConfig{"hybrid", domain.RankLearned, true}
+)
+
+func newMemWorld(tb testing.TB, seed uint64, cfg memConfig) *memWorld {
 	tb.Helper()
 	ctx := tb.Context()
 	clock := storetest.NewClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
@@ -108,11 +145,11 @@ func newMemWorld(tb testing.TB, seed uint64, mode domain.RankMode) *memWorld {
 			}
 		}
 	}
-	w := &memWorld{st: st, clock: clock, mode: mode, rng: rand.New(rand.NewPCG(seed, 7)), truth: map[string]*memInsight{}}
+	w := &memWorld{st: st, clock: clock, mode: cfg.mode, hybrid: cfg.hybrid, rng: rand.New(rand.NewPCG(seed, 7)), truth: map[string]*memInsight{}}
 	for topic := range memTopics {
 		var ws []string
 		for j := range 8 {
-			ws = append(ws, fmt.Sprintf("k%dx%d", topic, j))
+			ws = append(ws, memWords[300+8*topic+j])
 		}
 		w.words = append(w.words, ws)
 		w.queries(topic)
@@ -225,7 +262,7 @@ func (w *memWorld) change(tb testing.TB) {
 // recall ranks for worker and notes what shows.
 func (w *memWorld) recall(tb testing.TB, worker, query, run string) []string {
 	tb.Helper()
-	res, err := w.st.Recall(tb.Context(), worker, store.RecallQuery{Query: query, Limit: 5, Mode: w.mode, Activation: run})
+	res, err := w.st.Recall(tb.Context(), worker, store.RecallQuery{Query: query, Limit: 5, Mode: w.mode, Hybrid: w.hybrid, Activation: run})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -302,6 +339,11 @@ func (w *memWorld) play(tb testing.TB, worker string, topic int) {
 // memResult is one world's figures.
 type memResult struct {
 	precision float64
+	// onTopic is precision@5 counting only right advice of the query's
+	// own topic: in this world right advice works whatever the topic (a
+	// run that follows it succeeds), so precision counts it, and this
+	// says how much of the top 5 is about the situation.
+	onTopic float64
 	// ece is the expected calibration error of effectiveness as the
 	// chance an insight is right, over insights with 3 outcomes or more.
 	ece float64
@@ -316,9 +358,9 @@ type memResult struct {
 	returned, leak int
 }
 
-func runMemWorld(tb testing.TB, seed uint64, mode domain.RankMode) memResult {
+func runMemWorld(tb testing.TB, seed uint64, cfg memConfig) memResult {
 	tb.Helper()
-	w := newMemWorld(tb, seed, mode)
+	w := newMemWorld(tb, seed, cfg)
 	for i := range memTrain {
 		if i == memTrain/2 {
 			w.change(tb)
@@ -327,7 +369,7 @@ func runMemWorld(tb testing.TB, seed uint64, mode domain.RankMode) memResult {
 		w.play(tb, r.worker, w.rng.IntN(memTopics))
 	}
 	var res memResult
-	hits, shown := 0, 0
+	hits, onTopic, shown := 0, 0, 0
 	for _, r := range memRoles {
 		for topic := range memTopics {
 			for _, q := range w.test[topic] {
@@ -335,12 +377,15 @@ func runMemWorld(tb testing.TB, seed uint64, mode domain.RankMode) memResult {
 					shown++
 					if w.right(id, r.worker) {
 						hits++
+						if w.truth[id].topic == topic {
+							onTopic++
+						}
 					}
 				}
 			}
 		}
 	}
-	res.precision = float64(hits) / float64(shown)
+	res.precision, res.onTopic = float64(hits)/float64(shown), float64(onTopic)/float64(shown)
 	res.returned, res.leak = w.returned, w.leaks
 	w.sinking(&res)
 	res.ece = w.calibration(tb)
@@ -412,15 +457,18 @@ func (w *memWorld) calibration(tb testing.TB) float64 {
 }
 
 // TestMemoryOutcome is the benchmark's claim on one seed, so CI keeps it
-// true: learned precision@5 on held-out queries at least 0.85 and 0.2
-// above the baseline, a share of wrong advice sunk within 5 outcomes 0.1
-// above the baseline's, corrected advice never back, scope kept. (The
-// issue asks 0.3 above the baseline and all wrong advice within 5; the
-// benchmark prints how far from that each seed is.)
+// true, for the ranking recall uses by default (learned, hybrid):
+// precision@5 on held-out queries at least 0.85 and 0.2 above the
+// baseline, a share of wrong advice sunk within 5 outcomes at least 0.7
+// and 0.2 above the baseline's, corrected advice never back, scope kept.
+// (The issue asks 0.3 above the baseline and every wrong insight sunk
+// within 5; insight ids are random, so ties and hence a seed's figures
+// vary by a few hundredths from run to run, and the benchmark prints how
+// far from those targets each seed is.)
 func TestMemoryOutcome(t *testing.T) {
-	base, learned := runMemWorld(t, 1, domain.RankBaseline), runMemWorld(t, 1, domain.RankLearned)
+	base, learned := runMemWorld(t, 1, memBaseline), runMemWorld(t, 1, memHybrid)
 	t.Logf("baseline %+v", base)
-	t.Logf("learned  %+v", learned)
+	t.Logf("hybrid   %+v", learned)
 	checkMemClaims(t, base, learned)
 }
 
@@ -429,8 +477,8 @@ func checkMemClaims(tb testing.TB, base, learned memResult) {
 	if learned.precision < 0.85 || learned.precision < base.precision+0.2 {
 		tb.Errorf("precision@5: learned %.3f, baseline %.3f; want learned ≥ 0.85 and ≥ baseline + 0.2", learned.precision, base.precision)
 	}
-	if learned.sunkWithin5 < base.sunkWithin5+0.1 {
-		tb.Errorf("wrong advice sunk within 5 outcomes: learned %.3f, baseline %.3f; want learned ≥ baseline + 0.1", learned.sunkWithin5, base.sunkWithin5)
+	if learned.sunkWithin5 < 0.7 || learned.sunkWithin5 < base.sunkWithin5+0.2 {
+		tb.Errorf("wrong advice sunk within 5 outcomes: learned %.3f, baseline %.3f; want learned ≥ 0.7 and ≥ baseline + 0.2", learned.sunkWithin5, base.sunkWithin5)
 	}
 	for mode, r := range map[string]memResult{"baseline": base, "learned": learned} {
 		if r.returned > 0 || r.leak > 0 {
@@ -439,20 +487,26 @@ func checkMemClaims(tb testing.TB, base, learned memResult) {
 	}
 }
 
-// BenchmarkMemoryOutcome prints every figure for both rankings over five
-// seeds (the work is done once, whatever b.N).
+// BenchmarkMemoryOutcome prints every figure for the baseline, the
+// learned ranking on BM25 alone and the learned ranking hybrid (the
+// default) over five seeds (the work is done once, whatever b.N).
 func BenchmarkMemoryOutcome(b *testing.B) {
 	seeds := []uint64{1, 2, 3, 4, 5}
-	sums := map[domain.RankMode]*memResult{}
+	configs := []memConfig{memBaseline, memLexical, memHybrid}
+	var sums map[string]*memResult
 	for b.Loop() {
-		sums = map[domain.RankMode]*memResult{domain.RankBaseline: {}, domain.RankLearned: {}}
+		sums = map[string]*memResult{}
+		for _, c := range configs {
+			sums[c.name] = &memResult{}
+		}
 		for _, seed := range seeds {
-			got := map[domain.RankMode]memResult{}
-			for _, mode := range []domain.RankMode{domain.RankBaseline, domain.RankLearned} {
-				r := runMemWorld(b, seed, mode)
-				got[mode] = r
-				s := sums[mode]
+			got := map[string]memResult{}
+			for _, c := range configs {
+				r := runMemWorld(b, seed, c)
+				got[c.name] = r
+				s := sums[c.name]
 				s.precision += r.precision / float64(len(seeds))
+				s.onTopic += r.onTopic / float64(len(seeds))
 				s.ece += r.ece / float64(len(seeds))
 				s.sunkWithin5 += r.sunkWithin5 / float64(len(seeds))
 				s.sinkMean += r.sinkMean / float64(len(seeds))
@@ -460,20 +514,23 @@ func BenchmarkMemoryOutcome(b *testing.B) {
 				s.sinkMax = max(s.sinkMax, r.sinkMax)
 				s.returned += r.returned
 				s.leak += r.leak
-				b.Logf("seed %d %-8s p@5 %.3f  calibration error %.3f  wrong advice sunk within 5 outcomes %.2f (mean %.1f, longest %d; decayed %.2f)  corrected returned %d  scope leaks %d",
-					seed, mode, r.precision, r.ece, r.sunkWithin5, r.sinkMean, r.sinkMax, r.decaySunk, r.returned, r.leak)
+				b.Logf("seed %d %-8s p@5 %.3f (on topic %.3f)  calibration error %.3f  wrong advice sunk within 5 outcomes %.2f (mean %.1f, longest %d; decayed %.2f)  corrected returned %d  scope leaks %d",
+					seed, c.name, r.precision, r.onTopic, r.ece, r.sunkWithin5, r.sinkMean, r.sinkMax, r.decaySunk, r.returned, r.leak)
 			}
-			base, learned := got[domain.RankBaseline], got[domain.RankLearned]
-			b.Logf("seed %d against the issue's targets: learned p@5 ≥ 0.85 %v, ≥ baseline + 0.3 %v (%+.3f); all wrong advice sunk within 5 %v",
-				seed, learned.precision >= 0.85, learned.precision >= base.precision+0.3, learned.precision-base.precision, learned.sunkWithin5 == 1)
+			base := got[memBaseline.name]
+			for _, c := range configs[1:] {
+				l := got[c.name]
+				b.Logf("seed %d %-8s against the issue's targets: p@5 ≥ 0.85 %v, ≥ baseline + 0.3 %v (%+.3f); all wrong advice sunk within 5 %v (%.2f)",
+					seed, c.name, l.precision >= 0.85, l.precision >= base.precision+0.3, l.precision-base.precision, l.sunkWithin5 == 1, l.sunkWithin5)
+			}
 		}
 	}
-	for _, mode := range []domain.RankMode{domain.RankBaseline, domain.RankLearned} {
-		s := sums[mode]
-		b.Logf("mean     %-8s p@5 %.3f  calibration error %.3f  sunk within 5 %.2f (mean %.1f, longest %d; decayed %.2f)",
-			mode, s.precision, s.ece, s.sunkWithin5, s.sinkMean, s.sinkMax, s.decaySunk)
-		b.ReportMetric(s.precision, "p@5_"+string(mode))
-		b.ReportMetric(s.sunkWithin5, "sunk≤5_"+string(mode))
-		b.ReportMetric(s.ece, "ece_"+string(mode))
+	for _, c := range configs {
+		s := sums[c.name]
+		b.Logf("mean     %-8s p@5 %.3f (on topic %.3f)  calibration error %.3f  sunk within 5 %.2f (mean %.1f, longest %d; decayed %.2f)  corrected returned %d  scope leaks %d",
+			c.name, s.precision, s.onTopic, s.ece, s.sunkWithin5, s.sinkMean, s.sinkMax, s.decaySunk, s.returned, s.leak)
+		b.ReportMetric(s.precision, "p@5_"+c.name)
+		b.ReportMetric(s.sunkWithin5, "sunk≤5_"+c.name)
+		b.ReportMetric(s.ece, "ece_"+c.name)
 	}
 }

@@ -147,6 +147,7 @@ var migrations = []migration{
 	{61, "the helix runtime: each worker's Helix project, app, repository and session", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&helixWorkspaceRow{})
 	}},
+	{65, "insight embeddings for hybrid recall", migrateEmbeddings},
 }
 
 type schemaMigration struct {

@@ -48,6 +48,9 @@ type Options struct {
 	// Tests on synctest's fake clock need it: the listener's socket read
 	// never lets their bubble settle.
 	NoListen bool
+	// Embedder makes the vectors hybrid recall compares (domain.Embedder);
+	// nil is the local one, domain.LocalEmbedder.
+	Embedder domain.Embedder
 }
 
 // Store is the one concrete handle on the database.
@@ -62,6 +65,8 @@ type Store struct {
 	now     func() time.Time
 	// transports is Options.Transports.
 	transports *domain.Transports
+	// embedder is Options.Embedder.
+	embedder domain.Embedder
 
 	// writeLock (a channel, so a waiting writer can also watch for its
 	// answer) serialises this process's write transactions so they queue
@@ -109,6 +114,9 @@ func Open(ctx context.Context, db string, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Embedder == nil {
+		opts.Embedder = domain.LocalEmbedder
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -152,7 +160,7 @@ func Open(ctx context.Context, db string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("open database %s: %w", path, err)
 		}
 	}
-	s := &Store{db: gdb, dia: dia, path: path, keyFile: opts.KeyFile, log: opts.Logger.With("component", "store"), now: opts.Now, transports: opts.Transports,
+	s := &Store{db: gdb, dia: dia, path: path, keyFile: opts.KeyFile, log: opts.Logger.With("component", "store"), now: opts.Now, transports: opts.Transports, embedder: opts.Embedder,
 		writeLock: make(chan struct{}, 1), groupCommit: !opts.NoGroupCommit}
 	s.bc.init()
 	if s.reads, err = s.tunePool(); err != nil {

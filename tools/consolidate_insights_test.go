@@ -24,7 +24,7 @@ func TestConsolidateInsights(t *testing.T) {
 			},
 			want: consolidateInsightsOut{Proposals: []proposalOut{
 				{Kind: "merge", Why: "100% of their terms overlap"},
-				{Kind: "prune", Why: "effectiveness 0.21 after 0 helped, 2 failed"},
+				{Kind: "prune", Why: "effectiveness 0.03 after 0 helped, 2 failed"},
 			}},
 			check: func(t *testing.T, f fixture, got consolidateInsightsOut) {
 				if n := len(mustCall[listInsightsOut](t, f.env, "list_insights", nil).Insights); n != 3 {

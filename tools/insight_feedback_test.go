@@ -22,7 +22,7 @@ func TestInsightFeedback(t *testing.T) {
 	hiddenArgs, hiddenSetup := seeded(map[string]any{"outcome": "failed"}, "ids", refund)
 	runTable(t, "insight_feedback", []toolCase[insightFeedbackOut]{
 		{name: "a person's vote moves its counters", caller: "w-maya", setup: voteSetup, args: voteArgs,
-			want: insightFeedbackOut{Insights: []countsOut{{Helped: 1, Effectiveness: 0.667}}},
+			want: insightFeedbackOut{Insights: []countsOut{{Helped: 1, Effectiveness: 0.8}}},
 			check: func(t *testing.T, f fixture, got insightFeedbackOut) {
 				h := mustCall[listInsightsOut](t, f.env, "list_insights", map[string]any{"history": got.Insights[0].ID}).Insights
 				if len(h) != 1 || len(h[0].Votes) != 1 || h[0].Votes[0].Voter != "w-maya" || h[0].Votes[0].Note != "saved a refund" {
@@ -30,7 +30,7 @@ func TestInsightFeedback(t *testing.T) {
 				}
 			}},
 		{name: "the owner's vote on the org's advice counts twice", setup: ownerSetup, args: ownerArgs,
-			want: insightFeedbackOut{Insights: []countsOut{{Failed: 1, Effectiveness: 0.25}}}},
+			want: insightFeedbackOut{Insights: []countsOut{{Failed: 1, Effectiveness: 0.059}}}},
 		{name: "seven failed votes from one person move it as much as one", caller: "w-maya",
 			setup: func(t *testing.T, f fixture) {
 				againSetup(t, f)
@@ -38,7 +38,7 @@ func TestInsightFeedback(t *testing.T) {
 					mustCall[insightFeedbackOut](t, f.as("w-maya"), "insight_feedback", againArgs)
 				}
 			}, args: againArgs,
-			want: insightFeedbackOut{Insights: []countsOut{{Failed: 1, Effectiveness: 0.333}}}},
+			want: insightFeedbackOut{Insights: []countsOut{{Failed: 1, Effectiveness: 0.2}}}},
 		{name: "utilized in a run: used now, credited when the run ends", caller: "w-echo", activation: "a-run", setup: usedSetup, args: usedArgs,
 			want: insightFeedbackOut{Insights: []countsOut{{Injected: 1, Utilized: 1, Effectiveness: 0.5}}}},
 		{name: "an agent's own say on how advice did is refused", caller: "w-echo", activation: "a-run", setup: saysSetup, args: saysArgs,

@@ -86,7 +86,7 @@ func TestAnswerBecomesInsight(t *testing.T) {
 	failRun(t, f, "a-fail", "Fix the payments tests", "sandbox key missing")
 	q := mustCall[learnOut](t, f.env, "learn", map[string]any{"worker": "w-echo"}).Questions[0]
 	got := mustCall[storeInsightOut](t, f.env, "store_insight", map[string]any{"question": q.ID, "resolution": "export PAYMENTS_SANDBOX_KEY from the vault first", "type": "pattern"}).Insight
-	if got.Trigger != "Fix the payments tests" || got.Scope != "role" || got.Target != "r-support" || got.Tags[0] != "user-provided" || got.Effectiveness != 0.75 {
+	if got.Trigger != "Fix the payments tests" || got.Scope != "role" || got.Target != "r-support" || got.Tags[0] != "user-provided" || got.Effectiveness != 0.941 {
 		t.Errorf("answer = %+v", got)
 	}
 	res := mustCall[recallOut](t, f.as("w-echo"), "recall", map[string]any{"query": "payments tests"}).Results

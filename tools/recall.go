@@ -43,7 +43,8 @@ type recallOut struct {
 func recall() Tool {
 	return define("recall", "Recall the insights (advice) that match a situation, ranked by relevance, effectiveness and recency.",
 		func(ctx context.Context, env *Env, in recallIn) (recallOut, error) {
-			res, err := env.Store.Recall(ctx, env.Caller, store.RecallQuery{Query: in.Query, Limit: in.Limit, Follow: in.Follow, Activation: env.ActivationID})
+			res, err := env.Store.Recall(ctx, env.Caller, store.RecallQuery{Query: in.Query, Limit: in.Limit, Follow: in.Follow, Activation: env.ActivationID,
+				Hybrid: env.Store.BoolSetting(ctx, dispatch.HybridSetting)})
 			if err != nil {
 				return recallOut{}, err
 			}

@@ -30,7 +30,7 @@ func TestInsightsHealth(t *testing.T) {
 		wantErr string
 	}{
 		{name: "table", args: []string{"--db", db}, want: []string{"CURRENT            2", "type pattern     1", "current 2, superseded 0, retired 0",
-			"stale 0, contested 0, quarantined 0, sunk 0", "VOTES              2 from 1 people"}},
+			"stale 0, contested 0, quarantined 0, sunk 2", "VOTES              2 from 1 people"}},
 		{name: "-o json", args: []string{"--db", db, "-o", "json"}, want: []string{`"current": 2`, `"pattern": 1`, `"votes": 2`, `"voters": 1`}},
 		{name: "no database", args: []string{"--db", tempDB(t)}, wantErr: "no database at "},
 	} {

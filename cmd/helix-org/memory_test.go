@@ -72,7 +72,7 @@ func TestMemoryLearnsFromAFailure(t *testing.T) {
 	}
 	waitIdle(t, o.st)
 	turns := o.fake.Turns()
-	if p := turns[len(turns)-1].Prompt(); !strings.Contains(p, "- "+answer.ID+" (effectiveness 0.75): when Build the payments refund endpoint → export PAYMENTS_SANDBOX_KEY") {
+	if p := turns[len(turns)-1].Prompt(); !strings.Contains(p, "- "+answer.ID+" (effectiveness 0.94): when Build the payments refund endpoint → export PAYMENTS_SANDBOX_KEY") {
 		t.Errorf("the next item's prompt lacks the answer as a constraint:\n%s", p)
 	}
 	in, err := o.st.GetInsight(t.Context(), answer.ID)
