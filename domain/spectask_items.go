@@ -43,22 +43,22 @@ var ItemOutcomes = []ItemOutcome{OutcomeDelivered, OutcomePartial, OutcomeBlocke
 
 // TaskItem is one step of a task's implementation, numbered within the task.
 type TaskItem struct {
-	Seq         int       `json:"seq"`
-	Title       string    `json:"title"`
-	Description string    `json:"description,omitempty"`
-	Files       []string  `json:"files,omitempty"`
-	Verify      string    `json:"verify,omitempty"`
+	Seq         int      `json:"seq"`
+	Title       string   `json:"title"`
+	Description string   `json:"description,omitempty"`
+	Files       []string `json:"files,omitempty"`
+	Verify      string   `json:"verify,omitempty"`
 	// Delta is what the item changes in what exists (the exploration's
 	// findings); Framework and Idioms are what it builds with and the
 	// conventions to keep; Budget is the most tool calls it should take.
-	Delta     string   `json:"delta,omitempty"`
-	Framework string   `json:"framework,omitempty"`
-	Idioms    []string `json:"idioms,omitempty"`
-	Budget    int      `json:"budget,omitempty"`
-	BlockedBy []int    `json:"blockedBy,omitempty"`
-	State       ItemState `json:"state"`
-	Worker      string    `json:"worker,omitempty"`
-	Summary     string    `json:"summary,omitempty"`
+	Delta     string    `json:"delta,omitempty"`
+	Framework string    `json:"framework,omitempty"`
+	Idioms    []string  `json:"idioms,omitempty"`
+	Budget    int       `json:"budget,omitempty"`
+	BlockedBy []int     `json:"blockedBy,omitempty"`
+	State     ItemState `json:"state"`
+	Worker    string    `json:"worker,omitempty"`
+	Summary   string    `json:"summary,omitempty"`
 	// Handouts counts how often the item was given to a builder; a run
 	// that ends without a report gets it once more, then it is blocked.
 	Handouts int `json:"handouts"`

@@ -170,7 +170,9 @@ func TestSessionWithNothingNewSaysWhy(t *testing.T) {
 // each an event on the task's stream, never a loop: three re-plans along
 // one line, then the task is blocked.
 func TestStallEnds(t *testing.T) {
-	block := func(t *testing.T, f fixture, seq int) { report(t, f, "w-b1", seq, "blocked", "no database to test against") }
+	block := func(t *testing.T, f fixture, seq int) {
+		report(t, f, "w-b1", seq, "blocked", "no database to test against")
+	}
 	for _, tc := range []struct {
 		name      string
 		run       func(t *testing.T, f fixture)
