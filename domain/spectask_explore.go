@@ -96,18 +96,14 @@ func PartitionRepo(files []string, explorers []string, budget int) []ExplorePart
 }
 
 // Cover records an explorer's report on its partition: the areas it says
-// it read (only its own count), and as unknown every other area of it,
-// whether it said so or not, so silence is never taken for coverage.
+// it read, named as handed out (only its own count), and as unknown every
+// other area of it, so silence is never taken for coverage.
 func (p *ExplorePart) Cover(summary string, read []string) {
 	p.State, p.Summary, p.Read, p.Unknown = ExploreReported, summary, nil, nil
 	said := map[string]bool{}
 	for _, r := range read {
-		r = strings.Trim(strings.TrimSpace(r), "/")
-		switch {
-		case r == "":
+		if r = strings.Trim(strings.TrimSpace(r), "/"); r == "" {
 			r = RootArea
-		case !strings.Contains(r, "/") && !slices.Contains(p.Areas, r):
-			r = RootArea // a file at the root: the root's area
 		}
 		said[r] = true
 	}

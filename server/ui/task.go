@@ -45,7 +45,7 @@ type boardCard struct {
 var boardStates = []struct {
 	State domain.ItemState
 	Title string
-}{{domain.ItemPending, "To do"}, {domain.ItemInProgress, "In progress"}, {domain.ItemBlocked, "Blocked"}, {domain.ItemDone, "Done"}}
+}{{domain.ItemPending, "To do"}, {domain.ItemInProgress, "In progress"}, {domain.ItemBlocked, "Blocked"}, {domain.ItemDone, "Done"}, {domain.ItemSkipped, "Skipped"}}
 
 // reviewAsks maps the states a reviewer decides in to what they decide.
 var reviewAsks = map[domain.TaskState]string{domain.TaskSpecReview: "the spec", domain.TaskImplementationReview: "the finished work", domain.TaskBlocked: "the blocked task"}
@@ -86,6 +86,10 @@ func board(items []domain.TaskItem) []boardColumn {
 				cols[i].Cards = append(cols[i].Cards, boardCard{TaskItem: it, Ready: isReady})
 			}
 		}
+	}
+	// Skipped items are rare: their column shows only when there are some.
+	if last := cols[len(cols)-1]; last.State == domain.ItemSkipped && len(last.Cards) == 0 {
+		cols = cols[:len(cols)-1]
 	}
 	return cols
 }
