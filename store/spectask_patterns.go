@@ -76,14 +76,22 @@ func (s *Store) proposePatternsTx(tx *gorm.DB, row specTaskRow, causedBy string)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	asked, err := troubledSeqs(tx, row.ID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	var lines []string
-	ticked := 0
+	ticked, questioned := 0, 0
 	for _, it := range items {
 		if it.State != domain.ItemDone {
 			continue
 		}
 		if it.Worker == "" || strings.HasPrefix(it.Summary, "marked done in a commit") {
 			ticked++
+			continue
+		}
+		if asked[it.Seq] {
+			questioned++ // the reviewer's question about the troubled item offers what it did as the answer
 			continue
 		}
 		in, dup, err := s.proposeTx(tx, row, it)
@@ -97,6 +105,9 @@ func (s *Store) proposePatternsTx(tx *gorm.DB, row specTaskRow, causedBy string)
 		proposed = append(proposed, in.ID)
 		lines = append(lines, fmt.Sprintf("- %s (item %d, %s): when %s → %s\n  confirm: endorse_insight {\"id\": %q}; or correct_insight {\"id\": %q, \"resolution\": \"…\", \"reason\": \"…\"}",
 			in.ID, it.Seq, it.Worker, in.Trigger, in.Resolution, in.ID, in.ID))
+	}
+	if questioned > 0 {
+		why = append(why, fmt.Sprintf("%d items that got past a blocked one are the reviewer's question instead", questioned))
 	}
 	if ticked > 0 {
 		why = append(why, fmt.Sprintf("%d items were only ticked in progress.md, with no report of what worked", ticked))
@@ -159,4 +170,24 @@ func cutText(text string, n int) string {
 		return text
 	}
 	return text[:n-len("…")] + "…"
+}
+
+// troubledSeqs are the items the learn step's questions cover: those with
+// lessons of their own and those a re-plan put in a blocked one's place.
+func troubledSeqs(tx *gorm.DB, task string) (map[int]bool, error) {
+	var lessons []itemLessonRow
+	if err := tx.Where("task_id = ?", task).Find(&lessons).Error; err != nil {
+		return nil, fmt.Errorf("lessons of %s: %w", task, err)
+	}
+	out := map[int]bool{}
+	for _, l := range lessons {
+		out[l.Seq] = true
+		var by []int
+		if json.Unmarshal([]byte(l.ReplacedBy), &by) == nil {
+			for _, s := range by {
+				out[s] = true
+			}
+		}
+	}
+	return out, nil
 }
