@@ -142,14 +142,8 @@ func (s *Store) proposeTx(tx *gorm.DB, row specTaskRow, it domain.TaskItem) (dom
 	if seat, err := insightSeat(tx, it.Worker); err == nil {
 		in.Scope, in.Target = domain.ScopeRole, seat.Role
 	}
-	ranked, err := s.rank(tx, in.Text(), nil, domain.RankBaseline, 5)
-	if err != nil {
-		return in, "", err
-	}
-	for _, r := range ranked {
-		if r.Insight.Current() && r.Insight.Type == domain.InsightPattern && domain.Similarity(in.Trigger+" "+in.Resolution, r.Insight.Trigger+" "+r.Insight.Resolution) >= patternDuplicate {
-			return in, r.Insight.ID, nil
-		}
+	if dup, err := s.knownPatternTx(tx, in); err != nil || dup != "" {
+		return in, dup, err
 	}
 	if err := tx.Model(&itemRunRow{}).Where("task_id = ? AND seq = ?", row.ID, it.Seq).Pluck("run_id", &in.Activation).Error; err != nil {
 		return in, "", err
@@ -190,4 +184,52 @@ func troubledSeqs(tx *gorm.DB, task string) (map[int]bool, error) {
 		}
 	}
 	return out, nil
+}
+
+// proposeRunTx is learning from one accepted run outside a spec task's
+// items: a person rated it helped and said why, so what worked is
+// proposed for the worker's role, quarantined like an item's pattern. It
+// returns the proposal's id, or "" when there is nothing to propose (no
+// note, a spec-task item's run, no situation, or already stored).
+func (s *Store) proposeRunTx(tx *gorm.DB, run activationRow, o domain.RunOutcome) (string, error) {
+	if o.Outcome != domain.OutcomeHelped || strings.TrimSpace(o.Note) == "" {
+		return "", nil
+	}
+	var items int64
+	if err := tx.Model(&itemRunRow{}).Where("run_id = ?", run.ID).Count(&items).Error; err != nil || items > 0 {
+		return "", err // an item's run: its pattern is proposed when the task's work is accepted
+	}
+	situation, err := runSituation(tx, run.ID)
+	if err != nil || situation == "" {
+		return "", err
+	}
+	in := domain.Insight{ID: domain.PrefixInsight + domain.RandomSlug(10), Version: 1, Trigger: situation,
+		Resolution: cutText("What worked: "+strings.TrimSpace(o.Note), domain.MaxInsightText), Type: domain.InsightPattern,
+		Tags: []string{"rated", "proposed"}, Scope: domain.ScopeOrg, StoredBy: o.By, Activation: run.ID,
+		Label: domain.Untrusted(fmt.Sprintf("proposed from run %s, rated helped by %s; a person confirms it with endorse_insight", run.ID, o.By))}
+	if seat, err := insightSeat(tx, run.WorkerID); err == nil {
+		in.Scope, in.Target = domain.ScopeRole, seat.Role
+	}
+	if dup, err := s.knownPatternTx(tx, in); err != nil || dup != "" {
+		return "", err
+	}
+	if err := in.Validate(); err != nil {
+		return "", err
+	}
+	r, err := s.insertInsight(tx, in)
+	return r.ID, err
+}
+
+// knownPatternTx is a current pattern that already says what in says.
+func (s *Store) knownPatternTx(tx *gorm.DB, in domain.Insight) (string, error) {
+	ranked, err := s.rank(tx, in.Text(), nil, domain.RankBaseline, 5)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range ranked {
+		if r.Insight.Current() && r.Insight.Type == domain.InsightPattern && domain.Similarity(in.Trigger+" "+in.Resolution, r.Insight.Trigger+" "+r.Insight.Resolution) >= patternDuplicate {
+			return r.Insight.ID, nil
+		}
+	}
+	return "", nil
 }
