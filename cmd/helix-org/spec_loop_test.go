@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/tools"
 )
 
 // loopTeam hires a planner and one builder with the grants the loop needs,
@@ -190,5 +192,73 @@ func TestSpecTaskStallEnds(t *testing.T) {
 				t.Errorf("stall events: %s\nwant:         %s", strings.Join(got, ", "), strings.Join(tc.want, ", "))
 			}
 		})
+	}
+}
+
+// TestExplorersOnACheapModel: agent.by_role gives the explorers' role a
+// cheap model and three turns. The explorer reads one area and wanders
+// on without reporting: its run stops at the turn limit, its partition is
+// recorded unknown, and the planner — on the default model — is woken with
+// the exploration rather than kept waiting.
+func TestExplorersOnACheapModel(t *testing.T) {
+	repo := greeterRepo(t)
+	fake := llmtest.New(t, llm.Anthropic, func(turn llmtest.Turn) llmtest.Reply {
+		p := turn.Prompt()
+		switch {
+		case strings.Contains(p, "You explore part 1"):
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("get_spec_task", map[string]any{"task": "t-greeter"})}}
+		case strings.Contains(p, "You plan spec task t-greeter") && turn.CallsTo("submit_spec") == 0:
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("submit_spec", map[string]any{"task": "t-greeter", "design": "# Greeter\n",
+				"items": []map[string]any{{"seq": 1, "title": "Greet by name"}}})}}
+		}
+		return llmtest.Reply{Text: "Done."}
+	})
+	st := openTestStore(t)
+	ctx := t.Context()
+	st.SetSetting(ctx, agent.RuntimeSetting, agent.RuntimeBuiltin)
+	useFake(t, st, llm.Anthropic, fake)
+	st.SetSetting(ctx, tools.SpecRepoRootsSetting, filepath.Dir(repo))
+	if err := st.SetSetting(ctx, agent.ByRoleSetting, `{"r-explorer":{"model":"cheap-model","max_turns":3}}`); err != nil {
+		t.Fatal(err)
+	}
+	_, _, owner := startServe(t, st, io.Discard)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"create_role", map[string]any{"id": "r-planner", "title": "Planner", "content": "Plan spec tasks."}},
+		{"create_role", map[string]any{"id": "r-explorer", "title": "Explorer", "content": "Explore a partition of a repository; report it."}},
+		{"create_position", map[string]any{"id": "p-planner", "role": "r-planner", "title": "Planner"}},
+		{"create_position", map[string]any{"id": "p-explorer", "role": "r-explorer", "title": "Explorer"}},
+		{"hire_worker", map[string]any{"id": "w-planner", "position": "p-planner", "kind": "ai", "name": "Planner", "grants": []string{"submit_spec"}}},
+		{"hire_worker", map[string]any{"id": "w-scout", "position": "p-explorer", "kind": "ai", "name": "Scout", "grants": []string{"get_spec_task", "report_exploration"}}},
+		{"create_spec_task", map[string]any{"id": "t-greeter", "title": "Greeter", "prompt": "Greet by name.", "repo": repo, "planner": "w-planner",
+			"builders": []string{"w-planner"}, "explorers": []string{"w-scout"}}},
+	} {
+		servertest.Call[map[string]any](t, owner, c.tool, c.args)
+	}
+	waitState(t, st, "t-greeter", domain.TaskSpecReview)
+
+	view, err := st.GetSpecTask(ctx, "t-greeter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := view.Exploration[0]; p.State != domain.ExploreUnreported || len(p.Unknown) != 1 || !strings.Contains(p.Summary, "stopped after 3 model turns") {
+		t.Errorf("the explorer's partition = %+v, want unreported after 3 turns, every area unknown", p)
+	}
+	models := map[string][]string{}
+	for _, turn := range fake.Turns() {
+		switch p := turn.Prompt(); {
+		case strings.Contains(p, "You explore part 1"):
+			models["explorer"] = append(models["explorer"], turn.Model)
+		case strings.Contains(p, "You plan spec task"):
+			models["planner"] = append(models["planner"], turn.Model)
+		}
+	}
+	if got := models["explorer"]; len(got) != 3 || got[0] != "cheap-model" || got[2] != "cheap-model" {
+		t.Errorf("the explorer's turns ran on %v, want 3 on cheap-model", got)
+	}
+	if got := models["planner"]; len(got) == 0 || got[0] == "cheap-model" {
+		t.Errorf("the planner's turns ran on %v, want the default model", got)
 	}
 }
