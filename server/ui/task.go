@@ -64,7 +64,7 @@ func (u *UI) handleTask(w http.ResponseWriter, r *http.Request, v *viewer) {
 	p := taskPage{SpecTaskView: view, Board: board(view.Items), Names: map[string]string{}, Stream: domain.TaskStream(view.Task.ID),
 		Review: reviewAsks[view.Task.State], CanCancel: v.Can("cancel_spec_task") && !view.Task.State.Final()}
 	p.Done, p.Total = domain.Progress(view.Items)
-	p.DesignFirst = slices.Contains([]domain.TaskState{domain.TaskBacklog, domain.TaskSpecGeneration, domain.TaskSpecReview, domain.TaskSpecRevision}, view.Task.State)
+	p.DesignFirst = slices.Contains([]domain.TaskState{domain.TaskBacklog, domain.TaskExploration, domain.TaskSpecGeneration, domain.TaskSpecReview, domain.TaskSpecRevision}, view.Task.State)
 	p.CanReview = p.Review != "" && v.Can("review_spec") && view.Task.Reviewer == v.Worker.ID
 	if all, err := invoke[struct{ Workers []domain.Worker }](ctx, v, "list_workers", nil); err == nil {
 		for _, wk := range all.Workers {
