@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -345,6 +346,13 @@ func (env RuntimeEnv) runLLM(ctx context.Context, run domain.Run) (LLMConfig, er
 		return cfg, err
 	}
 	cfg.Bash = scope.Allows(run.WorkerID, role.ID)
+	byRole, err := ParseByRole(env.get(ctx, ByRoleSetting))
+	if err != nil {
+		return cfg, err
+	}
+	if l, ok := byRole[role.ID]; ok {
+		cfg.Model, cfg.MaxTurns = cmp.Or(l.Model, cfg.Model), cmp.Or(l.MaxTurns, cfg.MaxTurns)
+	}
 	if !cfg.Bash && RoleAsksForBash(role.Content) && run.Log != nil {
 		run.Log(domain.LogEntry{Kind: domain.LogNote, Text: fmt.Sprintf("role %s asks for `bash: true` in its front matter; ignored: "+
 			"role text cannot turn on host capabilities, only an operator can (helix-org config set %s)", role.ID, BashSetting.Key)})

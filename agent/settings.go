@@ -37,6 +37,9 @@ var (
 	BashSetting = domain.SettingSpec{Key: "agent.bash", Type: domain.SettingJSON, Default: "{}", RunsCode: true,
 		Description: `Where the built-in agent gets a bash tool in the worker's directory: {"roles":["r-dev"],"workers":["w-x"]}, or {"all":true}. ` +
 			"On a host runtime that is a shell in the agent's sandbox (as the server's user with agent.sandbox off). Role text cannot turn it on."}
+	ByRoleSetting = domain.SettingSpec{Key: byRoleKey, Type: domain.SettingJSON, Default: "{}", Validate: func(v string) error { _, err := ParseByRole(v); return err },
+		Description: `The built-in agent's model and turn limit for the holders of a role, over agent.model and agent.max_turns: {"r-explorer":{"model":"claude-haiku-4-5","max_turns":20}} ` +
+			"gives a spec task's explorers a cheap model and a bounded tool budget."}
 	SandboxSetting = domain.SettingSpec{Key: "agent.sandbox", Type: domain.SettingString, Default: SandboxBwrap, Enum: []string{SandboxBwrap, SandboxOff},
 		Description: "How the host runtimes (claude, codex, gemini, opencode, command, builtin) confine an agent: bwrap runs it in a bubblewrap sandbox that sees only its worker's directory, " +
 			"the system read-only and its own processes, and refuses to run when bubblewrap cannot; off runs it as the server's user, " +
@@ -117,5 +120,35 @@ func (b BashScope) Any() bool { return b.All || len(b.Roles) > 0 || len(b.Worker
 
 // Settings lists every agent config key.
 var Settings = domain.Settings{RuntimeSetting, CommandSetting, ModelSetting, EffortSetting, ProviderSetting,
-	BaseURLSetting, APIKeySetting, GeminiBaseURLSetting, GeminiAPIKeySetting, MaxTurnsSetting, MaxTokensSetting, BashSetting, SandboxSetting, SandboxPathsSetting,
+	BaseURLSetting, APIKeySetting, GeminiBaseURLSetting, GeminiAPIKeySetting, MaxTurnsSetting, MaxTokensSetting, BashSetting, ByRoleSetting, SandboxSetting, SandboxPathsSetting,
 	PreserveContextSetting, SessionMaxAgeSetting, SessionMaxBytesSetting}
+
+const byRoleKey = "agent.by_role"
+
+// RoleLimits are agent.by_role's overrides for one role.
+type RoleLimits struct {
+	Model    string `json:"model,omitempty"`
+	MaxTurns int    `json:"max_turns,omitempty"`
+}
+
+// ParseByRole reads agent.by_role: role ids (r-…) to their overrides.
+func ParseByRole(s string) (map[string]RoleLimits, error) {
+	out := map[string]RoleLimits{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		return nil, fmt.Errorf(`%s: want {"r-…":{"model":"…","max_turns":N}}: %w`, byRoleKey, err)
+	}
+	for role, l := range out {
+		switch {
+		case !strings.HasPrefix(role, domain.PrefixRole):
+			return nil, fmt.Errorf("%s: %q is not a role id (r-…)", byRoleKey, role)
+		case l.MaxTurns < 0:
+			return nil, fmt.Errorf("%s: %s: max_turns must be 0 (agent.max_turns) or more, got %d", byRoleKey, role, l.MaxTurns)
+		}
+	}
+	return out, nil
+}

@@ -115,6 +115,9 @@ type RunOutcome struct {
 	By   string
 	Note string
 	At   time.Time
+	// Proposed is the pattern a rating of helped with a note proposed
+	// (quarantined until a person confirms it), if any.
+	Proposed string
 }
 
 // RunRatings are the words a person rates a run with.

@@ -23,6 +23,7 @@ type TaskState string
 // The states of a spec task, in the order a task normally passes them.
 const (
 	TaskBacklog              TaskState = "backlog"
+	TaskExploration          TaskState = "exploration"
 	TaskSpecGeneration       TaskState = "spec_generation"
 	TaskSpecReview           TaskState = "spec_review"
 	TaskSpecRevision         TaskState = "spec_revision"
@@ -36,7 +37,7 @@ const (
 )
 
 // TaskStates lists every state, for enums and errors.
-var TaskStates = []TaskState{TaskBacklog, TaskSpecGeneration, TaskSpecReview, TaskSpecRevision, TaskSpecApproved,
+var TaskStates = []TaskState{TaskBacklog, TaskExploration, TaskSpecGeneration, TaskSpecReview, TaskSpecRevision, TaskSpecApproved,
 	TaskImplementationQueued, TaskImplementation, TaskImplementationReview, TaskDone, TaskBlocked, TaskCancelled}
 
 // TaskAction is what moves a task from one state to the next.
@@ -46,6 +47,7 @@ type TaskAction string
 // queue, implement, finish); people and agents take the others through tools.
 const (
 	ActStart          TaskAction = "start"
+	ActExplore        TaskAction = "explore"
 	ActSubmitSpec     TaskAction = "submit_spec"
 	ActApprove        TaskAction = "approve"
 	ActRequestChanges TaskAction = "request_changes"
@@ -60,7 +62,8 @@ const (
 // taskMoves is the state machine: the actions each state allows and where
 // they lead. block and cancel are added to every state that is not final.
 var taskMoves = map[TaskState]map[TaskAction]TaskState{
-	TaskBacklog:              {ActStart: TaskSpecGeneration},
+	TaskBacklog:              {ActStart: TaskSpecGeneration, ActExplore: TaskExploration},
+	TaskExploration:          {ActStart: TaskSpecGeneration},
 	TaskSpecGeneration:       {ActSubmitSpec: TaskSpecReview},
 	TaskSpecReview:           {ActApprove: TaskSpecApproved, ActRequestChanges: TaskSpecRevision},
 	TaskSpecRevision:         {ActSubmitSpec: TaskSpecReview},
@@ -79,7 +82,7 @@ func (s TaskState) Final() bool { return s == TaskDone || s == TaskCancelled }
 // Allowed lists the actions a task in this state accepts, in a fixed order.
 func (s TaskState) Allowed() []TaskAction {
 	var out []TaskAction
-	for _, a := range []TaskAction{ActStart, ActSubmitSpec, ActApprove, ActRequestChanges, ActQueue, ActImplement, ActFinish, ActResume} {
+	for _, a := range []TaskAction{ActStart, ActExplore, ActSubmitSpec, ActApprove, ActRequestChanges, ActQueue, ActImplement, ActFinish, ActResume} {
 		if _, ok := taskMoves[s][a]; ok {
 			out = append(out, a)
 		}
@@ -117,8 +120,18 @@ func (s TaskState) Next(a TaskAction) (TaskState, error) {
 const DefaultTaskParallel = 2
 
 // MaxStallAttempts is how often the planner re-plans around one blocked
-// item before the reviewer is asked instead.
+// item before the task is aborted (blocked) and the reviewer asked.
 const MaxStallAttempts = 3
+
+// Stall steps: what became of a stalled item, each an event on the
+// task's stream. The planner re-plans or skips it; after
+// MaxStallAttempts re-plans along one line the server aborts.
+const (
+	StallAsked  = "stalled"
+	StallReplan = "replan"
+	StallSkip   = "skip"
+	StallAbort  = "abort"
+)
 
 // SpecTask is a piece of project work: a prompt turned into a reviewed
 // design, then into items that builders work in dependency order.
@@ -138,6 +151,9 @@ type SpecTask struct {
 	Reviewer string `json:"reviewer"`
 	// Builders are the workers items are handed to.
 	Builders []string `json:"builders"`
+	// Explorers explore an existing repository before the planner plans:
+	// each takes a partition of it. Empty: the builders do.
+	Explorers []string `json:"explorers,omitempty"`
 	// Parallel caps how many items are in progress at once.
 	Parallel int `json:"parallel"`
 	// PullRequests says when the server opens pull requests from the
@@ -167,6 +183,8 @@ func (t SpecTask) Validate() error {
 		return Required("planner")
 	case len(t.Builders) == 0:
 		return Required("builders")
+	case len(t.Explorers) > MaxExplorers:
+		return Invalid("explorers", "at most %d explorers; got %d", MaxExplorers, len(t.Explorers))
 	case t.Parallel < 0:
 		return Invalid("parallel", "must be at least 1, got %d", t.Parallel)
 	case t.PullRequests != "" && !slices.Contains(PullRequestModes, t.PullRequests):

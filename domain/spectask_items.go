@@ -18,9 +18,15 @@ const (
 	ItemInProgress ItemState = "in_progress" // - [~]
 	ItemDone       ItemState = "done"        // - [x]
 	ItemBlocked    ItemState = "blocked"     // - [!]
+	// ItemSkipped is a stalled item the planner (or reviewer) chose to do
+	// without, with a reason; what waited for it goes on.
+	ItemSkipped ItemState = "skipped" // - [-]
 )
 
-var itemMarks = map[ItemState]string{ItemPending: " ", ItemInProgress: "~", ItemDone: "x", ItemBlocked: "!"}
+var itemMarks = map[ItemState]string{ItemPending: " ", ItemInProgress: "~", ItemDone: "x", ItemBlocked: "!", ItemSkipped: "-"}
+
+// Settled says nothing more will be done on an item: done or skipped.
+func (s ItemState) Settled() bool { return s == ItemDone || s == ItemSkipped }
 
 // ItemOutcome is what a builder reports for its item.
 type ItemOutcome string
@@ -37,15 +43,22 @@ var ItemOutcomes = []ItemOutcome{OutcomeDelivered, OutcomePartial, OutcomeBlocke
 
 // TaskItem is one step of a task's implementation, numbered within the task.
 type TaskItem struct {
-	Seq         int       `json:"seq"`
-	Title       string    `json:"title"`
-	Description string    `json:"description,omitempty"`
-	Files       []string  `json:"files,omitempty"`
-	Verify      string    `json:"verify,omitempty"`
-	BlockedBy   []int     `json:"blockedBy,omitempty"`
-	State       ItemState `json:"state"`
-	Worker      string    `json:"worker,omitempty"`
-	Summary     string    `json:"summary,omitempty"`
+	Seq         int      `json:"seq"`
+	Title       string   `json:"title"`
+	Description string   `json:"description,omitempty"`
+	Files       []string `json:"files,omitempty"`
+	Verify      string   `json:"verify,omitempty"`
+	// Delta is what the item changes in what exists (the exploration's
+	// findings); Framework and Idioms are what it builds with and the
+	// conventions to keep; Budget is the most tool calls it should take.
+	Delta     string    `json:"delta,omitempty"`
+	Framework string    `json:"framework,omitempty"`
+	Idioms    []string  `json:"idioms,omitempty"`
+	Budget    int       `json:"budget,omitempty"`
+	BlockedBy []int     `json:"blockedBy,omitempty"`
+	State     ItemState `json:"state"`
+	Worker    string    `json:"worker,omitempty"`
+	Summary   string    `json:"summary,omitempty"`
 	// Handouts counts how often the item was given to a builder; a run
 	// that ends without a report gets it once more, then it is blocked.
 	Handouts int `json:"handouts"`
@@ -56,6 +69,12 @@ type TaskItem struct {
 	// PullRequest is the one the server opened for the item, if any.
 	PullRequest *ItemPullRequest `json:"pullRequest,omitempty"`
 }
+
+// Bounds of an item's plan fields.
+const (
+	MaxItemBudget = 1000
+	maxIdioms     = 16
+)
 
 // CheckItems refuses a graph that cannot be worked: items without a title,
 // duplicate numbers, blockers that do not exist, and cycles, naming the
@@ -69,6 +88,10 @@ func CheckItems(items []TaskItem) error {
 			return Invalid(field+".seq", "must be 1 or more, got %d", it.Seq)
 		case strings.TrimSpace(it.Title) == "":
 			return Required(field + ".title")
+		case it.Budget < 0 || it.Budget > MaxItemBudget:
+			return Invalid(field+".budget", "is the most tool calls the item should take, 1 to %d (0: no budget); got %d", MaxItemBudget, it.Budget)
+		case len(it.Idioms) > maxIdioms:
+			return Invalid(field+".idioms", "at most %d idioms; got %d", maxIdioms, len(it.Idioms))
 		}
 		if _, dup := bySeq[it.Seq]; dup {
 			return Invalid(field+".seq", "item %d appears twice", it.Seq)
@@ -135,7 +158,7 @@ func findCycle(items []TaskItem, bySeq map[int]TaskItem) []int {
 func ReadyItems(items []TaskItem) []TaskItem {
 	done := map[int]bool{}
 	for _, it := range items {
-		done[it.Seq] = it.State == ItemDone
+		done[it.Seq] = it.State.Settled()
 	}
 	var out []TaskItem
 	for _, it := range items {
@@ -175,7 +198,12 @@ func RenderChecklist(title string, items []TaskItem) string {
 			fmt.Fprintf(&b, " @%s", it.Worker)
 		}
 		b.WriteByte('\n')
-		for _, d := range []struct{ k, v string }{{"", it.Description}, {"files: ", strings.Join(it.Files, ", ")},
+		budget := ""
+		if it.Budget > 0 {
+			budget = fmt.Sprintf("%d tool calls", it.Budget)
+		}
+		for _, d := range []struct{ k, v string }{{"", it.Description}, {"delta: ", it.Delta}, {"files: ", strings.Join(it.Files, ", ")},
+			{"framework: ", it.Framework}, {"idioms: ", strings.Join(it.Idioms, "; ")}, {"budget: ", budget},
 			{"verify: ", it.Verify}, {"result: ", it.Summary}} {
 			if v := strings.TrimSpace(d.v); v != "" {
 				fmt.Fprintf(&b, "  %s%s\n", d.k, strings.ReplaceAll(v, "\n", "\n  "))
@@ -192,7 +220,7 @@ type ChecklistLine struct {
 	Title string
 }
 
-var checklistLine = regexp.MustCompile(`^- \[([ ~xX!])\] (\d+)\. (.*?)(?: \(after [0-9, ]+\))?(?: @(w-[a-z0-9-]+))?\s*$`)
+var checklistLine = regexp.MustCompile(`^- \[([ ~xX!-])\] (\d+)\. (.*?)(?: \(after [0-9, ]+\))?(?: @(w-[a-z0-9-]+))?\s*$`)
 
 // ParseChecklist reads the checkbox lines of progress.md. A line that
 // looks like a checkbox but cannot be read is an error naming its line,
@@ -205,7 +233,7 @@ func ParseChecklist(md string) ([]ChecklistLine, error) {
 		}
 		m := checklistLine.FindStringSubmatch(line)
 		if m == nil {
-			return nil, Invalid("progress", "line %d %q is not \"- [ ] N. title\" with one of the marks \" \", \"~\", \"x\", \"!\"", n+1, line)
+			return nil, Invalid("progress", "line %d %q is not \"- [ ] N. title\" with one of the marks \" \", \"~\", \"x\", \"!\", \"-\"", n+1, line)
 		}
 		seq, _ := strconv.Atoi(m[2])
 		state := ItemDone
@@ -231,7 +259,7 @@ func ApplyChecklist(items []TaskItem, lines []ChecklistLine) []TaskItem {
 	var changed []TaskItem
 	for _, it := range items {
 		m, ok := marks[it.Seq]
-		if !ok || m == it.State || it.State == ItemDone || (m != ItemDone && m != ItemBlocked) {
+		if !ok || m == it.State || it.State.Settled() || (m != ItemDone && m != ItemBlocked) {
 			continue
 		}
 		it.State = m

@@ -33,7 +33,7 @@ func TestTaskStateNext(t *testing.T) {
 		{domain.TaskBlocked, domain.ActCancel, domain.TaskCancelled, ""},
 		{domain.TaskSpecReview, domain.ActSubmitSpec, "",
 			`a task in state "spec_review" does not allow "submit_spec" (allowed: "approve", "request_changes", "block", "cancel")`},
-		{domain.TaskBacklog, domain.ActApprove, "", `state "backlog" does not allow "approve" (allowed: "start", "block", "cancel")`},
+		{domain.TaskBacklog, domain.ActApprove, "", `state "backlog" does not allow "approve" (allowed: "start", "explore", "block", "cancel")`},
 		{domain.TaskBlocked, domain.ActBlock, "", `(allowed: "resume", "cancel")`},
 		{domain.TaskDone, domain.ActCancel, "", `a task in state "done" does not allow "cancel" (allowed: none, the task is finished)`},
 		{domain.TaskCancelled, domain.ActStart, "", `(allowed: none, the task is finished)`},

@@ -219,6 +219,9 @@ func (s *Store) appendOnce(tx *gorm.DB, ev domain.Event, opts AppendOptions) (st
 	if err := closeQuestion(tx, q, ev); err != nil {
 		return ev, false, err
 	}
+	if err := s.answeredTx(tx, q, ev); err != nil {
+		return ev, false, err
+	}
 	if err := s.enqueueTriggers(tx, ev); err != nil {
 		return ev, false, err
 	}

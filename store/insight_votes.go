@@ -135,7 +135,8 @@ func (s *Store) RateActivation(ctx context.Context, actor, activation, rating, n
 		if err := tx.Select("id", "worker_id").Where("id = ?", activation).Take(&run).Error; err != nil {
 			return notFoundOr(err, "activation", activation)
 		}
-		if err := isPerson(tx, actor, "rates a run"); err != nil {
+		var err error
+		if err = isPerson(tx, actor, "rates a run"); err != nil {
 			return err
 		}
 		if err := newAuthz(tx).manages(actor, run.WorkerID); err != nil {
@@ -143,6 +144,9 @@ func (s *Store) RateActivation(ctx context.Context, actor, activation, rating, n
 		}
 		o.At = s.Now()
 		if err := s.judgeRunTx(tx, o); err != nil {
+			return err
+		}
+		if o.Proposed, err = s.proposeRunTx(tx, run, o); err != nil {
 			return err
 		}
 		return s.audit(tx, Change{Action: "rate_activation", Actor: actor, Target: activation, After: map[string]any{"outcome": rating, "note": note}})

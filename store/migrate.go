@@ -138,6 +138,12 @@ var migrations = []migration{
 	{53, "people: org roles, invitations, sessions the identity provider opened", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&orgRoleRow{}, &invitationRow{}, &sessionRow{})
 	}},
+	{54, "spec-task items' delta, framework, idioms and budget; explorers; clarifying questions", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&taskItemRow{}, &specTaskRow{})
+	}},
+	{55, "spec-task explorations: each explorer's partition and its coverage", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&exploreRow{})
+	}},
 	{56, "recurring spec tasks", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&recurrenceRow{})
 	}},

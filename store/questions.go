@@ -41,6 +41,9 @@ type Ask struct {
 	// CausedBy is the asker's activation, if any (its label carries on).
 	CausedBy string
 	MaxBody  int
+	// Task is the spec task a planner's clarifying question is about: the
+	// task waits for the answer (spectask_clarify.go).
+	Task string
 }
 
 // AskExtra is the extra of an ask_human message: "question" or "notice".
@@ -68,6 +71,12 @@ func (s *Store) AskHuman(ctx context.Context, a Ask) (domain.Event, error) {
 	if p.DismissedAt != nil {
 		return domain.Event{}, domain.Invalid("person", "%s is dismissed", a.Person)
 	}
+	if a.Task != "" {
+		// Checked before the DM is made, so a refused question leaves nothing.
+		if _, err := checkClarifyTx(s.read(ctx), a); err != nil {
+			return domain.Event{}, fmt.Errorf("ask %s: %w", a.Person, err)
+		}
+	}
 	dm, err := s.EnsureDM(ctx, a.Asker, a.Person)
 	if err != nil {
 		return domain.Event{}, err
@@ -80,10 +89,22 @@ func (s *Store) AskHuman(ctx context.Context, a Ask) (domain.Event, error) {
 	ev := domain.Event{StreamID: dm.ID, Source: a.Asker, CausedBy: a.CausedBy,
 		Message: domain.Message{From: a.Asker, To: []string{a.Person}, Subject: subject, Body: a.Text, Extra: extra}}
 	err = s.write(ctx, func(tx *gorm.DB) error {
+		var task specTaskRow
+		if a.Task != "" {
+			if task, err = checkClarifyTx(tx, a); err != nil {
+				return err
+			}
+		}
 		if ev, err = s.appendTx(tx, ev, AppendOptions{MaxBody: a.MaxBody}); err != nil || !a.ExpectsReply {
 			return err
 		}
-		return tx.Create(&questionRow{EventID: ev.ID, StreamID: dm.ID, Asker: a.Asker, Person: a.Person, Text: a.Text, AskedAt: ev.CreatedAt}).Error
+		if err := tx.Create(&questionRow{EventID: ev.ID, StreamID: dm.ID, Asker: a.Asker, Person: a.Person, Text: a.Text, AskedAt: ev.CreatedAt}).Error; err != nil {
+			return err
+		}
+		if a.Task != "" {
+			return s.clarifyTx(tx, task, a, ev)
+		}
+		return nil
 	})
 	if err != nil {
 		return domain.Event{}, fmt.Errorf("ask %s: %w", a.Person, err)

@@ -21,6 +21,10 @@ type taskItemRow struct {
 	Description string
 	Files       string
 	Verify      string
+	Delta       string
+	Framework   string
+	Idioms      string // JSON list
+	Budget      int
 	BlockedBy   string
 	State       string `gorm:"not null;index"`
 	Worker      string `gorm:"index"`
@@ -48,7 +52,9 @@ func (r taskItemRow) toDomain() domain.TaskItem {
 	if r.PRNumber > 0 {
 		it.PullRequest = &domain.ItemPullRequest{Forge: r.PRForge, Project: r.PRProject, Number: r.PRNumber, URL: r.PRURL, Head: r.PRHead}
 	}
+	it.Delta, it.Framework, it.Budget = r.Delta, r.Framework, r.Budget
 	json.Unmarshal([]byte(r.Files), &it.Files)
+	json.Unmarshal([]byte(r.Idioms), &it.Idioms)
 	json.Unmarshal([]byte(r.BlockedBy), &it.BlockedBy)
 	return it
 }
@@ -62,6 +68,11 @@ func itemRow(task string, it domain.TaskItem) taskItemRow {
 	row := taskItemRow{TaskID: task, Seq: it.Seq, Title: it.Title, Description: it.Description, Files: string(files), Verify: it.Verify,
 		BlockedBy: string(after), State: string(it.State), Worker: it.Worker, Summary: it.Summary, Handouts: it.Handouts, Replans: it.Replans,
 		StartedAt: it.StartedAt, FinishedAt: it.FinishedAt}
+	row.Delta, row.Framework, row.Budget = it.Delta, it.Framework, it.Budget
+	if len(it.Idioms) > 0 {
+		idioms, _ := json.Marshal(it.Idioms)
+		row.Idioms = string(idioms)
+	}
 	if pr := it.PullRequest; pr != nil {
 		row.PRForge, row.PRProject, row.PRNumber, row.PRURL, row.PRHead = pr.Forge, pr.Project, pr.Number, pr.URL, pr.Head
 	}
@@ -93,6 +104,9 @@ func (s *Store) SubmitSpec(ctx context.Context, actor, id, design string, items 
 		}
 		if actor != row.Planner {
 			return domain.Forbidden("only the planner %s submits the spec of %s", row.Planner, id)
+		}
+		if row.Asking != "" {
+			return fmt.Errorf("%w: %s waits for the answer to the planner's question %s; submit the spec once it is answered", domain.ErrConflict, id, row.Asking)
 		}
 		if err := labelDocsTx(tx, &row); err != nil {
 			return err
@@ -186,6 +200,7 @@ func (s *Store) replanTx(tx *gorm.DB, row specTaskRow, actor string, items []dom
 	var added []int
 	for _, it := range items {
 		nu := domain.TaskItem{Seq: renum[it.Seq], Title: it.Title, Description: it.Description, Files: it.Files, Verify: it.Verify,
+			Delta: it.Delta, Framework: it.Framework, Idioms: it.Idioms, Budget: it.Budget,
 			State: domain.ItemPending, Replans: old.Replans, BlockedBy: old.BlockedBy}
 		if len(it.BlockedBy) > 0 {
 			nu.BlockedBy = nil
@@ -206,6 +221,10 @@ func (s *Store) replanTx(tx *gorm.DB, row specTaskRow, actor string, items []dom
 	}
 	if replace > 0 {
 		if err := replacedTx(tx, row.ID, replace, added); err != nil {
+			return err
+		}
+		if _, err := s.stallEventTx(tx, row.ID, actor, domain.StallReplan, replace, old.Replans, added, fmt.Sprintf(
+			"Item %d (%s) re-planned as items %s (attempt %d of %d).", replace, old.Title, joinInts(added), old.Replans, domain.MaxStallAttempts)); err != nil {
 			return err
 		}
 	}
@@ -255,8 +274,7 @@ func (s *Store) ReviewSpec(ctx context.Context, actor, id string, approve bool, 
 			if err := s.judgeItemsTx(tx, row, actor, true, comments); err != nil {
 				return err
 			}
-			_, err := s.learnTaskTx(tx, row, ev.ID)
-			return err
+			return s.endSessionTx(tx, row, actor, ev.ID, true)
 		}
 		if _, err := s.moveTx(tx, &row, actor, domain.ActQueue, "Implementation queued."); err != nil {
 			return err
@@ -313,3 +331,11 @@ func (s *Store) resumeTx(tx *gorm.DB, row specTaskRow, actor, comments string) e
 
 // itemID names an item in errors: t-login/3.
 func itemID(task string, seq int) string { return task + "/" + strconv.Itoa(seq) }
+
+func joinInts(v []int) string {
+	out := make([]string, len(v))
+	for i, n := range v {
+		out[i] = strconv.Itoa(n)
+	}
+	return strings.Join(out, ", ")
+}

@@ -93,7 +93,7 @@ func (s *Store) LearnTask(ctx context.Context, actor, task string) ([]domain.Lea
 		if actor != row.Reviewer && actor != OwnerWorker {
 			return domain.Forbidden("only the reviewer %s (or %s) learns from %s", row.Reviewer, OwnerWorker, task)
 		}
-		out, err = s.learnTaskTx(tx, row, "")
+		out, _, err = s.learnTaskTx(tx, row, "")
 		return err
 	})
 	if err != nil {
@@ -104,16 +104,18 @@ func (s *Store) LearnTask(ctx context.Context, actor, task string) ([]domain.Lea
 
 // learnTaskTx asks the reviewer one question per item with lessons and
 // stores what the lessons say as a failure insight for the builders.
-func (s *Store) learnTaskTx(tx *gorm.DB, row specTaskRow, causedBy string) ([]domain.LearnQuestion, error) {
+// It returns the questions asked and the failure insights stored.
+func (s *Store) learnTaskTx(tx *gorm.DB, row specTaskRow, causedBy string) ([]domain.LearnQuestion, []string, error) {
 	var lessons []itemLessonRow
 	if err := tx.Where("task_id = ?", row.ID).Order("id").Find(&lessons).Error; err != nil {
-		return nil, fmt.Errorf("lessons of %s: %w", row.ID, err)
+		return nil, nil, fmt.Errorf("lessons of %s: %w", row.ID, err)
 	}
 	items, err := taskItems(tx, row.ID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []domain.LearnQuestion
+	var stored []string
 	for _, seq := range lessonSeqs(lessons) {
 		var mine []itemLessonRow
 		for _, l := range lessons {
@@ -121,15 +123,15 @@ func (s *Store) learnTaskTx(tx *gorm.DB, row specTaskRow, causedBy string) ([]do
 				mine = append(mine, l)
 			}
 		}
-		q, asked, err := s.askItemTx(tx, row, mine, items, causedBy)
+		q, auto, err := s.askItemTx(tx, row, mine, items, causedBy)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if asked {
-			out = append(out, q)
+		if auto != "" {
+			out, stored = append(out, q), append(stored, auto)
 		}
 	}
-	return out, nil
+	return out, stored, nil
 }
 
 func lessonSeqs(lessons []itemLessonRow) []int {
@@ -142,24 +144,25 @@ func lessonSeqs(lessons []itemLessonRow) []int {
 	return seqs
 }
 
-// askItemTx asks about one item, unless it was asked about before.
-func (s *Store) askItemTx(tx *gorm.DB, row specTaskRow, lessons []itemLessonRow, items []domain.TaskItem, causedBy string) (domain.LearnQuestion, bool, error) {
+// askItemTx asks about one item, unless it was asked about before; it
+// returns the question and the failure insight stored ("" when not asked).
+func (s *Store) askItemTx(tx *gorm.DB, row specTaskRow, lessons []itemLessonRow, items []domain.TaskItem, causedBy string) (domain.LearnQuestion, string, error) {
 	last := lessons[len(lessons)-1]
 	key := itemID(row.ID, last.Seq)
 	var prior int64
 	if err := tx.Model(&learnQuestionRow{}).Where("activation_id = ?", key).Count(&prior).Error; err != nil || prior > 0 {
-		return domain.LearnQuestion{}, false, err
+		return domain.LearnQuestion{}, "", err
 	}
 	worker := lastWorker(lessons, row)
 	next := whatHappened(items, lessons)
 	auto, err := s.storeLessonTx(tx, row, worker, last, next)
 	if err != nil {
-		return domain.LearnQuestion{}, false, err
+		return domain.LearnQuestion{}, "", err
 	}
 	var used []string
 	if last.RunID != "" {
 		if err := tx.Model(&insightUseRow{}).Where("activation_id = ? AND utilized", last.RunID).Order("insight_id").Pluck("insight_id", &used).Error; err != nil {
-			return domain.LearnQuestion{}, false, err
+			return domain.LearnQuestion{}, "", err
 		}
 	}
 	q := learnQuestionRow{ID: "q-" + domain.RandomSlug(10), ActivationID: key, RunID: last.RunID, TaskID: row.ID, ItemSeq: last.Seq,
@@ -167,13 +170,13 @@ func (s *Store) askItemTx(tx *gorm.DB, row specTaskRow, lessons []itemLessonRow,
 	ev, err := s.notifyTx(tx, row.Reviewer, domain.Message{Subject: fmt.Sprintf("What should builders do next time? (%s item %d, %s)", row.ID, last.Seq, q.ID),
 		Body: itemQuestionBody(tx, row, q, lessons, next, auto), BodyContentType: "text/markdown"}, causedBy)
 	if err != nil {
-		return domain.LearnQuestion{}, false, err
+		return domain.LearnQuestion{}, "", err
 	}
 	q.Notice = ev.ID
 	if err := tx.Create(&q).Error; err != nil {
-		return domain.LearnQuestion{}, false, fmt.Errorf("record question %s: %w", q.ID, err)
+		return domain.LearnQuestion{}, "", fmt.Errorf("record question %s: %w", q.ID, err)
 	}
-	return q.toDomain(), true, nil
+	return q.toDomain(), auto.ID, nil
 }
 
 // lastWorker is who last worked the item, else the task's first builder:

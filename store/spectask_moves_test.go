@@ -64,6 +64,8 @@ func TestItemMovesOnTheTaskStream(t *testing.T) {
 		"t-x: item 1 done (w-b1)",
 		"t-x: item 2 in_progress (w-b1)",
 		"t-x: item 2 blocked (w-b1)",
+		"t-x: item 2 stalled",
+		"t-x: item 2 replan",
 		"t-x: item 4 pending",
 		"t-x: item 4 in_progress (w-b1)",
 		"t-x: item 4 pending",

@@ -136,7 +136,7 @@ func (s *Store) recurTx(tx *gorm.DB, tick domain.Event) error {
 	if err := tx.SavePoint("recur").Error; err != nil {
 		return err
 	}
-	id, err := s.createSpecTaskTx(tx, r.CreatedBy, t, r.DocsLabel)
+	id, err := s.createSpecTaskTx(tx, r.CreatedBy, t, r.DocsLabel, TaskStart{})
 	if err != nil {
 		if rerr := tx.RollbackTo("recur").Error; rerr != nil {
 			return rerr

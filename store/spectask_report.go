@@ -89,7 +89,7 @@ func addRestTx(tx *gorm.DB, id string, items []domain.TaskItem, done domain.Task
 		next = max(next, it.Seq+1)
 	}
 	nu := domain.TaskItem{Seq: next, Title: "Rest of " + done.Title, Description: rest, Files: done.Files, Verify: done.Verify,
-		BlockedBy: []int{done.Seq}, State: domain.ItemPending, Replans: done.Replans}
+		Framework: done.Framework, Idioms: done.Idioms, Budget: done.Budget, BlockedBy: []int{done.Seq}, State: domain.ItemPending, Replans: done.Replans}
 	if err := tx.Create(new(itemRow(id, nu))).Error; err != nil {
 		return err
 	}
@@ -163,6 +163,9 @@ func (s *Store) endedRunTx(tx *gorm.DB, a domain.Activation) error {
 	}
 	var seqs []int64
 	if err := tx.Model(&triggerRow{}).Where("activation_id = ?", a.ID).Pluck("event_seq", &seqs).Error; err != nil || len(seqs) == 0 {
+		return err
+	}
+	if err := s.endedExploreTx(tx, a, seqs); err != nil {
 		return err
 	}
 	var rows []taskItemRow

@@ -28,8 +28,13 @@ func (s *Store) advanceTx(tx *gorm.DB, row specTaskRow, actor, causedBy string) 
 	if err != nil {
 		return err
 	}
-	if done, total := domain.Progress(items); done == total {
-		ev, err := s.moveTx(tx, &row, actor, domain.ActFinish, fmt.Sprintf("All %d items are done.", total))
+	if settled(items) {
+		done, total := domain.Progress(items)
+		note := fmt.Sprintf("All %d items are done.", total)
+		if done < total {
+			note = fmt.Sprintf("All %d items are settled: %d done, %d skipped.", total, done, total-done)
+		}
+		ev, err := s.moveTx(tx, &row, actor, domain.ActFinish, note)
 		if err != nil {
 			return err
 		}
@@ -117,7 +122,12 @@ func (s *Store) handoutTx(tx *gorm.DB, row specTaskRow, items []domain.TaskItem,
 	it.State, it.Worker, it.Handouts, it.StartedAt, it.FinishedAt = domain.ItemInProgress, worker, it.Handouts+1, &now, nil
 	var b strings.Builder
 	fmt.Fprintf(&b, "You build item %d of spec task %s, %q: %s\n\n", it.Seq, row.ID, row.Title, it.Title)
-	for _, d := range [][2]string{{"", it.Description}, {"Files: ", strings.Join(it.Files, ", ")}, {"Verify: ", it.Verify}} {
+	budget := ""
+	if it.Budget > 0 {
+		budget = fmt.Sprintf("at most %d tool calls; past it, report partial or blocked rather than going on", it.Budget)
+	}
+	for _, d := range [][2]string{{"", it.Description}, {"Delta: ", it.Delta}, {"Files: ", strings.Join(it.Files, ", ")},
+		{"Framework: ", it.Framework}, {"Idioms: ", strings.Join(it.Idioms, "; ")}, {"Budget: ", budget}, {"Verify: ", it.Verify}} {
 		if d[1] != "" {
 			fmt.Fprintf(&b, "%s%s\n\n", d[0], d[1])
 		}
@@ -142,9 +152,10 @@ func (s *Store) handoutTx(tx *gorm.DB, row specTaskRow, items []domain.TaskItem,
 }
 
 // stallTx handles a task with items left and none ready: the planner is
-// asked to re-plan the first blocked item, up to MaxStallAttempts times
-// along one line of replacements; then the reviewer is asked and the task
-// is blocked, so a builder that always fails ends in a question, not a loop.
+// asked to re-plan or skip the first blocked item, up to MaxStallAttempts
+// times along one line of replacements; then the task is aborted —
+// blocked, the reviewer asked — so a builder that always fails ends in a
+// question, not a loop. Each step is an event on the task's stream.
 func (s *Store) stallTx(tx *gorm.DB, row specTaskRow, actor string, items []domain.TaskItem) error {
 	i := slices.IndexFunc(items, func(it domain.TaskItem) bool { return it.State == domain.ItemBlocked })
 	if i < 0 {
@@ -156,10 +167,21 @@ func (s *Store) stallTx(tx *gorm.DB, row specTaskRow, actor string, items []doma
 		if err := saveItemTx(tx, row.ID, it); err != nil {
 			return err
 		}
-		return s.notifyTaskTx(tx, row.Planner, row, "", "re-plan a blocked item", fmt.Sprintf(
+		ev, err := s.stallEventTx(tx, row.ID, actor, domain.StallAsked, it.Seq, it.Replans, nil, fmt.Sprintf(
+			"Item %d (%s) is blocked and nothing else is ready: the planner re-plans or skips it (attempt %d of %d). %s",
+			it.Seq, it.Title, it.Replans, domain.MaxStallAttempts, it.Summary))
+		if err != nil {
+			return err
+		}
+		return s.notifyTaskTx(tx, row.Planner, row, ev.ID, "re-plan a blocked item", fmt.Sprintf(
 			"Spec task %s is stalled: item %d (%s) is blocked: %s\n\nRe-plan just that part: call submit_spec with replace %d and the items "+
-				"that take its place (attempt %d of %d).\n\n%s", row.ID, it.Seq, it.Title, it.Summary, it.Seq, it.Replans,
-			domain.MaxStallAttempts, domain.RenderChecklist(row.Title, items)))
+				"that take its place; or, if the task can do without it, skip it with skip_item (task %q, item %d, the reason) "+
+				"(attempt %d of %d; after that the task is aborted and the reviewer decides).\n\n%s", row.ID, it.Seq, it.Title, it.Summary, it.Seq,
+			row.ID, it.Seq, it.Replans, domain.MaxStallAttempts, domain.RenderChecklist(row.Title, items)))
+	}
+	if _, err := s.stallEventTx(tx, row.ID, actor, domain.StallAbort, it.Seq, it.Replans, nil, fmt.Sprintf(
+		"Aborted: item %d (%s) stayed blocked after %d re-plans: %s", it.Seq, it.Title, it.Replans, it.Summary)); err != nil {
+		return err
 	}
 	ev, err := s.moveTx(tx, &row, actor, domain.ActBlock, fmt.Sprintf("Item %d stayed blocked after %d re-plans.", it.Seq, it.Replans))
 	if err != nil {
@@ -222,6 +244,11 @@ func actionList(s domain.TaskState) string {
 		return "none, the task is finished"
 	}
 	return strings.Join(out, ", ")
+}
+
+// settled says every item is done or skipped.
+func settled(items []domain.TaskItem) bool {
+	return !slices.ContainsFunc(items, func(it domain.TaskItem) bool { return !it.State.Settled() })
 }
 
 func countState(items []domain.TaskItem, st domain.ItemState) int {

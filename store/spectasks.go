@@ -30,14 +30,19 @@ type specTaskRow struct {
 	Planner  string `gorm:"not null"`
 	Reviewer string `gorm:"not null"`
 	Builders string `gorm:"not null"`
-	Parallel int    `gorm:"not null"`
+	// Explorers is a JSON list, empty when the builders explore.
+	Explorers string `gorm:"not null;default:''"`
+	Parallel  int    `gorm:"not null"`
 	// PullRequests is the task's domain.PullRequestMode.
 	PullRequests string `gorm:"not null;default:'none'"`
 	Revisions    int
 	Comments     string
 	// AddItems is set while the reviewer's changes to the built work wait
 	// for the planner's new items, so a replayed submit adds none twice.
-	AddItems     bool
+	AddItems bool
+	// Asking is the planner's clarifying question (its event id) while it
+	// waits for the answer; submit_spec waits with it.
+	Asking       string `gorm:"not null;default:''"`
 	Requirements string
 	Design       string
 	// DocsLabel joins the labels of whoever wrote the documents.
@@ -55,6 +60,7 @@ func (r specTaskRow) toDomain() domain.SpecTask {
 		PullRequests: domain.PullRequestMode(r.PullRequests),
 		Comments:     r.Comments, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	json.Unmarshal([]byte(r.Builders), &t.Builders)
+	json.Unmarshal([]byte(r.Explorers), &t.Explorers)
 	return t
 }
 
@@ -65,18 +71,31 @@ type SpecTaskView struct {
 	Docs  domain.TaskDocs     `json:"docs"`
 	Items []domain.TaskItem   `json:"items"`
 	Fleet []domain.FleetEntry `json:"fleet"`
+	// Exploration is each explorer's partition of the repository and what
+	// it found; none for a task without one.
+	Exploration []domain.ExplorePart `json:"exploration,omitempty"`
+	// Asking is the planner's open clarifying question, if it waits for one.
+	Asking string `json:"asking,omitempty"`
 }
 
 // CreateSpecTask records a task and starts it: the planner is woken with
 // the prompt to write the spec. The creator must manage the planner and
 // every builder; the reviewer (the owner when not named) must be a person.
 func (s *Store) CreateSpecTask(ctx context.Context, actor string, t domain.SpecTask) (domain.SpecTask, error) {
+	return s.StartSpecTask(ctx, actor, t, TaskStart{})
+}
+
+// StartSpecTask is CreateSpecTask for a task whose repository was looked
+// at: one with files starts exploring instead, start's partitions going
+// to their explorers, and the planner is woken once every one is in
+// (spectask_explore.go).
+func (s *Store) StartSpecTask(ctx context.Context, actor string, t domain.SpecTask, start TaskStart) (domain.SpecTask, error) {
 	if err := defaultTask(&t); err != nil {
 		return domain.SpecTask{}, err
 	}
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var err error
-		t.ID, err = s.createSpecTaskTx(tx, actor, t, WritingLabel(ctx).Encode())
+		t.ID, err = s.createSpecTaskTx(tx, actor, t, WritingLabel(ctx).Encode(), start)
 		return err
 	})
 	if err != nil {
@@ -98,7 +117,7 @@ func defaultTask(t *domain.SpecTask) error {
 
 // createSpecTaskTx records a checked task and starts it, its documents
 // labelled docsLabel; it returns the task's id.
-func (s *Store) createSpecTaskTx(tx *gorm.DB, actor string, t domain.SpecTask, docsLabel string) (string, error) {
+func (s *Store) createSpecTaskTx(tx *gorm.DB, actor string, t domain.SpecTask, docsLabel string, start TaskStart) (string, error) {
 	if err := checkTaskPeople(tx, actor, t); err != nil {
 		return "", err
 	}
@@ -107,9 +126,13 @@ func (s *Store) createSpecTaskTx(tx *gorm.DB, actor string, t domain.SpecTask, d
 		return "", err
 	}
 	builders, _ := json.Marshal(t.Builders)
+	var explorers []byte
+	if len(t.Explorers) > 0 {
+		explorers, _ = json.Marshal(t.Explorers)
+	}
 	now := s.Now()
 	row := specTaskRow{ID: id, Title: t.Title, Prompt: t.Prompt, Priority: t.Priority, State: string(domain.TaskBacklog),
-		Repo: t.Repo, Origin: t.Origin, Planner: t.Planner, Reviewer: t.Reviewer, Builders: string(builders), Parallel: t.Parallel,
+		Repo: t.Repo, Origin: t.Origin, Planner: t.Planner, Reviewer: t.Reviewer, Builders: string(builders), Explorers: string(explorers), Parallel: t.Parallel,
 		PullRequests: string(cmp.Or(t.PullRequests, domain.PullRequestsNone)),
 		Requirements: "# " + t.Title + "\n\n" + t.Prompt + "\n", CreatedBy: actor, CreatedAt: now, UpdatedAt: now,
 		DocsLabel: docsLabel}
@@ -119,20 +142,35 @@ func (s *Store) createSpecTaskTx(tx *gorm.DB, actor string, t domain.SpecTask, d
 	if err := s.createTaskStreamTx(tx, row); err != nil {
 		return "", err
 	}
-	ev, err := s.moveTx(tx, &row, actor, domain.ActStart, "Spec generation started for: "+t.Title)
+	if len(start.Parts) > 0 {
+		return id, s.exploreTx(tx, row, actor, start.Parts)
+	}
+	note := "Spec generation started for: " + t.Title
+	if start.Greenfield {
+		note += "\n\nThe repository has no files yet (greenfield): nothing to explore."
+	}
+	ev, err := s.moveTx(tx, &row, actor, domain.ActStart, note)
 	if err != nil {
 		return "", err
 	}
-	return id, s.notifyTaskTx(tx, row.Planner, row, ev.ID, "write the spec", fmt.Sprintf(
-		"You plan spec task %s, %q.\n\n## Prompt\n\n%s\n\nWrite the design and the items (each with a title, and blockedBy "+
-			"for the items it needs first) and send them with submit_spec.", row.ID, row.Title, row.Prompt))
+	return id, s.askPlannerTx(tx, row, ev.ID, "")
+}
+
+// askPlannerTx wakes the planner to write the spec, with what the
+// exploration found when there was one.
+func (s *Store) askPlannerTx(tx *gorm.DB, row specTaskRow, causedBy, exploration string) error {
+	return s.notifyTaskTx(tx, row.Planner, row, causedBy, "write the spec", fmt.Sprintf(
+		"You plan spec task %s, %q.\n\n## Prompt\n\n%s\n\n%sWrite the design and the items (each with a title, and blockedBy "+
+			"for the items it needs first; delta, framework, idioms, verify and budget where they help the builder) and send them with submit_spec. "+
+			"If the prompt leaves a decision open, ask the reviewer %s with ask_human (expectsReply, task %q) instead of guessing: the task waits for the answer.",
+		row.ID, row.Title, row.Prompt, exploration, row.Reviewer, row.ID))
 }
 
 // checkTaskPeople checks that the named workers exist, that the actor
 // manages the planner and the builders, and that the reviewer is a person.
 func checkTaskPeople(tx *gorm.DB, actor string, t domain.SpecTask) error {
 	a := newAuthz(tx)
-	for _, w := range append([]string{t.Planner}, t.Builders...) {
+	for _, w := range slices.Concat([]string{t.Planner}, t.Builders, t.Explorers) {
 		if ok, err := exists(tx.Where("dismissed_at IS NULL"), &workerRow{}, w); err != nil || !ok {
 			return orNotFound(err, "worker", w)
 		}
@@ -255,7 +293,11 @@ func (s *Store) GetSpecTask(ctx context.Context, id string) (SpecTaskView, error
 	if len(items) > 0 {
 		docs.Progress = domain.RenderChecklist(t.Title, items)
 	}
-	return SpecTaskView{Task: t, Docs: docs, Items: orEmptyItems(items), Fleet: domain.Fleet(items, s.Now())}, nil
+	parts, err := explorations(db, id)
+	if err != nil {
+		return SpecTaskView{}, fmt.Errorf("exploration of %s: %w", id, err)
+	}
+	return SpecTaskView{Task: t, Docs: docs, Items: orEmptyItems(items), Fleet: domain.Fleet(items, s.Now()), Exploration: parts, Asking: row.Asking}, nil
 }
 
 func orEmptyItems(items []domain.TaskItem) []domain.TaskItem {
@@ -323,8 +365,7 @@ func (s *Store) CancelSpecTask(ctx context.Context, actor, id, reason string) (d
 			Updates(map[string]any{"state": string(domain.ItemPending), "worker": ""}).Error; err != nil {
 			return err
 		}
-		_, err = s.learnTaskTx(tx, row, ev.ID)
-		return err
+		return s.endSessionTx(tx, row, actor, ev.ID, false)
 	})
 	if err != nil {
 		return domain.SpecTask{}, fmt.Errorf("cancel spec task %s: %w", id, err)

@@ -11,6 +11,7 @@ type askHumanIn struct {
 	Person       string `json:"person" jsonschema:"the person to ask: a human worker (w-…), or a position (p-…) for the one person holding it"`
 	Question     string `json:"question" jsonschema:"what you ask or tell them, complete on its own: they may read it on their phone"`
 	ExpectsReply bool   `json:"expectsReply,omitempty" jsonschema:"true when you wait for an answer: their reply wakes you with this question quoted; false (default) sends a notice"`
+	Task         string `json:"task,omitempty" jsonschema:"a spec task you plan (t-…) the question clarifies: the task waits, submit_spec refused, until the answer; needs expectsReply"`
 }
 
 type askHumanOut struct {
@@ -36,7 +37,7 @@ func askHuman() Tool {
 				return askHumanOut{}, err
 			}
 			ev, err := env.Store.AskHuman(ctx, store.Ask{Asker: env.Caller, Person: person, Text: in.Question, ExpectsReply: in.ExpectsReply,
-				CausedBy: env.ActivationID, MaxBody: maxBody(ctx, env)})
+				CausedBy: env.ActivationID, MaxBody: maxBody(ctx, env), Task: in.Task})
 			if err != nil {
 				return askHumanOut{}, err
 			}

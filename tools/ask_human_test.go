@@ -51,6 +51,45 @@ func TestAskHuman(t *testing.T) {
 				}
 			},
 		},
+		{name: "a clarifying question must wait for its answer", caller: "w-echo", setup: withSpecTask,
+			args:    map[string]any{"person": "w-owner", "question": "Passwords or passkeys?", "task": "t-login"},
+			wantErr: []string{"expectsReply", "waits for its answer"}, wantIs: domain.ErrInvalid},
+		{name: "only the task's planner asks for it", caller: "w-b1", setup: withSpecTask,
+			args:    map[string]any{"person": "w-owner", "question": "Passwords or passkeys?", "expectsReply": true, "task": "t-login"},
+			wantErr: []string{"only the planner w-echo"}, wantIs: domain.ErrForbidden},
+		{name: "not once the spec is submitted", caller: "w-echo", setup: withSubmitted,
+			args:    map[string]any{"person": "w-owner", "question": "Passwords or passkeys?", "expectsReply": true, "task": "t-login"},
+			wantErr: []string{`state "spec_review"`, "while it writes the spec"}, wantIs: domain.ErrConflict},
+		{
+			name: "a clarifying question: the task waits for the reviewer's answer, each step an event on its stream", caller: "w-echo", setup: withSpecTask,
+			args: map[string]any{"person": "w-owner", "question": "Passwords or passkeys?", "expectsReply": true, "task": "t-login"},
+			want: askHumanOut{Stream: "s-dm-w-echo-w-owner", Open: true, Event: domain.Event{StreamID: "s-dm-w-echo-w-owner", Source: "w-echo",
+				SourceKind: domain.SourceAI, CreatedAt: t0, Message: domain.Message{From: "w-echo", To: []string{"w-owner"},
+					Subject: "Question from w-echo", Body: "Passwords or passkeys?", Extra: json.RawMessage(`{"ask":"question"}`)}}},
+			check: func(t *testing.T, f fixture, got askHumanOut) {
+				if view := mustCall[store.SpecTaskView](t, f.env, "get_spec_task", map[string]any{"task": "t-login"}); view.Asking != got.Event.ID {
+					t.Errorf("asking = %q, want %s", view.Asking, got.Event.ID)
+				}
+				submit := map[string]any{"task": "t-login", "design": "# Design\n", "items": loginItems}
+				wantCallErr(t, f.as("w-echo"), "submit_spec", submit, domain.ErrConflict, "waits for the answer to the planner's question "+got.Event.ID)
+				mustCall[dmOut](t, f.as("w-owner"), "dm", map[string]any{"to": "w-echo", "body": "Passkeys, with passwords as a fallback.", "inReplyTo": got.Event.ID})
+				if state := mustCall[taskOut](t, f.as("w-echo"), "submit_spec", submit).State; state != "spec_review" {
+					t.Errorf("after the answer submit_spec left the task %s", state)
+				}
+				var steps []string
+				for _, ev := range taskEvents(t, f, "t-login") {
+					var m struct{ Clarify, Question string }
+					if json.Unmarshal(ev.Message.Extra, &m); m.Clarify != "" && m.Question == got.Event.ID {
+						steps = append(steps, m.Clarify+": "+ev.Message.Subject+": "+ev.Message.Body)
+					}
+				}
+				want := []string{"asked: t-login: waiting for w-owner's answer: Passwords or passkeys?",
+					"answered: t-login: w-owner answered: Passkeys, with passwords as a fallback."}
+				if strings.Join(steps, "\n") != strings.Join(want, "\n") {
+					t.Errorf("the task's stream told %q, want %q", steps, want)
+				}
+			},
+		},
 		{
 			name: "a notice opens no question", caller: "w-echo",
 			args: map[string]any{"person": "w-maya", "question": "Order 7 is refunded."},

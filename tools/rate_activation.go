@@ -20,6 +20,7 @@ type rateActivationOut struct {
 	By         string    `json:"by"`
 	Note       string    `json:"note,omitempty"`
 	At         time.Time `json:"at"`
+	Proposed   string    `json:"proposed,omitempty" jsonschema:"the pattern insight proposed from the note of a run rated succeeded, quarantined until a person confirms it with endorse_insight"`
 }
 
 func rateActivation() Tool {
@@ -32,6 +33,6 @@ func rateActivation() Tool {
 			if err != nil {
 				return rateActivationOut{}, err
 			}
-			return rateActivationOut{Activation: o.Activation, Outcome: string(o.Outcome), Source: string(o.Source), By: o.By, Note: o.Note, At: o.At}, nil
+			return rateActivationOut{Activation: o.Activation, Outcome: string(o.Outcome), Source: string(o.Source), By: o.By, Note: o.Note, At: o.At, Proposed: o.Proposed}, nil
 		}, enum("outcome", domain.RunRatings)).annotated("Rate run", destructive|idempotent)
 }

@@ -52,6 +52,19 @@ func TestRateActivation(t *testing.T) {
 			args:   map[string]any{"activation": "a-desk", "outcome": "succeeded"},
 			want:   rateActivationOut{Activation: "a-desk", Outcome: "helped", Source: "rating", By: "w-lead", At: t0},
 		},
+		{
+			name:  "rated succeeded with a note: what worked is proposed for the worker's role, quarantined until confirmed",
+			setup: func(t *testing.T, f fixture) { citedAndEnded(t, f) },
+			args:  map[string]any{"activation": "a-run", "outcome": "succeeded", "note": "it quoted the refund policy page"},
+			want:  rateActivationOut{Activation: "a-run", Outcome: "helped", Source: "rating", By: "w-owner", Note: "it quoted the refund policy page", At: t0},
+			check: func(t *testing.T, f fixture, got rateActivationOut) {
+				ins := mustCall[listInsightsOut](t, f.env, "list_insights", map[string]any{"tag": "proposed"}).Insights
+				if len(ins) != 1 || ins[0].ID != got.Proposed || ins[0].Type != "pattern" || !ins[0].Untrusted || ins[0].Trigger != "work" ||
+					ins[0].Resolution != "What worked: it quoted the refund policy page" || ins[0].Target != "r-support" {
+					t.Errorf("proposed %q; insights tagged proposed: %+v", got.Proposed, ins)
+				}
+			},
+		},
 		{name: "an AI worker cannot rate", caller: "w-echo", setup: func(t *testing.T, f fixture) { running(t, f, "w-echo", "a-run") },
 			args: map[string]any{"activation": "a-run", "outcome": "succeeded"}, wantErr: []string{"w-echo is an AI worker; only a person rates a run"}, wantIs: domain.ErrForbidden},
 		{name: "a person beside the worker cannot", caller: "w-maya",
@@ -64,5 +77,5 @@ func TestRateActivation(t *testing.T) {
 			args: map[string]any{"activation": "a-run", "outcome": "great"}, wantErr: []string{`outcome: unknown rating "great" (valid: "succeeded", "failed")`}, wantIs: domain.ErrInvalid},
 		{name: "unknown run", args: map[string]any{"activation": "a-nope", "outcome": "failed"}, wantErr: []string{`activation "a-nope": not found`}, wantIs: domain.ErrNotFound},
 		{name: "no run", args: map[string]any{"outcome": "failed"}, wantErr: []string{"activation: is required"}},
-	}, cmpopts.EquateApproxTime(0))
+	}, cmpopts.EquateApproxTime(0), cmpopts.IgnoreFields(rateActivationOut{}, "Proposed"))
 }

@@ -29,7 +29,7 @@ var All = sync.OnceValue(func() []Tool {
 		addMCPServer(), listMCPServers(), removeMCPServer(),
 		setBudget(), listBudgets(),
 		listApprovals(), decideApproval(), dismissInbox(),
-		createSpecTask(), listSpecTasks(), getSpecTask(), submitSpec(), reviewSpec(), claimItem(), reportItem(), cancelSpecTask(),
+		createSpecTask(), listSpecTasks(), getSpecTask(), reportExploration(), submitSpec(), reviewSpec(), claimItem(), reportItem(), skipItem(), cancelSpecTask(),
 		attachRepository(), detachRepository(), listRepositories(), openPullRequest(), mergePullRequest(),
 		storeInsight(), recall(), insightFeedback(), rateActivation(), correctInsight(), endorseInsight(), listInsights(), linkInsights(), consolidateInsights(), learn(),
 	}
@@ -46,7 +46,7 @@ func Names() []string {
 
 // Settings are the operational config keys the tools read.
 var Settings = domain.Settings{MaxBodySetting, ApprovalTTLSetting, HighRiskSetting, AIRequiresSetting, LinkSimilarSetting, SpecClonesDirSetting, SpecAllowPrivateSetting, SpecMaxCloneSetting,
-	SearchThresholdSetting, ContextBudgetSetting, SpecRepoRootsSetting,
+	SearchThresholdSetting, ContextBudgetSetting, SpecRepoRootsSetting, SpecExploreBudgetSetting,
 	GitHubTokenSetting, GitHubAPISetting, GitLabTokenSetting, GitLabURLSetting, InviteTTLSetting, PublicURLSetting}
 
 // MaxBodySetting bounds a published message body.

@@ -46,6 +46,7 @@ var (
 		4: {"test.sh", "#!/bin/sh\nset -e\nd=$(dirname \"$0\")\n[ \"$(sh $d/greet.sh Ada)\" = \"hello Ada\" ]\n[ \"$(sh $d/greet.sh -f Ada)\" = \"bonjour Ada\" ]\necho ok\n"},
 	}
 	handout = regexp.MustCompile(`You build item (\d+) of spec task (t-[a-z0-9-]+)`)
+	explore = regexp.MustCompile(`You explore part (\d+) of \d+ of the repository of spec task (t-[a-z0-9-]+)`)
 )
 
 // specTaskScript plays the planner (submit_spec, revised after review)
@@ -67,6 +68,18 @@ func specTaskScript(repo, gate string) llmtest.Script {
 		case strings.Contains(p, "You plan spec task t-greeter"):
 			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("submit_spec", map[string]any{"task": "t-greeter",
 				"design": "# Greeter\n\nRepository: " + repo + "\n\ngreet.sh takes a name and -f; test.sh checks both.\n", "items": greeterV1})}}
+		}
+		if e := explore.FindStringSubmatch(p); e != nil {
+			var part int
+			fmt.Sscan(e[1], &part)
+			if t.CallsTo("report_exploration") > 0 {
+				return llmtest.Reply{Text: "Done."}
+			}
+			if t.CallsTo("bash") > 0 { // a real shell read the partition: its output is the finding
+				return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("report_exploration", map[string]any{"task": e[2], "part": part,
+					"summary": "greet.sh, a POSIX sh script:\n" + t.Results()[0].Content, "read": []string{"."}})}}
+			}
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("bash", map[string]any{"command": "git -C " + repo + " ls-files; cat " + repo + "/greet.sh"})}}
 		}
 		m := handout.FindStringSubmatch(p)
 		if m == nil {
@@ -173,6 +186,52 @@ func TestDemoSpecTasks(t *testing.T) {
 		}
 	}
 	wantAll(t, "helix-org tasks", runTasks(t, "--db", st.Path()), "t-greeter  done   4/4")
+	wantExplored(t, fake, view)
+	wantPatterns(t, st, owner)
+}
+
+// wantExplored checks the explore phase: one partition (the root's one
+// file) read by w-b1, and the planner planned with what it found.
+func wantExplored(t *testing.T, fake *llmtest.Server, view store.SpecTaskView) {
+	t.Helper()
+	if len(view.Exploration) != 1 || view.Exploration[0].Worker != "w-b1" || view.Exploration[0].State != domain.ExploreReported ||
+		view.Exploration[0].Coverage != 1 || !strings.Contains(view.Exploration[0].Summary, `echo "hello"`) {
+		t.Errorf("exploration = %+v, want part 1 read whole by w-b1, greet.sh quoted", view.Exploration)
+	}
+	for _, turn := range fake.Turns() {
+		if p := turn.Prompt(); strings.Contains(p, "You plan spec task t-greeter") {
+			wantAll(t, "the planner's prompt", p, "## Exploration", "Coverage: 1 of 1 areas read.", "### Part 1 (w-b1, 1 files): reported", `echo "hello"`)
+			return
+		}
+	}
+	t.Error("the planner was never asked to plan")
+}
+
+// wantPatterns checks the learn step of the accepted work: a pattern per
+// delivered item, quarantined, and the session's end naming them.
+func wantPatterns(t *testing.T, st *store.Store, owner *mcp.ClientSession) {
+	t.Helper()
+	ins := servertest.Call[struct {
+		Insights []struct {
+			ID, Type, Resolution string
+			Untrusted            bool
+		}
+	}](t, owner, "list_insights", map[string]any{"tag": "t-greeter"}).Insights
+	if len(ins) != 4 {
+		t.Fatalf("insights tagged t-greeter: %+v, want 4 proposed patterns", ins)
+	}
+	for _, in := range ins {
+		if in.Type != "pattern" || !in.Untrusted || !strings.HasPrefix(in.Resolution, "What worked: committed item ") {
+			t.Errorf("%+v, want a quarantined pattern of what worked", in)
+		}
+	}
+	evs, err := st.ReadEvents(t.Context(), store.EventQuery{StreamIDs: []string{domain.TaskStream("t-greeter")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := evs[len(evs)-1].Message; last.Subject != "t-greeter: learned 4 insights" {
+		t.Errorf("the task's stream ends with %q: %s", last.Subject, last.Body)
+	}
 }
 
 // greeterRepo is README step 1.
@@ -262,7 +321,7 @@ func wantStates(t *testing.T, st *store.Store) {
 			got = append(got, tr.To)
 		}
 	}
-	want := "spec_generation spec_review spec_revision spec_review spec_approved implementation_queued implementation implementation_review done"
+	want := "exploration spec_generation spec_review spec_revision spec_review spec_approved implementation_queued implementation implementation_review done"
 	if strings.Join(got, " ") != want {
 		t.Errorf("states = %v\nwant     %s", got, want)
 	}

@@ -128,4 +128,23 @@ func TestSpecTaskLearnsFromABlockedItem(t *testing.T) {
 	if qs := servertest.Call[struct{ Questions []any }](t, owner, "learn", map[string]any{"task": "t-invoice"}).Questions; len(qs) != 0 {
 		t.Errorf("a task with nothing blocked asked %v", qs)
 	}
+	// The accepted delivery of t-invoice proposes what worked, quarantined
+	// until the reviewer confirms it; t-refund's replacement item was the
+	// question's answer instead.
+	proposed := servertest.Call[struct {
+		Insights []struct {
+			ID, Type, Resolution, Origin string
+			Untrusted                    bool
+		}
+	}](t, owner, "list_insights", map[string]any{"tag": "proposed"}).Insights
+	if len(proposed) != 1 || proposed[0].Type != "pattern" || !proposed[0].Untrusted || proposed[0].Resolution != "What worked: built, following "+answer.ID+
+		" Verified with: go test ./payments." || !strings.Contains(proposed[0].Origin, "proposed by the learn step of t-invoice from item 1") {
+		t.Errorf("proposed patterns: %+v, want t-invoice item 1's", proposed)
+	}
+	for task, want := range map[string]string{"t-refund": "t-refund: learned 1 insights", "t-invoice": "t-invoice: learned 1 insights"} {
+		evs := servertest.Call[struct{ Events []domain.Event }](t, owner, "read_events", map[string]any{"streams": []string{domain.TaskStream(task)}}).Events
+		if got := evs[len(evs)-1].Message.Subject; got != want {
+			t.Errorf("%s's stream ends with %q, want %q", task, got, want)
+		}
+	}
 }

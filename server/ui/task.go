@@ -45,7 +45,7 @@ type boardCard struct {
 var boardStates = []struct {
 	State domain.ItemState
 	Title string
-}{{domain.ItemPending, "To do"}, {domain.ItemInProgress, "In progress"}, {domain.ItemBlocked, "Blocked"}, {domain.ItemDone, "Done"}}
+}{{domain.ItemPending, "To do"}, {domain.ItemInProgress, "In progress"}, {domain.ItemBlocked, "Blocked"}, {domain.ItemDone, "Done"}, {domain.ItemSkipped, "Skipped"}}
 
 // reviewAsks maps the states a reviewer decides in to what they decide.
 var reviewAsks = map[domain.TaskState]string{domain.TaskSpecReview: "the spec", domain.TaskImplementationReview: "the finished work", domain.TaskBlocked: "the blocked task"}
@@ -64,7 +64,7 @@ func (u *UI) handleTask(w http.ResponseWriter, r *http.Request, v *viewer) {
 	p := taskPage{SpecTaskView: view, Board: board(view.Items), Names: map[string]string{}, Stream: domain.TaskStream(view.Task.ID),
 		Review: reviewAsks[view.Task.State], CanCancel: v.Can("cancel_spec_task") && !view.Task.State.Final()}
 	p.Done, p.Total = domain.Progress(view.Items)
-	p.DesignFirst = slices.Contains([]domain.TaskState{domain.TaskBacklog, domain.TaskSpecGeneration, domain.TaskSpecReview, domain.TaskSpecRevision}, view.Task.State)
+	p.DesignFirst = slices.Contains([]domain.TaskState{domain.TaskBacklog, domain.TaskExploration, domain.TaskSpecGeneration, domain.TaskSpecReview, domain.TaskSpecRevision}, view.Task.State)
 	p.CanReview = p.Review != "" && v.Can("review_spec") && view.Task.Reviewer == v.Worker.ID
 	if all, err := invoke[struct{ Workers []domain.Worker }](ctx, v, "list_workers", nil); err == nil {
 		for _, wk := range all.Workers {
@@ -86,6 +86,10 @@ func board(items []domain.TaskItem) []boardColumn {
 				cols[i].Cards = append(cols[i].Cards, boardCard{TaskItem: it, Ready: isReady})
 			}
 		}
+	}
+	// Skipped items are rare: their column shows only when there are some.
+	if last := cols[len(cols)-1]; last.State == domain.ItemSkipped && len(last.Cards) == 0 {
+		cols = cols[:len(cols)-1]
 	}
 	return cols
 }

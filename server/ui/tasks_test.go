@@ -8,6 +8,7 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server/servertest"
+	"github.com/helixml/helix-org/store"
 )
 
 // taskTeam hires a planner and two builders below the owner, Maya (a
@@ -146,5 +147,28 @@ func TestTaskPagesRefuse(t *testing.T) {
 	}
 	if _, body := maya.get(t, "/ui/tasks"); strings.Contains(body, `action="/ui/act/create_spec_task"`) {
 		t.Errorf("Maya, without create_spec_task, is offered the form")
+	}
+}
+
+// TestTaskPageShowsExploration: a task exploring its repository shows
+// each explorer's partition, what it read and what is unknown.
+func TestTaskPageShowsExploration(t *testing.T) {
+	o := newOrg(t)
+	taskTeam(t, o)
+	ctx := t.Context()
+	parts := domain.PartitionRepo([]string{"api/a.go", "api/b.go", "web/index.html"}, []string{"w-b1", "w-b2"}, 10)
+	if _, err := o.h.Store.StartSpecTask(ctx, "w-owner", domain.SpecTask{ID: "t-x", Title: "X", Prompt: "x", Repo: "/srv/x", Planner: "w-plan",
+		Builders: []string{"w-b1", "w-b2"}}, store.TaskStart{Parts: parts}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.h.Store.ReportExploration(ctx, "w-b1", "t-x", 1, "api/ is a **net/http** server", []string{"api"}); err != nil {
+		t.Fatal(err)
+	}
+	_, body := o.client(t, "w-owner").get(t, "/ui/tasks/t-x")
+	for _, want := range []string{`id="exploration"`, "<td>reported</td><td><code>api</code></td><td>—</td>", "<strong>net/http</strong>",
+		"<code>web</code> <span class=\"muted\">(1 files)</span></td><td>open</td><td>—</td><td>—</td>"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the task page lacks %q", want)
+		}
 	}
 }
