@@ -222,7 +222,7 @@ func (s *Store) proposeRunTx(tx *gorm.DB, run activationRow, o domain.RunOutcome
 
 // knownPatternTx is a current pattern that already says what in says.
 func (s *Store) knownPatternTx(tx *gorm.DB, in domain.Insight) (string, error) {
-	ranked, err := s.rank(tx, in.Text(), nil, domain.RankBaseline, 5)
+	ranked, err := s.rank(tx, in.Text(), nil, nil, domain.RankBaseline, 5)
 	if err != nil {
 		return "", err
 	}
