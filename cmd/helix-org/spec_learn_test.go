@@ -120,7 +120,7 @@ func TestSpecTaskLearnsFromABlockedItem(t *testing.T) {
 			prompt = turn.Prompt()
 		}
 	}
-	wantAll(t, "the invoice item's prompt", prompt, "- "+answer.ID+" (effectiveness 0.75): when Refund endpoint. Refund a payment through the payments sandbox API → export PAYMENTS_SANDBOX_KEY",
+	wantAll(t, "the invoice item's prompt", prompt, "- "+answer.ID+" (effectiveness 0.94): when Refund endpoint. Refund a payment through the payments sandbox API → export PAYMENTS_SANDBOX_KEY",
 		"Risks (advice that failed, or known failures; avoid them):\n- i-", "→ It blocked: "+sandboxErr+"; item 2 (Refund endpoint, key exported) then delivered: ")
 	if in, _ := st.GetInsight(t.Context(), answer.ID); in.Stats.Utilized != 1 || in.Stats.Helped != 1 {
 		t.Errorf("the answer after the run that used it: %+v", in.Stats)
