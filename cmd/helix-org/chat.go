@@ -95,7 +95,7 @@ func runChat(cmd *cobra.Command, cfg chatConfig) error {
 		"--mcp-config", "mcp.json", "--allowedTools", "mcp__"+name,
 		"--append-system-prompt", fmt.Sprintf("You are %s (%s) in a helix-org organisation. Act on the org through the helix-org MCP tools.", w.Name, w.ID))...)
 	c.Dir = dir
-	c.Env = append(os.Environ(), domain.TokenEnv+"="+tok, domain.MCPURLEnv+"="+domain.MCPURL(cfg.URL, w.ID))
+	c.Env = append(os.Environ(), domain.TokenEnv+"="+tok, domain.MCPURLEnv+"="+domain.MCPURL(orgURL(ctx, cfg.URL), w.ID))
 	c.Stdin, c.Stdout, c.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if err := c.Run(); err != nil {
 		return fmt.Errorf("claude: %w", err)

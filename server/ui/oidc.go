@@ -78,17 +78,17 @@ func (u *UI) oidcClientFor(r *http.Request) (*oidcClient, error) {
 		RedirectURL: u.baseURL(r) + "/ui/signin/oidc/callback", Scopes: []string{oidc.ScopeOpenID, "email", "profile"}}}, nil
 }
 
-// baseURL is where people reach this server: auth.public_url, or the
-// request's scheme and host.
+// baseURL is where people reach this org: auth.public_url, or the
+// request's scheme and host, then the org's root.
 func (u *UI) baseURL(r *http.Request) string {
 	if base, _ := u.st.SettingOr(r.Context(), tools.PublicURLSetting); base != "" {
-		return strings.TrimSuffix(base, "/")
+		return strings.TrimSuffix(base, "/") + u.cfg.Root
 	}
 	scheme := "http"
 	if r.TLS != nil || u.st.BoolSetting(r.Context(), SecureCookiesSetting) {
 		scheme = "https"
 	}
-	return scheme + "://" + r.Host
+	return scheme + "://" + r.Host + u.cfg.Root
 }
 
 // handleOIDCStart sends the browser to the provider: authorization code
