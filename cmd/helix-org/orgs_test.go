@@ -244,6 +244,39 @@ func TestSeveralOrgsOnOneServer(t *testing.T) {
 	})
 }
 
+// TestSeveralOrgsRunAgents: each org's dispatcher wakes its own AI worker,
+// which reaches its MCP endpoint under the org's prefix and answers on
+// its own org's stream — the same worker id in both.
+func TestSeveralOrgsRunAgents(t *testing.T) {
+	dir := t.TempDir()
+	db, key := filepath.Join(dir, "helix-org.db"), ""
+	if storetest.UsePostgres() {
+		db, key = storetest.PostgresURL(t), filepath.Join(dir, "helix-org.key")
+		t.Cleanup(func() { dropOrgDatabases(t, db, "north", "south") })
+	}
+	st, err := store.Open(t.Context(), db, store.Options{KeyFile: key, Transports: transports.Specs(), Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	base, _, _ := startServeWith(t, st, io.Discard, serveConfig{dbFlags: dbFlags{DB: db, KeyFile: key}})
+	for _, name := range []string{"north", "south"} {
+		o := newOrgSite(t, db, key, base, name)
+		mustRun(t, "--org", name, "config", "set", "agent.runtime", "command", "--db", db, "--key-file", key)
+		mustRun(t, "--org", name, "config", "set", "agent.command", agentCommand(t, "echo"), "--db", db, "--key-file", key)
+		o.call(t, "create_role", map[string]any{"id": "r-echo", "title": "Echo", "content": "When a message arrives, reply `echo: <body>` on the same stream."})
+		o.call(t, "create_position", map[string]any{"id": "p-echo", "role": "r-echo", "title": "Echo"})
+		o.call(t, "create_stream", map[string]any{"id": "s-inbox", "name": "inbox"})
+		o.call(t, "hire_worker", map[string]any{"id": "w-echo", "position": "p-echo", "kind": "ai", "name": "Echo", "grants": []string{"publish", "read_events"}})
+		o.call(t, "invite_workers", map[string]any{"stream": "s-inbox", "workers": []string{"w-echo", "w-owner"}})
+		hello := servertest.Call[domain.Event](t, o.owner, "publish", map[string]any{"stream": "s-inbox", "body": "hello " + name})
+		reply := waitForReply(t, o.owner, "s-inbox", "w-echo", hello.Seq)
+		if reply.Message.Body != "echo: hello "+name {
+			t.Errorf("org %s's echo replied %q, want echo: hello %s", name, reply.Message.Body, name)
+		}
+	}
+}
+
 // bootstrapCreated is newOrgSite for an org already created.
 func bootstrapCreated(t *testing.T, db, key, base, name string) *orgSite {
 	t.Helper()
@@ -316,5 +349,34 @@ func dropOrgDatabases(t *testing.T, defURL string, names ...string) {
 		if _, err := admin.Exec("DROP DATABASE IF EXISTS " + pgOrgDB(strings.TrimPrefix(u.Path, "/"), n) + " WITH (FORCE)"); err != nil {
 			t.Errorf("drop org %s's database: %v", n, err)
 		}
+	}
+}
+
+// TestOrgsBadInput: every wrong name or use of --org is refused with an
+// error that names what is wrong, and creates nothing.
+func TestOrgsBadInput(t *testing.T) {
+	db := newDB(t)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"upper case", []string{"orgs", "create", "Acme", "--db", db}, `org: "Acme" is not an org name`},
+		{"path", []string{"orgs", "create", "../x", "--db", db}, `org: "../x" is not an org name`},
+		{"no name", []string{"orgs", "create", "--db", db}, "accepts 1 arg"},
+		{"bad --org", []string{"--org", "a_b", "config", "list", "--db", db}, `--org: org: "a_b" is not an org name`},
+		{"--org not created", []string{"--org", "ghost", "config", "list", "--db", db}, "no org named ghost"},
+		{"serve with --org", []string{"--org", "acme", "serve", "--db", db, "--addr", "127.0.0.1:0"}, "serve serves every org"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := run(t, "", tt.args...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("helix-org %s: %v; want an error containing %q", strings.Join(tt.args, " "), err, tt.want)
+			}
+		})
+	}
+	if names, err := listOrgs(t.Context(), dbFlags{DB: db}); err != nil || len(names) != 0 {
+		t.Errorf("orgs after the refusals: %v, %v; want none", names, err)
 	}
 }
