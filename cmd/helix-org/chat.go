@@ -113,7 +113,7 @@ func chatDir(ctx context.Context, st *store.Store, cfg chatConfig) (domain.Worke
 	if !w.Active() {
 		return domain.Worker{}, "", fmt.Errorf("worker %s has been dismissed", w.ID)
 	}
-	dir := filepath.Join(cfg.EnvsDir, w.ID, "chat")
+	dir := filepath.Join(orgEnvs(cfg.EnvsDir, orgOf(ctx)), w.ID, "chat")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return domain.Worker{}, "", fmt.Errorf("create chat dir: %w", err)
 	}

@@ -85,6 +85,27 @@ func pgOrgDB(base, name string) string {
 	return base + "_" + strings.ReplaceAll(name, "-", "_")
 }
 
+// orgEnvs is the directory of an org's workers' environments: worker
+// ids repeat across orgs, their directories must not.
+func orgEnvs(envs, name string) string {
+	if name == "" {
+		return envs
+	}
+	return filepath.Join(envs, "orgs", name)
+}
+
+// sharedFiles are what no container of any org may have mounted: the
+// default org's database and key, and the directories holding every
+// other org's (the docker runtime's Forbidden).
+func sharedFiles(def *store.Store) []string {
+	key := def.KeyFile()
+	out := []string{key, filepath.Join(filepath.Dir(key), "orgs")}
+	if p := def.Path(); !store.IsPostgres(p) && !def.Shared() {
+		out = append(out, p, p+"-wal", p+"-shm", filepath.Join(filepath.Dir(p), "orgs"))
+	}
+	return out
+}
+
 // opener opens an org's database on the first request for it and starts
 // its stack; an org with no database is server.ErrNoOrg.
 func (o orgServe) opener(ctx context.Context, def *store.Store) func(name string) (*server.Org, error) {
@@ -105,7 +126,7 @@ func (o orgServe) opener(ctx context.Context, def *store.Store) func(name string
 			}
 			return nil, err
 		}
-		envs := filepath.Join(o.cfg.EnvsDir, "orgs", name)
+		envs := orgEnvs(o.cfg.EnvsDir, name)
 		if err := os.MkdirAll(envs, 0o700); err != nil {
 			st.Close()
 			return nil, fmt.Errorf("create org %s's envs dir: %w", name, err)

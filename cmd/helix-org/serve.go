@@ -115,7 +115,7 @@ func runServe(ctx context.Context, cfg serveConfig, stdout io.Writer, log *slog.
 func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveConfig, log *slog.Logger) error {
 	gogc, arenas := server.TuneGC(), limitMallocArenas()
 	edge := cfg.Edge.withDefaults()
-	o := orgServe{cfg: cfg, edge: edge, budget: inbound.NewBudget(edge.InboundBudget), base: agentBaseURL(ln.Addr()), log: log}
+	o := orgServe{cfg: cfg, edge: edge, budget: inbound.NewBudget(edge.InboundBudget), base: agentBaseURL(ln.Addr()), forbidden: sharedFiles(st), log: log}
 	def, m, err := o.startOrg(ctx, "", st, cfg.EnvsDir)
 	if err != nil {
 		return err
@@ -161,7 +161,9 @@ type orgServe struct {
 	edge   edgeConfig
 	budget *inbound.Budget
 	base   string
-	log    *slog.Logger
+	// forbidden are the files of every org no container may mount.
+	forbidden []string
+	log       *slog.Logger
 }
 
 // startOrg builds one org's whole stack over its store and starts its
@@ -184,6 +186,7 @@ func (o orgServe) startOrg(ctx context.Context, name string, st *store.Store, en
 	}
 	if dh != nil {
 		dh.skills.OnBuild = m.SkillBuild
+		dh.forbidden = append(dh.forbidden, o.forbidden...)
 	}
 	deps := transportDeps(st, log)
 	var d *dispatch.Dispatcher // set before the listener serves
