@@ -82,6 +82,12 @@ func (f *dbFlags) open(ctx context.Context) (*store.Store, error) {
 		}
 		return nil, fmt.Errorf("%w at %s: run where it is, point --db (or HELIX_ORG_DB) at it, or %s", errNoDatabase, abs, hint)
 	}
+	if org != "" && f.Init {
+		// --init --org creates the org as `orgs create` does.
+		if err := os.MkdirAll(filepath.Dir(of.DB), 0o700); err != nil {
+			return nil, fmt.Errorf("create org %s: %w", org, err)
+		}
+	}
 	return store.Open(ctx, of.DB, store.Options{KeyFile: of.KeyFile, Transports: transports.Specs()})
 }
 
