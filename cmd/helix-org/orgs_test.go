@@ -163,6 +163,11 @@ func TestSeveralOrgsOnOneServer(t *testing.T) {
 		if !strings.Contains(page, `href="/orgs/`+o.name+`/ui/streams"`) {
 			t.Errorf("org %s's org page has no link to its streams page under /orgs/%s/", o.name, o.name)
 		}
+		o.call(t, "create_position", map[string]any{"id": "p-support", "role": "r-echo", "title": "Support"})
+		inv := o.call(t, "invite", map[string]any{"email": "lee@example.com", "position": "p-support"})
+		if link, _ := inv["link"].(string); link != "/orgs/"+o.name+"/ui/signin?invitation="+inv["id"].(string) {
+			t.Errorf("org %s's invitation link = %q, want it under /orgs/%s/", o.name, link, o.name)
+		}
 	}
 
 	t.Run("token", func(t *testing.T) {
