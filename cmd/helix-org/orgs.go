@@ -182,6 +182,10 @@ func createOrg(cmd *cobra.Command, f dbFlags, name string) error {
 	} else {
 		err = createSQLiteFile(of.DB)
 	}
+	if err == nil && of.KeyFile != "" {
+		// Its key is made on first use, beside the default org's.
+		err = os.MkdirAll(filepath.Dir(of.KeyFile), 0o700)
+	}
 	if err != nil {
 		return fmt.Errorf("create org %s: %w", name, err)
 	}

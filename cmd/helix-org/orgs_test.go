@@ -113,6 +113,7 @@ func (o *orgSite) call(t *testing.T, tool string, args map[string]any) map[strin
 // nothing of one reaches the other: a token, a session cookie, an event
 // in read_events or in a live view.
 func TestSeveralOrgsOnOneServer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db, key := filepath.Join(dir, "helix-org.db"), ""
 	if storetest.UsePostgres() {
@@ -253,6 +254,7 @@ func TestSeveralOrgsOnOneServer(t *testing.T) {
 // which reaches its MCP endpoint under the org's prefix and answers on
 // its own org's stream — the same worker id in both.
 func TestSeveralOrgsRunAgents(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db, key := filepath.Join(dir, "helix-org.db"), ""
 	if storetest.UsePostgres() {
@@ -360,6 +362,7 @@ func dropOrgDatabases(t *testing.T, defURL string, names ...string) {
 // TestOrgsBadInput: every wrong name or use of --org is refused with an
 // error that names what is wrong, and creates nothing.
 func TestOrgsBadInput(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	tests := []struct {
 		name string
