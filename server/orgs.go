@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -44,7 +45,8 @@ type Org struct {
 type Orgs struct {
 	Default *Org
 	// Open starts the stack of the named org, or returns ErrNoOrg.
-	Open func(name string) (*Org, error)
+	Open   func(name string) (*Org, error)
+	Logger *slog.Logger
 
 	mu     sync.Mutex
 	open   map[string]*orgSlot
@@ -68,7 +70,9 @@ func (o *Orgs) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("no org named %s on this server: an operator creates it with `helix-org orgs create %s`", name, name), http.StatusNotFound)
 		return
 	case err != nil:
-		http.Error(w, fmt.Sprintf("org %s cannot be served: %v", name, err), http.StatusServiceUnavailable)
+		// The cause names files and databases: for the log, not strangers.
+		o.logger().Error("open org", "org", name, "err", err)
+		http.Error(w, fmt.Sprintf("org %s cannot be served now; the server's log says why", name), http.StatusServiceUnavailable)
 		return
 	}
 	prefix := OrgPrefix(name)
@@ -77,6 +81,13 @@ func (o *Orgs) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	org.Handler.ServeHTTP(&prefixWriter{ResponseWriter: w, prefix: prefix}, stripPrefix(r, prefix))
+}
+
+func (o *Orgs) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Logger
 }
 
 // get returns the named org's stack, starting it on first use. The

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -33,7 +34,11 @@ func echoOrg(name string) *server.Org {
 func TestOrgsMount(t *testing.T) {
 	var opened atomic.Int32
 	orgs := &server.Orgs{Default: echoOrg("default"), Open: func(name string) (*server.Org, error) {
-		if name != "acme" {
+		switch name {
+		case "broken":
+			return nil, errors.New("open database /srv/secret/broken.db: disk I/O error")
+		case "acme":
+		default:
 			return nil, server.ErrNoOrg
 		}
 		opened.Add(1)
@@ -53,6 +58,7 @@ func TestOrgsMount(t *testing.T) {
 		{path: "/go", wantStatus: 303, wantLocation: "/ui/", wantCookie: "Path=/ui/"},
 		{path: "/orgs/ghost/ui/", wantStatus: 404, wantBody: "no org named ghost on this server: an operator creates it with `helix-org orgs create ghost`"},
 		{path: "/orgs/Acme/ui/", wantStatus: 404, wantBody: `org: "Acme" is not an org name`},
+		{path: "/orgs/broken/ui/", wantStatus: 503, wantBody: "org broken cannot be served now; the server's log says why\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
@@ -63,7 +69,7 @@ func TestOrgsMount(t *testing.T) {
 			defer resp.Body.Close()
 			b, _ := io.ReadAll(resp.Body)
 			body := string(b)
-			if resp.StatusCode != tt.wantStatus || !strings.Contains(body, tt.wantBody) {
+			if resp.StatusCode != tt.wantStatus || !strings.Contains(body, tt.wantBody) || strings.Contains(body, "/srv/secret") {
 				t.Errorf("GET %s: %d %q, want %d %q", tt.path, resp.StatusCode, body, tt.wantStatus, tt.wantBody)
 			}
 			if got := resp.Header.Get("Location"); got != tt.wantLocation {

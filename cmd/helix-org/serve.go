@@ -120,7 +120,7 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	if err != nil {
 		return err
 	}
-	orgs := &server.Orgs{Default: def, Open: o.opener(ctx, st)}
+	orgs := &server.Orgs{Default: def, Open: o.opener(ctx, st), Logger: log.With("component", "orgs")}
 	idle := &server.Idle{Release: func() { orgs.Release(); trimMalloc() }}
 	hs := edge.httpServer(idle.Wrap(orgs))
 	log.Info("helix-org serving", "addr", ln.Addr().String(), "db", st.Path(), "version", version, "gogc", gogc, "malloc_arenas", arenas)
