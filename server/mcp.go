@@ -59,7 +59,7 @@ func (s *Server) cachedLocked(c *caller) *cachedServer {
 // env is what the caller's tools work with.
 func (s *Server) env(c *caller) *tools.Env {
 	held := c.held
-	return &tools.Env{Store: s.store, Caller: c.worker, Known: tools.KnownTools(c.skills, c.outside), ActivationID: c.activation,
+	return &tools.Env{Store: s.store, Root: s.cfg.Root, Caller: c.worker, Known: tools.KnownTools(c.skills, c.outside), ActivationID: c.activation,
 		Skills: s.cfg.Skills, SkillDefs: c.skills, Outside: s.cfg.Outside, OutsideTools: c.outside, Logger: s.cfg.Logger.With("component", "tools"),
 		ApprovalRequired: func(tool string) bool { return slices.Contains(held, tool) }}
 }

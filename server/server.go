@@ -52,7 +52,10 @@ type Config struct {
 	Dispatching func() bool
 	// AccessLog logs every request, not only the refused ones.
 	AccessLog bool
-	Logger    *slog.Logger
+	// Root is the path this org is served under (OrgPrefix), or "" for
+	// the default org; the links pages and tools give people start with it.
+	Root   string
+	Logger *slog.Logger
 }
 
 // Route is an extra handler mounted by a transport, e.g. "POST /webhooks/{streamId}".
@@ -132,7 +135,7 @@ func New(st *store.Store, cfg Config) *Server {
 	}
 	s.relay = relay.New(rc)
 	s.oauth = oauth.New(st, cfg.Logger)
-	s.ui = ui.New(st, ui.Config{Settings: cfg.Settings, Skills: cfg.Skills, Status: inbound.Status, Unavailable: inbound.Unavailable, Logger: cfg.Logger})
+	s.ui = ui.New(st, ui.Config{Root: cfg.Root, Settings: cfg.Settings, Skills: cfg.Skills, Status: inbound.Status, Unavailable: inbound.Unavailable, Logger: cfg.Logger})
 	s.routes()
 	return s
 }

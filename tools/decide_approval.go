@@ -59,7 +59,7 @@ func runAsRequester(ctx context.Context, env *Env, a domain.Approval) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	as := &Env{Store: env.Store, Caller: a.WorkerID, Known: env.Known, ActivationID: a.ActivationID, Skills: env.Skills, SkillDefs: env.SkillDefs,
+	as := &Env{Store: env.Store, Root: env.Root, Caller: a.WorkerID, Known: env.Known, ActivationID: a.ActivationID, Skills: env.Skills, SkillDefs: env.SkillDefs,
 		Logger: env.Logger, approved: &a}
 	// What it writes carries the run's label as it was held — readable by
 	// the org when what a person approved was to declassify it.

@@ -73,7 +73,7 @@ func invite() Tool {
 // auth.public_url says where the server is.
 func inviteLink(ctx context.Context, env *Env, inv store.Invitation) string {
 	base, _ := env.Store.SettingOr(ctx, PublicURLSetting)
-	return strings.TrimSuffix(base, "/") + "/ui/signin?invitation=" + url.QueryEscape(inv.ID)
+	return strings.TrimSuffix(base, "/") + env.Root + "/ui/signin?invitation=" + url.QueryEscape(inv.ID)
 }
 
 // sendInvitation emails the link when the server has an email transport:

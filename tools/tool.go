@@ -46,6 +46,9 @@ type Env struct {
 	// OutsideTools are the tools of every outside server; each is served
 	// as <server>__<tool> to workers granted it.
 	OutsideTools []domain.OutsideTool
+	// Root is the path the caller's org is served under, /orgs/<name>,
+	// or "" for the default org: links a tool gives people start with it.
+	Root string
 	// approved is the approval a call runs under, past the gate
 	// (runAsRequester); nil for every other call.
 	approved *domain.Approval

@@ -93,8 +93,9 @@ func ptr[T any](v T) *T { return &v }
 // mounted into a container.
 const DockerSocket = "/var/run/docker.sock"
 
-// checkMount refuses a bind-mount source that is, or contains, a forbidden
-// path (the database, its key file, the Docker socket).
+// checkMount refuses a bind-mount source that is, contains or is inside
+// a forbidden path (the database, its key file, the orgs' directory, the
+// Docker socket).
 func checkMount(src string, forbidden []string) error {
 	abs, err := filepath.Abs(src)
 	if err != nil {
@@ -110,6 +111,11 @@ func checkMount(src string, forbidden []string) error {
 		}
 		if rel, err := filepath.Rel(abs, fa); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
 			return fmt.Errorf("refusing to mount %s into a container: it contains %s", abs, fa)
+		}
+		// A forbidden directory (the other orgs' databases) forbids what
+		// is in it too.
+		if rel, err := filepath.Rel(fa, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return fmt.Errorf("refusing to mount %s into a container: it is inside %s", abs, fa)
 		}
 	}
 	return nil

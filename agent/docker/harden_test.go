@@ -17,6 +17,8 @@ func TestCheckMount(t *testing.T) {
 		{"/var/run", nil, "it contains " + DockerSocket},
 		{"/", nil, "it contains " + DockerSocket},
 		{"/srv/envs/w-a/..x", []string{"/srv/envs/w-a/..y"}, ""},
+		{"/srv/orgs/north.db", []string{"/srv/orgs"}, "it is inside /srv/orgs"},
+		{"/srv/orgs-notes", []string{"/srv/orgs"}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.src, func(t *testing.T) {

@@ -46,7 +46,7 @@ another with --new-token (optionally --ttl), or helix-org token create.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cfg.with(cmd.Context(), func(st *store.Store) error {
-				return runBootstrap(cmd.Context(), st, cmd.OutOrStdout(), cfg.URL, cfg.Opts)
+				return runBootstrap(cmd.Context(), st, cmd.OutOrStdout(), orgURL(cmd.Context(), cfg.URL), cfg.Opts)
 			})
 		},
 	}

@@ -95,7 +95,7 @@ func runChat(cmd *cobra.Command, cfg chatConfig) error {
 		"--mcp-config", "mcp.json", "--allowedTools", "mcp__"+name,
 		"--append-system-prompt", fmt.Sprintf("You are %s (%s) in a helix-org organisation. Act on the org through the helix-org MCP tools.", w.Name, w.ID))...)
 	c.Dir = dir
-	c.Env = append(os.Environ(), domain.TokenEnv+"="+tok, domain.MCPURLEnv+"="+domain.MCPURL(cfg.URL, w.ID))
+	c.Env = append(os.Environ(), domain.TokenEnv+"="+tok, domain.MCPURLEnv+"="+domain.MCPURL(orgURL(ctx, cfg.URL), w.ID))
 	c.Stdin, c.Stdout, c.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if err := c.Run(); err != nil {
 		return fmt.Errorf("claude: %w", err)
@@ -113,7 +113,7 @@ func chatDir(ctx context.Context, st *store.Store, cfg chatConfig) (domain.Worke
 	if !w.Active() {
 		return domain.Worker{}, "", fmt.Errorf("worker %s has been dismissed", w.ID)
 	}
-	dir := filepath.Join(cfg.EnvsDir, w.ID, "chat")
+	dir := filepath.Join(orgEnvs(cfg.EnvsDir, orgOf(ctx)), w.ID, "chat")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return domain.Worker{}, "", fmt.Errorf("create chat dir: %w", err)
 	}

@@ -81,7 +81,7 @@ func runBuiltinChat(cmd *cobra.Command, cfg chatConfig) error {
 	if bashOn {
 		bash = &agent.Bash{Dir: dir, Env: os.Environ()}
 	}
-	url := domain.MCPURL(cfg.URL, w.ID)
+	url := domain.MCPURL(orgURL(ctx, cfg.URL), w.ID)
 	tools, err := agent.ConnectTools(ctx, url, tok, bash)
 	if err != nil {
 		return fmt.Errorf("%w\n  is `helix-org serve` running at %s? (set --url or HELIX_ORG_URL)", err, cfg.URL)

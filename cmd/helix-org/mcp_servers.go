@@ -87,7 +87,7 @@ command line, and stored encrypted; agents never see it. It is one of
 				if _, err := st.AddMCPServer(cmd.Context(), "", srv, auth); err != nil {
 					return err
 				}
-				g := newGateway(cmd.Context(), st, agent.CheckSandbox(cmd.Context(), "").Result, cfg.EnvsDir, nil)
+				g := newGateway(cmd.Context(), st, agent.CheckSandbox(cmd.Context(), "").Result, orgEnvs(cfg.EnvsDir, orgOf(cmd.Context())), nil)
 				defer g.Close()
 				added, err := g.Refresh(cmd.Context(), srv.Name)
 				if err != nil {

@@ -53,7 +53,7 @@ func (f *clientFlags) connect(parent context.Context) (ctx context.Context, cs *
 		cancel()
 		return nil, nil, nil, err
 	}
-	url := domain.MCPURL(f.URL, f.Worker)
+	url := domain.MCPURL(orgURL(parent, f.URL), f.Worker)
 	client := mcp.NewClient(&mcp.Implementation{Name: "helix-org-cli", Version: version}, nil)
 	cs, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true,
 		HTTPClient: &http.Client{Transport: bearer{token: tok}}}, nil)

@@ -48,26 +48,48 @@ func (f *dbFlags) bindInit(flags *pflag.FlagSet) {
 	flags.BoolVar(&f.Init, "init", false, "create the database if it does not exist")
 }
 
-// open opens the database. It creates one only when told to (--init), so
-// a mistyped --db or the wrong directory is an error naming the path
-// looked at, not a new, empty organisation.
+// open opens the database of the org --org chose (orgOf). It creates
+// one only when told to (--init), so a mistyped --db or the wrong
+// directory is an error naming the path looked at, not a new, empty
+// organisation.
 func (f *dbFlags) open(ctx context.Context) (*store.Store, error) {
-	if store.IsPostgres(f.DB) {
-		key := f.KeyFile
+	org := orgOf(ctx)
+	of, err := f.forOrg(org)
+	if err != nil {
+		return nil, err
+	}
+	if store.IsPostgres(of.DB) {
+		key := of.KeyFile
 		if key == "" {
 			key = "helix-org.key"
 		}
-		return store.Open(ctx, f.DB, store.Options{KeyFile: key, Transports: transports.Specs()})
+		st, err := store.Open(ctx, of.DB, store.Options{KeyFile: key, Transports: transports.Specs()})
+		switch {
+		case missingPostgresDB(err) && org != "":
+			return nil, fmt.Errorf("%w: no org named %s on this PostgreSQL server: create it with `helix-org orgs create %s`", errNoDatabase, org, org)
+		case missingPostgresDB(err):
+			return nil, fmt.Errorf("%w: %w", errNoDatabase, err)
+		}
+		return st, err
 	}
-	if _, err := os.Stat(f.DB); errors.Is(err, fs.ErrNotExist) && !f.Init {
-		abs, _ := filepath.Abs(f.DB)
+	if _, err := os.Stat(of.DB); errors.Is(err, fs.ErrNotExist) && !f.Init {
+		abs, _ := filepath.Abs(of.DB)
+		if org != "" {
+			return nil, fmt.Errorf("%w: no org named %s (looked for %s): create it with `helix-org orgs create %s`", errNoDatabase, org, abs, org)
+		}
 		hint := "create one with `helix-org bootstrap --init`"
 		if f.hasInit {
 			hint = "pass --init to create a new one"
 		}
-		return nil, fmt.Errorf("no database at %s: run where it is, point --db (or HELIX_ORG_DB) at it, or %s", abs, hint)
+		return nil, fmt.Errorf("%w at %s: run where it is, point --db (or HELIX_ORG_DB) at it, or %s", errNoDatabase, abs, hint)
 	}
-	return store.Open(ctx, f.DB, store.Options{KeyFile: f.KeyFile, Transports: transports.Specs()})
+	if org != "" && f.Init {
+		// --init --org creates the org as `orgs create` does.
+		if err := os.MkdirAll(filepath.Dir(of.DB), 0o700); err != nil {
+			return nil, fmt.Errorf("create org %s: %w", org, err)
+		}
+	}
+	return store.Open(ctx, of.DB, store.Options{KeyFile: of.KeyFile, Transports: transports.Specs()})
 }
 
 // with opens the database for one command's run and closes it after.
@@ -102,7 +124,22 @@ func newRootCmd() *cobra.Command {
 		Version:       version,
 	}
 	root.SetVersionTemplate("helix-org {{.Version}}\n")
+	var org string
+	root.PersistentFlags().StringVar(&org, "org", os.Getenv("HELIX_ORG_ORG"), "act on this org (helix-org orgs create); default the default org (env HELIX_ORG_ORG)")
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if org == "" {
+			return nil
+		}
+		if err := domain.ValidateOrgName(org); err != nil {
+			return fmt.Errorf("--org: %w", err)
+		}
+		if cmd.Name() == "serve" {
+			return errors.New("--org: serve serves every org (the default at /, each other at /orgs/<name>/); --org is for the commands that act on one")
+		}
+		cmd.SetContext(withOrg(cmd.Context(), org))
+		return nil
+	}
 	root.AddCommand(newServeCmd(), newChatCmd(), newBootstrapCmd(), newTokenCmd(), newConfigCmd(), newVersionCmd(), newAgentCmd(), newActivationsCmd(), newAuditCmd(), newTriggersCmd(), newSpendCmd(), newTasksCmd(), newInsightsCmd())
-	root.AddCommand(newCallCmd(), newInviteCmd(), newInvitationsCmd(), newToolsCmd(), newMCPServersCmd(), newBackupCmd(), newExportCmd(), newImportCmd(), newSlackCmd())
+	root.AddCommand(newOrgsCmd(), newCallCmd(), newInviteCmd(), newInvitationsCmd(), newToolsCmd(), newMCPServersCmd(), newBackupCmd(), newExportCmd(), newImportCmd(), newSlackCmd())
 	return root
 }

@@ -109,53 +109,113 @@ func runServe(ctx context.Context, cfg serveConfig, stdout io.Writer, log *slog.
 	return serveOn(ctx, ln, st, cfg, log)
 }
 
-// serveOn runs the HTTP server and the dispatcher on ln until ctx ends.
+// serveOn runs the HTTP server on ln until ctx ends: the default org
+// over st, and every other org (/orgs/<name>/) opened on its first
+// request, each with a stack of its own (startOrg).
 func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveConfig, log *slog.Logger) error {
 	if err := checkHelix(ctx, st); err != nil {
 		return err
 	}
 	gogc, arenas := server.TuneGC(), limitMallocArenas()
-	dh, err := newDockerHost(st, cfg.KeyFile, log)
+	edge := cfg.Edge.withDefaults()
+	o := orgServe{cfg: cfg, edge: edge, budget: inbound.NewBudget(edge.InboundBudget), base: agentBaseURL(ln.Addr()), forbidden: sharedFiles(st), log: log}
+	def, m, err := o.startOrg(ctx, "", st, cfg.EnvsDir)
+	if err != nil {
+		return err
+	}
+	orgs := &server.Orgs{Default: def, Open: o.opener(ctx, st), Logger: log.With("component", "orgs")}
+	idle := &server.Idle{Release: func() { orgs.Release(); trimMalloc() }}
+	hs := edge.httpServer(idle.Wrap(orgs))
+	log.Info("helix-org serving", "addr", ln.Addr().String(), "db", st.Path(), "version", version, "gogc", gogc, "malloc_arenas", arenas)
+	errc := make(chan error, 2)
+	go func() { errc <- hs.Serve(ln) }()
+	ms := serveMetrics(cfg.metricsLn, m, errc)
+	go idle.Run(ctx)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	// Activations still talk to their MCP endpoints, so they finish (up to
+	// the grace period) before HTTP stops.
+	log.Info("shutting down: letting running activations finish", "grace", cfg.ShutdownGrace)
+	graceCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
+	defer cancel()
+	if err := orgs.Shutdown(graceCtx); err != nil {
+		log.Warn("shutdown", "err", err)
+	}
+	defer orgs.Close()
+	httpCtx, cancelHTTP := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancelHTTP()
+	if ms != nil {
+		ms.Shutdown(httpCtx)
+	}
+	if err := hs.Shutdown(httpCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+// orgServe is what every org's stack on this server shares: serve's
+// flags, the edge limits, the inbound byte budget and the address agents
+// reach the server at.
+type orgServe struct {
+	cfg    serveConfig
+	edge   edgeConfig
+	budget *inbound.Budget
+	base   string
+	// forbidden are the files of every org no container may mount.
+	forbidden []string
+	log       *slog.Logger
+}
+
+// startOrg builds one org's whole stack over its store and starts its
+// loops until ctx ends: HTTP (MCP endpoints, relay, UI, transports'
+// routes), the dispatcher, the outbox, the transports' loops, the Docker
+// host and the gateway. name is "" for the default org. Nothing in it is
+// shared with another org.
+func (o orgServe) startOrg(ctx context.Context, name string, st *store.Store, envs string) (*server.Org, *metrics.Metrics, error) {
+	log, root := o.log, server.OrgPrefix(name)
+	if name != "" {
+		log = log.With("org", name)
+	}
+	dh, err := newDockerHost(st, o.cfg.KeyFile, log)
 	if err != nil {
 		log.Warn("no Docker client: the docker runtime and skills are unavailable", "err", err)
 	}
 	m, err := metrics.New(ctx, st)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if dh != nil {
 		dh.skills.OnBuild = m.SkillBuild
+		dh.forbidden = append(dh.forbidden, o.forbidden...)
 	}
-	edge := cfg.Edge.withDefaults()
 	deps := transportDeps(st, log)
 	var d *dispatch.Dispatcher // set before the listener serves
 	sandbox := checkSandbox(ctx, st, log)
-	outside := newGateway(ctx, st, sandbox, cfg.EnvsDir, log)
-	defer outside.Close()
-	srv := server.New(st, server.Config{Outside: outside, Dispatching: func() bool { return d.Running() }, Logger: log, Routes: transportRoutes(deps, inbound.NewBudget(edge.InboundBudget)),
-		Skills: dh.skillRunner(), Upstream: relayUpstream(st), Gemini: relayGemini(st), CallTimeout: edge.CallTimeout, Settings: settings(),
-		Metrics: m, AccessLog: cfg.Log.AccessLog})
+	outside := newGateway(ctx, st, sandbox, envs, log)
+	srv := server.New(st, server.Config{Outside: outside, Dispatching: func() bool { return d.Running() }, Logger: log, Routes: transportRoutes(deps, o.budget),
+		Skills: dh.skillRunner(), Upstream: relayUpstream(st), Gemini: relayGemini(st), CallTimeout: o.edge.CallTimeout, Settings: settings(),
+		Metrics: m, AccessLog: o.cfg.Log.AccessLog, Root: root})
 	if dh != nil {
-		dh.agents, dh.edge = agentRoutes(srv), edge
+		// Containers reach this org's server on a listener of its own,
+		// so their base URL carries no org prefix.
+		dh.agents, dh.edge = agentRoutes(srv), o.edge
 	}
-	idle := &server.Idle{Release: func() { st.ReleaseMemory(); trimMalloc() }}
-	hs := edge.httpServer(idle.Wrap(srv))
 	dh.connect(ctx)
 	hx := helixHost(st)
-	d = dispatch.New(st, runtimes(st, dh, hx, sandbox, log), dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()),
+	d = dispatch.New(st, runtimes(st, dh, hx, sandbox, log), dispatch.Options{EnvsDir: envs, MCPBaseURL: o.base + root,
 		Logger: log, Reap: reapOrphans(log), Observer: m, Alive: agent.Alive, Kill: killAgent})
 	// Agents and containers a crash left running are gone before their
 	// triggers run again.
 	if err := d.Recover(ctx); err != nil {
-		return err
+		outside.Close()
+		return nil, nil, err
 	}
-	log.Info("helix-org serving", "addr", ln.Addr().String(), "db", st.Path(), "version", version, "gogc", gogc, "malloc_arenas", arenas)
 	if _, err := st.GetWorker(ctx, "w-owner"); err != nil {
 		log.Warn("no owner yet: run `helix-org bootstrap` to create one and get its MCP URL and token")
 	}
-	errc := make(chan error, 2)
-	go func() { errc <- hs.Serve(ln) }()
-	ms := serveMetrics(cfg.metricsLn, m, errc)
 	// The dispatcher runs once Docker has answered and the containers a
 	// crash left are gone; requests are served meanwhile.
 	started := make(chan struct{})
@@ -168,38 +228,20 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	outbound := outbox.New(st, transports.Senders(deps), outbox.Options{Logger: log, OnAttempt: m.Delivery})
 	outboundDone := make(chan error, 1)
 	go func() { outboundDone <- outbound.Run(ctx) }()
-	go idle.Run(ctx)
 	helixDone := make(chan struct{})
 	go func() { watchHelixSpecs(ctx, st, hx, log); close(helixDone) }()
 	loopsDone := make(chan struct{})
 	go func() { transports.Run(ctx, deps); close(loopsDone) }()
-	select {
-	case err := <-errc:
+	stop := func(grace context.Context) error {
+		err := d.Shutdown(grace)
+		<-started
+		dh.shutdown()  // skills stop even when the grace is spent
+		<-outboundDone // attempts in flight are cut short and recorded for retry
+		<-loopsDone
+		<-helixDone
 		return err
-	case <-ctx.Done():
 	}
-	// Activations still talk to their MCP endpoints, so they finish (up to
-	// the grace period) before HTTP stops.
-	log.Info("shutting down: letting running activations finish", "grace", cfg.ShutdownGrace)
-	graceCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
-	defer cancel()
-	if err := d.Shutdown(graceCtx); err != nil {
-		log.Warn("shutdown", "err", err)
-	}
-	<-started
-	dh.shutdown()  // skills stop even when the grace is spent
-	<-outboundDone // attempts in flight are cut short and recorded for retry
-	<-loopsDone
-	<-helixDone
-	httpCtx, cancelHTTP := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancelHTTP()
-	if ms != nil {
-		ms.Shutdown(httpCtx)
-	}
-	if err := hs.Shutdown(httpCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	return nil
+	return &server.Org{Handler: srv, Stop: stop, Close: outside.Close, Release: func() { st.ReleaseMemory() }}, m, nil
 }
 
 // serveMetrics serves /metrics on ln, if any, without a token: that

@@ -32,6 +32,9 @@ and set bot_token yourself.`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.URL != "" {
+				o.URL = orgURL(cmd.Context(), o.URL) // --org: the org's own routes
+			}
 			b, err := slack.Manifest(o)
 			if err != nil {
 				return err

@@ -41,11 +41,11 @@ func newTokenCreateCmd() *cobra.Command {
 				}
 				link := ""
 				if w.Kind == domain.WorkerHuman {
-					if link, err = signInLink(cmd.Context(), st, cfg.URL, tok); err != nil {
+					if link, err = signInLink(cmd.Context(), st, orgURL(cmd.Context(), cfg.URL), tok); err != nil {
 						return err
 					}
 				}
-				printConnect(cmd.OutOrStdout(), cfg.URL, w.ID, tok, link)
+				printConnect(cmd.OutOrStdout(), orgURL(cmd.Context(), cfg.URL), w.ID, tok, link)
 				return nil
 			})
 		},

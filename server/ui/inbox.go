@@ -113,9 +113,9 @@ func addressedToMe(ctx context.Context, u *UI, v *viewer, before time.Time, limi
 	evs, err := u.st.EventsBefore(ctx, store.PageQuery{StreamIDs: streams, Until: before, To: v.Worker.ID, Limit: limit, Undismissed: v.Worker.ID})
 	var out []inboxItem
 	for _, ev := range evs {
-		link := "/ui/streams/" + ev.StreamID + "#ev-" + strconv.FormatInt(ev.Seq, 10)
+		link := u.cfg.Root + "/ui/streams/" + ev.StreamID + "#ev-" + strconv.FormatInt(ev.Seq, 10)
 		if domain.IsDM(ev.StreamID) && ev.Source != "" {
-			link = "/ui/chat/" + ev.Source
+			link = u.cfg.Root + "/ui/chat/" + ev.Source
 		}
 		out = append(out, inboxItem{At: ev.CreatedAt, Kind: "message", Label: "message", Link: link, Key: ev.ID,
 			Title: cmp.Or(ev.Message.From, ev.Source, "system") + " on " + ev.StreamID, Text: cmp.Or(ev.Message.Subject, ev.Message.Body), Undecodable: ev.Undecodable})
@@ -183,7 +183,7 @@ func myNotices(ctx context.Context, u *UI, v *viewer, before time.Time, limit in
 		json.Unmarshal(ev.Message.Extra, &extra) // a notice without a kind is a plain notice
 		kind, label := noticeKind(extra.Kind)
 		item := inboxItem{At: ev.CreatedAt, Kind: kind, Label: label, About: extra.Approval.ID, Key: ev.ID,
-			Link:  "/ui/streams/" + stream + "#ev-" + strconv.FormatInt(ev.Seq, 10),
+			Link:  u.cfg.Root + "/ui/streams/" + stream + "#ev-" + strconv.FormatInt(ev.Seq, 10),
 			Title: cmp.Or(ev.Message.Subject, "Notice"), Text: ev.Message.Body, Undecodable: ev.Undecodable}
 		if item.About != "" {
 			// The notice was written when the request was made or decided;
@@ -246,7 +246,7 @@ func failedRunsBelowMe(ctx context.Context, u *UI, v *viewer, before time.Time, 
 	acts, err := u.st.ActivationsBefore(ctx, store.ActivationQuery{Workers: managed, Status: domain.ActivationFailed, Before: before, Limit: limit, Undismissed: v.Worker.ID})
 	var out []inboxItem
 	for _, a := range acts {
-		out = append(out, inboxItem{At: a.StartedAt, Kind: "failed-run", Label: "failed run", Link: "/ui/workers/" + a.WorkerID, Key: a.ID,
+		out = append(out, inboxItem{At: a.StartedAt, Kind: "failed-run", Label: "failed run", Link: u.cfg.Root + "/ui/workers/" + a.WorkerID, Key: a.ID,
 			Title: a.WorkerID + "'s run " + a.ID + " failed", Text: a.Error})
 	}
 	return out, err
@@ -269,7 +269,7 @@ func approvalsToDecide(ctx context.Context, u *UI, v *viewer, before time.Time, 
 		if a.Reason != "" {
 			text += " — " + a.Reason
 		}
-		item := inboxItem{At: a.CreatedAt, Kind: "approval", Label: "approval", Link: "/ui/workers/" + a.WorkerID,
+		item := inboxItem{At: a.CreatedAt, Kind: "approval", Label: "approval", Link: u.cfg.Root + "/ui/workers/" + a.WorkerID,
 			Title: a.WorkerID + " asks to call " + a.Tool, Text: text, Approval: a.ID, About: a.ID, Request: true}
 		switch a.Kind {
 		case domain.ApprovalDeclassify:

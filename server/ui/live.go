@@ -38,7 +38,7 @@ func (u *UI) liveURL(ctx context.Context, kv ...string) string {
 	if err != nil {
 		return ""
 	}
-	return "/ui/live" + queryString(append(kv, "since", strconv.FormatInt(seq, 10))...)
+	return u.cfg.Root + "/ui/live" + queryString(append(kv, "since", strconv.FormatInt(seq, 10))...)
 }
 
 // handleLive serves a live view as Server-Sent Events. Each event's SSE

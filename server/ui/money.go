@@ -102,7 +102,7 @@ func (u *UI) handleMoney(w http.ResponseWriter, r *http.Request, v *viewer) {
 	}
 	for _, name := range []string{"day", "month"} {
 		other := periodOf(name, u.st.Now())
-		p.Periods = append(p.Periods, choice{Label: other.Label, Href: "/ui/money" + queryString("period", name, "measure", q.Get("measure")), Current: name == p.Period.Name})
+		p.Periods = append(p.Periods, choice{Label: other.Label, Href: u.cfg.Root + "/ui/money" + queryString("period", name, "measure", q.Get("measure")), Current: name == p.Period.Name})
 	}
 	u.render(w, r, http.StatusOK, "money", pageData{Title: "Money", Nav: "money", V: v, Live: live, Body: p})
 }
@@ -138,7 +138,7 @@ func (u *UI) spendSection(ctx context.Context, v *viewer, measureName string, p 
 	p.Spent = total.Summary() + " " + per.Label
 	m := measureOf(measureName, total)
 	for _, name := range []string{"usd", "tokens"} {
-		p.Measures = append(p.Measures, choice{Label: measureOf(name, total).Name, Href: "/ui/money" + queryString("period", per.Name, "measure", name), Current: name == measureKey(m)})
+		p.Measures = append(p.Measures, choice{Label: measureOf(name, total).Name, Href: u.cfg.Root + "/ui/money" + queryString("period", per.Name, "measure", name), Current: name == measureKey(m)})
 	}
 	p.Charts = []barChart{
 		stackedBars("By worker", per.Labels, series[store.SpendByWorker], m),
@@ -154,7 +154,7 @@ func (u *UI) spendSection(ctx context.Context, v *viewer, measureName string, p 
 		// The worker's runs page lists runs started before ?before=: from
 		// just after this one, it is at the top.
 		after := run.StartedAt.Add(time.Microsecond).Format(time.RFC3339Nano)
-		p.Runs = append(p.Runs, topRun{RunSpend: run, Tokens: domain.Thousands(run.Spend.Tokens()), Link: "/ui/workers/" + run.WorkerID + queryString("before", after) + "#run-" + run.ActivationID})
+		p.Runs = append(p.Runs, topRun{RunSpend: run, Tokens: domain.Thousands(run.Spend.Tokens()), Link: u.cfg.Root + "/ui/workers/" + run.WorkerID + queryString("before", after) + "#run-" + run.ActivationID})
 	}
 	return nil
 }

@@ -25,8 +25,11 @@ var templateFS embed.FS
 // plus that page's own file. Parsed once at start-up.
 type pages map[string]*template.Template
 
-func parsePages() pages {
-	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html"))
+// root is the path the UI's org is served under ("" for the default
+// org), which every link a page writes starts with.
+func parsePages(root string) pages {
+	rootFunc := template.FuncMap{"root": func() string { return root }}
+	base := template.Must(template.New("").Funcs(funcs).Funcs(rootFunc).ParseFS(templateFS, "templates/layout.html", "templates/partials.html"))
 	files, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
 		panic(err)

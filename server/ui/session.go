@@ -93,7 +93,7 @@ func (u *UI) loadViewer(ctx context.Context, sessionID string) (*viewer, error) 
 	if err != nil {
 		return nil, err
 	}
-	env := &tools.Env{Store: u.st, Caller: w.ID, Known: tools.KnownTools(skills, outside), Skills: u.cfg.Skills, SkillDefs: skills, OutsideTools: outside}
+	env := &tools.Env{Store: u.st, Root: u.cfg.Root, Caller: w.ID, Known: tools.KnownTools(skills, outside), Skills: u.cfg.Skills, SkillDefs: skills, OutsideTools: outside}
 	return &viewer{Worker: w, Session: sess, Role: role, CSRF: csrfToken(sessionID), granted: granted, env: env, sessionID: sessionID}, nil
 }
 

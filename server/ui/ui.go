@@ -27,7 +27,11 @@ type Config struct {
 	// PingInterval is how often a live view gets a keep-alive comment and
 	// re-checks its session; 30 s unless a test wants it shorter.
 	PingInterval time.Duration
-	Logger       *slog.Logger
+	// Root is the path the org is served under, /orgs/<name>, or "" for
+	// the default org: links in pages start with it (redirects and
+	// cookie paths get it from the server's org mount).
+	Root   string
+	Logger *slog.Logger
 }
 
 // UI serves the pages under /ui/.
@@ -60,7 +64,7 @@ func New(st *store.Store, cfg Config) *UI {
 		cfg.PingInterval = 30 * time.Second
 	}
 	log := cfg.Logger.With("component", "ui")
-	u := &UI{st: st, cfg: cfg, log: log, mux: http.NewServeMux(), pages: sync.OnceValue(parsePages), hub: newHub(st, log)}
+	u := &UI{st: st, cfg: cfg, log: log, mux: http.NewServeMux(), pages: sync.OnceValue(func() pages { return parsePages(cfg.Root) }), hub: newHub(st, log)}
 	u.routes()
 	u.h = u.secure(u.mux)
 	return u

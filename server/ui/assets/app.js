@@ -157,7 +157,9 @@
     const out = document.getElementById(area.dataset.preview);
     if (!out) return;
     const body = new URLSearchParams({ markdown: area.value });
-    fetch("/ui/preview", { method: "POST", body, credentials: "same-origin", headers: { "X-CSRF-Token": csrf() } })
+    // An org other than the default is served under /orgs/<name>.
+    const root = location.pathname.slice(0, location.pathname.indexOf("/ui/"));
+    fetch(root + "/ui/preview", { method: "POST", body, credentials: "same-origin", headers: { "X-CSRF-Token": csrf() } })
       .then((r) => (r.ok ? r.text() : Promise.reject(r.status)))
       .then((html) => { out.innerHTML = html; })
       .catch(() => {});
