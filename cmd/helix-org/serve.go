@@ -127,6 +127,7 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 		dh.skills.OnBuild = m.SkillBuild
 	}
 	edge := cfg.Edge.withDefaults()
+	st.SetProviderEmbedder(providerEmbedder(st))
 	deps := transportDeps(st, log)
 	var d *dispatch.Dispatcher // set before the listener serves
 	sandbox := checkSandbox(ctx, st, log)
