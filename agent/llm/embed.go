@@ -76,6 +76,10 @@ func (e Embeddings) Embed(ctx context.Context, texts []string) ([][]float32, err
 	}
 	if resp.StatusCode/100 != 2 {
 		msg := strings.TrimSpace(string(raw))
+		if e.APIKey != "" {
+			// Some providers echo the key they refused.
+			msg = strings.ReplaceAll(msg, e.APIKey, "[redacted]")
+		}
 		if len(msg) > 300 {
 			msg = msg[:300] + "…"
 		}
