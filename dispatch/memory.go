@@ -29,7 +29,7 @@ var ConstraintRelevanceSetting = domain.SettingSpec{Key: "memory.constraint_min_
 // HybridSetting turns on hybrid recall: relevance blends BM25 with the
 // cosine of the query's and each insight's embedding.
 var HybridSetting = domain.SettingSpec{Key: "memory.hybrid", Type: domain.SettingBool, Default: "true",
-	Description: "Whether recall blends the embeddings' cosine (local hashed character trigrams) with BM25 in relevance; false ranks by BM25 alone."}
+	Description: "Whether recall blends the embeddings' cosine (memory.embeddings: local hashed character trigrams or the provider's) with BM25 in relevance; false ranks by BM25 alone."}
 
 // ConstraintRelevance reads ConstraintRelevanceSetting.
 func ConstraintRelevance(ctx context.Context, st *store.Store) float64 {

@@ -26,4 +26,5 @@ var PolicySetting = domain.SettingSpec{Key: "agent.policy", Type: domain.Setting
 
 // Settings lists every dispatch config key.
 var Settings = domain.Settings{MaxConcurrentSetting, TimeoutSetting, MaxDepthSetting, LeaseSetting,
-	MaxStartAttemptsSetting, StartBackoffSetting, StartBackoffMaxSetting, PolicySetting, MemoryTokensSetting, ConstraintRelevanceSetting, HybridSetting}
+	MaxStartAttemptsSetting, StartBackoffSetting, StartBackoffMaxSetting, PolicySetting, MemoryTokensSetting, ConstraintRelevanceSetting, HybridSetting,
+	domain.EmbeddingsSetting, domain.EmbeddingModelSetting}

@@ -123,3 +123,22 @@ func DecodeVector(dst []float32, b []byte) []float32 {
 	}
 	return dst
 }
+
+// Embedders memory.embeddings names.
+const (
+	EmbeddingsLocal    = "local"
+	EmbeddingsProvider = "provider"
+)
+
+// EmbeddingsSetting picks the embedder hybrid recall uses.
+var EmbeddingsSetting = SettingSpec{Key: "memory.embeddings", Type: SettingString, Default: EmbeddingsLocal,
+	Enum:        []string{EmbeddingsLocal, EmbeddingsProvider},
+	Description: "Embeddings hybrid recall compares: local (hashed character trigrams, no network) or provider (the model provider's OpenAI-compatible /embeddings endpoint, agent.base_url and agent.api_key, model memory.embedding_model; a recall whose embedding fails ranks by BM25 alone)."}
+
+// EmbeddingModelSetting is the provider's embedding model.
+var EmbeddingModelSetting = SettingSpec{Key: "memory.embedding_model", Type: SettingString, Default: "text-embedding-3-small",
+	Description: "Embedding model asked of the provider when memory.embeddings is provider; changing it re-embeds the insights, a batch per recall."}
+
+// NearestMinCosine is the least cosine at which a provider's embedding
+// brings an insight into a recall that shares no word with the query.
+const NearestMinCosine = 0.5

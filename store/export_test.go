@@ -52,11 +52,7 @@ func (s *Store) RecallReference(ctx context.Context, reader, query string, mode 
 		return nil, err
 	}
 	if hybrid && len(cands) > 0 {
-		vec, err := s.embedQuery(ctx, query)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.semantics(tx, vec, cands); err != nil {
+		if err := s.semantics(tx, s.hybridQuery(ctx, query), cands); err != nil {
 			return nil, err
 		}
 	}
@@ -144,4 +140,12 @@ func (s *Store) ForgetEmbeddings(ctx context.Context) error {
 
 func (s *Store) MigrateEmbeddings(ctx context.Context) error {
 	return s.write(ctx, migrateEmbeddings)
+}
+
+// SetMaxIDParams makes hybrid recall load vectors in chunks of n ids, so
+// a test sees the chunking without 65,536 matches; it returns the undo.
+func SetMaxIDParams(n int) func() {
+	old := maxIDParams
+	maxIDParams = n
+	return func() { maxIDParams = old }
 }

@@ -60,13 +60,11 @@ func (s *Store) Recall(ctx context.Context, reader string, q RecallQuery) ([]Rec
 	if err != nil {
 		return nil, err
 	}
-	var vec []float32
+	var qv *queryVec
 	if q.Hybrid {
-		if vec, err = s.embedQuery(ctx, q.Query); err != nil {
-			return nil, err
-		}
+		qv = s.hybridQuery(ctx, q.Query)
 	}
-	ranked, err := s.rank(tx, q.Query, vec, &seat, q.Mode, q.Limit)
+	ranked, err := s.rank(tx, q.Query, qv, &seat, q.Mode, q.Limit)
 	if err != nil {
 		return nil, err
 	}

@@ -19,8 +19,8 @@ import (
 // still reach the top (domain.RankMatches), and the full rows for the
 // results alone: a recall over many matches stays cheap. With a query
 // vector (hybrid) relevance blends in each match's cosine with it.
-func (s *Store) rank(tx *gorm.DB, text string, vec []float32, seat *domain.InsightSeat, mode domain.RankMode, limit int) ([]domain.Ranked, error) {
-	ranked, err := s.rankMatches(tx, text, vec, seat, mode, limit)
+func (s *Store) rank(tx *gorm.DB, text string, qv *queryVec, seat *domain.InsightSeat, mode domain.RankMode, limit int) ([]domain.Ranked, error) {
+	ranked, err := s.rankMatches(tx, text, qv, seat, mode, limit)
 	if err != nil || len(ranked) == 0 {
 		return nil, err
 	}
@@ -44,34 +44,84 @@ func (s *Store) rank(tx *gorm.DB, text string, vec []float32, seat *domain.Insig
 
 // rankMatches ranks the matches: on SQLite by scoring all from the
 // full-text index and loading the rest only for those that can still
-// reach the top; on PostgreSQL from its dialect's one search.
-func (s *Store) rankMatches(tx *gorm.DB, text string, vec []float32, seat *domain.InsightSeat, mode domain.RankMode, limit int) ([]domain.Ranked, error) {
-	if _, ok := s.dia.(sqliteDialect); !ok {
-		terms := domain.Terms(text)
-		if len(terms) == 0 {
-			return nil, nil
-		}
-		cands, err := s.dia.searchInsights(tx, terms, seat)
-		if err != nil || len(cands) == 0 {
+// reach the top; on PostgreSQL from its dialect's one search. With a
+// provider's vector (qv.near) the insights nearest the query by cosine
+// join the matches with no BM25: paraphrases that share no word with it.
+func (s *Store) rankMatches(tx *gorm.DB, text string, qv *queryVec, seat *domain.InsightSeat, mode domain.RankMode, limit int) ([]domain.Ranked, error) {
+	var near []nearHit
+	if qv != nil && qv.near {
+		var err error
+		if near, err = s.nearest(tx, qv, seat, limit); err != nil {
 			return nil, err
 		}
-		if vec != nil {
-			if err := s.semantics(tx, vec, cands); err != nil {
+	}
+	if _, ok := s.dia.(sqliteDialect); !ok {
+		var cands []domain.Candidate
+		if terms := domain.Terms(text); len(terms) > 0 {
+			var err error
+			if cands, err = s.dia.searchInsights(tx, terms, seat); err != nil {
 				return nil, err
 			}
+		}
+		if qv != nil {
+			if err := s.semantics(tx, qv, cands); err != nil {
+				return nil, err
+			}
+		}
+		cands, err := s.addNear(tx, cands, near)
+		if err != nil || len(cands) == 0 {
+			return nil, err
 		}
 		return domain.Rank(mode, cands, s.Now(), limit), nil
 	}
 	matches, err := s.matchInsights(tx, text)
-	if err != nil || len(matches) == 0 {
+	if err != nil {
 		return nil, err
 	}
+	seen := make(map[int64]bool, len(matches))
+	for _, m := range matches {
+		seen[m.Doc] = true
+	}
+	for _, h := range near {
+		if !seen[h.Doc] {
+			matches = append(matches, domain.Match{Doc: h.Doc})
+		}
+	}
+	if len(matches) == 0 {
+		return nil, nil
+	}
 	for i := range matches {
-		matches[i].Hybrid = vec != nil
+		matches[i].Hybrid = qv != nil
 	}
 	return domain.RankMatches(mode, matches, func(dst []domain.Candidate, ms []domain.Match) ([]domain.Candidate, error) {
-		return s.loadCandidates(tx, dst, ms, seat, vec)
+		return s.loadCandidates(tx, dst, ms, seat, qv)
 	}, s.Now(), limit)
+}
+
+// addNear appends to cands, with no BM25, the near hits not among them.
+func (s *Store) addNear(tx *gorm.DB, cands []domain.Candidate, near []nearHit) ([]domain.Candidate, error) {
+	seen := make(map[string]bool, len(cands))
+	for _, c := range cands {
+		seen[c.Insight.ID] = true
+	}
+	cos := map[string]float64{}
+	var ids []string
+	for _, h := range near {
+		if !seen[h.ID] {
+			ids, cos[h.ID] = append(ids, h.ID), h.Cosine
+		}
+	}
+	if len(ids) == 0 {
+		return cands, nil
+	}
+	var rows []insightRow
+	if err := tx.Omit("embedding").Where("id IN ?", ids).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("load insights near the query: %w", err)
+	}
+	for _, r := range rows {
+		cands = append(cands, domain.Candidate{Insight: r.toDomain(), Hybrid: true, Semantic: cos[r.ID]})
+	}
+	return cands, nil
 }
 
 // matchSQL finds the insights holding any of the query's terms. The
@@ -137,7 +187,7 @@ const (
 // loadCandidates appends to dst what ranking reads (id, counters, times)
 // of the matches seat sees (all, when nil), and with a query vector each
 // one's cosine with it.
-func (s *Store) loadCandidates(tx *gorm.DB, dst []domain.Candidate, ms []domain.Match, seat *domain.InsightSeat, vec []float32) ([]domain.Candidate, error) {
+func (s *Store) loadCandidates(tx *gorm.DB, dst []domain.Candidate, ms []domain.Match, seat *domain.InsightSeat, qv *queryVec) ([]domain.Candidate, error) {
 	docs := make([]byte, 0, 8*len(ms)+2)
 	bm25 := make(map[int64]float64, len(ms))
 	for i, m := range ms {
@@ -147,16 +197,15 @@ func (s *Store) loadCandidates(tx *gorm.DB, dst []domain.Candidate, ms []domain.
 	}
 	docs = append(docs, ']')
 	q, args := candidatesSQL, []any{string(docs)}
-	if vec != nil {
+	if qv != nil {
 		q = hybridSQL
 	}
 	if seat != nil {
 		q, args = seatCandidatesSQL, append(args, seat.Role, seat.Position, seat.Worker)
-		if vec != nil {
+		if qv != nil {
 			q = seatHybridSQL
 		}
 	}
-	model := s.embedder.Model()
 	var (
 		blob     sql.RawBytes
 		embModel string
@@ -180,17 +229,17 @@ func (s *Store) loadCandidates(tx *gorm.DB, dst []domain.Candidate, ms []domain.
 		c := &dst[len(dst)-1]
 		in, st := &c.Insight, &c.Insight.Stats
 		dest := []any{&doc, &in.ID, &st.Helped, &st.Failed, &st.CreditHelped, &st.CreditFailed, &lastUsed, &in.CreatedAt, &label}
-		if vec != nil {
+		if qv != nil {
 			dest = append(dest, &blob, &embModel)
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("load insight candidates: %w", err)
 		}
-		if vec != nil {
+		if qv != nil {
 			c.Hybrid, c.Semantic = true, 0
-			if embModel == model {
+			if embModel == qv.model {
 				v = domain.DecodeVector(v, blob)
-				c.Semantic = domain.Cosine(vec, v)
+				c.Semantic = domain.Cosine(qv.v, v)
 			}
 		}
 		if !readableBy(seat, label) {

@@ -67,6 +67,8 @@ type Store struct {
 	transports *domain.Transports
 	// embedder is Options.Embedder.
 	embedder domain.Embedder
+	// provider is SetProviderEmbedder's.
+	provider atomic.Pointer[ProviderEmbedder]
 
 	// writeLock (a channel, so a waiting writer can also watch for its
 	// answer) serialises this process's write transactions so they queue

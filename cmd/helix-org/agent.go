@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/agent/llm"
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server/relay"
 	"github.com/helixml/helix-org/store"
@@ -88,6 +89,24 @@ func relayUpstream(st *store.Store) func(context.Context) (relay.Upstream, error
 	return func(ctx context.Context) (relay.Upstream, error) {
 		c := builtinConfig(ctx, st)
 		return relayPrices(ctx, st, relay.Upstream{Provider: c.Provider, BaseURL: c.BaseURL, APIKey: c.APIKey})
+	}
+}
+
+// providerEmbedder embeds for memory.embeddings=provider through the
+// relay's provider (agent.provider, base_url and api_key, read on every
+// recall) and the relay's client: the key stays in the server, as for
+// relayed calls. Only an OpenAI-compatible provider has /embeddings.
+func providerEmbedder(st *store.Store) store.ProviderEmbedder {
+	client := relay.NewClient()
+	return func(ctx context.Context, model string) (domain.Embedder, error) {
+		c := builtinConfig(ctx, st)
+		if c.Provider != llm.OpenAI {
+			return nil, fmt.Errorf("memory.embeddings is provider but agent.provider is %q; embeddings need %q (any OpenAI-compatible server)", c.Provider, llm.OpenAI)
+		}
+		if c.APIKey == "" && c.BaseURL == "" {
+			return nil, fmt.Errorf("memory.embeddings is provider but neither agent.api_key nor agent.base_url is set")
+		}
+		return llm.Embeddings{BaseURL: c.BaseURL, APIKey: c.APIKey, Name: model, Client: client}, nil
 	}
 }
 

@@ -176,6 +176,7 @@ type orgServe struct {
 // shared with another org.
 func (o orgServe) startOrg(ctx context.Context, name string, st *store.Store, envs string) (*server.Org, *metrics.Metrics, error) {
 	log, root := o.log, server.OrgPrefix(name)
+	st.SetProviderEmbedder(providerEmbedder(st))
 	if name != "" {
 		log = log.With("org", name)
 	}

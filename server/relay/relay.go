@@ -75,8 +75,7 @@ type Config struct {
 	// Gemini is the Gemini API's upstream (Provider domain.RelayGemini),
 	// read on every call like Upstream; nil means none.
 	Gemini func(ctx context.Context) (Upstream, error)
-	// Client calls the provider; default: no overall timeout (a stream may
-	// run long; the agent's own request context bounds it) and no redirects.
+	// Client calls the provider; default NewClient().
 	Client       *http.Client
 	MaxBodyBytes int64
 	Logger       *slog.Logger
@@ -90,6 +89,15 @@ type Relay struct {
 	log *slog.Logger
 }
 
+// NewClient is the client the relay calls the provider with, and what
+// else calls it with the key (cmd's provider embeddings): no overall
+// timeout (a stream may run long; the caller's context bounds it) and no
+// redirects — a redirect would carry the key, which Go does not strip
+// from x-api-key, to wherever it points, so a 3xx comes back as it is.
+func NewClient() *http.Client {
+	return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
 // New builds a Relay.
 func New(cfg Config) *Relay {
 	if cfg.Logger == nil {
@@ -99,9 +107,7 @@ func New(cfg Config) *Relay {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if cfg.Client == nil {
-		// A redirect would carry x-api-key, which Go does not strip, to
-		// wherever it points: pass 3xx back instead of following it.
-		cfg.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		cfg.Client = NewClient()
 	}
 	return &Relay{cfg: cfg, log: cfg.Logger.With("component", "relay")}
 }

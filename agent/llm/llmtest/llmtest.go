@@ -1,10 +1,11 @@
 // Package llmtest is a scripted fake LLM provider for tests: a real HTTP
 // server on loopback that speaks the Anthropic Messages API or the OpenAI
-// Chat Completions API, checks every request against the documented
-// request schema (testdata/*.schema.json) and the rules the schemas cannot
-// say (who may speak when, every tool call answered once), and answers
-// with whatever its script decides. It decodes requests with its own code,
-// never package llm's, so a test of llm against it is not circular.
+// Chat Completions API (and its embeddings endpoint, embeddings.go),
+// checks every request against the documented request schema
+// (testdata/*.schema.json) and the rules the schemas cannot say (who may
+// speak when, every tool call answered once), and answers with whatever
+// its script decides. It decodes requests with its own code, never
+// package llm's, so a test of llm against it is not circular.
 package llmtest
 
 import (
@@ -69,6 +70,10 @@ type Server struct {
 	mu    sync.Mutex
 	key   string
 	turns []Turn
+	// embeddings (embeddings.go)
+	concepts  map[string]string
+	embedFail int
+	embeds    []EmbeddingsCall
 }
 
 //go:embed testdata/*.schema.json
@@ -122,6 +127,10 @@ func (f *Server) Turns() []Turn {
 }
 
 func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/embeddings") {
+		f.serveEmbeddings(w, r)
+		return
+	}
 	turn, err := f.decode(r)
 	if err != nil {
 		f.t.Errorf("llmtest %s: invalid request: %v", f.format, err)
