@@ -135,7 +135,14 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	if dh != nil {
 		dh.agents, dh.edge = agentRoutes(srv), edge
 	}
-	idle := &server.Idle{Release: func() { st.ReleaseMemory(); trimMalloc() }}
+	idle := &server.Idle{Release: func() { st.ReleaseMemory(); trimMalloc() },
+		Long: codeQuiet, ReleaseLong: func() {
+			if n, err := releaseCode(); err != nil {
+				log.Warn("release the binary's pages", "err", err)
+			} else {
+				log.Debug("released the binary's pages", "mapped_mb", n>>20)
+			}
+		}}
 	hs := edge.httpServer(idle.Wrap(srv))
 	dh.connect(ctx)
 	d = dispatch.New(st, runtimes(st, dh, sandbox, log), dispatch.Options{EnvsDir: cfg.EnvsDir, MCPBaseURL: agentBaseURL(ln.Addr()),
