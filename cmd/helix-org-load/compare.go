@@ -49,6 +49,8 @@ var figures = []figure{
 	{"cold start, big database", "ms", false},
 	{"idle RSS, big database", "MB", false},
 	{"  of which the binary's pages", "MB", false},
+	{"idle RSS, big database, long idle", "MB", false},
+	{"  of which the binary's pages", "MB", false},
 	{"read_events limit 20, 1 client", "/s", true},
 	{"read_events limit 20, 8 clients", "/s", true},
 	{"read_events limit 20, 8 clients p99", "ms", false},
@@ -70,6 +72,8 @@ const (
 	fColdBig
 	fIdleBig
 	fIdleBigFile
+	fIdleLong
+	fIdleLongFile
 	fRead1
 	fRead8
 	fRead8p99
@@ -140,8 +144,8 @@ func compare(ctx context.Context, cfg config, out io.Writer) error {
 			}
 			m[fSeeded] = seeded[b.label]
 			all[b.label] = append(all[b.label], m)
-			fmt.Fprintf(out, "round %d %-6s load %.2f: cold %.1f/%.1f ms, idle %.1f MB, read %.0f/%.0f/s, publish %.0f/s, rss %.1f MB, webhooks %.0f/s\n",
-				r+1, b.label, load1, m[fColdEmpty], m[fColdBig], m[fIdleBig], m[fRead1], m[fRead8],
+			fmt.Fprintf(out, "round %d %-6s load %.2f: cold %.1f/%.1f ms, idle %.1f/%.1f MB, read %.0f/%.0f/s, publish %.0f/s, rss %.1f MB, webhooks %.0f/s\n",
+				r+1, b.label, load1, m[fColdEmpty], m[fColdBig], m[fIdleBig], m[fIdleLong], m[fRead1], m[fRead8],
 				m[fPublishSDK], m[fRSSPublishEnd], m[fWebhooks])
 		}
 	}
@@ -182,7 +186,15 @@ func round(ctx context.Context, bin, dir, bigDir, bigToken string, cfg config) (
 	if err := sleep(ctx, cfg.Idle); err != nil {
 		return nil, err
 	}
-	m[fIdleBig], m[fIdleBigFile], err = s.rssMB()
+	if m[fIdleBig], m[fIdleBigFile], err = s.rssMB(); err != nil || cfg.LongIdle <= cfg.Idle {
+		return m, err
+	}
+	// Long idle: past serve's longer quiet, when it gives back its
+	// binary's pages too.
+	if err := sleep(ctx, cfg.LongIdle-cfg.Idle); err != nil {
+		return nil, err
+	}
+	m[fIdleLong], m[fIdleLongFile], err = s.rssMB()
 	return m, err
 }
 
