@@ -63,6 +63,8 @@ var figures = []figure{
 	{"publish, 8 wire clients p99", "ms", false},
 	{"webhooks, 16 senders", "/s", true},
 	{"webhooks, 16 senders p99", "ms", false},
+	{"RSS after all the loads, long quiet", "MB", false},
+	{"  of which the binary's pages", "MB", false},
 	{"RSS, the server that seeded it, quiet", "MB", false},
 }
 
@@ -86,6 +88,8 @@ const (
 	fPublishWirep99
 	fWebhooks
 	fWebhooksp99
+	fRSSLoadsLong
+	fRSSLoadsLongFile
 	fSeeded
 )
 
@@ -261,7 +265,15 @@ func loadRound(ctx context.Context, s *served, cfg config, m measures) error {
 		return fmt.Errorf("webhooks: %d failed, first: %w", res.Errors, res.FirstErr)
 	}
 	m[fWebhooks], m[fWebhooksp99] = rate(res), ms(percentile(res.Latencies, 99))
-	return nil
+	if cfg.LongIdle <= 0 {
+		return nil
+	}
+	// Past serve's long quiet after all of it.
+	if err := sleep(ctx, cfg.LongIdle); err != nil {
+		return err
+	}
+	m[fRSSLoadsLong], m[fRSSLoadsLongFile], err = s.rssMB()
+	return err
 }
 
 // loadWith runs n clients of a kind on s, each making calls calls.
