@@ -24,9 +24,11 @@ const codeQuiet = 30 * time.Second
 // serving never runs again (package init, migrations, the checks at
 // start), and a kernel that caches files in large folios maps a binary
 // whole folios at a time, so nearly all of it stays resident. What serve
-// runs after comes back from the file as it runs it, a page-cache read
-// once. The kernel does this only for a file the process owns or may
-// write (MADV_PAGEOUT's rule); for any other it does nothing.
+// runs after comes back from the file as it runs it: read from disk
+// again, once, unless another process still maps it. The kernel does
+// this only for a file the process owns or may write (MADV_PAGEOUT's
+// rule); for any other it does nothing. A binary replaced on disk since
+// it started is mapped as "path (deleted)", matches nothing and is left.
 func releaseCode() (int, error) {
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
