@@ -6,7 +6,7 @@
 # are built the same way (go build, no flags). Knobs: BASE, LEAN_ROUNDS
 # (5), LEAN_EVENTS (100000 events in the big database), LEAN_WORKERS
 # (100 AI workers), LEAN_CALLS (200 calls per client), LEAN_LONG_IDLE
-# (35s: idle memory read again past serve's long quiet). Not run by CI.
+# (35s: memory read past serve's long quiet, once each after the rounds). Not run by CI.
 set -euo pipefail
 
 base=${BASE:-aa9d46f}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -148,9 +149,21 @@ func compare(ctx context.Context, cfg config, out io.Writer) error {
 			}
 			m[fSeeded] = seeded[b.label]
 			all[b.label] = append(all[b.label], m)
-			fmt.Fprintf(out, "round %d %-6s load %.2f: cold %.1f/%.1f ms, idle %.1f/%.1f MB, read %.0f/%.0f/s, publish %.0f/s, rss %.1f MB, webhooks %.0f/s\n",
-				r+1, b.label, load1, m[fColdEmpty], m[fColdBig], m[fIdleBig], m[fIdleLong], m[fRead1], m[fRead8],
+			fmt.Fprintf(out, "round %d %-6s load %.2f: cold %.1f/%.1f ms, idle %.1f MB, read %.0f/%.0f/s, publish %.0f/s, rss %.1f MB, webhooks %.0f/s\n",
+				r+1, b.label, load1, m[fColdEmpty], m[fColdBig], m[fIdleBig], m[fRead1], m[fRead8],
 				m[fPublishSDK], m[fRSSPublishEnd], m[fWebhooks])
+		}
+	}
+	if cfg.LongIdle > 0 {
+		for _, b := range builds {
+			m, err := longQuiet(ctx, b.bin, filepath.Join(root, "long-"+b.label), big[b.label], tokens[b.label], cfg)
+			if err != nil {
+				return fmt.Errorf("long quiet, %s: %w", b.label, err)
+			}
+			fmt.Fprintf(out, "long quiet %-6s: after the loads %.1f MB, idle %.1f MB\n", b.label, m[fRSSLoadsLong], m[fIdleLong])
+			for _, r := range all[b.label] {
+				maps.Copy(r, m)
+			}
 		}
 	}
 	printMedians(out, builds, all, loads)
@@ -190,12 +203,45 @@ func round(ctx context.Context, bin, dir, bigDir, bigToken string, cfg config) (
 	if err := sleep(ctx, cfg.Idle); err != nil {
 		return nil, err
 	}
-	if m[fIdleBig], m[fIdleBigFile], err = s.rssMB(); err != nil || cfg.LongIdle <= cfg.Idle {
-		return m, err
+	m[fIdleBig], m[fIdleBigFile], err = s.rssMB()
+	return m, err
+}
+
+// longQuiet measures one build past serve's long quiet, when it gives
+// back its binary's pages too: once all its loads are done, and idle on
+// the big database. It runs after every round, since a server that gave
+// its pages back leaves the next one started from the binary to read
+// them from disk again, which the rounds' figures are not about.
+func longQuiet(ctx context.Context, bin, dir, bigDir, bigToken string, cfg config) (measures, error) {
+	m := measures{}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
 	}
-	// Long idle: past serve's longer quiet, when it gives back its
-	// binary's pages too.
-	if err := sleep(ctx, cfg.LongIdle-cfg.Idle); err != nil {
+	defer os.RemoveAll(dir)
+	token, err := bootstrap(ctx, bin, dir)
+	if err != nil {
+		return nil, err
+	}
+	s, err := startServe(ctx, bin, dir, token)
+	if err != nil {
+		return nil, err
+	}
+	err = loadRound(ctx, s, cfg, measures{})
+	if err == nil {
+		err = sleep(ctx, cfg.LongIdle)
+	}
+	if err == nil {
+		m[fRSSLoadsLong], m[fRSSLoadsLongFile], err = s.rssMB()
+	}
+	s.stop()
+	if err != nil {
+		return nil, err
+	}
+	if s, err = startServe(ctx, bin, bigDir, bigToken); err != nil {
+		return nil, err
+	}
+	defer s.stop()
+	if err := sleep(ctx, cfg.LongIdle); err != nil {
 		return nil, err
 	}
 	m[fIdleLong], m[fIdleLongFile], err = s.rssMB()
@@ -265,15 +311,7 @@ func loadRound(ctx context.Context, s *served, cfg config, m measures) error {
 		return fmt.Errorf("webhooks: %d failed, first: %w", res.Errors, res.FirstErr)
 	}
 	m[fWebhooks], m[fWebhooksp99] = rate(res), ms(percentile(res.Latencies, 99))
-	if cfg.LongIdle <= 0 {
-		return nil
-	}
-	// Past serve's long quiet after all of it.
-	if err := sleep(ctx, cfg.LongIdle); err != nil {
-		return err
-	}
-	m[fRSSLoadsLong], m[fRSSLoadsLongFile], err = s.rssMB()
-	return err
+	return nil
 }
 
 // loadWith runs n clients of a kind on s, each making calls calls.
