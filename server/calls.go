@@ -201,7 +201,7 @@ func writeCallAnswer(w http.ResponseWriter, call directCall, res *mcp.CallToolRe
 		// The result's own MarshalJSON is json.Marshal's output: compact,
 		// and escaped as json.Marshal escapes, which Marshal would only
 		// compact once more for the result and again for the envelope.
-		msg.Result, err = res.MarshalJSON()
+		msg.Result, err = marshalResult(res)
 		if err == nil && call.modern && reached {
 			msg.Result = append(msg.Result[:len(msg.Result)-1], `,"resultType":"complete"}`...)
 		}
@@ -222,6 +222,34 @@ func writeCallAnswer(w http.ResponseWriter, call directCall, res *mcp.CallToolRe
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	w.Write(body)
+}
+
+// marshalResult is res.MarshalJSON(). A built-in tool's structured
+// content is already as json.Marshal writes it (tools.Marshalled), so it
+// is marshalled as a one-byte stand-in and copied into its place after,
+// instead of being checked and compacted again. The stand-in's member is
+// found by its quoted name: in the content's text every quote is escaped,
+// so the name cannot match there, and it is the last member named so.
+func marshalResult(res *mcp.CallToolResult) ([]byte, error) {
+	raw, ok := res.StructuredContent.(tools.Marshalled)
+	if !ok {
+		return res.MarshalJSON()
+	}
+	stand := *res
+	stand.StructuredContent = json.RawMessage("0")
+	b, err := stand.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	const member = `"structuredContent":0`
+	i := bytes.LastIndex(b, []byte(member))
+	if i < 0 || i+len(member) >= len(b) || (b[i+len(member)] != ',' && b[i+len(member)] != '}') {
+		return res.MarshalJSON()
+	}
+	at := i + len(member) - 1
+	out := make([]byte, 0, len(b)+len(raw))
+	out = append(append(append(out, b[:at]...), raw...), b[at+1:]...)
+	return out, nil
 }
 
 // isScalarID reports an id json.Marshal would copy as it is: a number or

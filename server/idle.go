@@ -22,6 +22,12 @@ type Idle struct {
 	Quiet time.Duration
 	// Release, when set, runs after the collection.
 	Release func()
+	// Long is a longer quiet: once no request has started for Long,
+	// ReleaseLong runs, once per such spell. It is for what costs
+	// something to get back (serve's own code, read from its file again:
+	// releaseCode), which a burst's pauses should not pay for. Zero never.
+	Long        time.Duration
+	ReleaseLong func()
 
 	started atomic.Uint64
 }
@@ -48,20 +54,29 @@ func (i *Idle) Run(ctx context.Context) {
 	}
 	t := time.NewTicker(quiet)
 	defer t.Stop()
-	seen, trimmed := i.started.Load(), false
+	seen, trimmed, long := i.started.Load(), false, false
+	var since time.Time // the quiet spell's start, as the ticker saw it
 	for {
+		var now time.Time
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case now = <-t.C:
 		}
 		n := i.started.Load()
 		switch {
 		case n != seen:
-			seen, trimmed = n, false
+			seen, trimmed, long = n, false, false
+			since = now
 		case !trimmed:
 			i.release()
 			trimmed = true
+			if since.IsZero() {
+				since = now.Add(-quiet)
+			}
+		case !long && i.Long > 0 && i.ReleaseLong != nil && now.Sub(since) >= i.Long:
+			i.ReleaseLong()
+			long = true
 		}
 	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -26,20 +27,32 @@ func (orgRoleRow) TableName() string { return "org_roles" }
 
 // OrgRole returns a worker's org role: "" for an AI worker, which acts
 // through the chart alone.
+//
+// Every tool call asks it, so it is one fixed statement, prepared once,
+// rather than a query GORM builds each time.
 func (s *Store) OrgRole(ctx context.Context, worker string) (domain.OrgRole, error) {
-	role, err := orgRoleOf(s.read(ctx), worker)
+	var (
+		kind string
+		role sql.NullString
+	)
+	found, err := s.scanFixed(s.read(ctx), orgRoleSQL, []any{worker}, &kind, &role)
+	if err == nil && !found {
+		err = domain.NotFound("worker", worker)
+	}
 	if err != nil {
 		return "", fmt.Errorf("org role of %s: %w", worker, err)
 	}
-	return role, nil
+	return orgRoleFrom(worker, kind, role), nil
 }
 
-// orgRoleOf reads the role in one query, since every call a person makes
-// asks it.
+const orgRoleSQL = `SELECT workers.kind, org_roles.role FROM workers
+	LEFT JOIN org_roles ON org_roles.worker_id = workers.id WHERE workers.id = ?`
+
+// orgRoleOf reads the role in one query, inside tx.
 func orgRoleOf(tx *gorm.DB, worker string) (domain.OrgRole, error) {
 	var res struct {
 		Kind string
-		Role *string
+		Role sql.NullString
 	}
 	err := tx.Table("workers").Select("workers.kind AS kind, org_roles.role AS role").
 		Joins("LEFT JOIN org_roles ON org_roles.worker_id = workers.id").
@@ -49,14 +62,21 @@ func orgRoleOf(tx *gorm.DB, worker string) (domain.OrgRole, error) {
 		return "", domain.NotFound("worker", worker)
 	case err != nil:
 		return "", err
-	case res.Kind != string(domain.WorkerHuman):
-		return "", nil
-	case worker == OwnerWorker:
-		return domain.RoleAdmin, nil
-	case res.Role == nil:
-		return domain.RoleMember, nil
 	}
-	return domain.OrgRole(*res.Role), nil
+	return orgRoleFrom(worker, res.Kind, res.Role), nil
+}
+
+// orgRoleFrom is a worker's org role from its kind and its stored role.
+func orgRoleFrom(worker, kind string, role sql.NullString) domain.OrgRole {
+	switch {
+	case kind != string(domain.WorkerHuman):
+		return ""
+	case worker == OwnerWorker:
+		return domain.RoleAdmin
+	case !role.Valid:
+		return domain.RoleMember
+	}
+	return domain.OrgRole(role.String)
 }
 
 // SetOrgRole gives a person an org role. Only an admin does; the owner

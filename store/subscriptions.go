@@ -124,13 +124,31 @@ func (s *Store) StreamMembers(ctx context.Context, stream string) ([]domain.Subs
 	return mapRows(rows, subscriptionRow.toDomain), nil
 }
 
-// SubscribedStreams lists the stream ids a worker follows.
+// SubscribedStreams lists the stream ids a worker follows. Every read
+// asks it, so it is one fixed statement, prepared once.
 func (s *Store) SubscribedStreams(ctx context.Context, worker string) ([]string, error) {
-	var ids []string
-	if err := s.read(ctx).Model(&subscriptionRow{}).Where("worker_id = ?", worker).Order("stream_id").Pluck("stream_id", &ids).Error; err != nil {
+	ids, err := s.subscribedStreams(ctx, worker)
+	if err != nil {
 		return nil, fmt.Errorf("subscriptions of %s: %w", worker, err)
 	}
 	return ids, nil
+}
+
+func (s *Store) subscribedStreams(ctx context.Context, worker string) ([]string, error) {
+	rows, err := s.queryFixed(s.read(ctx), `SELECT stream_id FROM subscriptions WHERE worker_id = ? ORDER BY stream_id`, worker)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // joinsPrivate: only a private stream's creator or members add members to

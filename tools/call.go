@@ -200,8 +200,18 @@ func (o Outcome) Result(ctx context.Context, env *Env) (*mcp.CallToolResult, err
 // sorted, as structured content and as text.
 func answerJSON(out any) ([]byte, any, error) {
 	b, err := outputJSON(out)
-	return b, json.RawMessage(b), err
+	return b, Marshalled(b), err
 }
+
+// Marshalled is JSON as json.Marshal writes it: compact, escaped as it
+// escapes (outputJSON's). It marshals as itself, so json.Marshal writes
+// it exactly as it would a json.RawMessage, and a writer that sees the
+// type may copy it instead of compacting it once more (server's direct
+// calls: a third of a short read's answer).
+type Marshalled []byte
+
+// MarshalJSON is m.
+func (m Marshalled) MarshalJSON() ([]byte, error) { return m, nil }
 
 // callThrough is the go-sdk's way into Call: every tools/call goes
 // through Call here, and the go-sdk answers what Call made. A call that

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -38,7 +37,7 @@ type keySorter struct {
 // jsonMember is one of an object's members: its key as decoded, for
 // sorting, and where its bytes (`"k":v`) are in the output.
 type jsonMember struct {
-	key        string
+	key        []byte
 	start, end int
 }
 
@@ -149,7 +148,8 @@ func (k *keySorter) object(dst []byte) ([]byte, error) {
 	k.i++
 	open := len(dst)
 	dst = append(dst, '{')
-	var members []jsonMember
+	var buf [16]jsonMember // most objects' members, without an allocation
+	members := buf[:0]
 	sorted := true
 	for {
 		k.skipSpace()
@@ -164,11 +164,14 @@ func (k *keySorter) object(dst []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		key := string(raw[1 : len(raw)-1])
+		// The key as written, unless escaped: no copy for the common key.
+		key := raw[1 : len(raw)-1]
 		if bytes.IndexByte(raw, '\\') >= 0 {
-			if err := json.Unmarshal(raw, &key); err != nil {
+			var decoded string
+			if err := json.Unmarshal(raw, &decoded); err != nil {
 				return nil, err
 			}
+			key = []byte(decoded)
 		}
 		if k.skipSpace(); k.i >= len(k.src) || k.src[k.i] != ':' {
 			return nil, errBadJSON
@@ -183,7 +186,7 @@ func (k *keySorter) object(dst []byte) ([]byte, error) {
 			return nil, err
 		}
 		m.end = len(dst)
-		if n := len(members); n > 0 && members[n-1].key >= key {
+		if n := len(members); n > 0 && bytes.Compare(members[n-1].key, key) >= 0 {
 			sorted = false
 		}
 		members = append(members, m)
@@ -204,12 +207,12 @@ func (k *keySorter) object(dst []byte) ([]byte, error) {
 		return append(dst, '}'), nil
 	}
 	// Stable by key, then the last of each key kept, as a map keeps it.
-	slices.SortStableFunc(members, func(a, b jsonMember) int { return cmp.Compare(a.key, b.key) })
+	slices.SortStableFunc(members, func(a, b jsonMember) int { return bytes.Compare(a.key, b.key) })
 	written := slices.Clone(dst[open:])
 	dst = append(dst[:open], '{')
 	first := true
 	for i, m := range members {
-		if i+1 < len(members) && members[i+1].key == m.key {
+		if i+1 < len(members) && bytes.Equal(members[i+1].key, m.key) {
 			continue
 		}
 		if !first {

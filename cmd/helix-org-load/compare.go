@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -49,6 +50,8 @@ var figures = []figure{
 	{"cold start, big database", "ms", false},
 	{"idle RSS, big database", "MB", false},
 	{"  of which the binary's pages", "MB", false},
+	{"idle RSS, big database, long idle", "MB", false},
+	{"  of which the binary's pages", "MB", false},
 	{"read_events limit 20, 1 client", "/s", true},
 	{"read_events limit 20, 8 clients", "/s", true},
 	{"read_events limit 20, 8 clients p99", "ms", false},
@@ -61,6 +64,8 @@ var figures = []figure{
 	{"publish, 8 wire clients p99", "ms", false},
 	{"webhooks, 16 senders", "/s", true},
 	{"webhooks, 16 senders p99", "ms", false},
+	{"RSS after all the loads, long quiet", "MB", false},
+	{"  of which the binary's pages", "MB", false},
 	{"RSS, the server that seeded it, quiet", "MB", false},
 }
 
@@ -70,6 +75,8 @@ const (
 	fColdBig
 	fIdleBig
 	fIdleBigFile
+	fIdleLong
+	fIdleLongFile
 	fRead1
 	fRead8
 	fRead8p99
@@ -82,6 +89,8 @@ const (
 	fPublishWirep99
 	fWebhooks
 	fWebhooksp99
+	fRSSLoadsLong
+	fRSSLoadsLongFile
 	fSeeded
 )
 
@@ -145,6 +154,18 @@ func compare(ctx context.Context, cfg config, out io.Writer) error {
 				m[fPublishSDK], m[fRSSPublishEnd], m[fWebhooks])
 		}
 	}
+	if cfg.LongIdle > 0 {
+		for _, b := range builds {
+			m, err := longQuiet(ctx, b.bin, filepath.Join(root, "long-"+b.label), big[b.label], tokens[b.label], cfg)
+			if err != nil {
+				return fmt.Errorf("long quiet, %s: %w", b.label, err)
+			}
+			fmt.Fprintf(out, "long quiet %-6s: after the loads %.1f MB, idle %.1f MB\n", b.label, m[fRSSLoadsLong], m[fIdleLong])
+			for _, r := range all[b.label] {
+				maps.Copy(r, m)
+			}
+		}
+	}
 	printMedians(out, builds, all, loads)
 	return nil
 }
@@ -183,6 +204,47 @@ func round(ctx context.Context, bin, dir, bigDir, bigToken string, cfg config) (
 		return nil, err
 	}
 	m[fIdleBig], m[fIdleBigFile], err = s.rssMB()
+	return m, err
+}
+
+// longQuiet measures one build past serve's long quiet, when it gives
+// back its binary's pages too: once all its loads are done, and idle on
+// the big database. It runs after every round, since a server that gave
+// its pages back leaves the next one started from the binary to read
+// them from disk again, which the rounds' figures are not about.
+func longQuiet(ctx context.Context, bin, dir, bigDir, bigToken string, cfg config) (measures, error) {
+	m := measures{}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	token, err := bootstrap(ctx, bin, dir)
+	if err != nil {
+		return nil, err
+	}
+	s, err := startServe(ctx, bin, dir, token)
+	if err != nil {
+		return nil, err
+	}
+	err = loadRound(ctx, s, cfg, measures{})
+	if err == nil {
+		err = sleep(ctx, cfg.LongIdle)
+	}
+	if err == nil {
+		m[fRSSLoadsLong], m[fRSSLoadsLongFile], err = s.rssMB()
+	}
+	s.stop()
+	if err != nil {
+		return nil, err
+	}
+	if s, err = startServe(ctx, bin, bigDir, bigToken); err != nil {
+		return nil, err
+	}
+	defer s.stop()
+	if err := sleep(ctx, cfg.LongIdle); err != nil {
+		return nil, err
+	}
+	m[fIdleLong], m[fIdleLongFile], err = s.rssMB()
 	return m, err
 }
 

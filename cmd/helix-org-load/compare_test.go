@@ -23,7 +23,7 @@ func TestCompare(t *testing.T) {
 		t.Fatalf("build helix-org: %v\n%s", err, out)
 	}
 	var out strings.Builder
-	cfg := config{Compare: "a=" + bin + ",b=" + bin, Rounds: 1, BigWorkers: 2, BigEvents: 40, Calls: 4, Clients: 2, Idle: 10 * time.Millisecond}
+	cfg := config{Compare: "a=" + bin + ",b=" + bin, Rounds: 1, BigWorkers: 2, BigEvents: 40, Calls: 4, Clients: 2, Idle: 10 * time.Millisecond, LongIdle: 20 * time.Millisecond}
 	if err := run(t.Context(), cfg, &out); err != nil {
 		t.Fatalf("compare: %v\n%s", err, out.String())
 	}

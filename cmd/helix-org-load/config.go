@@ -37,6 +37,7 @@ type config struct {
 	BigWorkers int
 	BigEvents  int
 	Idle       time.Duration
+	LongIdle   time.Duration
 	// every is how often the soak prints a line: a minute, but in tests.
 	every time.Duration
 }
@@ -61,6 +62,7 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 	fs.IntVar(&cfg.BigWorkers, "big-workers", 100, "with -compare: AI workers in the big database")
 	fs.IntVar(&cfg.BigEvents, "big-events", 100_000, "with -compare: events in the big database")
 	fs.DurationVar(&cfg.Idle, "idle", 5*time.Second, "with -compare: how long the server idles on the big database before its memory is read")
+	fs.DurationVar(&cfg.LongIdle, "long-idle", 35*time.Second, "with -compare: how long the server idles on the big database before its memory is read again, past serve's long quiet (0 skips it)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -71,7 +73,7 @@ func (c config) validate() error {
 	switch {
 	case c.Clients < 1 || c.Calls < 1:
 		return errors.New("-clients and -calls must be at least 1")
-	case c.Compare != "" && (c.Rounds < 1 || c.BigWorkers < 0 || c.BigEvents < 0 || c.Idle < 0):
+	case c.Compare != "" && (c.Rounds < 1 || c.BigWorkers < 0 || c.BigEvents < 0 || c.Idle < 0 || c.LongIdle < 0):
 		return errors.New("-rounds must be at least 1, and -big-workers, -big-events and -idle not negative")
 	case c.Client != "sdk" && c.Client != "wire":
 		return fmt.Errorf("-client: %q is not a client (valid: sdk, wire)", c.Client)

@@ -28,8 +28,11 @@ type serveConfig struct {
 	EnvsDir string
 	// ShutdownGrace is how long running activations may go on after SIGTERM.
 	ShutdownGrace time.Duration
-	Edge          edgeConfig
-	Log           logFlags
+	// ReleaseCodeAfter is the quiet after which serve gives its binary's
+	// pages back (releaseCode); zero never.
+	ReleaseCodeAfter time.Duration
+	Edge             edgeConfig
+	Log              logFlags
 	// MetricsAddr, if set, serves /metrics there without a token, for
 	// scrapers that cannot send one; runServe binds it with the main port.
 	MetricsAddr string
@@ -66,6 +69,7 @@ func newServeCmd() *cobra.Command {
 	cmd.Flags().StringVar(&cfg.Addr, "addr", envOr("HELIX_ORG_ADDR", "127.0.0.1:8080"), "listen address; loopback unless you mean otherwise (env HELIX_ORG_ADDR)")
 	cmd.Flags().StringVar(&cfg.EnvsDir, "envs-dir", envOr("HELIX_ORG_ENVS_DIR", "./envs"), "directory of worker environments (env HELIX_ORG_ENVS_DIR)")
 	cmd.Flags().DurationVar(&cfg.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long running activations may finish after SIGTERM; the rest stay pending for the next start")
+	cmd.Flags().DurationVar(&cfg.ReleaseCodeAfter, "release-code-after", codeQuiet, "after this long without a request, give the binary's pages back to the kernel (read again as they run); 0 never")
 	return cmd
 }
 
@@ -124,7 +128,14 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 		return err
 	}
 	orgs := &server.Orgs{Default: def, Open: o.opener(ctx, st), Logger: log.With("component", "orgs")}
-	idle := &server.Idle{Release: func() { orgs.Release(); trimMalloc() }}
+	idle := &server.Idle{Release: func() { orgs.Release(); trimMalloc() },
+		Long: cfg.ReleaseCodeAfter, ReleaseLong: func() {
+			if n, err := releaseCode(); err != nil {
+				log.Warn("release the binary's pages", "err", err)
+			} else {
+				log.Debug("released the binary's pages", "mapped_mb", n>>20)
+			}
+		}}
 	hs := edge.httpServer(idle.Wrap(orgs))
 	log.Info("helix-org serving", "addr", ln.Addr().String(), "db", st.Path(), "version", version, "gogc", gogc, "malloc_arenas", arenas)
 	errc := make(chan error, 2)
