@@ -115,12 +115,22 @@
       this.pending = true;
       this.run();
     },
+    // editing: a field of the page has focus, or a form holds what the
+    // person changed and has not sent; a reload would throw it away.
+    editing(main) {
+      if (main.contains(document.activeElement) && /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName)) return true;
+      return [...main.querySelectorAll("input, textarea, select")].some((f) => {
+        if (f.type === "hidden") return false;
+        if (f.type === "checkbox" || f.type === "radio") return f.checked !== f.defaultChecked;
+        if (f.tagName === "SELECT") return [...f.options].some((o) => o.selected !== o.defaultSelected);
+        return f.value !== f.defaultValue;
+      });
+    },
     run() {
       if (!this.pending || this.busy) return;
       const main = document.getElementById("main");
-      const editing = main.contains(document.activeElement) && /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
       const wait = 1000 * 2 ** Math.min(this.failures, 5) - (Date.now() - this.last);
-      if (editing || wait > 0) {
+      if (this.editing(main) || wait > 0) {
         setTimeout(() => this.run(), Math.max(wait, 500));
         return;
       }
@@ -132,7 +142,11 @@
         .then((html) => {
           this.failures = 0;
           const fresh = new DOMParser().parseFromString(html, "text/html").getElementById("main");
-          if (fresh) {
+          // The person may have started on a form while the page was
+          // fetched: keep what they did and reload once they are done.
+          if (fresh && this.editing(main)) {
+            this.pending = true;
+          } else if (fresh) {
             const open = [...main.querySelectorAll("details[open]")].map((d) => d.id || "");
             main.innerHTML = fresh.innerHTML;
             tick();
