@@ -29,6 +29,9 @@ type RuntimeEnv struct {
 	// Container builds the docker runtime for a run of the built-in agent
 	// configured by llm; nil when the server has no Docker client.
 	Container func(ctx context.Context, llm *LLMConfig) (domain.Runtime, error)
+	// Cluster builds the kubernetes runtime for a run of the built-in
+	// agent configured by llm; nil when the server was built without it.
+	Cluster func(ctx context.Context, llm *LLMConfig) (domain.Runtime, error)
 	// LookPath finds an executable; exec.LookPath when nil.
 	LookPath func(string) (string, error)
 	// Sandbox is what CheckSandbox found at start, asked for when a host
@@ -62,14 +65,15 @@ type RuntimeDef struct {
 
 // Runtime names, as agent.runtime takes them.
 const (
-	RuntimeClaude   = "claude"
-	RuntimeCommand  = "command"
-	RuntimeBuiltin  = "builtin"
-	RuntimeExample  = "example"
-	RuntimeDocker   = "docker"
-	RuntimeCodex    = "codex"
-	RuntimeGemini   = "gemini"
-	RuntimeOpenCode = "opencode"
+	RuntimeClaude     = "claude"
+	RuntimeCommand    = "command"
+	RuntimeBuiltin    = "builtin"
+	RuntimeExample    = "example"
+	RuntimeDocker     = "docker"
+	RuntimeCodex      = "codex"
+	RuntimeGemini     = "gemini"
+	RuntimeOpenCode   = "opencode"
+	RuntimeKubernetes = "kubernetes"
 )
 
 // Runtimes is every runtime an activation can run on. agent.runtime's
@@ -118,6 +122,8 @@ var Runtimes = []RuntimeDef{
 			sb, err := env.sandbox(ctx, run)
 			return &OpenCode{Model: env.get(ctx, ModelSetting), Sandbox: sb}, err
 		}},
+	{Name: RuntimeKubernetes, Description: "a Kubernetes Job per activation in kubernetes.namespace, running kubernetes.image (the built-in agent by default), " +
+		"its token and endpoints in a Secret mounted into the pod (kubernetes.*)", New: newCluster},
 }
 
 // runtimeSetting derives agent.runtime from the table.
@@ -301,6 +307,17 @@ func newContainer(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.R
 		return nil, err
 	}
 	return env.Container(ctx, &llm)
+}
+
+func newCluster(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error) {
+	if env.Cluster == nil {
+		return nil, errors.New("the kubernetes runtime is unavailable in this server")
+	}
+	llm, err := env.runLLM(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	return env.Cluster(ctx, &llm)
 }
 
 // LLMFromSettings is the built-in agent's config from agent.*.

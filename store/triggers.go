@@ -401,12 +401,17 @@ func (s *Store) orphaned(q *gorm.DB) *gorm.DB {
 
 // RecoverActivations runs at start-up: the activations a crash left
 // running (OrphanedActivations) are marked interrupted and their triggers
-// become pending again.
-func (s *Store) RecoverActivations(ctx context.Context) (int, error) {
+// become pending again — all but those in keep, whose agents go on
+// outside the server and which the dispatcher adopts.
+func (s *Store) RecoverActivations(ctx context.Context, keep ...string) (int, error) {
 	var n int
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var rows []activationRow
-		if err := s.orphaned(tx).Find(&rows).Error; err != nil {
+		q := s.orphaned(tx)
+		if len(keep) > 0 {
+			q = q.Where("id NOT IN ?", keep)
+		}
+		if err := q.Find(&rows).Error; err != nil {
 			return err
 		}
 		n = len(rows)
@@ -423,9 +428,11 @@ func (s *Store) RecoverActivations(ctx context.Context) (int, error) {
 				return err
 			}
 		}
-		q := tx.Model(&triggerRow{}).Where("status = ?", triggerClaimed)
+		q = tx.Model(&triggerRow{}).Where("status = ?", triggerClaimed)
 		if s.Shared() { // other servers' claimed triggers are theirs
 			q = q.Where("activation_id IN ?", append(ids, ""))
+		} else if len(keep) > 0 {
+			q = q.Where("activation_id NOT IN ?", keep)
 		}
 		return q.Update("status", triggerPending).Error
 	})

@@ -14,7 +14,7 @@ import (
 // org chart (for roles), Docker, when there is one, and the host
 // agents' sandbox as checkSandbox found it.
 func runtimes(st *store.Store, dh *dockerHost, sandbox func() agent.SandboxCheck, log *slog.Logger) agent.Selector {
-	return agent.Selector{Env: agent.RuntimeEnv{Settings: st, Container: dh.container(), Sandbox: sandbox, Logger: log, Sessions: st,
+	return agent.Selector{Env: agent.RuntimeEnv{Settings: st, Container: dh.container(), Cluster: clusterRuntime(st, log), Sandbox: sandbox, Logger: log, Sessions: st,
 		RoleOf: func(ctx context.Context, worker string) (domain.Role, error) { return roleOf(ctx, st, worker) }}}
 }
 
