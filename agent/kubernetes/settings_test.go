@@ -1,0 +1,54 @@
+package kubernetes_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/helixml/helix-org/agent/kubernetes"
+)
+
+// TestParseOverrides: kubernetes.overrides is refused with the key, the
+// entry and what is wrong, and merged worker over role over defaults.
+func TestParseOverrides(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{name: "empty", in: "", want: "{Image:base CPU:1 Memory:1Gi}"},
+		{name: "role then worker", in: `{"roles":{"r-a":{"memory":"4Gi","image":"r:1"}},"workers":{"w-a":{"cpu":"500m"}}}`, want: "{Image:r:1 CPU:500m Memory:4Gi}"},
+		{name: "worker beats role", in: `{"roles":{"r-a":{"cpu":"2"}},"workers":{"w-a":{"cpu":"3"}}}`, want: "{Image:base CPU:3 Memory:1Gi}"},
+		{name: "unknown key", in: `{"roles":{"r-a":{"gpu":"1"}}}`, want: `kubernetes.overrides: json: unknown field "gpu"`},
+		{name: "bad quantity", in: `{"workers":{"w-a":{"memory":"lots"}}}`, want: `kubernetes.overrides: w-a: memory "lots" is not a Kubernetes quantity`},
+		{name: "not JSON", in: `[`, want: "kubernetes.overrides: unexpected EOF"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ov, err := kubernetes.ParseOverrides(tt.in)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			} else {
+				got = fmt.Sprintf("%+v", ov.For(kubernetes.Pod{Image: "base", CPU: "1", Memory: "1Gi"}, "w-a", "r-a"))
+			}
+			if !strings.HasPrefix(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestJobName: a Job's name and labels follow from the ids alone and
+// stay within Kubernetes' 63 characters.
+func TestJobName(t *testing.T) {
+	long := "w-" + strings.Repeat("a", 62)
+	if got := kubernetes.JobName("a-abc"); got != "helix-org-a-abc" {
+		t.Errorf("JobName(a-abc) = %q", got)
+	}
+	l := kubernetes.Labels("org-x", long, "a-abc")
+	if v := l[kubernetes.LabelWorker]; len(v) > 63 || !strings.HasPrefix(v, long[:50]) {
+		t.Errorf("a 64-character worker id labels as %q (%d characters)", v, len(v))
+	}
+	if l2 := kubernetes.Labels("org-x", long, "a-abc"); l2[kubernetes.LabelWorker] != l[kubernetes.LabelWorker] {
+		t.Error("the same worker labels differently")
+	}
+}
