@@ -141,6 +141,12 @@ var migrations = []migration{
 	{56, "recurring spec tasks", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&recurrenceRow{})
 	}},
+	{63, "the runtime each activation's agent started on", func(tx *gorm.DB) error {
+		if tx.Migrator().HasColumn(&activationRow{}, "Runtime") {
+			return nil
+		}
+		return tx.Migrator().AddColumn(&activationRow{}, "Runtime")
+	}},
 }
 
 type schemaMigration struct {

@@ -58,6 +58,9 @@ type activationRow struct {
 	// started, so a restart after a crash can stop it.
 	PGID       int    `gorm:"column:pgid"`
 	StartTicks uint64 `gorm:"column:start_ticks"`
+	// Runtime names the runtime the agent started on: a restart adopts the
+	// runs of one whose agents outlive the server (dispatch.Options.Adopts).
+	Runtime string `gorm:"not null;default:''"`
 	// LeaseUntil is when a running activation counts as dead unless the
 	// server that runs it renews it first (leases.go); nil before then.
 	LeaseUntil *time.Time `gorm:"index"`
@@ -78,8 +81,8 @@ func (r activationRow) toDomain() domain.Activation {
 		t := r.FinishedAt.UTC()
 		a.FinishedAt = &t
 	}
-	if r.PGID > 0 {
-		a.Process = &domain.AgentProcess{PGID: r.PGID, StartTicks: r.StartTicks}
+	if r.PGID > 0 || r.Runtime != "" {
+		a.Process = &domain.AgentProcess{PGID: r.PGID, StartTicks: r.StartTicks, Runtime: r.Runtime}
 	}
 	if r.LeaseUntil != nil && r.Status == string(domain.ActivationRunning) {
 		t := r.LeaseUntil.UTC()
@@ -293,8 +296,8 @@ func withEvents(tx *gorm.DB, rows []triggerRow, activationID string) ([]domain.T
 // in one transaction.
 func (s *Store) StartActivation(ctx context.Context, id string, p domain.AgentProcess, startLog domain.Event) error {
 	err := s.write(ctx, func(tx *gorm.DB) error {
-		if p.PGID > 0 {
-			if err := tx.Model(&activationRow{}).Where("id = ?", id).Updates(map[string]any{"pgid": p.PGID, "start_ticks": p.StartTicks}).Error; err != nil {
+		if p.PGID > 0 || p.Runtime != "" {
+			if err := tx.Model(&activationRow{}).Where("id = ?", id).Updates(map[string]any{"pgid": p.PGID, "start_ticks": p.StartTicks, "runtime": p.Runtime}).Error; err != nil {
 				return err
 			}
 		}
