@@ -116,7 +116,7 @@ func (r *Runtime) start(ctx context.Context, run domain.Run) (bool, error) {
 // owns checks that a Job found by name is this run's.
 func (r *Runtime) owns(job *batchv1.Job, run domain.Run) error {
 	if job.Labels[LabelActivation] != labelValue(run.ActivationID) || job.Labels[LabelOrg] != labelValue(r.Org) {
-		return fmt.Errorf("Job %s/%s exists and belongs to another run (labels %v)", r.Namespace, job.Name, job.Labels)
+		return fmt.Errorf("a Job %s/%s exists and belongs to another run (labels %v)", r.Namespace, job.Name, job.Labels)
 	}
 	return nil
 }
