@@ -55,7 +55,7 @@ func (r *Runtime) Run(ctx context.Context, run domain.Run) (domain.RunResult, er
 	}
 	// The Job is the agent: from here on it runs whether or not this
 	// server does, and is found again by its name.
-	run.Started(domain.AgentProcess{})
+	run.Started(domain.AgentProcess{Runtime: agent.RuntimeKubernetes})
 	logs := r.followLogs(ctx, run, &res)
 	job, err := r.wait(ctx, name)
 	if ctx.Err() != nil {

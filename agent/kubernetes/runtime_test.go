@@ -331,8 +331,8 @@ func TestJobOutcomes(t *testing.T) {
 				t.Errorf("first run's error %q, want it to say %q", acts[0].Error, tt.wantError)
 			}
 			trigs, err := st.ActivationTriggers(t.Context(), acts[len(acts)-1].ID)
-			if err != nil || len(trigs) != 1 {
-				t.Errorf("the last run handled %d triggers (%v), want the one", len(trigs), err)
+			if err != nil || len(trigs) != 2 {
+				t.Errorf("the last run handled %d triggers (%v), want the hire and the message", len(trigs), err)
 			}
 		})
 	}
