@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -164,6 +165,24 @@ func TestKubernetesAdoptsJobsAfterSIGKILL(t *testing.T) {
 	slices.Sort(cutOff)
 	if !slices.Equal(ids, cutOff) {
 		t.Errorf("activations %v, want only the %d cut off by the kill, adopted: %v", ids, workers, cutOff)
+	}
+	// Each run's log says the second server adopted its Job.
+	var logs []string
+	for i := range workers {
+		logs = append(logs, domain.ActivationStreamPrefix+fmt.Sprintf("w-k%d", i))
+	}
+	evs, err := st.ReadEvents(t.Context(), store.EventQuery{StreamIDs: logs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adopted := 0
+	for _, ev := range evs {
+		if strings.Contains(ev.Message.Body, "adopted Job "+ns+"/helix-org-a-") {
+			adopted++
+		}
+	}
+	if adopted != workers {
+		t.Errorf("%d activation logs say their Job was adopted, want %d", adopted, workers)
 	}
 	jobs, err := c.Client.BatchV1().Jobs(ns).List(t.Context(), metav1.ListOptions{})
 	if err != nil || len(jobs.Items) != 0 {
