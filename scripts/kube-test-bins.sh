@@ -19,6 +19,15 @@ if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-controller-manager" ] && [ -x
 	exit 0
 fi
 
+# Two test binaries may ask at once: one builds, the other waits for it.
+mkdir -p "$CACHE"
+exec 9>"$CACHE/lock"
+flock 9
+if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-controller-manager" ] && [ -x "$BIN/etcd" ]; then
+	echo "$BIN"
+	exit 0
+fi
+
 SRC="$CACHE/src"
 mkdir -p "$SRC/etcd" "$BIN"
 cd "$SRC"
@@ -88,6 +97,7 @@ export CGO_ENABLED=0 GOFLAGS=-mod=mod
 go get -tool "k8s.io/kubernetes/cmd/kube-apiserver@$KUBE_VERSION" "k8s.io/kubernetes/cmd/kube-controller-manager@$KUBE_VERSION"
 go get go.etcd.io/etcd/server/v3/embed
 go mod tidy
+rm -rf "$BIN.tmp"
 go build -trimpath -ldflags='-s -w' -o "$BIN.tmp/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager ./etcd
 mv "$BIN.tmp"/* "$BIN/"
 rmdir "$BIN.tmp"
