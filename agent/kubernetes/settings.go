@@ -23,11 +23,14 @@ var (
 	ServerURLSetting = domain.SettingSpec{Key: "kubernetes.server_url", Type: domain.SettingString,
 		Description: "Base URL at which pods reach this server (its MCP endpoints and model relay), e.g. http://helix-org.helix.svc:8080; required for the kubernetes runtime."}
 	CPUSetting = domain.SettingSpec{Key: "kubernetes.cpu", Type: domain.SettingString, Default: "1",
-		Description: "CPU request and limit of an activation's pod, as Kubernetes writes quantities, e.g. 500m or 2."}
+		Description: "CPU request and limit of an activation's pod, as Kubernetes writes quantities, e.g. 500m or 2.",
+		Validate:    func(v string) error { return Pod{CPU: v}.check("kubernetes.cpu") }}
 	MemorySetting = domain.SettingSpec{Key: "kubernetes.memory", Type: domain.SettingString, Default: "1Gi",
-		Description: "Memory request and limit of an activation's pod, e.g. 512Mi or 2Gi."}
-	OverridesSetting = domain.SettingSpec{Key: "kubernetes.overrides", Type: domain.SettingJSON, Default: "{}", RunsCode: true,
-		Description: `Per-role and per-worker image, cpu and memory: {"roles":{"r-dev":{"memory":"4Gi"}},"workers":{"w-x":{"image":"x:2","cpu":"2"}}}; a worker's entry beats its role's.`}
+		Description: "Memory request and limit of an activation's pod, e.g. 512Mi or 2Gi.",
+		Validate:    func(v string) error { return Pod{Memory: v}.check("kubernetes.memory") }}
+	OverridesSetting = domain.SettingSpec{Key: overridesKey, Type: domain.SettingJSON, Default: "{}", RunsCode: true,
+		Description: `Per-role and per-worker image, cpu and memory: {"roles":{"r-dev":{"memory":"4Gi"}},"workers":{"w-x":{"image":"x:2","cpu":"2"}}}; a worker's entry beats its role's.`,
+		Validate:    func(v string) error { _, err := ParseOverrides(v); return err }}
 )
 
 // Settings lists every kubernetes runtime config key.
@@ -62,6 +65,8 @@ func (p Pod) check(key string) error {
 	return nil
 }
 
+const overridesKey = "kubernetes.overrides"
+
 // Overrides is the value of kubernetes.overrides.
 type Overrides struct {
 	Roles   map[string]Pod `json:"roles,omitempty"`
@@ -78,11 +83,11 @@ func ParseOverrides(s string) (Overrides, error) {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&o); err != nil {
-		return Overrides{}, fmt.Errorf("%s: %w", OverridesSetting.Key, err)
+		return Overrides{}, fmt.Errorf("%s: %w", overridesKey, err)
 	}
 	for _, m := range []map[string]Pod{o.Roles, o.Workers} {
 		for id, p := range m {
-			if err := p.check(OverridesSetting.Key + ": " + id); err != nil {
+			if err := p.check(overridesKey + ": " + id); err != nil {
 				return Overrides{}, err
 			}
 		}

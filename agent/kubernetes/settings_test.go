@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/helixml/helix-org/agent/kubernetes"
+	"github.com/helixml/helix-org/domain"
 )
 
 // TestParseOverrides: kubernetes.overrides is refused with the key, the
@@ -50,5 +51,29 @@ func TestJobName(t *testing.T) {
 	}
 	if l2 := kubernetes.Labels("org-x", long, "a-abc"); l2[kubernetes.LabelWorker] != l[kubernetes.LabelWorker] {
 		t.Error("the same worker labels differently")
+	}
+}
+
+// TestSettingsRefuseBadValues: `config set` refuses a quantity or an
+// override Kubernetes would refuse, naming the key.
+func TestSettingsRefuseBadValues(t *testing.T) {
+	tests := []struct {
+		spec      domain.SettingSpec
+		bad, good string
+		want      string
+	}{
+		{kubernetes.CPUSetting, "fast", "500m", `kubernetes.cpu: cpu "fast" is not a Kubernetes quantity`},
+		{kubernetes.MemorySetting, "1 GB", "512Mi", `kubernetes.memory: memory "1 GB" is not a Kubernetes quantity`},
+		{kubernetes.OverridesSetting, `{"roles":{"r-a":{"cpu":"x"}}}`, `{"roles":{"r-a":{"cpu":"2"}}}`, `kubernetes.overrides: r-a: cpu "x"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec.Key, func(t *testing.T) {
+			if err := tt.spec.Validate(tt.bad); err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("Validate(%q) = %v, want %q", tt.bad, err, tt.want)
+			}
+			if err := tt.spec.Validate(tt.good); err != nil {
+				t.Errorf("Validate(%q) = %v", tt.good, err)
+			}
+		})
 	}
 }
