@@ -103,10 +103,25 @@ func checkOneJobEach(t *testing.T, acts []domain.Activation, pods map[string]int
 // TestKubernetesAdoptsJobsAfterSIGKILL: a server killed (SIGKILL) while
 // its runs' Jobs run leaves them running; the server started after it on
 // the same database adopts them — same activations, no second Job — and
-// records their ends when they complete.
+// records their ends when they complete. On SQLite the new server's
+// start-up recovery adopts them; on PostgreSQL, a database servers share,
+// the new server takes each over once its lease lapses.
 func TestKubernetesAdoptsJobsAfterSIGKILL(t *testing.T) {
+	tests := []struct {
+		name string
+		db   func(t *testing.T, dir string) string
+	}{
+		{"sqlite", func(_ *testing.T, dir string) string { return filepath.Join(dir, "org.db") }},
+		{"postgres", func(t *testing.T, _ string) string { return storetest.PostgresURL(t) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { adoptAfterSIGKILL(t, tt.name, tt.db) })
+	}
+}
+
+func adoptAfterSIGKILL(t *testing.T, name string, dbOf func(t *testing.T, dir string) string) {
 	c := kubetest.Shared(t)
-	ns := c.Namespace(t, "sigkill")
+	ns := c.Namespace(t, "sigkill-"+name)
 	pods := &podCounter{jobs: map[string]int{}}
 	release := make(chan struct{})
 	c.Simulate(t, ns, func(p *corev1.Pod) kubetest.Life {
@@ -114,7 +129,7 @@ func TestKubernetesAdoptsJobsAfterSIGKILL(t *testing.T) {
 		return kubetest.Life{Hold: true, Release: release}
 	})
 	dir := t.TempDir()
-	db, key := filepath.Join(dir, "org.db"), filepath.Join(dir, "org.key")
+	db, key := dbOf(t, dir), filepath.Join(dir, "org.key")
 	st, err := store.Open(t.Context(), db, store.Options{KeyFile: key, Transports: transports.Specs()})
 	if err != nil {
 		t.Fatal(err)
@@ -144,8 +159,10 @@ func TestKubernetesAdoptsJobsAfterSIGKILL(t *testing.T) {
 	victim.cmd.Process.Signal(syscall.SIGKILL)
 	victim.cmd.Wait()
 
-	// Recover runs before the second server answers: adopted by then.
+	// On SQLite, Recover adopts before the second server answers; on
+	// PostgreSQL it takes each run over once its lease lapses.
 	startClusterServer(t, db, key, filepath.Join(dir, "second"))
+	until(t, time.Minute, "every run's Job adopted", func() bool { return adoptedNotes(t, st, ns, workers) == workers })
 	close(release)
 	until(t, 2*time.Minute, "every trigger handled", func() bool {
 		n, err1 := st.PendingTriggers(t.Context())
@@ -166,23 +183,8 @@ func TestKubernetesAdoptsJobsAfterSIGKILL(t *testing.T) {
 	if !slices.Equal(ids, cutOff) {
 		t.Errorf("activations %v, want only the %d cut off by the kill, adopted: %v", ids, workers, cutOff)
 	}
-	// Each run's log says the second server adopted its Job.
-	var logs []string
-	for i := range workers {
-		logs = append(logs, domain.ActivationStreamPrefix+fmt.Sprintf("w-k%d", i))
-	}
-	evs, err := st.ReadEvents(t.Context(), store.EventQuery{StreamIDs: logs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	adopted := 0
-	for _, ev := range evs {
-		if strings.Contains(ev.Message.Body, "adopted Job "+ns+"/helix-org-a-") {
-			adopted++
-		}
-	}
-	if adopted != workers {
-		t.Errorf("%d activation logs say their Job was adopted, want %d", adopted, workers)
+	if n := adoptedNotes(t, st, ns, workers); n != workers {
+		t.Errorf("%d activation logs say their Job was adopted, want %d", n, workers)
 	}
 	jobs, err := c.Client.BatchV1().Jobs(ns).List(t.Context(), metav1.ListOptions{})
 	if err != nil || len(jobs.Items) != 0 {
@@ -226,4 +228,24 @@ func TestKubernetesTwoServersOneDatabase(t *testing.T) {
 	}
 	checkOneJobEach(t, acts, pods.count())
 	t.Logf("100 events to %d workers through two servers: %d activations, %d Jobs, in %s", workers, len(acts), len(pods.count()), time.Since(began).Round(time.Millisecond))
+}
+
+// adoptedNotes counts the activation logs' notes that a Job was adopted.
+func adoptedNotes(t *testing.T, st *store.Store, ns string, workers int) int {
+	t.Helper()
+	var logs []string
+	for i := range workers {
+		logs = append(logs, domain.ActivationStreamPrefix+fmt.Sprintf("w-k%d", i))
+	}
+	evs, err := st.ReadEvents(t.Context(), store.EventQuery{StreamIDs: logs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ev := range evs {
+		if strings.Contains(ev.Message.Body, "adopted Job "+ns+"/helix-org-a-") {
+			n++
+		}
+	}
+	return n
 }
