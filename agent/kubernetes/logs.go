@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/helixml/helix-org/agent"
@@ -35,7 +34,7 @@ func (r *Runtime) followLogs(ctx context.Context, run domain.Run, res *domain.Ru
 		if err != nil || pod == "" {
 			return
 		}
-		stream, err := r.Client.CoreV1().Pods(r.Namespace).GetLogs(pod, &corev1.PodLogOptions{Container: "agent", Follow: true}).Stream(ctx)
+		stream, err := r.Client.podLog(ctx, r.Namespace, pod, "agent")
 		if err != nil {
 			if ctx.Err() == nil {
 				run.Log(domain.LogEntry{Kind: domain.LogNote, Text: fmt.Sprintf("the log of pod %s cannot be read: %v", pod, err)})
@@ -69,9 +68,8 @@ func (f logFollower) stop() {
 // runningPod is the name of the Job's pod once it runs (or has run):
 // its log exists from then on. Empty when ctx ends first.
 func (r *Runtime) runningPod(ctx context.Context, job string) (string, error) {
-	pods := r.Client.CoreV1().Pods(r.Namespace)
-	sel := metav1.ListOptions{LabelSelector: "job-name=" + job}
-	list, err := pods.List(ctx, sel)
+	sel := "job-name=" + job
+	list, err := r.Client.listPods(ctx, r.Namespace, sel)
 	if err != nil {
 		return "", err
 	}
@@ -80,8 +78,7 @@ func (r *Runtime) runningPod(ctx context.Context, job string) (string, error) {
 			return p.Name, nil
 		}
 	}
-	sel.ResourceVersion = list.ResourceVersion
-	w, err := pods.Watch(ctx, sel)
+	w, err := r.Client.watchPods(ctx, r.Namespace, sel, list.ResourceVersion)
 	if err != nil {
 		return "", err
 	}

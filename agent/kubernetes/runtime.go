@@ -10,9 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/domain"
@@ -21,7 +19,7 @@ import (
 // Runtime runs each activation as a Job. The run's context ending (a
 // cancel, the timeout, shutdown) deletes the Job; the Job ending ends the run.
 type Runtime struct {
-	Client    kubernetes.Interface
+	Client    *Client
 	Namespace string
 	// Org names the org on every object's labels (one value per database).
 	Org string
@@ -86,20 +84,20 @@ func (r *Runtime) start(ctx context.Context, run domain.Run) (bool, error) {
 		return false, err
 	}
 	name := job.Name
-	existing, err := r.Client.BatchV1().Jobs(r.Namespace).Get(ctx, name, metav1.GetOptions{})
+	existing, err := r.Client.getJob(ctx, r.Namespace, name)
 	switch {
 	case err == nil:
 		return true, r.owns(existing, run)
 	case !apierrors.IsNotFound(err):
 		return false, fmt.Errorf("look for Job %s/%s: %w", r.Namespace, name, err)
 	}
-	if _, err := r.Client.CoreV1().Secrets(r.Namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := r.Client.createSecret(ctx, r.Namespace, secret); err != nil && !apierrors.IsAlreadyExists(err) {
 		return false, fmt.Errorf("create Secret %s/%s: %w", r.Namespace, name, err)
 	}
-	created, err := r.Client.BatchV1().Jobs(r.Namespace).Create(ctx, job, metav1.CreateOptions{})
+	created, err := r.Client.createJob(ctx, r.Namespace, job)
 	if apierrors.IsAlreadyExists(err) {
 		// Another server created it between our look and our create.
-		existing, gerr := r.Client.BatchV1().Jobs(r.Namespace).Get(ctx, name, metav1.GetOptions{})
+		existing, gerr := r.Client.getJob(ctx, r.Namespace, name)
 		if gerr != nil {
 			return false, fmt.Errorf("adopt Job %s/%s: %w", r.Namespace, name, gerr)
 		}
@@ -125,7 +123,7 @@ func (r *Runtime) owns(job *batchv1.Job, run domain.Run) error {
 // Secret with the Job even if this server never does.
 func (r *Runtime) ownSecret(ctx context.Context, job *batchv1.Job) {
 	patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":%q,"uid":%q}]}}`, job.Name, job.UID)
-	if _, err := r.Client.CoreV1().Secrets(r.Namespace).Patch(ctx, job.Name, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
+	if err := r.Client.mergePatchSecret(ctx, r.Namespace, job.Name, []byte(patch)); err != nil {
 		r.log().Warn("make the Job own its Secret", "job", job.Name, "err", err)
 	}
 }
@@ -160,9 +158,8 @@ var errJobGone = errors.New("the Job was deleted from outside helix-org")
 
 // wait follows the Job until it completes or fails, or ctx ends.
 func (r *Runtime) wait(ctx context.Context, name string) (*batchv1.Job, error) {
-	jobs := r.Client.BatchV1().Jobs(r.Namespace)
 	for {
-		job, err := jobs.Get(ctx, name, metav1.GetOptions{})
+		job, err := r.Client.getJob(ctx, r.Namespace, name)
 		if apierrors.IsNotFound(err) {
 			return nil, errJobGone
 		}
@@ -172,7 +169,7 @@ func (r *Runtime) wait(ctx context.Context, name string) (*batchv1.Job, error) {
 		if finished(job) {
 			return job, nil
 		}
-		w, err := jobs.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name, ResourceVersion: job.ResourceVersion})
+		w, err := r.Client.watchJob(ctx, r.Namespace, name, job.ResourceVersion)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -247,7 +244,7 @@ func (r *Runtime) outcome(ctx context.Context, job *batchv1.Job, run domain.Run)
 
 // exitCode is the agent container's exit code in the Job's pod.
 func (r *Runtime) exitCode(ctx context.Context, job string, run domain.Run) (int, bool) {
-	pods, err := r.Client.CoreV1().Pods(r.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + job})
+	pods, err := r.Client.listPods(ctx, r.Namespace, "job-name="+job)
 	if err != nil {
 		return 0, false
 	}
@@ -268,8 +265,7 @@ func (r *Runtime) exitCode(ctx context.Context, job string, run domain.Run) (int
 func (r *Runtime) delete(name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	bg := metav1.DeletePropagationBackground
-	if err := r.Client.BatchV1().Jobs(r.Namespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil && !apierrors.IsNotFound(err) {
+	if err := r.Client.deleteJob(ctx, r.Namespace, name); err != nil && !apierrors.IsNotFound(err) {
 		r.log().Warn("delete Job", "job", name, "err", err)
 	}
 	r.deleteSecret(name)
@@ -278,7 +274,7 @@ func (r *Runtime) delete(name string) {
 func (r *Runtime) deleteSecret(name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := r.Client.CoreV1().Secrets(r.Namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := r.Client.deleteSecret(ctx, r.Namespace, name); err != nil && !apierrors.IsNotFound(err) {
 		r.log().Warn("delete Secret", "secret", name, "err", err)
 	}
 }

@@ -71,8 +71,13 @@ func publish(t *testing.T, st *store.Store, stream, body string) {
 }
 
 // runtime is the kubernetes runtime on namespace ns of the test cluster.
-func runtime(c *kubetest.Cluster, ns string) *kubernetes.Runtime {
-	return &kubernetes.Runtime{Client: c.Client, Namespace: ns, Org: "org-test", Command: strings.Fields(kubernetes.DefaultCommand), ServerURL: serverURL,
+func runtime(t *testing.T, c *kubetest.Cluster, ns string) *kubernetes.Runtime {
+	t.Helper()
+	client, err := new(kubernetes.Clients).For(c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &kubernetes.Runtime{Client: client, Namespace: ns, Org: "org-test", Command: strings.Fields(kubernetes.DefaultCommand), ServerURL: serverURL,
 		Pod:       kubernetes.Pod{Image: "helix-org-agent:test", CPU: "250m", Memory: "128Mi"},
 		Overrides: kubernetes.Overrides{Workers: map[string]kubernetes.Pod{"w-k1": {Memory: "512Mi"}}},
 		LLM:       &agent.LLMConfig{Provider: "anthropic", Model: "claude-test", MaxTurns: 7, MaxTokens: 999}}
@@ -174,7 +179,7 @@ func TestJobsForManyWorkers(t *testing.T) {
 	st := org(t, 20)
 	rec := newSeen()
 	c.Simulate(t, ns, func(p *corev1.Pod) kubetest.Life { rec.record(t, c, p); return kubetest.Life{} })
-	dispatcher(t, st, runtime(c, ns))
+	dispatcher(t, st, runtime(t, c, ns))
 	began := time.Now()
 	for i := range 100 {
 		publish(t, st, fmt.Sprintf("s-k%d", i%20), fmt.Sprint("job ", i))
@@ -317,7 +322,7 @@ func TestJobOutcomes(t *testing.T) {
 				}
 				return kubetest.Life{Exit: tt.exit}
 			})
-			dispatcher(t, st, runtime(c, ns))
+			dispatcher(t, st, runtime(t, c, ns))
 			publish(t, st, "s-k0", "hello")
 			acts := drained(t, st)
 			var got []domain.ActivationStatus
@@ -345,7 +350,7 @@ func TestCancelDeletesTheJob(t *testing.T) {
 	ns := c.Namespace(t, "cancel")
 	st := org(t, 1)
 	c.Simulate(t, ns, func(*corev1.Pod) kubetest.Life { return kubetest.Life{Hold: true, Release: t.Context().Done()} })
-	dispatcher(t, st, runtime(c, ns))
+	dispatcher(t, st, runtime(t, c, ns))
 	publish(t, st, "s-k0", "hello")
 	var act domain.Activation
 	until(t, time.Minute, "a running activation with its Job", func() bool {
