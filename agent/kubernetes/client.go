@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/flowcontrol"
 )
 
 // Client is the little of the Kubernetes API the runtime uses: Jobs,
@@ -44,6 +45,11 @@ func NewClient(cfg *rest.Config) (*Client, error) {
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	cfg = rest.CopyConfig(cfg)
+	if cfg.RateLimiter == nil && cfg.QPS > 0 {
+		// One budget of requests for both groups, as the cluster sees one client.
+		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
 	}
 	group := func(apiPath string, gv schema.GroupVersion) (*rest.RESTClient, error) {
 		c := rest.CopyConfig(cfg)
