@@ -33,6 +33,9 @@ type RuntimeEnv struct {
 	// Helix builds the helix runtime for a run (agent/helix's Host.New);
 	// nil when the server was built without it.
 	Helix func(ctx context.Context, run domain.Run) (domain.Runtime, error)
+	// Cluster builds the kubernetes runtime for a run of the built-in
+	// agent configured by llm; nil when the server was built without it.
+	Cluster func(ctx context.Context, llm *LLMConfig) (domain.Runtime, error)
 	// LookPath finds an executable; exec.LookPath when nil.
 	LookPath func(string) (string, error)
 	// Sandbox is what CheckSandbox found at start, asked for when a host
@@ -66,15 +69,16 @@ type RuntimeDef struct {
 
 // Runtime names, as agent.runtime takes them.
 const (
-	RuntimeClaude   = "claude"
-	RuntimeCommand  = "command"
-	RuntimeBuiltin  = "builtin"
-	RuntimeExample  = "example"
-	RuntimeDocker   = "docker"
-	RuntimeCodex    = "codex"
-	RuntimeGemini   = "gemini"
-	RuntimeOpenCode = "opencode"
-	RuntimeHelix    = "helix"
+	RuntimeClaude     = "claude"
+	RuntimeCommand    = "command"
+	RuntimeBuiltin    = "builtin"
+	RuntimeExample    = "example"
+	RuntimeDocker     = "docker"
+	RuntimeCodex      = "codex"
+	RuntimeGemini     = "gemini"
+	RuntimeOpenCode   = "opencode"
+	RuntimeHelix      = "helix"
+	RuntimeKubernetes = "kubernetes"
 )
 
 // Runtimes is every runtime an activation can run on. agent.runtime's
@@ -125,6 +129,8 @@ var Runtimes = []RuntimeDef{
 		}},
 	{Name: RuntimeHelix, Description: "a Helix control plane (helix.*): each worker gets a Helix project, agent app and git repository, " +
 		"its role on the helix-specs branch, and one chat session its runs share, later prompts queued on it", New: newHelix},
+	{Name: RuntimeKubernetes, Description: "a Kubernetes Job per activation in kubernetes.namespace, running kubernetes.image (the built-in agent by default), " +
+		"its token and endpoints in a Secret mounted into the pod (kubernetes.*)", New: newCluster},
 }
 
 // runtimeSetting derives agent.runtime from the table.
@@ -315,6 +321,17 @@ func newHelix(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runti
 		return nil, errors.New("the helix runtime is unavailable in this server")
 	}
 	return env.Helix(ctx, run)
+}
+
+func newCluster(ctx context.Context, env RuntimeEnv, run domain.Run) (domain.Runtime, error) {
+	if env.Cluster == nil {
+		return nil, errors.New("the kubernetes runtime is unavailable in this server")
+	}
+	llm, err := env.runLLM(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	return env.Cluster(ctx, &llm)
 }
 
 // LLMFromSettings is the built-in agent's config from agent.*.

@@ -75,9 +75,10 @@ func TestSelectorPicks(t *testing.T) {
 		{"codex where bubblewrap cannot run", settings{"agent.runtime": "codex"}, noClaude, failed, "cannot run here (No permissions"},
 		{"sandbox off: opencode unsandboxed", off(settings{"agent.runtime": "opencode"}), noClaude, failed, "*agent.OpenCode unsandboxed"},
 		{"docker without Docker", settings{"agent.runtime": "docker"}, noClaude, found, "the docker runtime is unavailable"},
+		{"kubernetes without a cluster", settings{"agent.runtime": "kubernetes"}, noClaude, found, "the kubernetes runtime is unavailable"},
 		{"builtin without a model", settings{"agent.runtime": "builtin"}, noClaude, found, "agent.model"},
 		{"helix in a server without it", settings{"agent.runtime": "helix"}, noClaude, found, "the helix runtime is unavailable"},
-		{"unknown name", settings{"agent.runtime": "podman"}, noClaude, found, `agent.runtime "podman" is not available in this build (valid: claude, command, example, builtin, docker, codex, gemini, opencode, helix)`},
+		{"unknown name", settings{"agent.runtime": "podman"}, noClaude, found, `agent.runtime "podman" is not available in this build (valid: claude, command, example, builtin, docker, codex, gemini, opencode, helix, kubernetes)`},
 		{"claude where bubblewrap cannot run", settings{}, withClaude, failed,
 			"host agents run only in a bubblewrap sandbox, and it cannot run here (No permissions to create new namespace): " +
 				"install bubblewrap and allow user namespaces, use agent.runtime docker, or run host agents unsandboxed as the server's user with `helix-org config set agent.sandbox off`"},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,6 +42,11 @@ type Options struct {
 	// Kill stops the host process of an activation that no run here
 	// holds (its server died), before its triggers run again.
 	Kill func(ctx context.Context, a domain.Activation) error
+	// Adopts says a run that a crash cut off goes on outside any server
+	// (a Kubernetes Job): rather than stopped and started again, it is
+	// adopted — its lease taken, and the runtime run again with the same
+	// activation, which finds its agent again by the activation id.
+	Adopts func(ctx context.Context, a domain.Activation) bool
 }
 
 // Dispatcher wakes AI workers for their pending triggers: at most one
@@ -94,6 +100,15 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var adopt []domain.Activation
+	var keep []string
+	orphans = slices.DeleteFunc(orphans, func(a domain.Activation) bool {
+		if d.opts.Adopts != nil && d.opts.Adopts(ctx, a) {
+			adopt, keep = append(adopt, a), append(keep, a.ID)
+			return true
+		}
+		return false
+	})
 	if d.opts.Reap != nil {
 		// A survivor cannot act on the org either way: its token is
 		// revoked below.
@@ -101,9 +116,12 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 			d.log.Error("stop agents a crash left running", "err", err)
 		}
 	}
-	n, err := d.st.RecoverActivations(ctx)
+	n, err := d.st.RecoverActivations(ctx, keep...)
 	if n > 0 {
 		d.log.Info("recovered interrupted activations", "count", n)
+	}
+	for _, a := range adopt {
+		d.adopt(ctx, a, d.st.Shared())
 	}
 	return err
 }
@@ -209,7 +227,14 @@ func (d *Dispatcher) activate(w string) {
 	if err != nil {
 		return
 	}
+	d.carryOut(act, trigs, tok, nil)
+}
+
+// carryOut runs a claimed activation to its end and records it. running,
+// when set, is its agent, already started (an adopted run).
+func (d *Dispatcher) carryOut(act domain.Activation, trigs []domain.Trigger, tok string, running *domain.AgentProcess) {
 	var proc atomic.Pointer[domain.AgentProcess]
+	proc.Store(running)
 	ctx, stop := d.track(act.ID, &proc)
 	defer stop()
 	begin := time.Now()

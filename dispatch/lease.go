@@ -117,6 +117,10 @@ func (d *Dispatcher) ReapLapsed(ctx context.Context) error {
 		d.mu.Lock()
 		_, here := d.runs[a.ID]
 		d.mu.Unlock()
+		if !here && d.opts.Adopts != nil && d.opts.Adopts(ctx, a) {
+			d.adopt(ctx, a, true) // its server died; its agent did not
+			continue
+		}
 		// An orphan's agent is gone before its triggers can run again; one
 		// of ours is stopped after the end is recorded, so that its run's
 		// own finish is the no-op and not the other way round (the worker
@@ -136,4 +140,40 @@ func (d *Dispatcher) ReapLapsed(ctx context.Context) error {
 		d.log.Warn("reaped an activation", "activation", a.ID, "worker", a.WorkerID, "reason", reason)
 	}
 	return errors.Join(errs...)
+}
+
+// adopt takes over a run whose server is gone and whose agent is not
+// (Options.Adopts): its lease — only if lapsed, when lapsedOnly, so that
+// of two servers one adopts — its worker's slot, and the run, which the
+// runtime carries on with the same activation id.
+func (d *Dispatcher) adopt(ctx context.Context, a domain.Activation, lapsedOnly bool) {
+	lease := d.lease(ctx)
+	take := d.st.RenewLease
+	if lapsedOnly {
+		take = d.st.TakeLapsedLease
+	}
+	if ok, err := take(ctx, a.ID, lease); err != nil || !ok {
+		if err != nil {
+			d.log.Error("adopt activation", "activation", a.ID, "err", err)
+		}
+		return
+	}
+	trigs, err := d.st.ActivationTriggers(ctx, a.ID)
+	if err != nil {
+		d.log.Error("adopt activation", "activation", a.ID, "err", err)
+		return
+	}
+	d.mu.Lock()
+	if d.stopping || d.running[a.WorkerID] {
+		d.mu.Unlock()
+		return
+	}
+	d.running[a.WorkerID] = true
+	d.wg.Add(1)
+	d.mu.Unlock()
+	d.log.Info("adopted an activation whose agent outlived its server", "activation", a.ID, "worker", a.WorkerID)
+	go func() {
+		defer d.release(a.WorkerID)
+		d.carryOut(a, trigs, "", a.Process)
+	}()
 }

@@ -205,3 +205,50 @@ func TestAgentKilledBySignalRunsItsTriggersAgain(t *testing.T) {
 		t.Errorf("activations = %+v / %+v; want the killed run failed and the re-run succeeded", acts[0], acts[1])
 	}
 }
+
+// TestRecoverAdoptsARunWhoseAgentLivesOn: at start-up a run that a crash
+// cut off, whose agent goes on outside the server (Options.Adopts), is
+// not interrupted and started anew: the runtime is run again with the
+// same activation — and no token, its agent has one — and its end closes
+// its triggers. Another run, not adoptable, is recovered as before.
+func TestRecoverAdoptsARunWhoseAgentLivesOn(t *testing.T) {
+	opts := dispatch.Options{Adopts: func(_ context.Context, a domain.Activation) bool {
+		return a.Process != nil && a.Process.Runtime == "kubernetes"
+	}}
+	f := newFixtureAt(t, nil, nil, opts)
+	ctx := t.Context()
+	f.hire(t, "w-a", domain.WorkerAI)
+	f.hire(t, "w-b", domain.WorkerAI)
+	f.publish(t, "w-owner", "hello")
+	for _, c := range []struct{ worker, id, runtime string }{{"w-a", "a-adopted", "kubernetes"}, {"w-b", "a-host", "command"}} {
+		if _, _, _, err := f.st.ClaimLeased(ctx, c.worker, c.id, time.Hour, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.st.StartActivation(ctx, c.id, domain.AgentProcess{Runtime: c.runtime}, domain.Event{StreamID: domain.ActivationStreamPrefix + c.worker, Message: domain.Message{Body: "start"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.d.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.d.Wait()
+	runs := f.rec.runs
+	if len(runs) != 1 || runs[0].ActivationID != "a-adopted" || runs[0].Token != "" {
+		t.Fatalf("runs after recovery: %+v, want a-adopted's, without a token", runs)
+	}
+	for id, want := range map[string]domain.ActivationStatus{"a-adopted": domain.ActivationSucceeded, "a-host": domain.ActivationInterrupted} {
+		if a, err := f.st.GetActivation(ctx, id); err != nil || a.Status != want {
+			t.Errorf("%s: %s (%v), want %s", id, a.Status, err, want)
+		}
+	}
+	trigs, err := f.st.ActivationTriggers(ctx, "a-adopted")
+	if err != nil || len(trigs) == 0 {
+		t.Fatalf("a-adopted's triggers: %d, %v", len(trigs), err)
+	}
+	f.settle(t) // w-b's triggers run again; w-a's are done
+	for _, r := range f.rec.runs[1:] {
+		if r.WorkerID != "w-b" {
+			t.Errorf("a new run of %s (%s) after its run was adopted", r.WorkerID, r.ActivationID)
+		}
+	}
+}

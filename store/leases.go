@@ -27,6 +27,26 @@ func (s *Store) RenewLease(ctx context.Context, id string, d time.Duration) (boo
 	return n == 1, nil
 }
 
+// TakeLapsedLease takes the lease of a running activation whose lease
+// lapsed (or was never taken), for a server adopting a run whose agent
+// goes on without its own; false when it is not lapsed — another server
+// took it first — or no longer running.
+func (s *Store) TakeLapsedLease(ctx context.Context, id string, d time.Duration) (bool, error) {
+	now := s.Now()
+	until := now.Add(d)
+	var n int64
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		res := tx.Model(&activationRow{}).Where("id = ? AND status = ? AND (lease_until IS NULL OR lease_until < ?)", id, string(domain.ActivationRunning), now).
+			Update("lease_until", &until)
+		n = res.RowsAffected
+		return res.Error
+	})
+	if err != nil {
+		return false, fmt.Errorf("take the lease of activation %s: %w", id, err)
+	}
+	return n == 1, nil
+}
+
 // LapsedActivations lists running activations whose lease has lapsed:
 // no server has vouched for their agent within a lease period.
 func (s *Store) LapsedActivations(ctx context.Context) ([]domain.Activation, error) {

@@ -108,3 +108,44 @@ func TestRetryActivation(t *testing.T) {
 		t.Errorf("retry of an unknown activation = %v, want not found", err)
 	}
 }
+
+// TestAdoptingARun: a run whose agent outlives its server is kept out of
+// recovery (running, its triggers claimed, its token live), and its
+// lapsed lease is taken by one server only.
+func TestAdoptingARun(t *testing.T) {
+	clock := storetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	st := storetest.NewWithClock(t, clock.Now)
+	ctx := t.Context()
+	act := claimOne(t, st, "a-1")
+	if ok, err := st.TakeLapsedLease(ctx, act.ID, time.Minute); !ok || err != nil {
+		t.Fatalf("take a lease never taken = %v, %v; want true", ok, err)
+	}
+	if ok, err := st.TakeLapsedLease(ctx, act.ID, time.Minute); ok || err != nil {
+		t.Fatalf("take a live lease = %v, %v; want false", ok, err)
+	}
+	clock.Advance(2 * time.Minute)
+	if ok, err := st.TakeLapsedLease(ctx, act.ID, time.Minute); !ok || err != nil {
+		t.Fatalf("take a lapsed lease = %v, %v; want true", ok, err)
+	}
+	if n, err := st.RecoverActivations(ctx, act.ID); n != 0 || err != nil {
+		t.Fatalf("recover, keeping the run = %d, %v; want 0", n, err)
+	}
+	got, err := st.GetActivation(ctx, act.ID)
+	if err != nil || got.Status != domain.ActivationRunning {
+		t.Fatalf("the kept run: %s, %v; want running", got.Status, err)
+	}
+	trigs, err := st.ActivationTriggers(ctx, act.ID)
+	if err != nil || len(trigs) != 2 { // the hire and the event
+		t.Errorf("the kept run's triggers = %d, %v; want 2", len(trigs), err)
+	}
+	if n, err := st.PendingTriggers(ctx); n != int64(len(trigs)) || err != nil {
+		t.Errorf("triggers pending or running = %d, %v; want the kept run's %d", n, err, len(trigs))
+	}
+	clock.Advance(2 * time.Minute) // on a shared database, only a lapsed run is recovered
+	if n, err := st.RecoverActivations(ctx); n != 1 || err != nil {
+		t.Fatalf("recover, keeping nothing = %d, %v; want 1", n, err)
+	}
+	if ok, err := st.TakeLapsedLease(ctx, act.ID, time.Minute); ok || err != nil {
+		t.Errorf("take the lease of an interrupted run = %v, %v; want false", ok, err)
+	}
+}

@@ -153,6 +153,12 @@ var migrations = []migration{
 	{61, "the helix runtime: each worker's Helix project, app, repository and session", func(tx *gorm.DB) error {
 		return tx.AutoMigrate(&helixWorkspaceRow{})
 	}},
+	{63, "the runtime each activation's agent started on", func(tx *gorm.DB) error {
+		if tx.Migrator().HasColumn(&activationRow{}, "Runtime") {
+			return nil
+		}
+		return tx.Migrator().AddColumn(&activationRow{}, "Runtime")
+	}},
 	{65, "insight embeddings for hybrid recall", migrateEmbeddings},
 }
 

@@ -58,6 +58,9 @@ type activationRow struct {
 	// started, so a restart after a crash can stop it.
 	PGID       int    `gorm:"column:pgid"`
 	StartTicks uint64 `gorm:"column:start_ticks"`
+	// Runtime names the runtime the agent started on: a restart adopts the
+	// runs of one whose agents outlive the server (dispatch.Options.Adopts).
+	Runtime string `gorm:"not null;default:''"`
 	// LeaseUntil is when a running activation counts as dead unless the
 	// server that runs it renews it first (leases.go); nil before then.
 	LeaseUntil *time.Time `gorm:"index"`
@@ -78,8 +81,8 @@ func (r activationRow) toDomain() domain.Activation {
 		t := r.FinishedAt.UTC()
 		a.FinishedAt = &t
 	}
-	if r.PGID > 0 {
-		a.Process = &domain.AgentProcess{PGID: r.PGID, StartTicks: r.StartTicks}
+	if r.PGID > 0 || r.Runtime != "" {
+		a.Process = &domain.AgentProcess{PGID: r.PGID, StartTicks: r.StartTicks, Runtime: r.Runtime}
 	}
 	if r.LeaseUntil != nil && r.Status == string(domain.ActivationRunning) {
 		t := r.LeaseUntil.UTC()
@@ -293,8 +296,8 @@ func withEvents(tx *gorm.DB, rows []triggerRow, activationID string) ([]domain.T
 // in one transaction.
 func (s *Store) StartActivation(ctx context.Context, id string, p domain.AgentProcess, startLog domain.Event) error {
 	err := s.write(ctx, func(tx *gorm.DB) error {
-		if p.PGID > 0 {
-			if err := tx.Model(&activationRow{}).Where("id = ?", id).Updates(map[string]any{"pgid": p.PGID, "start_ticks": p.StartTicks}).Error; err != nil {
+		if p.PGID > 0 || p.Runtime != "" {
+			if err := tx.Model(&activationRow{}).Where("id = ?", id).Updates(map[string]any{"pgid": p.PGID, "start_ticks": p.StartTicks, "runtime": p.Runtime}).Error; err != nil {
 				return err
 			}
 		}
@@ -401,12 +404,17 @@ func (s *Store) orphaned(q *gorm.DB) *gorm.DB {
 
 // RecoverActivations runs at start-up: the activations a crash left
 // running (OrphanedActivations) are marked interrupted and their triggers
-// become pending again.
-func (s *Store) RecoverActivations(ctx context.Context) (int, error) {
+// become pending again — all but those in keep, whose agents go on
+// outside the server and which the dispatcher adopts.
+func (s *Store) RecoverActivations(ctx context.Context, keep ...string) (int, error) {
 	var n int
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var rows []activationRow
-		if err := s.orphaned(tx).Find(&rows).Error; err != nil {
+		q := s.orphaned(tx)
+		if len(keep) > 0 {
+			q = q.Where("id NOT IN ?", keep)
+		}
+		if err := q.Find(&rows).Error; err != nil {
 			return err
 		}
 		n = len(rows)
@@ -423,9 +431,11 @@ func (s *Store) RecoverActivations(ctx context.Context) (int, error) {
 				return err
 			}
 		}
-		q := tx.Model(&triggerRow{}).Where("status = ?", triggerClaimed)
+		q = tx.Model(&triggerRow{}).Where("status = ?", triggerClaimed)
 		if s.Shared() { // other servers' claimed triggers are theirs
 			q = q.Where("activation_id IN ?", append(ids, ""))
+		} else if len(keep) > 0 {
+			q = q.Where("activation_id NOT IN ?", keep)
 		}
 		return q.Update("status", triggerPending).Error
 	})

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/agent/llm"
+	"github.com/helixml/helix-org/agent/kubernetes"
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server/relay"
 	"github.com/helixml/helix-org/store"
@@ -21,7 +23,11 @@ import (
 // under the server it is the run's token, and the base URL the relay.
 type agentRunConfig struct {
 	Dir string
-	LLM agent.LLMConfig
+	// From is a directory holding the whole run, as the kubernetes
+	// runtime mounts its Secret: the prompt, the environment files, and
+	// one file per variable.
+	From string
+	LLM  agent.LLMConfig
 }
 
 func newAgentCmd() *cobra.Command {
@@ -45,9 +51,18 @@ HELIX_ORG_TOKEN.`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			in := cmd.InOrStdin()
+			if cfg.From != "" {
+				f, err := loadRunDir(cfg.From)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				in, cfg.Dir, cfg.LLM = f, cfg.From, agent.LLMConfigFromEnv(os.Getenv)
+			}
 			// The key stays out of every process this one starts.
 			os.Unsetenv(agent.EnvLLMAPIKey)
-			prompt, err := io.ReadAll(cmd.InOrStdin())
+			prompt, err := io.ReadAll(in)
 			if err != nil {
 				return fmt.Errorf("read prompt: %w", err)
 			}
@@ -56,6 +71,8 @@ HELIX_ORG_TOKEN.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Dir, "dir", ".", "the worker's environment directory")
+	f.StringVar(&cfg.From, "from", "", "a directory holding the run (the kubernetes runtime's Secret): the prompt in prompt, the environment files, "+
+		"a file per variable; it replaces --dir, stdin and the HELIX_ORG_LLM_* flags")
 	f.StringVar(&cfg.LLM.Provider, "provider", cfg.LLM.Provider, "wire format: anthropic or openai (env "+agent.EnvLLMProvider+")")
 	f.StringVar(&cfg.LLM.Model, "model", cfg.LLM.Model, "model name (env "+agent.EnvLLMModel+")")
 	f.StringVar(&cfg.LLM.BaseURL, "base-url", cfg.LLM.BaseURL, "provider base URL (env "+agent.EnvLLMBaseURL+")")
@@ -63,6 +80,30 @@ HELIX_ORG_TOKEN.`,
 	f.IntVar(&cfg.LLM.MaxTokens, "max-tokens", cfg.LLM.MaxTokens, "most output tokens per reply (env "+agent.EnvLLMMaxTokens+")")
 	f.BoolVar(&cfg.LLM.Bash, "bash", cfg.LLM.Bash, "offer the model a bash tool (env "+agent.EnvLLMBash+")")
 	return cmd
+}
+
+// loadRunDir sets the variables the run directory holds (its files named
+// like variables) and opens its prompt.
+func loadRunDir(dir string) (*os.File, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--from: %w", err)
+	}
+	for _, e := range entries {
+		if !kubernetes.IsEnvKey(e.Name()) {
+			continue
+		}
+		v, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("--from: %w", err)
+		}
+		os.Setenv(e.Name(), string(v))
+	}
+	f, err := os.Open(filepath.Join(dir, kubernetes.PromptFile))
+	if err != nil {
+		return nil, fmt.Errorf("--from: the run has no prompt: %w", err)
+	}
+	return f, nil
 }
 
 // builtinConfig reads the built-in agent's provider settings, on every use

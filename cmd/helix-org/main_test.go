@@ -21,6 +21,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/helixml/helix-org/agent/kubernetes/kubetest"
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/server/ui/uitest"
@@ -38,7 +39,10 @@ func TestMain(m *testing.M) {
 	}
 	switch os.Getenv("HELIX_ORG_TEST_AGENT") {
 	case "":
-		uitest.Main(m) // runs the tests, then closes the shared browser
+		code := m.Run()
+		uitest.Close()  // the shared browser
+		kubetest.Stop() // the shared control plane
+		os.Exit(code)
 
 	case "echo":
 		os.Exit(echoAgent())

@@ -15,6 +15,7 @@ import (
 	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/agent/docker"
 	"github.com/helixml/helix-org/agent/helix"
+	"github.com/helixml/helix-org/agent/kubernetes"
 	"github.com/helixml/helix-org/agent/skill"
 	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/domain"
@@ -111,7 +112,7 @@ func envOr(key, def string) string {
 
 // settings is the registry of every operational config key.
 func settings() domain.Settings {
-	return slices.Concat(tools.Settings, dispatch.Settings, domain.Settings{gateway.CallTimeoutSetting}, agent.Settings, helix.Settings, docker.Settings, skill.Settings, transports.Settings(), ui.Settings,
+	return slices.Concat(tools.Settings, dispatch.Settings, domain.Settings{gateway.CallTimeoutSetting}, agent.Settings, helix.Settings, docker.Settings, kubernetes.Settings, skill.Settings, transports.Settings(), ui.Settings,
 		domain.Settings{domain.PricesSetting, domain.DefaultPriceSetting, domain.MCPPricesSetting, domain.AuditRetentionSetting})
 }
 

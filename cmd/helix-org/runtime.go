@@ -16,7 +16,7 @@ import (
 // org chart (for roles), Docker, when there is one, and the host
 // agents' sandbox as checkSandbox found it.
 func runtimes(st *store.Store, dh *dockerHost, hx *helix.Host, sandbox func() agent.SandboxCheck, log *slog.Logger) agent.Selector {
-	return agent.Selector{Env: agent.RuntimeEnv{Settings: st, Container: dh.container(), Helix: hx.New, Sandbox: sandbox, Logger: log, Sessions: st,
+	return agent.Selector{Env: agent.RuntimeEnv{Settings: st, Container: dh.container(), Helix: hx.New, Cluster: clusterRuntime(st, log), Sandbox: sandbox, Logger: log, Sessions: st,
 		RoleOf: func(ctx context.Context, worker string) (domain.Role, error) { return roleOf(ctx, st, worker) }}}
 }
 

@@ -218,7 +218,7 @@ func (o orgServe) startOrg(ctx context.Context, name string, st *store.Store, en
 	dh.connect(ctx)
 	hx := helixHost(st)
 	d = dispatch.New(st, runtimes(st, dh, hx, sandbox, log), dispatch.Options{EnvsDir: envs, MCPBaseURL: o.base + root,
-		Logger: log, Reap: reapOrphans(log), Observer: m, Alive: agent.Alive, Kill: killAgent})
+		Logger: log, Reap: reapOrphans(log), Observer: m, Alive: agent.Alive, Kill: killAgent, Adopts: adoptsJobs(st)})
 	// Agents and containers a crash left running are gone before their
 	// triggers run again.
 	if err := d.Recover(ctx); err != nil {

@@ -1,0 +1,117 @@
+package kubetest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Life is what a simulated pod does: it runs until Exit is called (or,
+// with Hold false, at once), then terminates with that code.
+type Life struct {
+	// Hold keeps the pod running until its Release channel is closed.
+	Hold    bool
+	Release <-chan struct{}
+	Exit    int32
+}
+
+// Simulate plays the kubelet for the pods of ns until the test ends:
+// each new pod is marked running, then lives as life says — a Job's
+// controller sees it succeed or fail by its exit code.
+func (c *Cluster) Simulate(t testing.TB, ns string, life func(*corev1.Pod) Life) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	factory := informers.NewSharedInformerFactoryWithOptions(c.Client, 0, informers.WithNamespace(ns))
+	inf := factory.Core().V1().Pods().Informer()
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok || pod.Status.Phase != corev1.PodPending || pod.DeletionTimestamp != nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if seen[pod.Name] {
+			return
+		}
+		seen[pod.Name] = true
+		wg.Go(func() { c.live(ctx, pod, life(pod)) })
+	}})
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	wg.Go(func() { <-ctx.Done(); factory.Shutdown() })
+}
+
+// live runs one pod: running, then terminated with the life's code.
+func (c *Cluster) live(ctx context.Context, pod *corev1.Pod, l Life) {
+	now := metav1.Now()
+	running := []corev1.ContainerStatus{{Name: pod.Spec.Containers[0].Name, Image: pod.Spec.Containers[0].Image, Ready: true, Started: ptr(true),
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}
+	if !c.setStatus(ctx, pod, corev1.PodRunning, running) {
+		return
+	}
+	if l.Hold {
+		select {
+		case <-l.Release:
+		case <-ctx.Done():
+			return
+		}
+	}
+	phase := corev1.PodSucceeded
+	if l.Exit != 0 {
+		phase = corev1.PodFailed
+	}
+	reason := "Completed"
+	if l.Exit != 0 {
+		reason = "Error"
+	}
+	done := []corev1.ContainerStatus{{Name: pod.Spec.Containers[0].Name, Image: pod.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: l.Exit, Reason: reason, StartedAt: now, FinishedAt: metav1.Now()}}}}
+	c.setStatus(ctx, pod, phase, done)
+}
+
+// setStatus writes a pod's phase and container statuses, as the kubelet
+// does, retrying on conflicts; false when the pod is gone.
+func (c *Cluster) setStatus(ctx context.Context, pod *corev1.Pod, phase corev1.PodPhase, cs []corev1.ContainerStatus) bool {
+	pods := c.Client.CoreV1().Pods(pod.Namespace)
+	for ctx.Err() == nil {
+		cur, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false
+		}
+		if err == nil {
+			cur.Status.Phase, cur.Status.ContainerStatuses = phase, cs
+			ready := corev1.ConditionFalse
+			if phase == corev1.PodRunning {
+				ready = corev1.ConditionTrue
+			}
+			cur.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: ready, LastTransitionTime: metav1.Now()}}
+			if cur.Status.StartTime == nil {
+				cur.Status.StartTime = ptr(metav1.Now())
+			}
+			if _, err = pods.UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err == nil {
+				return true
+			}
+			if apierrors.IsNotFound(err) {
+				return false
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return false
+}
+
+func ptr[T any](v T) *T { return &v }
