@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/helixml/helix-org/agent"
-	"github.com/helixml/helix-org/agent/llm"
 	"github.com/helixml/helix-org/agent/kubernetes"
+	"github.com/helixml/helix-org/agent/llm"
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server/relay"
 	"github.com/helixml/helix-org/store"
