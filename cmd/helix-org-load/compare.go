@@ -175,15 +175,8 @@ func compare(ctx context.Context, cfg config, out io.Writer) error {
 // database.
 func round(ctx context.Context, bin, dir, bigDir, bigToken string, cfg config) (measures, error) {
 	m := measures{}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
 	defer os.RemoveAll(dir)
-	token, err := bootstrap(ctx, bin, dir)
-	if err != nil {
-		return nil, err
-	}
-	s, err := startServe(ctx, bin, dir, token)
+	s, err := freshServe(ctx, bin, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -214,15 +207,8 @@ func round(ctx context.Context, bin, dir, bigDir, bigToken string, cfg config) (
 // them from disk again, which the rounds' figures are not about.
 func longQuiet(ctx context.Context, bin, dir, bigDir, bigToken string, cfg config) (measures, error) {
 	m := measures{}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
 	defer os.RemoveAll(dir)
-	token, err := bootstrap(ctx, bin, dir)
-	if err != nil {
-		return nil, err
-	}
-	s, err := startServe(ctx, bin, dir, token)
+	s, err := freshServe(ctx, bin, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +232,18 @@ func longQuiet(ctx context.Context, bin, dir, bigDir, bigToken string, cfg confi
 	}
 	m[fIdleLong], m[fIdleLongFile], err = s.rssMB()
 	return m, err
+}
+
+// freshServe starts bin on a new database in dir, bootstrapped.
+func freshServe(ctx context.Context, bin, dir string) (*served, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	token, err := bootstrap(ctx, bin, dir)
+	if err != nil {
+		return nil, err
+	}
+	return startServe(ctx, bin, dir, token)
 }
 
 // loadRound runs the fresh database's loads on s.
