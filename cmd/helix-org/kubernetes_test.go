@@ -126,7 +126,7 @@ func adoptAfterSIGKILL(t *testing.T, name string, dbOf func(t *testing.T, dir st
 	release := make(chan struct{})
 	c.Simulate(t, ns, func(p *corev1.Pod) kubetest.Life {
 		pods.add(p.Labels["job-name"])
-		return kubetest.Life{Hold: true, Release: release}
+		return kubetest.Life{Hold: true, Release: release, Log: podLines(p.Labels["job-name"])}
 	})
 	dir := t.TempDir()
 	db, key := dbOf(t, dir), filepath.Join(dir, "org.key")
@@ -186,6 +186,7 @@ func adoptAfterSIGKILL(t *testing.T, name string, dbOf func(t *testing.T, dir st
 	if n := adoptedNotes(t, st, ns, workers); n != workers {
 		t.Errorf("%d activation logs say their Job was adopted, want %d", n, workers)
 	}
+	checkAdoptedLogs(t, st, acts)
 	jobs, err := c.Client.BatchV1().Jobs(ns).List(t.Context(), metav1.ListOptions{})
 	if err != nil || len(jobs.Items) != 0 {
 		t.Errorf("Jobs left after the runs ended: %d (%v)", len(jobs.Items), err)
@@ -228,6 +229,48 @@ func TestKubernetesTwoServersOneDatabase(t *testing.T) {
 	}
 	checkOneJobEach(t, acts, pods.count())
 	t.Logf("100 events to %d workers through two servers: %d activations, %d Jobs, in %s", workers, len(acts), len(pods.count()), time.Since(began).Round(time.Millisecond))
+}
+
+// podLines is what the agent in a Job's pod prints, as the built-in
+// agent's stream-json.
+func podLines(job string) []string {
+	var lines []string
+	for i := range 3 {
+		lines = append(lines, fmt.Sprintf(`{"type":"assistant","message":{"content":[{"type":"text","text":"%s step %d"}]}}`, job, i))
+	}
+	return lines
+}
+
+// checkAdoptedLogs: each adopted run's log holds, after its note that
+// the Job was adopted, every line its pod printed, in order — those
+// printed before the kill too: the adopting server reads the pod's log
+// from its start.
+func checkAdoptedLogs(t *testing.T, st *store.Store, acts []domain.Activation) {
+	t.Helper()
+	for _, a := range acts {
+		evs, err := st.ReadEvents(t.Context(), store.EventQuery{StreamIDs: []string{domain.ActivationStreamPrefix + a.WorkerID}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		adopted := false
+		for _, ev := range evs {
+			switch {
+			case ev.CausedBy != a.ID:
+			case strings.HasPrefix(ev.Message.Body, "adopted Job "):
+				adopted, got = true, nil
+			case adopted && ev.Message.Subject == string(domain.LogAssistant):
+				got = append(got, ev.Message.Body)
+			}
+		}
+		var want []string
+		for i := range 3 {
+			want = append(want, fmt.Sprintf("%s step %d", kubernetes.JobName(a.ID), i))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("activation %s's log after its adoption: %q, want the pod's lines %q", a.ID, got, want)
+		}
+	}
 }
 
 // adoptedNotes counts the activation logs' notes that a Job was adopted.

@@ -2,8 +2,9 @@
 // kube-apiserver and kube-controller-manager (for the Job and garbage
 // collector controllers), built from the Go module proxy by
 // scripts/kube-test-bins.sh and cached — on loopback ports, and a kubelet
-// of its own that plays the pods' lives (Simulate): no node, no
-// container runtime, only pod status written through the apiserver.
+// of its own that plays the pods' lives (Simulate): no container
+// runtime, only a Node whose kubelet endpoint serves the pods' scripted
+// logs, pods bound to it and their status written through the apiserver.
 package kubetest
 
 import (
@@ -39,6 +40,7 @@ type Cluster struct {
 	Client     kubernetes.Interface
 	dir        string
 	procs      []*exec.Cmd
+	node       *node
 }
 
 var shared struct {
@@ -162,7 +164,7 @@ current-context: test
 	}); err != nil {
 		return fmt.Errorf("kube-controller-manager made no default service account: %w\n%s", err, c.logTail("kube-controller-manager"))
 	}
-	return nil
+	return c.startNode(ctx)
 }
 
 // run starts one binary, its output in a log file of the cluster's
@@ -185,6 +187,9 @@ func (c *Cluster) run(bins, name string, args ...string) error {
 }
 
 func (c *Cluster) stop() {
+	if c.node != nil {
+		c.node.stop()
+	}
 	for i := len(c.procs) - 1; i >= 0; i-- {
 		c.procs[i].Process.Kill()
 	}

@@ -20,16 +20,20 @@ type Life struct {
 	Hold    bool
 	Release <-chan struct{}
 	Exit    int32
+	// Log is what the container prints, one line each, served through
+	// the apiserver's pods/log from when the pod runs until it exits.
+	Log []string
 }
 
 // Simulate plays the kubelet for the pods of ns until the test ends:
-// each new pod is marked running, then lives as life says — a Job's
-// controller sees it succeed or fail by its exit code.
+// each new pod is bound to NodeName and marked running, then lives as
+// life says — its log readable the real way, through the apiserver, and
+// a Job's controller sees it succeed or fail by its exit code.
 func (c *Cluster) Simulate(t testing.TB, ns string, life func(*corev1.Pod) Life) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	t.Cleanup(func() { cancel(); wg.Wait(); c.node.forget(ns) })
 	factory := informers.NewSharedInformerFactoryWithOptions(c.Client, 0, informers.WithNamespace(ns))
 	inf := factory.Core().V1().Pods().Informer()
 	var mu sync.Mutex
@@ -52,8 +56,14 @@ func (c *Cluster) Simulate(t testing.TB, ns string, life func(*corev1.Pod) Life)
 	wg.Go(func() { <-ctx.Done(); factory.Shutdown() })
 }
 
-// live runs one pod: running, then terminated with the life's code.
+// live runs one pod: bound to the node, running, then terminated with
+// the life's code.
 func (c *Cluster) live(ctx context.Context, pod *corev1.Pod, l Life) {
+	log := c.node.add(pod.Namespace, pod.Name, l.Log)
+	defer log.end() // the container is gone, whatever ended its life
+	if !c.bind(ctx, pod) {
+		return
+	}
 	now := metav1.Now()
 	running := []corev1.ContainerStatus{{Name: pod.Spec.Containers[0].Name, Image: pod.Spec.Containers[0].Image, Ready: true, Started: ptr(true),
 		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}
@@ -75,9 +85,30 @@ func (c *Cluster) live(ctx context.Context, pod *corev1.Pod, l Life) {
 	if l.Exit != 0 {
 		reason = "Error"
 	}
+	log.end() // the container exits before the kubelet reports it
 	done := []corev1.ContainerStatus{{Name: pod.Spec.Containers[0].Name, Image: pod.Spec.Containers[0].Image,
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: l.Exit, Reason: reason, StartedAt: now, FinishedAt: metav1.Now()}}}}
 	c.setStatus(ctx, pod, phase, done)
+}
+
+// bind assigns the pod to the node, as the scheduler would (there is
+// none); false when the pod is gone.
+func (c *Cluster) bind(ctx context.Context, pod *corev1.Pod) bool {
+	b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}, Target: corev1.ObjectReference{Kind: "Node", Name: NodeName}}
+	for ctx.Err() == nil {
+		err := c.Client.CoreV1().Pods(pod.Namespace).Bind(ctx, b, metav1.CreateOptions{})
+		switch {
+		case err == nil, apierrors.IsConflict(err): // conflict: bound already
+			return true
+		case apierrors.IsNotFound(err):
+			return false
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return false
 }
 
 // setStatus writes a pod's phase and container statuses, as the kubelet
