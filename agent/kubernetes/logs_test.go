@@ -2,6 +2,7 @@ package kubernetes_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,6 +90,9 @@ func activationLog(t *testing.T, st *store.Store) [][2]string {
 	}
 	var out [][2]string
 	for _, ev := range evs {
+		if strings.Contains(ev.Message.Body, "cannot be read") {
+			t.Errorf("the activation log says %q", ev.Message.Body)
+		}
 		if ev.Message.Subject != string(domain.LogNote) && ev.Message.Subject != string(domain.LogStart) {
 			out = append(out, [2]string{ev.Message.Subject, ev.Message.Body})
 		}
