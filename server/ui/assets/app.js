@@ -122,7 +122,12 @@
       return [...main.querySelectorAll("input, textarea, select")].some((f) => {
         if (f.type === "hidden") return false;
         if (f.type === "checkbox" || f.type === "radio") return f.checked !== f.defaultChecked;
-        if (f.tagName === "SELECT") return [...f.options].some((o) => o.selected !== o.defaultSelected);
+        if (f.tagName === "SELECT") {
+          // A select with no option marked selected starts on its first.
+          const opts = [...f.options];
+          const initial = opts.some((o) => o.defaultSelected) ? (o) => o.defaultSelected : (o, i) => i === 0 && !f.multiple;
+          return opts.some((o, i) => o.selected !== initial(o, i));
+        }
         return f.value !== f.defaultValue;
       });
     },
