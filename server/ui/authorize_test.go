@@ -56,7 +56,15 @@ func TestConsentInTheBrowser(t *testing.T) {
 			t.Errorf("the consent page does not say %q:\n%s", want, text)
 		}
 	}
-	uitest.Screenshot(t, tab, "consent")
+	// The consent page is shown at every size the other pages are,
+	// without overflow.
+	for _, size := range uiSizes {
+		emulate(t, tab, size.width, size.height, size.mobile)
+		if wide := uitest.Run(t, tab, chromedp.Evaluate[string](widest)); wide != "" {
+			t.Errorf("consent at %s px: %s", size.name, wide)
+		}
+		uitest.Screenshot(t, tab, "consent-"+size.name)
+	}
 	uitest.Do(t, tab, chromedp.Click(chromedp.CSS(`button[value="allow"]`)))
 	var got url.Values
 	select {
