@@ -220,8 +220,10 @@ func TestRecoverAdoptsARunWhoseAgentLivesOn(t *testing.T) {
 	f.hire(t, "w-a", domain.WorkerAI)
 	f.hire(t, "w-b", domain.WorkerAI)
 	f.publish(t, "w-owner", "hello")
+	// The dead server's leases have lapsed: on a shared database a run
+	// whose lease still holds belongs to a server that may be alive.
 	for _, c := range []struct{ worker, id, runtime string }{{"w-a", "a-adopted", "kubernetes"}, {"w-b", "a-host", "command"}} {
-		if _, _, _, err := f.st.ClaimLeased(ctx, c.worker, c.id, time.Hour, time.Minute); err != nil {
+		if _, _, _, err := f.st.ClaimLeased(ctx, c.worker, c.id, time.Hour, -time.Minute); err != nil {
 			t.Fatal(err)
 		}
 		if err := f.st.StartActivation(ctx, c.id, domain.AgentProcess{Runtime: c.runtime}, domain.Event{StreamID: domain.ActivationStreamPrefix + c.worker, Message: domain.Message{Body: "start"}}); err != nil {
