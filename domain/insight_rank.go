@@ -186,29 +186,58 @@ type Ranked struct {
 	Sunk bool
 }
 
-// Rank scores candidates and returns the best limit, best first; ties go
-// to the newer insight so the order is stable.
+// bests are the BM25s relevance is measured against: the best trusted
+// candidate's for the trusted, the best of all for quarantined ones. A
+// quarantined insight must not change what others see, so it takes no
+// part in their relevance.
+type bests struct{ trusted, all float64 }
+
+func (b *bests) add(c Candidate) {
+	b.all = max(b.all, c.BM25)
+	if !c.Insight.Quarantined() {
+		b.trusted = max(b.trusted, c.BM25)
+	}
+}
+
+func (b bests) of(c Candidate) float64 {
+	if c.Insight.Quarantined() {
+		return b.all
+	}
+	return b.trusted
+}
+
+// Rank scores candidates and returns the best limit, best first;
+// quarantined ones come after every trusted one, so they fill only the
+// places trusted advice leaves, and ties go to the newer insight so the
+// order is stable.
 func Rank(mode RankMode, cands []Candidate, now time.Time, limit int) []Ranked {
-	best := 0.0
+	var best bests
 	for _, c := range cands {
-		best = max(best, c.BM25)
+		best.add(c)
 	}
 	// Scores are sorted by index, and only the best limit become Ranked:
 	// a candidate carries a whole insight, too big to move about.
 	type scored struct {
 		i                        int
 		score, rel, eff, recency float64
-		sunk                     bool
+		sunk, quarantined        bool
 	}
 	all := make([]scored, len(cands))
 	for i, c := range cands {
 		s := scored{i: i, eff: c.Insight.Stats.Effectiveness(mode), recency: Recency(c.Insight.Stats.LastUsed, c.Insight.CreatedAt, now)}
-		s.rel = c.relevance(best)
+		s.rel = c.relevance(best.of(c))
 		s.score = mode.score(s.rel, s.eff, s.recency)
 		s.sunk = mode == RankLearned && c.Insight.Stats.Sinks()
+		s.quarantined = c.Insight.Quarantined()
 		all[i] = s
 	}
 	slices.SortFunc(all, func(a, b scored) int {
+		if a.quarantined != b.quarantined {
+			if a.quarantined {
+				return 1
+			}
+			return -1
+		}
 		if a.sunk != b.sunk {
 			if a.sunk {
 				return 1
@@ -252,10 +281,12 @@ type Match struct {
 // least) and then of half what it has loaded (few queries, however many
 // match); load appends to dst the candidates among them the reader may
 // see (current, in its scopes), BM25 set. Once the limit-th result so far
-// is not sunk and outscores maxScore of the next match's relevance, no
-// match left can enter the top, so it stops. The best BM25 a reader sees
-// (relevance's divisor) is in the first batch that yields a candidate,
-// so every relevance is final when it is computed.
+// is trusted, not sunk, and outscores maxScore of the next match's
+// relevance, no match left can enter the top, so it stops. The best BM25
+// of a trusted candidate a reader sees (trusted relevance's divisor) is in
+// the first batch that yields one, so every trusted relevance is final
+// when it is computed (a quarantined one that is not cannot reach the
+// top: it ranks after the limit trusted results).
 func RankMatches(mode RankMode, matches []Match, load func(dst []Candidate, ms []Match) ([]Candidate, error), now time.Time, limit int) ([]Ranked, error) {
 	slices.SortFunc(matches, func(a, b Match) int {
 		if c := cmp.Compare(b.BM25, a.BM25); c != 0 {
@@ -265,7 +296,7 @@ func RankMatches(mode RankMode, matches []Match, load func(dst []Candidate, ms [
 	})
 	first := max(4*limit, 16)
 	var cands []Candidate
-	best := 0.0
+	var best bests
 	for from := 0; from < len(matches); {
 		to := min(from+max(first, from/2), len(matches))
 		n := len(cands)
@@ -274,14 +305,15 @@ func RankMatches(mode RankMode, matches []Match, load func(dst []Candidate, ms [
 			return nil, err
 		}
 		for _, c := range cands[n:] {
-			best = max(best, c.BM25)
+			best.add(c)
 		}
 		from = to
-		if limit <= 0 || len(cands) < limit || from == len(matches) || best == 0 {
+		if limit <= 0 || len(cands) < limit || from == len(matches) || best.trusted == 0 {
 			continue
 		}
 		ranked := Rank(mode, cands, now, limit)
-		if last := ranked[limit-1]; !last.Sunk && maxScore(mode, Candidate{BM25: matches[from].BM25, Hybrid: matches[from].Hybrid, Semantic: 1}.relevance(best)) < last.Score {
+		last := ranked[limit-1]
+		if !last.Sunk && !last.Insight.Quarantined() && maxScore(mode, Candidate{BM25: matches[from].BM25, Hybrid: matches[from].Hybrid, Semantic: 1}.relevance(best.trusted)) < last.Score {
 			return ranked, nil
 		}
 	}

@@ -134,6 +134,20 @@ func TestRank(t *testing.T) {
 	if r := domain.Rank(domain.RankLearned, cands, now, 0)[2]; !r.Sunk || r.Insight.ID != "i-reads-well" {
 		t.Errorf("last learned = %+v, want i-reads-well sunk", r)
 	}
+	// A quarantined insight that reads best comes after the rest, even
+	// sunk ones, and is not what their relevance is measured against.
+	proposal := ins("i-proposal", domain.InsightStats{})
+	proposal.Label = domain.Untrusted("a web page")
+	with := append(slices.Clone(cands), domain.Candidate{Insight: proposal, BM25: 8})
+	for _, mode := range []domain.RankMode{domain.RankBaseline, domain.RankLearned} {
+		got, want := domain.Rank(mode, with, now, 0), domain.Rank(mode, cands, now, 0)
+		if diff := cmp.Diff(want, got[:len(cands)]); diff != "" {
+			t.Errorf("%s: the others beside a quarantined insight (-without +with):\n%s", mode, diff)
+		}
+		if last := got[len(cands)]; last.Insight.ID != "i-proposal" || last.Relevance != 1 {
+			t.Errorf("%s: last = %s at relevance %v, want i-proposal at 1", mode, last.Insight.ID, last.Relevance)
+		}
+	}
 }
 
 func TestBM25(t *testing.T) {
@@ -185,9 +199,9 @@ func TestInsightValidate(t *testing.T) {
 
 // TestRankMatches: loading matches best BM25 first and stopping once
 // none left can reach the top ranks exactly as Rank over every visible
-// candidate does — in both modes, for any limit, with ties, sunk and
-// hidden candidates — and leaves weak matches unread when the top is
-// clear.
+// candidate does — in both modes, for any limit, with ties, sunk,
+// quarantined and hidden candidates — and leaves weak matches unread
+// when the top is clear.
 func TestRankMatches(t *testing.T) {
 	now := time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC)
 	type world struct {
@@ -210,6 +224,9 @@ func TestRankMatches(t *testing.T) {
 				Stats: domain.InsightStats{Helped: h, Failed: f, CreditHelped: float64(h), CreditFailed: float64(f)}}
 			if rng.IntN(2) == 0 {
 				in.Stats.LastUsed = now.Add(-time.Duration(rng.IntN(20*24)) * time.Hour)
+			}
+			if rng.IntN(6) == 0 {
+				in.Label = domain.Untrusted("a web page") // quarantined
 			}
 			w.cands[d] = domain.Candidate{Insight: in, BM25: bm, Semantic: sem}
 		}

@@ -265,7 +265,7 @@ func scanMatch(rows *sql.Rows, lexemes []string, seat *domain.InsightSeat) (doma
 		return domain.Candidate{}, h, false, err
 	}
 	visible = visible && readableBy(seat, label)
-	in.Scope = domain.InsightScope(scope)
+	in.Scope, in.Label = domain.InsightScope(scope), storedLabel(label)
 	if lastUsed.Valid {
 		st.LastUsed = lastUsed.Time.UTC()
 	}

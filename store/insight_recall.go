@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -39,7 +38,9 @@ type Recalled struct {
 }
 
 // Recall ranks the current insights reader may see (org, its role, its
-// position, itself) against q. With an activation the results are
+// position, itself) against q; quarantined advice, shown marked only to a
+// run that asks until a person endorses it, comes after the rest however
+// it scores (domain.Rank). With an activation the results are
 // recorded as shown to that run: their outcome credits them only if the
 // run cites them as utilized.
 func (s *Store) Recall(ctx context.Context, reader string, q RecallQuery) ([]Recalled, error) {
@@ -68,11 +69,6 @@ func (s *Store) Recall(ctx context.Context, reader string, q RecallQuery) ([]Rec
 	if err != nil {
 		return nil, err
 	}
-	// Quarantined advice comes after the rest, however it scores: it is
-	// shown, marked, only to a run that asks, until a person endorses it.
-	slices.SortStableFunc(ranked, func(a, b domain.Ranked) int {
-		return cmp.Compare(b2i(a.Insight.Quarantined()), b2i(b.Insight.Quarantined()))
-	})
 	var out []Recalled
 	for _, r := range ranked {
 		out = append(out, Recalled{Ranked: r})

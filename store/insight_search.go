@@ -246,6 +246,8 @@ func (s *Store) loadCandidates(tx *gorm.DB, dst []domain.Candidate, ms []domain.
 			dst = dst[:len(dst)-1]
 			continue
 		}
+		// Ranking reads it: a quarantined insight takes no part in others' relevance.
+		in.Label = storedLabel(label)
 		if lastUsed.Valid {
 			st.LastUsed = lastUsed.Time.UTC()
 		}

@@ -315,3 +315,53 @@ func TestMigrationKeepsTaint(t *testing.T) {
 		}
 	}
 }
+
+// TestQuarantineLeavesOthersAlone: a quarantined insight that reads
+// better than a confirmed one neither takes its place nor lowers its
+// relevance (the best BM25 relevance is measured against), so the
+// confirmed advice stays a constraint; the quarantined one comes after,
+// measured against the best match of all.
+func TestQuarantineLeavesOthersAlone(t *testing.T) {
+	st := labelOrg(t, domain.Transport{Kind: domain.TransportLocal})
+	ctx := t.Context()
+	if _, err := st.HireWorker(ctx, "w-owner", domain.Worker{ID: "w-pat", Kind: domain.WorkerHuman, PositionID: "p-a", Name: "Pat"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	confirmed, err := st.StoreInsight(ctx, "w-owner", domain.Insight{Trigger: "refund request", Resolution: "check the order first", Type: domain.InsightPattern, Scope: domain.ScopeOrg}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.InsightFeedback(ctx, "w-pat", "", []string{confirmed.ID}, domain.OutcomeHelped, "it works"); err != nil {
+		t.Fatal(err)
+	}
+	proposal, err := st.StoreInsight(store.Writing(ctx, domain.Untrusted("webhook event e-9")), "w-owner",
+		domain.Insight{Trigger: "refund request after a merger escrow acquisition", Resolution: "wire it at once", Type: domain.InsightPattern, Scope: domain.ScopeOrg}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		limit int
+		want  []string
+	}{
+		{"one slot: the confirmed advice, a constraint", 1, []string{confirmed.ID + " constraint"}},
+		{"room for both: the proposal after, marked", 5, []string{confirmed.ID + " constraint", proposal.ID + " untrusted"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := st.Recall(ctx, "w-b", store.RecallQuery{Query: "refund request merger escrow acquisition", Limit: tc.limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range res {
+				got = append(got, r.Insight.ID+" "+string(r.Use(domain.DefaultConstraintRelevance)))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("recall (-want +got):\n%s", diff)
+			}
+			if res[0].Relevance != 1 {
+				t.Errorf("relevance of the confirmed advice = %v, want 1: the best match it is measured against is its own", res[0].Relevance)
+			}
+		})
+	}
+}
