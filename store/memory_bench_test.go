@@ -18,8 +18,9 @@ import (
 // ranking cannot read the answers from.
 //
 // Each of memTopics topics has eight words (random letters, memWords).
-// Its advice is memGood good
-// and memBad wrong org insights drawn from one distribution (three of
+// Its advice is the mix's good and wrong org insights (six of each in
+// the even mix, four and eight in the wrong-heavy one, as a memory full
+// of unvetted proposals would be) drawn from one distribution (three of
 // the topic's words and two of a shared vocabulary in the trigger, four
 // shared words in the resolution), so text cannot tell them apart; and
 // one insight scoped to each role, right for that role and wrong for the
@@ -44,8 +45,6 @@ import (
 // (train or test), plus one; the decayed ones count from the change.
 const (
 	memTopics   = 30
-	memGood     = 6
-	memBad      = 6
 	memTrain    = 1500
 	memTestPer  = 3
 	memCite     = 0.7
@@ -110,6 +109,17 @@ var memWords = func() []string {
 
 func memWord(rng *rand.Rand) string { return memWords[rng.IntN(300)] }
 
+// memMix is how much of each topic's org advice is right.
+type memMix struct {
+	name      string
+	good, bad int
+}
+
+var (
+	memEven       = memMix{"even", 6, 6}
+	memWrongHeavy = memMix{"wrong-heavy", 4, 8}
+)
+
 // memConfig is a ranking the world is played with.
 type memConfig struct {
 	name   string
@@ -123,7 +133,7 @@ var (
 	memHybrid   = memConfig{"hybrid", domain.RankLearned, true}
 )
 
-func newMemWorld(tb testing.TB, seed uint64, cfg memConfig) *memWorld {
+func newMemWorld(tb testing.TB, seed uint64, cfg memConfig, mix memMix) *memWorld {
 	tb.Helper()
 	ctx := tb.Context()
 	clock := storetest.NewClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
@@ -153,8 +163,8 @@ func newMemWorld(tb testing.TB, seed uint64, cfg memConfig) *memWorld {
 		}
 		w.words = append(w.words, ws)
 		w.queries(topic)
-		for i := range memGood + memBad {
-			in := w.store(tb, topic, domain.ScopeOrg, "", map[string]bool{"w-a": i < memGood, "w-b": i < memGood})
+		for i := range mix.good + mix.bad {
+			in := w.store(tb, topic, domain.ScopeOrg, "", map[string]bool{"w-a": i < mix.good, "w-b": i < mix.good})
 			if i == 0 && topic%5 == 1 {
 				in.changes, in.rightAfter = true, false // corrected at the change
 			}
@@ -356,11 +366,13 @@ type memResult struct {
 	// outcomes of the change.
 	decaySunk      float64
 	returned, leak int
+	// wrongShown is how many wrong insights were ever shown while wrong.
+	wrongShown int
 }
 
-func runMemWorld(tb testing.TB, seed uint64, cfg memConfig) memResult {
+func runMemWorld(tb testing.TB, seed uint64, cfg memConfig, mix memMix) memResult {
 	tb.Helper()
-	w := newMemWorld(tb, seed, cfg)
+	w := newMemWorld(tb, seed, cfg, mix)
 	for i := range memTrain {
 		if i == memTrain/2 {
 			w.change(tb)
@@ -413,6 +425,7 @@ func (w *memWorld) sinking(res *memResult) {
 			}
 		}
 	}
+	res.wrongShown = n
 	if n > 0 {
 		res.sunkWithin5, res.sinkMean = float64(within)/float64(n), float64(sum)/float64(n)
 	}
@@ -456,17 +469,18 @@ func (w *memWorld) calibration(tb testing.TB) float64 {
 	return ece
 }
 
-// TestMemoryOutcome is the benchmark's claim on one seed, so CI keeps it
-// true, for the ranking recall uses by default (learned, hybrid):
-// precision@5 on held-out queries at least 0.85 and 0.2 above the
-// baseline, a share of wrong advice sunk within 5 outcomes at least 0.7
-// and 0.2 above the baseline's, corrected advice never back, scope kept.
-// (The issue asks 0.3 above the baseline and every wrong insight sunk
-// within 5; insight ids are random, so ties and hence a seed's figures
-// vary by a few hundredths from run to run, and the benchmark prints how
-// far from those targets each seed is.)
+// TestMemoryOutcome is the benchmark's claim on one seed of the even mix,
+// so CI keeps it true, for the ranking recall uses by default (learned,
+// hybrid): precision@5 on held-out queries at least 0.85 and 0.25 above
+// the baseline, a share of wrong advice sunk within 5 outcomes at least
+// 0.75 and 0.3 above the baseline's, corrected advice never back, scope
+// kept. (The issue asks 0.3 above the
+// baseline and every wrong insight sunk within 5; insight ids are random,
+// so ties and hence a seed's figures vary by a few hundredths from run to
+// run, and the benchmark prints how far from those targets, and from the
+// oracle, each seed is.)
 func TestMemoryOutcome(t *testing.T) {
-	base, learned := runMemWorld(t, 1, memBaseline), runMemWorld(t, 1, memHybrid)
+	base, learned := runMemWorld(t, 1, memBaseline, memEven), runMemWorld(t, 1, memHybrid, memEven)
 	t.Logf("baseline %+v", base)
 	t.Logf("hybrid   %+v", learned)
 	checkMemClaims(t, base, learned)
@@ -474,11 +488,11 @@ func TestMemoryOutcome(t *testing.T) {
 
 func checkMemClaims(tb testing.TB, base, learned memResult) {
 	tb.Helper()
-	if learned.precision < 0.85 || learned.precision < base.precision+0.2 {
-		tb.Errorf("precision@5: learned %.3f, baseline %.3f; want learned ≥ 0.85 and ≥ baseline + 0.2", learned.precision, base.precision)
+	if learned.precision < 0.85 || learned.precision < base.precision+0.25 {
+		tb.Errorf("precision@5: learned %.3f, baseline %.3f; want learned ≥ 0.85 and ≥ baseline + 0.25", learned.precision, base.precision)
 	}
-	if learned.sunkWithin5 < 0.7 || learned.sunkWithin5 < base.sunkWithin5+0.2 {
-		tb.Errorf("wrong advice sunk within 5 outcomes: learned %.3f, baseline %.3f; want learned ≥ 0.7 and ≥ baseline + 0.2", learned.sunkWithin5, base.sunkWithin5)
+	if learned.sunkWithin5 < 0.75 || learned.sunkWithin5 < base.sunkWithin5+0.3 {
+		tb.Errorf("wrong advice sunk within 5 outcomes: learned %.3f, baseline %.3f; want learned ≥ 0.75 and ≥ baseline + 0.3", learned.sunkWithin5, base.sunkWithin5)
 	}
 	for mode, r := range map[string]memResult{"baseline": base, "learned": learned} {
 		if r.returned > 0 || r.leak > 0 {
@@ -489,48 +503,71 @@ func checkMemClaims(tb testing.TB, base, learned memResult) {
 
 // BenchmarkMemoryOutcome prints every figure for the baseline, the
 // learned ranking on BM25 alone and the learned ranking hybrid (the
-// default) over five seeds (the work is done once, whatever b.N).
+// default) over five seeds of the even mix, then the baseline and hybrid
+// over the same seeds of the wrong-heavy mix, each line marked with its
+// mix, and the Bayes-optimal oracle's reach (the work is done once,
+// whatever b.N).
 func BenchmarkMemoryOutcome(b *testing.B) {
 	seeds := []uint64{1, 2, 3, 4, 5}
-	configs := []memConfig{memBaseline, memLexical, memHybrid}
-	var sums map[string]*memResult
+	runs := []struct {
+		mix     memMix
+		configs []memConfig
+	}{
+		{memEven, []memConfig{memBaseline, memLexical, memHybrid}},
+		{memWrongHeavy, []memConfig{memBaseline, memHybrid}},
+	}
 	for b.Loop() {
-		sums = map[string]*memResult{}
-		for _, c := range configs {
-			sums[c.name] = &memResult{}
-		}
-		for _, seed := range seeds {
-			got := map[string]memResult{}
-			for _, c := range configs {
-				r := runMemWorld(b, seed, c)
-				got[c.name] = r
+		for _, run := range runs {
+			sums := memPlaySeeds(b, run.mix, run.configs, seeds)
+			for _, c := range run.configs {
 				s := sums[c.name]
-				s.precision += r.precision / float64(len(seeds))
-				s.onTopic += r.onTopic / float64(len(seeds))
-				s.ece += r.ece / float64(len(seeds))
-				s.sunkWithin5 += r.sunkWithin5 / float64(len(seeds))
-				s.sinkMean += r.sinkMean / float64(len(seeds))
-				s.decaySunk += r.decaySunk / float64(len(seeds))
-				s.sinkMax = max(s.sinkMax, r.sinkMax)
-				s.returned += r.returned
-				s.leak += r.leak
-				b.Logf("seed %d %-8s p@5 %.3f (on topic %.3f)  calibration error %.3f  wrong advice sunk within 5 outcomes %.2f (mean %.1f, longest %d; decayed %.2f)  corrected returned %d  scope leaks %d",
-					seed, c.name, r.precision, r.onTopic, r.ece, r.sunkWithin5, r.sinkMean, r.sinkMax, r.decaySunk, r.returned, r.leak)
-			}
-			base := got[memBaseline.name]
-			for _, c := range configs[1:] {
-				l := got[c.name]
-				b.Logf("seed %d %-8s against the issue's targets: p@5 ≥ 0.85 %v, ≥ baseline + 0.3 %v (%+.3f); all wrong advice sunk within 5 %v (%.2f)",
-					seed, c.name, l.precision >= 0.85, l.precision >= base.precision+0.3, l.precision-base.precision, l.sunkWithin5 == 1, l.sunkWithin5)
+				b.Logf("[%s] mean     %-8s p@5 %.3f (on topic %.3f)  calibration error %.3f  sunk within 5 %.2f (mean %.1f, longest %d; decayed %.2f)  corrected returned %d  scope leaks %d",
+					run.mix.name, c.name, s.precision, s.onTopic, s.ece, s.sunkWithin5, s.sinkMean, s.sinkMax, s.decaySunk, s.returned, s.leak)
+				b.ReportMetric(s.precision, "p@5_"+run.mix.name+"_"+c.name)
+				b.ReportMetric(s.sunkWithin5, "sunk≤5_"+run.mix.name+"_"+c.name)
+				b.ReportMetric(s.ece, "ece_"+run.mix.name+"_"+c.name)
 			}
 		}
+		for _, l := range memOracleLines() {
+			b.Log(l)
+		}
 	}
+}
+
+// memPlaySeeds plays mix with each ranking on each seed, logs each
+// seed's figures and how far they are from the issue's targets and from
+// the oracle's, and returns the means.
+func memPlaySeeds(b *testing.B, mix memMix, configs []memConfig, seeds []uint64) map[string]*memResult {
+	sums := map[string]*memResult{}
 	for _, c := range configs {
-		s := sums[c.name]
-		b.Logf("mean     %-8s p@5 %.3f (on topic %.3f)  calibration error %.3f  sunk within 5 %.2f (mean %.1f, longest %d; decayed %.2f)  corrected returned %d  scope leaks %d",
-			c.name, s.precision, s.onTopic, s.ece, s.sunkWithin5, s.sinkMean, s.sinkMax, s.decaySunk, s.returned, s.leak)
-		b.ReportMetric(s.precision, "p@5_"+c.name)
-		b.ReportMetric(s.sunkWithin5, "sunk≤5_"+c.name)
-		b.ReportMetric(s.ece, "ece_"+c.name)
+		sums[c.name] = &memResult{}
 	}
+	best := memBestRule()
+	for _, seed := range seeds {
+		got := map[string]memResult{}
+		for _, c := range configs {
+			r := runMemWorld(b, seed, c, mix)
+			got[c.name] = r
+			s, n := sums[c.name], float64(len(seeds))
+			s.precision += r.precision / n
+			s.onTopic += r.onTopic / n
+			s.ece += r.ece / n
+			s.sunkWithin5 += r.sunkWithin5 / n
+			s.sinkMean += r.sinkMean / n
+			s.decaySunk += r.decaySunk / n
+			s.sinkMax = max(s.sinkMax, r.sinkMax)
+			s.returned += r.returned
+			s.leak += r.leak
+			b.Logf("[%s] seed %d %-8s p@5 %.3f (on topic %.3f)  calibration error %.3f  wrong advice sunk within 5 outcomes %.2f of %d (mean %.1f, longest %d; decayed %.2f)  corrected returned %d  scope leaks %d",
+				mix.name, seed, c.name, r.precision, r.onTopic, r.ece, r.sunkWithin5, r.wrongShown, r.sinkMean, r.sinkMax, r.decaySunk, r.returned, r.leak)
+		}
+		base := got[memBaseline.name]
+		for _, c := range configs[1:] {
+			l := got[c.name]
+			b.Logf("[%s] seed %d %-8s against the issue's targets: p@5 ≥ 0.85 %v, ≥ baseline + 0.3 %v (%+.3f); all wrong advice sunk within 5 %v (%.2f; the oracle at m=%d %.3f, all %d sunk with probability %.3f)",
+				mix.name, seed, c.name, l.precision >= 0.85, l.precision >= base.precision+0.3, l.precision-base.precision, l.sunkWithin5 == 1, l.sunkWithin5,
+				best.m, best.wrong, l.wrongShown, math.Pow(best.wrong, float64(l.wrongShown)))
+		}
+	}
+	return sums
 }
