@@ -235,6 +235,9 @@ func marshalResult(res *mcp.CallToolResult) ([]byte, error) {
 	if !ok {
 		return res.MarshalJSON()
 	}
+	if b, ok := appendTextResult(nil, res, raw); ok {
+		return b, nil
+	}
 	stand := *res
 	stand.StructuredContent = json.RawMessage("0")
 	b, err := stand.MarshalJSON()
@@ -250,6 +253,38 @@ func marshalResult(res *mcp.CallToolResult) ([]byte, error) {
 	out := make([]byte, 0, len(b)+len(raw))
 	out = append(append(append(out, b[:at]...), raw...), b[at+1:]...)
 	return out, nil
+}
+
+// appendTextResult writes the result nearly every built-in tool's call
+// has — its output as one plain text and as structured content, no
+// error — as res.MarshalJSON() writes it, but with the text escaped once:
+// the go-sdk's way compacts it twice more after (a tenth of a short
+// read_events' CPU). Any other result is not written (false).
+func appendTextResult(b []byte, res *mcp.CallToolResult, raw tools.Marshalled) ([]byte, bool) {
+	if len(res.Content) != 1 {
+		return nil, false
+	}
+	text, ok := res.Content[0].(*mcp.TextContent)
+	if !ok || text.Meta != nil || text.Annotations != nil || res.IsError ||
+		res.InputRequests != nil || res.RequestState != "" {
+		return nil, false
+	}
+	quoted, err := json.Marshal(text.Text)
+	if err != nil {
+		return nil, false
+	}
+	b = slices.Grow(b, len(quoted)+len(raw)+128)
+	b = append(b, '{')
+	if len(res.Meta) > 0 {
+		meta, err := json.Marshal(res.Meta)
+		if err != nil {
+			return nil, false
+		}
+		b = append(append(append(b, `"_meta":`...), meta...), ',')
+	}
+	b = append(append(b, `"content":[{"type":"text","text":`...), quoted...)
+	b = append(append(append(b, `}],"structuredContent":`...), raw...), '}')
+	return b, true
 }
 
 // isScalarID reports an id json.Marshal would copy as it is: a number or

@@ -33,6 +33,9 @@ func TestMarshalResultIsTheSDKs(t *testing.T) {
 				{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: tools.Marshalled(b)},
 				{Meta: mcp.Meta{mcp.MetaKeyServerInfo: tools.Implementation()}, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: tools.Marshalled(b)},
 				{Content: []mcp.Content{&mcp.TextContent{Text: "see the link"}}, StructuredContent: tools.Marshalled(b), IsError: true},
+				{Content: []mcp.Content{&mcp.TextContent{Text: "not UTF-8 \xff <&> \u2028 " + string(b)}}, StructuredContent: tools.Marshalled(b)},
+				{Content: []mcp.Content{&mcp.TextContent{Text: "one"}, &mcp.TextContent{Text: "two"}}, StructuredContent: tools.Marshalled(b)},
+				{Content: []mcp.Content{&mcp.TextContent{Text: "noted", Meta: mcp.Meta{"k": "v"}}}, StructuredContent: tools.Marshalled(b)},
 			} {
 				want, err := res.MarshalJSON()
 				if err != nil {
