@@ -274,11 +274,7 @@ func appendTextResult(b []byte, res *mcp.CallToolResult, raw tools.Marshalled) (
 		res.InputRequests != nil || res.RequestState != "" {
 		return nil, false
 	}
-	quoted, err := json.Marshal(text.Text)
-	if err != nil {
-		return nil, false
-	}
-	b = slices.Grow(b, len(quoted)+len(raw)+128)
+	b = slices.Grow(b, 2*len(text.Text)+len(raw)+128)
 	b = append(b, '{')
 	if len(res.Meta) > 0 {
 		meta, err := json.Marshal(res.Meta)
@@ -287,9 +283,32 @@ func appendTextResult(b []byte, res *mcp.CallToolResult, raw tools.Marshalled) (
 		}
 		b = append(append(append(b, `"_meta":`...), meta...), ',')
 	}
-	b = append(append(b, `"content":[{"type":"text","text":`...), quoted...)
+	b = appendQuoted(append(b, `"content":[{"type":"text","text":`...), text.Text)
 	b = append(append(append(b, `}],"structuredContent":`...), raw...), '}')
 	return b, true
+}
+
+// appendQuoted writes s as json.Marshal quotes it. The text of a tool's
+// answer is its JSON, in which only quotes and backslashes need escaping
+// again; a text with any byte json.Marshal might escape or that starts a
+// character beyond ASCII is marshalled.
+func appendQuoted(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	for {
+		i := strings.IndexAny(s, `"\`)
+		if i < 0 {
+			break
+		}
+		b = append(append(b, s[:i]...), '\\', s[i])
+		s = s[i+1:]
+	}
+	return append(append(b, s...), '"')
 }
 
 // isScalarID reports an id json.Marshal would copy as it is: a number or

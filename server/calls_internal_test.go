@@ -21,6 +21,7 @@ func TestMarshalResultIsTheSDKs(t *testing.T) {
 		{"unicode and separators", map[string]any{"body": "caf\u00e9 \u2028 \u2029 \U0001F600 \\ \t"}},
 		{"a member named as the stand-in", map[string]any{"structuredContent": 0, "text": `"structuredContent":0}`}},
 		{"empty object", map[string]any{}},
+		{"ascii quotes and backslashes", map[string]any{"path": `C:\dir "x" \\ \"`, "del": "\x7f~", "n": 1.5}},
 		{"list", []int{1, 2, 3}},
 	}
 	for _, o := range outputs {
