@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -63,4 +64,47 @@ func twoHandles(t *testing.T, now func() time.Time) (server, cli *store.Store) {
 		return st
 	}
 	return open(), open()
+}
+
+// TestRequestsAtTheirEpochs: a request whose cached reads take the
+// epochs its authentication read (store.WithEpochs) sees a change made by
+// another process before it was authenticated, and so the next request
+// sees any change, whatever the one before it read and kept.
+func TestRequestsAtTheirEpochs(t *testing.T) {
+	ctx := t.Context()
+	server, cli := twoHandles(t, nil)
+	if _, err := server.Bootstrap(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := server.CreateToken(ctx, store.TokenSpec{WorkerID: store.OwnerWorker, Kind: store.TokenOperator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	request := func() context.Context {
+		t.Helper()
+		b, err := server.Authenticate(ctx, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return store.WithEpochs(ctx, b.Epochs)
+	}
+	stale := request()
+	for i, v := range []string{"20", "30", "40"} {
+		if got := server.IntSetting(stale, limitSetting); i == 0 && got != 10 {
+			t.Errorf("before any change: %d, want 10", got)
+		}
+		if err := cli.SetSetting(ctx, limitSetting, v); err != nil {
+			t.Fatal(err)
+		}
+		// A request authenticated before the change reads at its epoch
+		// and may keep what it read; the next one reads the change.
+		server.IntSetting(stale, limitSetting)
+		if got, want := server.IntSetting(request(), limitSetting), int64(20+10*i); got != want {
+			t.Errorf("the request after setting %s reads %d", v, got)
+		}
+		server.IntSetting(stale, limitSetting)
+		if got, want := server.IntSetting(ctx, limitSetting), int64(20+10*i); got != want {
+			t.Errorf("a read outside any request, after setting %s: %d", v, got)
+		}
+	}
 }
