@@ -97,6 +97,8 @@ type Store struct {
 	streams epochCache[cachedStream]
 	// pages keeps event pages as read on SQLite (event_pages.go).
 	pages eventPages
+	// access caches org roles and subscriptions (access_cache.go).
+	access accessCaches
 	// cipher seals secrets with the key file, once it has been read.
 	cipherMu sync.Mutex
 	cipher   cipher.AEAD
