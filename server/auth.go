@@ -52,7 +52,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		extendDeadlines(w, s.cfg.CallTimeout)
 		c := &caller{worker: id, activation: b.Token.ActivationID, granted: b.Tools, held: b.Held, skills: b.Skills, outside: b.Outside,
-			limitsOf: func() tools.Limits { return s.toolLimits(r) }}
+			epochs: b.Epochs, limitsOf: func() tools.Limits { return s.toolLimits(r) }}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	})
 }
@@ -86,6 +86,9 @@ type caller struct {
 	held       []string // of granted, those whose calls wait for approval
 	skills     []domain.Skill
 	outside    []domain.OutsideTool
+	// epochs are the store's cache epochs as authenticating read them,
+	// which a call that changes nothing reads its caches at (serveCalls).
+	epochs store.Epochs
 	// limits bound what its tools/list shows (tools.Catalog), read by
 	// readLimits where a list is answered: a call needs none, and reading
 	// them costs two settings.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -139,6 +140,40 @@ func BenchmarkReadEventsShort(b *testing.B) {
 	for _, n := range benchClients {
 		b.Run(clientsName(n), func(b *testing.B) { runCalls(b, sessions(b, h, n), params) })
 	}
+	// The server's own cost of the call, HTTP request in and JSON answer
+	// out, without a client or a socket: what each call costs the server
+	// in CPU and allocations, whatever else the machine runs.
+	b.Run("handler", func(b *testing.B) {
+		handler := h.Server.Config.Handler
+		body := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_events","arguments":{"streams":["s-short"],"limit":20}}}`)
+		header := http.Header{
+			"Authorization":        {"Bearer " + h.OwnerToken},
+			"Content-Type":         {"application/json"},
+			"Accept":               {"application/json, text/event-stream"},
+			"Mcp-Protocol-Version": {"2025-11-25"},
+		}
+		url := h.URL(store.OwnerWorker)
+		// Every answer is the first one, which holds the page.
+		var first []byte
+		b.ReportAllocs()
+		cpu0 := cpuTime()
+		for b.Loop() {
+			req := httptest.NewRequestWithContext(b.Context(), http.MethodPost, url, bytes.NewReader(body))
+			req.Header = header.Clone()
+			w := httptest.NewRecorder()
+			handler.ServeHTTP(w, req)
+			if first == nil {
+				first = w.Body.Bytes()
+				if !bytes.Contains(first, []byte(`"short history 19"`)) || bytes.Contains(first, []byte(`"isError":true`)) {
+					b.Fatalf("read_events: %d %s", w.Code, first)
+				}
+			}
+			if w.Code != http.StatusOK || w.Body.Len() != len(first) {
+				b.Fatalf("read_events: %d %s", w.Code, w.Body)
+			}
+		}
+		b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-us/op")
+	})
 }
 
 func clientsName(n int) string {

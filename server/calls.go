@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/helixml/helix-org/server/ui"
+	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/tools"
 )
 
@@ -40,6 +41,11 @@ func (s *Server) serveCalls(next http.Handler) http.Handler {
 		// As in the go-sdk, a client that goes away does not stop its call.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), s.cfg.CallTimeout)
 		defer cancel()
+		if tools.ReadOnly(call.name) {
+			// It changes nothing, so it may read the caches at the
+			// epochs authenticating read: one read of them, not three.
+			ctx = store.WithEpochs(ctx, c.epochs)
+		}
 		o := tools.Call(ctx, env, c.granted, call.name, call.args)
 		res, err := o.Result(ctx, env)
 		s.countCall(env.Known, call.name, res, err)
@@ -220,6 +226,11 @@ func writeCallAnswer(w http.ResponseWriter, call directCall, res *mcp.CallToolRe
 	}
 	w.Header().Set("Cache-Control", "no-cache, no-transform")
 	w.Header().Set("Content-Type", "application/json")
+	// With its length known the answer is not chunked: two writes to the
+	// socket for a short read_events' 9 KB instead of three, one segment
+	// less for the client to wake for. The go-sdk chunks; framing is not
+	// part of the answer (TestDirectCallsAnswerAsTheSDK).
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	w.Write(body)
 }
@@ -234,6 +245,9 @@ func marshalResult(res *mcp.CallToolResult) ([]byte, error) {
 	raw, ok := res.StructuredContent.(tools.Marshalled)
 	if !ok {
 		return res.MarshalJSON()
+	}
+	if b, ok := appendTextResult(nil, res, raw); ok {
+		return b, nil
 	}
 	stand := *res
 	stand.StructuredContent = json.RawMessage("0")
@@ -250,6 +264,57 @@ func marshalResult(res *mcp.CallToolResult) ([]byte, error) {
 	out := make([]byte, 0, len(b)+len(raw))
 	out = append(append(append(out, b[:at]...), raw...), b[at+1:]...)
 	return out, nil
+}
+
+// appendTextResult writes the result nearly every built-in tool's call
+// has — its output as one plain text and as structured content, no
+// error — as res.MarshalJSON() writes it, but with the text escaped once:
+// the go-sdk's way compacts it twice more after (a tenth of a short
+// read_events' CPU). Any other result is not written (false).
+func appendTextResult(b []byte, res *mcp.CallToolResult, raw tools.Marshalled) ([]byte, bool) {
+	if len(res.Content) != 1 {
+		return nil, false
+	}
+	text, ok := res.Content[0].(*mcp.TextContent)
+	if !ok || text.Meta != nil || text.Annotations != nil || res.IsError ||
+		res.InputRequests != nil || res.RequestState != "" {
+		return nil, false
+	}
+	b = slices.Grow(b, 2*len(text.Text)+len(raw)+128)
+	b = append(b, '{')
+	if len(res.Meta) > 0 {
+		meta, err := json.Marshal(res.Meta)
+		if err != nil {
+			return nil, false
+		}
+		b = append(append(append(b, `"_meta":`...), meta...), ',')
+	}
+	b = appendQuoted(append(b, `"content":[{"type":"text","text":`...), text.Text)
+	b = append(append(append(b, `}],"structuredContent":`...), raw...), '}')
+	return b, true
+}
+
+// appendQuoted writes s as json.Marshal quotes it. The text of a tool's
+// answer is its JSON, in which only quotes and backslashes need escaping
+// again; a text with any byte json.Marshal might escape or that starts a
+// character beyond ASCII is marshalled.
+func appendQuoted(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	for {
+		i := strings.IndexAny(s, `"\`)
+		if i < 0 {
+			break
+		}
+		b = append(append(b, s[:i]...), '\\', s[i])
+		s = s[i+1:]
+	}
+	return append(append(b, s...), '"')
 }
 
 // isScalarID reports an id json.Marshal would copy as it is: a number or

@@ -21,6 +21,7 @@ func TestMarshalResultIsTheSDKs(t *testing.T) {
 		{"unicode and separators", map[string]any{"body": "caf\u00e9 \u2028 \u2029 \U0001F600 \\ \t"}},
 		{"a member named as the stand-in", map[string]any{"structuredContent": 0, "text": `"structuredContent":0}`}},
 		{"empty object", map[string]any{}},
+		{"ascii quotes and backslashes", map[string]any{"path": `C:\dir "x" \\ \"`, "del": "\x7f~", "n": 1.5}},
 		{"list", []int{1, 2, 3}},
 	}
 	for _, o := range outputs {
@@ -33,6 +34,9 @@ func TestMarshalResultIsTheSDKs(t *testing.T) {
 				{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: tools.Marshalled(b)},
 				{Meta: mcp.Meta{mcp.MetaKeyServerInfo: tools.Implementation()}, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: tools.Marshalled(b)},
 				{Content: []mcp.Content{&mcp.TextContent{Text: "see the link"}}, StructuredContent: tools.Marshalled(b), IsError: true},
+				{Content: []mcp.Content{&mcp.TextContent{Text: "not UTF-8 \xff <&> \u2028 " + string(b)}}, StructuredContent: tools.Marshalled(b)},
+				{Content: []mcp.Content{&mcp.TextContent{Text: "one"}, &mcp.TextContent{Text: "two"}}, StructuredContent: tools.Marshalled(b)},
+				{Content: []mcp.Content{&mcp.TextContent{Text: "noted", Meta: mcp.Meta{"k": "v"}}}, StructuredContent: tools.Marshalled(b)},
 			} {
 				want, err := res.MarshalJSON()
 				if err != nil {

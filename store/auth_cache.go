@@ -23,6 +23,8 @@ type Bearer struct {
 	Skills []domain.Skill
 	// Outside are the tools of every outside MCP server.
 	Outside []domain.OutsideTool
+	// Epochs are the caches' epochs as this authentication read them.
+	Epochs Epochs
 }
 
 // Authenticate returns the bearer of tok, as VerifyToken, GetWorker,
@@ -33,15 +35,19 @@ type Bearer struct {
 // any process on the database — moves the epoch (epochs.go), so the very
 // next request reads anew.
 func (s *Store) Authenticate(ctx context.Context, tok string) (Bearer, error) {
-	epoch, err := s.epoch(ctx, epochAuth)
+	// Every epoch in the one read, for the request's other cached reads
+	// (Bearer.Epochs).
+	epochs, err := s.readEpochs(ctx)
 	if err != nil {
 		return Bearer{}, err
 	}
+	epoch := epochs.auth
 	hash := hashToken(tok)
 	if b, row, touch, ok := s.auth.get(hash, epoch, s.Now()); ok {
 		if touch {
 			s.touchToken(ctx, row)
 		}
+		b.Epochs = epochs
 		return b, nil
 	}
 	row, err := s.liveToken(ctx, tok)
@@ -49,7 +55,7 @@ func (s *Store) Authenticate(ctx context.Context, tok string) (Bearer, error) {
 		s.auth.drop(hash)
 		return Bearer{}, err
 	}
-	b := Bearer{Token: row.info()}
+	b := Bearer{Token: row.info(), Epochs: epochs}
 	if b.Worker, err = s.GetWorker(ctx, row.WorkerID); err != nil {
 		return Bearer{}, err
 	}

@@ -45,7 +45,8 @@ type dialect interface {
 	// exists, empty and owner-only.
 	backup(ctx context.Context, db *gorm.DB, path string) error
 	// eventPageSQL wraps a query for events' columns (readEventsSQL) so
-	// that it returns one row: the events as one JSON array of
+	// that it returns one row: the highest seq of all events
+	// (lastSeqSQL, for eventPages) and the events as one JSON array of
 	// domain.Event objects, createdAt as stored, "[]" when none. Empty
 	// means the store reads the rows themselves.
 	eventPageSQL(query string) string

@@ -139,7 +139,7 @@ func (sqliteDialect) settings(ctx context.Context, db *gorm.DB) (map[string]stri
 }
 
 func (sqliteDialect) eventPageSQL(query string) string {
-	return `SELECT COALESCE(json_group_array(json_object('seq', seq, 'id', id, 'streamId', stream_id, 'source', source,
+	return `SELECT (` + lastSeqSQL + `), COALESCE(json_group_array(json_object('seq', seq, 'id', id, 'streamId', stream_id, 'source', source,
 	'sourceKind', source_kind, 'causedBy', caused_by, 'depth', depth, 'createdAt', created_at, 'message', json(body),
 	'label', CASE label WHEN '' THEN NULL ELSE json(label) END)), '[]') FROM (` + query + `)`
 }

@@ -1,7 +1,9 @@
 package store_test
 
 import (
+	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -63,4 +65,101 @@ func twoHandles(t *testing.T, now func() time.Time) (server, cli *store.Store) {
 		return st
 	}
 	return open(), open()
+}
+
+// TestRequestsAtTheirEpochs: a request whose cached reads take the
+// epochs its authentication read (store.WithEpochs) sees a change made by
+// another process before it was authenticated, and so the next request
+// sees any change, whatever the one before it read and kept.
+func TestRequestsAtTheirEpochs(t *testing.T) {
+	ctx := t.Context()
+	server, cli := twoHandles(t, nil)
+	if _, err := server.Bootstrap(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := server.CreateToken(ctx, store.TokenSpec{WorkerID: store.OwnerWorker, Kind: store.TokenOperator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	request := func() context.Context {
+		t.Helper()
+		b, err := server.Authenticate(ctx, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return store.WithEpochs(ctx, b.Epochs)
+	}
+	stale := request()
+	for i, v := range []string{"20", "30", "40"} {
+		if got := server.IntSetting(stale, limitSetting); i == 0 && got != 10 {
+			t.Errorf("before any change: %d, want 10", got)
+		}
+		if err := cli.SetSetting(ctx, limitSetting, v); err != nil {
+			t.Fatal(err)
+		}
+		// A request authenticated before the change reads at its epoch
+		// and may keep what it read; the next one reads the change.
+		server.IntSetting(stale, limitSetting)
+		if got, want := server.IntSetting(request(), limitSetting), int64(20+10*i); got != want {
+			t.Errorf("the request after setting %s reads %d", v, got)
+		}
+		server.IntSetting(stale, limitSetting)
+		if got, want := server.IntSetting(ctx, limitSetting), int64(20+10*i); got != want {
+			t.Errorf("a read outside any request, after setting %s: %d", v, got)
+		}
+	}
+}
+
+// TestAccessSeenAtOnce: an org role or a subscription changed by another
+// process is what the next request reads — in its authentication's
+// epochs or reading its own — though the server kept the old one.
+func TestAccessSeenAtOnce(t *testing.T) {
+	ctx := t.Context()
+	server, cli := twoHandles(t, nil)
+	seed(t, server)
+	if _, err := server.HireWorker(ctx, "w-owner", domain.Worker{ID: "w-maya", Kind: domain.WorkerHuman, PositionID: "p-a", Name: "Maya"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := server.CreateToken(ctx, store.TokenSpec{WorkerID: "w-maya", Kind: store.TokenOperator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	requests := map[string]func() context.Context{
+		"its authentication's epochs": func() context.Context {
+			b, err := server.Authenticate(ctx, tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return store.WithEpochs(ctx, b.Epochs)
+		},
+		"its own": func() context.Context { return ctx },
+	}
+	steps := []struct {
+		name string
+		do   func() error
+		role domain.OrgRole
+		subs []string
+	}{
+		{"at first", func() error { return nil }, domain.RoleMember, nil},
+		{"kept", func() error { return nil }, domain.RoleMember, nil},
+		{"made a viewer", func() error { _, err := cli.SetOrgRole(ctx, "w-owner", "w-maya", domain.RoleViewer); return err }, domain.RoleViewer, nil},
+		{"subscribed", func() error { _, err := cli.Subscribe(ctx, "w-owner", "s-a", "w-maya"); return err }, domain.RoleViewer, []string{"s-a"}},
+		{"made an admin", func() error { _, err := cli.SetOrgRole(ctx, "w-owner", "w-maya", domain.RoleAdmin); return err }, domain.RoleAdmin, []string{"s-a"}},
+		{"unsubscribed", func() error { return cli.Unsubscribe(ctx, "w-owner", "s-a", "w-maya") }, domain.RoleAdmin, nil},
+	}
+	for _, step := range steps {
+		if err := step.do(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		for name, request := range requests {
+			rctx := request()
+			if role, err := server.OrgRole(rctx, "w-maya"); err != nil || role != step.role {
+				t.Errorf("%s, a request at %s: role %q, %v; want %q", step.name, name, role, err, step.role)
+			}
+			subs, err := server.SubscribedStreams(rctx, "w-maya")
+			if err != nil || !slices.Equal(subs, step.subs) {
+				t.Errorf("%s, a request at %s: follows %v, %v; want %v", step.name, name, subs, err, step.subs)
+			}
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math/bits"
 	"slices"
 
 	"gorm.io/gorm"
@@ -31,6 +32,10 @@ const (
 	epochSettings = "settings"
 	// epochStreams moves with streams (stream_cache.go).
 	epochStreams = "streams"
+	// epochAccess moves with org roles, subscriptions and workers: who
+	// may call what and who follows which stream, asked on every call
+	// (access_cache.go). Migration 68 made it and its triggers.
+	epochAccess = "access"
 )
 
 // epochTables are the tables each epoch follows, with the columns whose
@@ -79,14 +84,45 @@ var epochSQL = map[string]string{
 	epochAuth:     "SELECT n FROM cache_epochs WHERE name = '" + epochAuth + "'",
 	epochSettings: "SELECT n FROM cache_epochs WHERE name = '" + epochSettings + "'",
 	epochStreams:  "SELECT n FROM cache_epochs WHERE name = '" + epochStreams + "'",
+	epochAccess:   "SELECT n FROM cache_epochs WHERE name = '" + epochAccess + "'",
+}
+
+// accessTables are the tables epochAccess follows. They are not in
+// epochTables, whose triggers migration 26 made before these tables were.
+// A worker's kind is part of its org role.
+var accessTables = []epochTable{{table: "org_roles"}, {table: "subscriptions"}, {table: "workers", noInsert: true}}
+
+// migrateAccessEpoch makes epochAccess and its triggers.
+func migrateAccessEpoch(tx *gorm.DB) error {
+	if err := tx.Create(&epochRow{Name: epochAccess}).Error; err != nil {
+		return err
+	}
+	for _, t := range accessTables {
+		if err := dialectOf(tx).createEpochTrigger(tx, epochAccess, t); err != nil {
+			return fmt.Errorf("epoch %s on %s: %w", epochAccess, t.table, err)
+		}
+	}
+	return nil
 }
 
 // epoch reads the named epoch: one prepared point lookup on the pool,
 // without a GORM session, since every authenticated request and every
-// cached read pays for it.
+// cached read pays for it; or takes it from ctx's Epochs (WithEpochs).
 func (s *Store) epoch(ctx context.Context, name string) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
+	}
+	if e, ok := ctx.Value(epochsKey{}).(Epochs); ok && e.read {
+		switch name {
+		case epochAuth:
+			return e.auth, nil
+		case epochSettings:
+			return e.settings, nil
+		case epochStreams:
+			return e.streams, nil
+		case epochAccess:
+			return e.access, nil
+		}
 	}
 	// Uncancellable: see queryFixed.
 	ctx = context.WithoutCancel(ctx)
@@ -99,4 +135,70 @@ func (s *Store) epoch(ctx context.Context, name string) (int64, error) {
 		return 0, fmt.Errorf("read epoch %s: %w", name, unavailable(err))
 	}
 	return n, nil
+}
+
+// Epochs are every cache's epoch as one statement read them
+// (Authenticate's). A request that changes nothing the caches copy — a
+// read-only tool's call — may have its cached reads check against them
+// (WithEpochs) instead of reading its cache's epoch each: it then reads
+// what was current when it was authenticated, as if it had run then. A
+// request that writes must not: its own change to a stream, say, moves
+// the epoch only in the database, and it would read the stream as it was.
+type Epochs struct {
+	auth, settings, streams, access int64
+	read                            bool
+}
+
+type epochsKey struct{}
+
+// WithEpochs has the store's cached reads under ctx take their epochs
+// from e; see Epochs for when that is right.
+func WithEpochs(ctx context.Context, e Epochs) context.Context {
+	return context.WithValue(ctx, epochsKey{}, e)
+}
+
+// allEpochsSQL reads every epoch at once, in one snapshot.
+const allEpochsSQL = "SELECT name, n FROM cache_epochs"
+
+// readEpochs reads every epoch, one prepared statement.
+func (s *Store) readEpochs(ctx context.Context) (Epochs, error) {
+	if err := ctx.Err(); err != nil {
+		return Epochs{}, err
+	}
+	ctx = context.WithoutCancel(ctx) // uncancellable: see queryFixed
+	st, err := s.prepared(ctx, allEpochsSQL)
+	if err != nil {
+		return Epochs{}, fmt.Errorf("read epochs: %w", unavailable(err))
+	}
+	rows, err := st.QueryContext(ctx)
+	if err != nil {
+		return Epochs{}, fmt.Errorf("read epochs: %w", unavailable(err))
+	}
+	defer rows.Close()
+	e := Epochs{read: true}
+	var seen int
+	for rows.Next() {
+		var name string
+		var n int64
+		if err := rows.Scan(&name, &n); err != nil {
+			return Epochs{}, fmt.Errorf("read epochs: %w", unavailable(err))
+		}
+		switch name {
+		case epochAuth:
+			e.auth, seen = n, seen|1
+		case epochSettings:
+			e.settings, seen = n, seen|2
+		case epochStreams:
+			e.streams, seen = n, seen|4
+		case epochAccess:
+			e.access, seen = n, seen|8
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return Epochs{}, fmt.Errorf("read epochs: %w", unavailable(err))
+	}
+	if seen != 15 {
+		return Epochs{}, fmt.Errorf("read epochs: %d of %d found", bits.OnesCount(uint(seen)), len(epochSQL))
+	}
+	return e, nil
 }

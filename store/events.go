@@ -306,11 +306,17 @@ func (s *Store) ReadEvents(ctx context.Context, q EventQuery) ([]domain.Event, e
 	// which would step it on a goroutine of its own (prepared.go).
 	db := s.read(context.WithoutCancel(ctx))
 	if pageSQL := s.dia.eventPageSQL(readEventsSQL); pageSQL != "" {
+		key := pageKey(q)
+		if out, ok, err := s.cachedPage(ctx, key); ok || err != nil {
+			return out, err
+		}
 		var page []byte
-		err := db.Raw(pageSQL, q.StreamIDs, q.Since, q.Limit).Row().Scan(&page)
+		var last int64
+		err := db.Raw(pageSQL, q.StreamIDs, q.Since, q.Limit).Row().Scan(&last, &page)
 		if err == nil {
 			var out []domain.Event
 			if out, err = decodeEventPage(page, q.Limit); err == nil {
+				s.keepPage(key, eventPage{events: slices.Clone(out), last: last, full: len(out) == q.Limit}, len(page))
 				return out, nil
 			}
 		}

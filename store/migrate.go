@@ -160,6 +160,7 @@ var migrations = []migration{
 		return tx.Migrator().AddColumn(&activationRow{}, "Runtime")
 	}},
 	{65, "insight embeddings for hybrid recall", migrateEmbeddings},
+	{68, "a cache epoch moved by org roles and subscriptions", migrateAccessEpoch},
 }
 
 type schemaMigration struct {

@@ -28,21 +28,24 @@ func (orgRoleRow) TableName() string { return "org_roles" }
 // OrgRole returns a worker's org role: "" for an AI worker, which acts
 // through the chart alone.
 //
-// Every tool call asks it, so it is one fixed statement, prepared once,
+// Every tool call asks it, so it is kept at epochAccess
+// (access_cache.go), and read as one fixed statement, prepared once,
 // rather than a query GORM builds each time.
 func (s *Store) OrgRole(ctx context.Context, worker string) (domain.OrgRole, error) {
-	var (
-		kind string
-		role sql.NullString
-	)
-	found, err := s.scanFixed(s.read(ctx), orgRoleSQL, []any{worker}, &kind, &role)
-	if err == nil && !found {
-		err = domain.NotFound("worker", worker)
-	}
-	if err != nil {
-		return "", fmt.Errorf("org role of %s: %w", worker, err)
-	}
-	return orgRoleFrom(worker, kind, role), nil
+	return s.cachedRole(ctx, worker, func() (domain.OrgRole, error) {
+		var (
+			kind string
+			role sql.NullString
+		)
+		found, err := s.scanFixed(s.read(ctx), orgRoleSQL, []any{worker}, &kind, &role)
+		if err == nil && !found {
+			err = domain.NotFound("worker", worker)
+		}
+		if err != nil {
+			return "", fmt.Errorf("org role of %s: %w", worker, err)
+		}
+		return orgRoleFrom(worker, kind, role), nil
+	})
 }
 
 const orgRoleSQL = `SELECT workers.kind, org_roles.role FROM workers

@@ -95,6 +95,10 @@ type Store struct {
 	auth authCache
 	// streams caches streams as read (stream_cache.go).
 	streams epochCache[cachedStream]
+	// pages keeps event pages as read on SQLite (event_pages.go).
+	pages eventPages
+	// access caches org roles and subscriptions (access_cache.go).
+	access accessCaches
 	// cipher seals secrets with the key file, once it has been read.
 	cipherMu sync.Mutex
 	cipher   cipher.AEAD

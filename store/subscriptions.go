@@ -125,9 +125,10 @@ func (s *Store) StreamMembers(ctx context.Context, stream string) ([]domain.Subs
 }
 
 // SubscribedStreams lists the stream ids a worker follows. Every read
-// asks it, so it is one fixed statement, prepared once.
+// asks it, so it is kept at epochAccess (access_cache.go), and read as
+// one fixed statement, prepared once.
 func (s *Store) SubscribedStreams(ctx context.Context, worker string) ([]string, error) {
-	ids, err := s.subscribedStreams(ctx, worker)
+	ids, err := s.cachedSubscriptions(ctx, worker)
 	if err != nil {
 		return nil, fmt.Errorf("subscriptions of %s: %w", worker, err)
 	}

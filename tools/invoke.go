@@ -36,6 +36,14 @@ func IsBuiltin(name string) bool {
 	return ok
 }
 
+// ReadOnly reports whether name is a built-in tool that changes nothing
+// (its readOnly hint): a call of it may share one read of the store's
+// cache epochs (store.WithEpochs).
+func ReadOnly(name string) bool {
+	t, ok := builtin(name)
+	return ok && t.readOnly()
+}
+
 // builtin finds a built-in tool by name.
 func builtin(name string) (Tool, bool) {
 	i := slices.IndexFunc(All(), func(t Tool) bool { return t.Name == name })

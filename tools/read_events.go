@@ -47,7 +47,7 @@ func readEvents() Tool {
 				out.Cursor = evs[len(evs)-1].Seq
 			}
 			return out, err
-		}).annotated("Read events", readOnly|idempotent).inCore(1)
+		}).answeredBy(answerEvents).annotated("Read events", readOnly|idempotent).inCore(1)
 }
 
 // streamsToRead is least privilege: a worker reads only streams it

@@ -47,5 +47,5 @@ func workerLog() Tool {
 				out.Cursor = evs[len(evs)-1].Seq
 			}
 			return out, err
-		}).annotated("Worker log", readOnly|idempotent)
+		}).answeredBy(answerEvents).annotated("Worker log", readOnly|idempotent)
 }
