@@ -105,7 +105,11 @@ func adviseCode(advice ...int) (string, []mapping, error) {
 	code := codeMappings(smaps, exe)
 	for i, m := range code {
 		for _, a := range advice {
-			if _, _, errno := unix.Syscall(unix.SYS_MADVISE, uintptr(m.start), uintptr(m.end-m.start), uintptr(a)); errno != 0 {
+			_, _, errno := unix.Syscall(unix.SYS_MADVISE, uintptr(m.start), uintptr(m.end-m.start), uintptr(a))
+			if errno == unix.EINVAL && a == unix.MADV_NOHUGEPAGE {
+				continue // a kernel without transparent huge pages has none to refuse
+			}
+			if errno != 0 {
 				return exe, code[:i], fmt.Errorf("release code: madvise(%d) %x-%x: %w", a, m.start, m.end, errno)
 			}
 		}
