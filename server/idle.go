@@ -14,8 +14,9 @@ import (
 // would otherwise leave the server holding its peak for minutes. Once no
 // request has started for Quiet, Idle collects and returns every free
 // page (debug.FreeOSMemory) and then calls Release, which serve points
-// at the C allocator's (malloc_trim, for SQLite's freed memory). It does
-// so once per quiet spell: a server that stays idle pays nothing more.
+// at the C allocator's (malloc_trim, for SQLite's freed memory) and at
+// its binary's pages (unmapCode). It does so once per quiet spell: a
+// server that stays idle pays nothing more.
 type Idle struct {
 	// Quiet is how long no request must start before memory is given
 	// back; DefaultQuiet when zero.

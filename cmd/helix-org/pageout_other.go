@@ -6,5 +6,7 @@ import "time"
 
 const codeQuiet = 30 * time.Second
 
-// releaseCode has nothing to ask of a kernel other than Linux.
-func releaseCode() (int, error) { return 0, nil }
+// unmapCode and releaseCode have nothing to ask of a kernel other than
+// Linux.
+func unmapCode(bool) (int, error) { return 0, nil }
+func releaseCode() (int, error)   { return 0, nil }

@@ -128,7 +128,18 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 		return err
 	}
 	orgs := &server.Orgs{Default: def, Open: o.opener(ctx, st), Logger: log.With("component", "orgs")}
-	idle := &server.Idle{Release: func() { orgs.Release(); trimMalloc() },
+	// The binary is read into the file cache again in small folios at the
+	// first quiet only (unmapCode): it stays there for this server and the
+	// next started from it.
+	recached := false
+	idle := &server.Idle{Release: func() {
+		orgs.Release()
+		trimMalloc()
+		if _, err := unmapCode(!recached); err != nil {
+			log.Warn("unmap the binary's pages", "err", err)
+		}
+		recached = true
+	},
 		Long: cfg.ReleaseCodeAfter, ReleaseLong: func() {
 			if n, err := releaseCode(); err != nil {
 				log.Warn("release the binary's pages", "err", err)
