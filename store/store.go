@@ -109,6 +109,8 @@ type Store struct {
 	stopListening func()
 	// calls is the writer of the audit of tool calls (calls.go).
 	calls callLog
+	// setWatch wakes waiters on a change of settings (settings_watch.go).
+	setWatch settingsWatch
 }
 
 // Open opens (creating if needed) the database and migrates it. db is a
@@ -232,6 +234,7 @@ func (s *Store) Transports() *domain.Transports { return s.transports }
 // Close releases the database.
 func (s *Store) Close() error {
 	s.closeCallLog()
+	s.closeSettingsWatch()
 	if s.stopListening != nil {
 		s.stopListening()
 	}

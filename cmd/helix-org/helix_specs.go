@@ -22,8 +22,13 @@ func watchHelixSpecs(ctx context.Context, st *store.Store, hx *helix.Host, log *
 		return
 	}
 	for {
-		changed := st.Changed()
-		cursor = pushHelixEdits(ctx, st, hx, log, cursor)
+		changed, settings := st.Changed(), st.SettingsChanged()
+		var idle bool
+		if cursor, idle = pushHelixEdits(ctx, st, hx, log, cursor); idle {
+			// Without Helix only a setting can give it work: other
+			// writes need not wake it.
+			changed = settings
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -33,11 +38,11 @@ func watchHelixSpecs(ctx context.Context, st *store.Store, hx *helix.Host, log *
 }
 
 // pushHelixEdits pushes what s-org's events after cursor changed and
-// returns the new cursor.
-func pushHelixEdits(ctx context.Context, st *store.Store, hx *helix.Host, log *slog.Logger, cursor int64) int64 {
+// returns the new cursor; idle when no Helix is set.
+func pushHelixEdits(ctx context.Context, st *store.Store, hx *helix.Host, log *slog.Logger, cursor int64) (_ int64, idle bool) {
 	if url, _ := st.SettingOr(ctx, helix.URLSetting); url == "" {
 		// No Helix, no workers on it: nothing to read until there is.
-		return cursor
+		return cursor, true
 	}
 	targets := map[string]bool{}
 	for {
@@ -63,7 +68,7 @@ func pushHelixEdits(ctx context.Context, st *store.Store, hx *helix.Host, log *s
 			}
 		}
 	}
-	return cursor
+	return cursor, false
 }
 
 // touched is the active AI workers whose role or identity an edit of

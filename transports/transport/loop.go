@@ -52,7 +52,7 @@ func (l Loop[C]) Run(ctx context.Context) error {
 	}
 	wait := l.backoff()
 	for ctx.Err() == nil {
-		changed := l.Store.Changed()
+		changed := l.Store.SettingsChanged()
 		raw, _ := l.Store.SettingOr(ctx, l.Setting.SettingSpec)
 		cfg, err := l.Setting.Load(ctx, l.Store)
 		if err == nil && l.Credential(cfg) == "" {
@@ -87,7 +87,7 @@ func (l Loop[C]) Run(ctx context.Context) error {
 // waitForChange returns once the settings differ from raw.
 func (l Loop[C]) waitForChange(ctx context.Context, raw string) {
 	for ctx.Err() == nil {
-		changed := l.Store.Changed()
+		changed := l.Store.SettingsChanged()
 		if now, _ := l.Store.SettingOr(ctx, l.Setting.SettingSpec); now != raw {
 			return
 		}

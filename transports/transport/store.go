@@ -35,9 +35,12 @@ type Store interface {
 	// request for (forge reviews reach its builder), or an error wrapping
 	// domain.ErrNotFound.
 	PullRequestItem(ctx context.Context, forge, project string, number int) (domain.ItemRef, error)
-	// Changed is closed at the next commit: a loop picks up a new token
-	// or stream then.
+	// Changed is closed at the next commit: the schedule ticker picks up
+	// a new stream then.
 	Changed() <-chan struct{}
+	// SettingsChanged is closed once a commit has changed the settings:
+	// a loop picks up a new token then, and is not woken by other writes.
+	SettingsChanged() <-chan struct{}
 }
 
 // Settings reads operational config.
