@@ -57,10 +57,32 @@ type ProcessorWork struct {
 	StreamKind domain.TransportKind
 }
 
+// pendingWorkSQL is PendingWork's first read, run at each step of the
+// dispatcher, so after nearly every commit; prepared, without GORM, as it
+// almost always finds nothing (prepared.go).
+const pendingWorkSQL = `SELECT id, processor_id, event_seq FROM processor_work WHERE status = '` + workPending + `' ORDER BY id LIMIT ?`
+
+func (s *Store) pendingWorkRows(ctx context.Context, limit int) ([]processorWorkRow, error) {
+	rs, err := s.queryFixed(s.read(ctx), pendingWorkSQL, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var rows []processorWorkRow
+	for rs.Next() {
+		var r processorWorkRow
+		if err := rs.Scan(&r.ID, &r.ProcessorID, &r.EventSeq); err != nil {
+			return nil, err
+		}
+		rows = append(rows, r)
+	}
+	return rows, rs.Err()
+}
+
 // PendingWork returns up to limit pieces of work, oldest first.
 func (s *Store) PendingWork(ctx context.Context, limit int) ([]ProcessorWork, error) {
-	var rows []processorWorkRow
-	if err := s.read(ctx).Where("status = ?", workPending).Order("id").Limit(limit).Find(&rows).Error; err != nil {
+	rows, err := s.pendingWorkRows(ctx, limit)
+	if err != nil {
 		return nil, fmt.Errorf("pending processor work: %w", err)
 	}
 	out := make([]ProcessorWork, 0, len(rows))
