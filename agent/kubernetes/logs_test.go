@@ -56,8 +56,11 @@ func TestJobLogReachesTheActivationLog(t *testing.T) {
 			c.Simulate(t, ns, func(*corev1.Pod) kubetest.Life {
 				return kubetest.Life{Hold: tt.hold, Release: release, Log: agentOutput}
 			})
-			dispatcher(t, st, runtime(t, c, ns))
+			// The message is stored before the dispatcher starts, so the
+			// hire's trigger and the message's are one run however busy
+			// the machine is.
 			publish(t, st, "s-k0", "hello")
+			dispatcher(t, st, runtime(t, c, ns))
 			if tt.hold {
 				// The lines arrive while the pod still runs: it exits
 				// only once the last of them is in the log.

@@ -322,8 +322,10 @@ func TestJobOutcomes(t *testing.T) {
 				}
 				return kubetest.Life{Exit: tt.exit}
 			})
-			dispatcher(t, st, runtime(t, c, ns))
+			// Stored before the dispatcher starts: the last run handles
+			// the hire and the message together on a busy machine too.
 			publish(t, st, "s-k0", "hello")
+			dispatcher(t, st, runtime(t, c, ns))
 			acts := drained(t, st)
 			var got []domain.ActivationStatus
 			for _, a := range acts {
