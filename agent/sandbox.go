@@ -124,20 +124,30 @@ type SandboxCheck struct {
 // before, or a fixed one in tests.
 func (c SandboxCheck) Result() SandboxCheck { return c }
 
-// CheckSandboxLater starts CheckSandbox and returns what waits for its
-// result, once, and then returns it at once: a server serves while
-// bubblewrap starts its empty sandbox (tens of milliseconds, most of a
-// cold start), and only the first host run or stdio MCP server waits.
-func CheckSandboxLater(ctx context.Context, path string, done func(SandboxCheck)) func() SandboxCheck {
-	ch := make(chan SandboxCheck, 1)
+// CheckSandboxLater runs CheckSandbox once after is closed and returns
+// what waits for its result, once, and then returns it at once: a server
+// answers its first request while nothing else starts processes, then
+// bubblewrap starts its empty sandbox (tens of milliseconds), and only
+// the first host run or stdio MCP server waits for it. What asks for the
+// result before after is closed starts the check at once.
+func CheckSandboxLater(ctx context.Context, after <-chan struct{}, path string, done func(SandboxCheck)) func() SandboxCheck {
+	ch, now := make(chan SandboxCheck, 1), make(chan struct{})
 	go func() {
+		select {
+		case <-after:
+		case <-now:
+		case <-ctx.Done():
+		}
 		c := CheckSandbox(ctx, path)
 		if done != nil {
 			done(c)
 		}
 		ch <- c
 	}()
-	return sync.OnceValue(func() SandboxCheck { return <-ch })
+	return sync.OnceValue(func() SandboxCheck {
+		close(now)
+		return <-ch
+	})
 }
 
 // debianBwrap is where Debian's bubblewrap installs bwrap, for a server

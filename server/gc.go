@@ -14,10 +14,16 @@ import (
 // (docs/performance.md).
 const GCPercent = 200
 
-// TuneGC sets the collector's target to GCPercent unless GOGC is set,
-// which the runtime has applied already, and returns the target in force
-// (-1: off).
+// TuneGC sets the collector's target to GCTarget's and returns it.
 func TuneGC() int {
+	p := GCTarget()
+	debug.SetGCPercent(p)
+	return p
+}
+
+// GCTarget is the collector's target a server runs with (-1: off):
+// GOGC's when it is set, else GCPercent.
+func GCTarget() int {
 	if v, ok := os.LookupEnv("GOGC"); ok {
 		if v == "off" {
 			return -1
@@ -27,6 +33,5 @@ func TuneGC() int {
 		}
 		return 100 // the runtime ignores a GOGC it cannot read
 	}
-	debug.SetGCPercent(GCPercent)
 	return GCPercent
 }

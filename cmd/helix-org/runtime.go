@@ -35,11 +35,12 @@ func allowPrivate(st *store.Store) func(context.Context) bool {
 // bubblewrap, and says what that means for AI workers on the host
 // runtimes under the current agent.sandbox (read again on every run).
 //
-// The check runs beside the start (a bubblewrap sandbox takes tens of
-// milliseconds to start and stop); its line is logged when it is done.
-func checkSandbox(ctx context.Context, st *store.Store, log *slog.Logger) func() agent.SandboxCheck {
+// The check runs once the server has started (warm: a bubblewrap sandbox
+// takes tens of milliseconds to start and stop); its line is logged when
+// it is done.
+func checkSandbox(ctx context.Context, st *store.Store, after <-chan struct{}, log *slog.Logger) func() agent.SandboxCheck {
 	mode, _ := st.SettingOr(ctx, agent.SandboxSetting)
-	return agent.CheckSandboxLater(ctx, "", func(check agent.SandboxCheck) { logSandbox(log, mode == agent.SandboxOff, check) })
+	return agent.CheckSandboxLater(ctx, after, "", func(check agent.SandboxCheck) { logSandbox(log, mode == agent.SandboxOff, check) })
 }
 
 func logSandbox(log *slog.Logger, off bool, check agent.SandboxCheck) {

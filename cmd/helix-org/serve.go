@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/cmd/helix-org/internal/startgc"
 	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/outbox"
 	"github.com/helixml/helix-org/server"
@@ -120,9 +121,11 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	if err := checkHelix(ctx, st); err != nil {
 		return err
 	}
-	gogc, arenas := server.TuneGC(), limitMallocArenas()
+	gogc, arenas := server.GCTarget(), limitMallocArenas()
+	warm := newWarmGate(warmAfter, func() { startgc.ResumeAt(gogc) })
+	defer warm.open()
 	edge := cfg.Edge.withDefaults()
-	o := orgServe{cfg: cfg, edge: edge, budget: inbound.NewBudget(edge.InboundBudget), base: agentBaseURL(ln.Addr()), forbidden: sharedFiles(st), log: log}
+	o := orgServe{cfg: cfg, edge: edge, budget: inbound.NewBudget(edge.InboundBudget), base: agentBaseURL(ln.Addr()), forbidden: sharedFiles(st), log: log, warm: warm.opened}
 	def, m, err := o.startOrg(ctx, "", st, cfg.EnvsDir)
 	if err != nil {
 		return err
@@ -148,9 +151,11 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 			}
 		}}
 	hs := edge.httpServer(idle.Wrap(orgs))
+	hs.ConnState = warm.connState
 	log.Info("helix-org serving", "addr", ln.Addr().String(), "db", st.Path(), "version", version, "gogc", gogc, "malloc_arenas", arenas)
 	errc := make(chan error, 2)
 	go func() { errc <- hs.Serve(ln) }()
+	warm.start()
 	ms := serveMetrics(cfg.metricsLn, m, errc)
 	go idle.Run(ctx)
 	select {
@@ -189,6 +194,9 @@ type orgServe struct {
 	// forbidden are the files of every org no container may mount.
 	forbidden []string
 	log       *slog.Logger
+	// warm is closed once the server has answered its first request
+	// (warmGate): the loops an org starts wait for it.
+	warm <-chan struct{}
 }
 
 // startOrg builds one org's whole stack over its store and starts its
@@ -216,7 +224,7 @@ func (o orgServe) startOrg(ctx context.Context, name string, st *store.Store, en
 	}
 	deps := transportDeps(st, log)
 	var d *dispatch.Dispatcher // set before the listener serves
-	sandbox := checkSandbox(ctx, st, log)
+	sandbox := checkSandbox(ctx, st, o.warm, log)
 	outside := newGateway(ctx, st, sandbox, envs, log)
 	srv := server.New(st, server.Config{Outside: outside, Dispatching: func() bool { return d.Running() }, Logger: log, Routes: transportRoutes(deps, o.budget),
 		Skills: dh.skillRunner(), Upstream: relayUpstream(st), Gemini: relayGemini(st), CallTimeout: o.edge.CallTimeout, Settings: settings(),
@@ -241,8 +249,12 @@ func (o orgServe) startOrg(ctx context.Context, name string, st *store.Store, en
 	}
 	// The dispatcher runs once Docker has answered and the containers a
 	// crash left are gone; requests are served meanwhile.
+	// It and the org's other loops start once the server has answered
+	// its first request (o.warm): a cold start's first answer does not
+	// wait behind their first reads.
 	started := make(chan struct{})
 	go func() {
+		o.whenWarm(ctx)
 		reapContainers(ctx, st, dh, log)
 		dh.start(ctx)
 		close(started)
@@ -250,11 +262,11 @@ func (o orgServe) startOrg(ctx context.Context, name string, st *store.Store, en
 	}()
 	outbound := outbox.New(st, transports.Senders(deps), outbox.Options{Logger: log, OnAttempt: m.Delivery})
 	outboundDone := make(chan error, 1)
-	go func() { outboundDone <- outbound.Run(ctx) }()
+	go func() { o.whenWarm(ctx); outboundDone <- outbound.Run(ctx) }()
 	helixDone := make(chan struct{})
-	go func() { watchHelixSpecs(ctx, st, hx, log); close(helixDone) }()
+	go func() { o.whenWarm(ctx); watchHelixSpecs(ctx, st, hx, log); close(helixDone) }()
 	loopsDone := make(chan struct{})
-	go func() { transports.Run(ctx, deps); close(loopsDone) }()
+	go func() { o.whenWarm(ctx); transports.Run(ctx, deps); close(loopsDone) }()
 	stop := func(grace context.Context) error {
 		err := d.Shutdown(grace)
 		<-started
