@@ -157,6 +157,34 @@ func WithEpochs(ctx context.Context, e Epochs) context.Context {
 	return context.WithValue(ctx, epochsKey{}, e)
 }
 
+// authEpochsKey keeps the epochs a request's authentication read for the
+// checks its call makes before it runs (WithAuthenticated).
+type authEpochsKey struct{}
+
+// WithAuthenticated keeps e, the epochs authenticating a request read,
+// under ctx for the checks its call makes before it runs — its org role,
+// the approval gate's settings — without applying them to the call's
+// other reads; ForChecks takes them out. Those checks then answer as at
+// authentication, as its grants do (Bearer), and a call that writes
+// pays for no read of the epochs before it writes.
+func WithAuthenticated(ctx context.Context, e Epochs) context.Context {
+	return context.WithValue(ctx, authEpochsKey{}, e)
+}
+
+// ForChecks splits ctx: checks has the store's cached reads at the
+// epochs WithAuthenticated kept (ctx as it is when none were), and rest
+// is ctx without them, for what the call does once checked — its own
+// writes move the epochs only in the database, so what it reads after
+// must read them anew — and for any call it makes in turn.
+func ForChecks(ctx context.Context) (checks, rest context.Context) {
+	e, ok := ctx.Value(authEpochsKey{}).(Epochs)
+	if !ok || !e.read {
+		return ctx, ctx
+	}
+	rest = context.WithValue(ctx, authEpochsKey{}, Epochs{})
+	return WithEpochs(rest, e), rest
+}
+
 // allEpochsSQL reads every epoch at once, in one snapshot.
 const allEpochsSQL = "SELECT name, n FROM cache_epochs"
 
