@@ -46,7 +46,7 @@ func (s *Server) serveCalls(next http.Handler) http.Handler {
 			// epochs authenticating read: one read of them, not three.
 			ctx = store.WithEpochs(ctx, c.epochs)
 		} else {
-			// Its checks before it runs may (org role, approval gate).
+			// Until it first writes, so may it.
 			ctx = store.WithAuthenticated(ctx, c.epochs)
 		}
 		o := tools.Call(ctx, env, c.granted, call.name, call.args)

@@ -13,7 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/helixml/helix-org/domain"
-	"github.com/helixml/helix-org/store"
 )
 
 // Outcome is how a call through Call ended.
@@ -71,13 +70,10 @@ func runCall(ctx context.Context, env *Env, granted []string, name string, args 
 	if o.tool, o.unknown, o.Err = grantedTool(env, granted, name); o.Err != nil {
 		return o
 	}
-	// The checks read at the epochs the request's authentication read,
-	// when it kept them (store.WithAuthenticated); the rest reads anew.
-	checks, ctx := store.ForChecks(ctx)
-	if o.Err = orgRoleAllows(checks, env, o.tool); o.Err != nil {
+	if o.Err = orgRoleAllows(ctx, env, o.tool); o.Err != nil {
 		return o
 	}
-	ctx, args, held := o.gate(ctx, checks, env, args)
+	ctx, args, held := o.gate(ctx, env, args)
 	if held {
 		return o
 	}
@@ -110,10 +106,10 @@ func grantedTool(env *Env, granted []string, name string) (t Tool, unknown bool,
 }
 
 // gate runs the label and approval gate (gate.go) on the call and keeps
-// the run's label for the audit; it decides with checks' reads. held is
-// true when the gate answered: a pending approval, or why the gate
-// failed. An approved call, and a tool given rather than granted, pass.
-func (o *Outcome) gate(ctx, checks context.Context, env *Env, args json.RawMessage) (context.Context, json.RawMessage, bool) {
+// the run's label for the audit. held is true when the gate answered: a
+// pending approval, or why the gate failed. An approved call, and a tool
+// given rather than granted, pass.
+func (o *Outcome) gate(ctx context.Context, env *Env, args json.RawMessage) (context.Context, json.RawMessage, bool) {
 	if env.approved != nil {
 		o.label = env.approved.Label
 		return ctx, args, false
@@ -121,7 +117,7 @@ func (o *Outcome) gate(ctx, checks context.Context, env *Env, args json.RawMessa
 	if o.tool.given {
 		return ctx, args, false
 	}
-	g, err := gate(ctx, checks, env, o.tool, args)
+	g, err := gate(ctx, env, o.tool, args)
 	o.label = g.label
 	switch {
 	case err != nil:

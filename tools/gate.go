@@ -48,15 +48,14 @@ type gated struct {
 }
 
 // gate holds a call of t for a person when the caller's grant says so,
-// or, in a run, when the run's label does (policy.go). It decides with
-// checks' reads (store.ForChecks) and requests an approval under ctx.
-func gate(ctx, checks context.Context, env *Env, t Tool, args json.RawMessage) (gated, error) {
+// or, in a run, when the run's label does (policy.go).
+func gate(ctx context.Context, env *Env, t Tool, args json.RawMessage) (gated, error) {
 	g := gated{ctx: ctx}
 	args, reason, err := takeReason(args)
 	if err != nil {
 		return g, err
 	}
-	h, err := whyHeld(checks, env, t.Name, args)
+	h, err := whyHeld(ctx, env, t.Name, args)
 	if err != nil {
 		return g, err
 	}
