@@ -3,6 +3,7 @@ package domain
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 )
@@ -68,6 +69,9 @@ func RedactArgs(args json.RawMessage, extraKeys []string) json.RawMessage {
 	if len(bytes.TrimSpace(args)) == 0 {
 		return json.RawMessage("{}")
 	}
+	if out, ok := redactFlat(args, extraKeys); ok {
+		return out
+	}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
@@ -98,10 +102,8 @@ func redactValue(v any, extra []string) any {
 			v[i] = redactValue(x, extra)
 		}
 	case string:
-		for _, p := range secretValues {
-			if strings.HasPrefix(v, p) {
-				return redactedArg
-			}
+		if secretValue(v) {
+			return redactedArg
 		}
 	}
 	return v
@@ -135,3 +137,122 @@ func secretKey(k string, extra []string) bool {
 // AuditRetentionSetting is how long the audit of tool calls keeps a call.
 var AuditRetentionSetting = SettingSpec{Key: "audit.retention", Type: SettingDuration, Default: "720h",
 	Description: "How long the audit of tool calls keeps each call (helix-org audit, the web UI's Calls page); older calls are removed. A Go duration: 720h is 30 days."}
+
+// flatMember is one member of a flat object: its key, and its value as
+// written (a string with its quotes).
+type flatMember struct{ key, value []byte }
+
+// redactFlat is RedactArgs for the arguments most calls have — one object
+// whose members are strings json.Marshal writes as they are (ASCII, no
+// escapes, no <, >, &), numbers, booleans or null — written as Marshal
+// writes the decoded object (keys sorted, compact) without decoding it,
+// which is most of the audit's cost of a call. ok is false for any other
+// arguments, which are decoded.
+func redactFlat(args []byte, extra []string) (out json.RawMessage, ok bool) {
+	if !json.Valid(args) {
+		return nil, false
+	}
+	var buf [8]flatMember
+	ms := buf[:0]
+	i := skipSpace(args, 0)
+	if args[i] != '{' {
+		return nil, false
+	}
+	// Valid vouches for the punctuation: after the brace comes a key or
+	// the closing brace; after a key, a colon; after a value, a comma or
+	// the closing brace.
+	for i = skipSpace(args, i+1); args[i] != '}'; i = skipSpace(args, i+1) {
+		key, next, ok := plainString(args, i)
+		if !ok {
+			return nil, false
+		}
+		i = skipSpace(args, skipSpace(args, next)+1)
+		var value []byte
+		switch args[i] {
+		case '{', '[':
+			return nil, false
+		case '"':
+			text, next, ok := plainString(args, i)
+			if !ok {
+				return nil, false
+			}
+			value, i = args[i:next], next
+			if secretValue(string(text)) {
+				value = redactedJSON
+			}
+		default: // a number, true, false or null
+			j := i
+			for j < len(args) && !endsValue(args[j]) {
+				j++
+			}
+			value, i = args[i:j], j
+		}
+		if secretKey(string(key), extra) {
+			value = redactedJSON
+		}
+		ms = append(ms, flatMember{key, value})
+		if i = skipSpace(args, i); args[i] == '}' {
+			break
+		}
+	}
+	slices.SortFunc(ms, func(a, b flatMember) int { return bytes.Compare(a.key, b.key) })
+	n := 2
+	for k, m := range ms {
+		if k > 0 && bytes.Equal(m.key, ms[k-1].key) {
+			return nil, false // the decoder keeps the last of a key
+		}
+		n += len(m.key) + len(m.value) + 4
+	}
+	out = make([]byte, 0, n)
+	out = append(out, '{')
+	for k, m := range ms {
+		if k > 0 {
+			out = append(out, ',')
+		}
+		out = append(append(append(append(out, '"'), m.key...), '"', ':'), m.value...)
+	}
+	return append(out, '}'), true
+}
+
+// redactedJSON is redactedArg as a JSON string.
+var redactedJSON = []byte(`"` + redactedArg + `"`)
+
+// plainString returns the text of the JSON string starting at args[i]
+// and the index after it; ok is false unless json.Marshal would write
+// the text back exactly as it is here.
+func plainString(args []byte, i int) (text []byte, next int, ok bool) {
+	if args[i] != '"' {
+		return nil, 0, false
+	}
+	for j := i + 1; j < len(args); j++ {
+		switch c := args[j]; {
+		case c == '"':
+			return args[i+1 : j], j + 1, true
+		case c < 0x20 || c >= 0x80 || c == '\\' || c == '<' || c == '>' || c == '&':
+			return nil, 0, false
+		}
+	}
+	return nil, 0, false
+}
+
+// endsValue: c ends a number, true, false or null in an object.
+func endsValue(c byte) bool {
+	return c == ',' || c == '}' || c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// secretValue reports whether a string is a secret by its form.
+func secretValue(v string) bool {
+	for _, p := range secretValues {
+		if strings.HasPrefix(v, p) {
+			return true
+		}
+	}
+	return false
+}

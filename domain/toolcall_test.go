@@ -20,6 +20,15 @@ func TestRedactArgs(t *testing.T) {
 			`{"header":"[redacted]","note":"[redacted]","plain":"hxo","sealed":"[redacted]"}`, nil},
 		{"a transport's secret field", `{"transport":{"config":{"pin":"1234","to":"x"}}}`, `{"transport":{"config":{"pin":"[redacted]","to":"x"}}}`, []string{"pin"}},
 		{"big numbers stay exact", `{"seq":12345678901234567890}`, `{"seq":12345678901234567890}`, nil},
+		{"flat, spaced, every kind of value", " {\n \"z\" : -1.5e3 , \"b\":true,\"a\": null, \"to\":\"x\" }\t",
+			`{"a":null,"b":true,"to":"x","z":-1.5e3}`, nil},
+		{"flat with a secret key and value", `{"stream":"s","apiKey":"k","body":"Bearer t"}`, `{"apiKey":"[redacted]","body":"[redacted]","stream":"s"}`, nil},
+		{"an escaped secret key", `{"\u0074oken":"t","body":"hi"}`, `{"body":"hi","token":"[redacted]"}`, nil},
+		{"an escaped secret value", `{"body":"\u0068xo_abc"}`, `{"body":"[redacted]"}`, nil},
+		{"text Marshal escapes", `{"body":"a<b & \"c\" é"}`, `{"body":"a\u003cb \u0026 \"c\" é"}`, nil},
+		{"a repeated key keeps the last", `{"body":"a","body":"hxo_b"}`, `{"body":"[redacted]"}`, nil},
+		{"empty object", ` {} `, `{}`, nil},
+		{"not an object", `["hxo_a",1]`, `["[redacted]",1]`, nil},
 		{"none", ``, `{}`, nil},
 		{"not JSON", `{"token":`, `"[redacted]"`, nil},
 	}
@@ -27,6 +36,22 @@ func TestRedactArgs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := string(domain.RedactArgs([]byte(tt.args), tt.extra)); got != tt.want {
 				t.Errorf("RedactArgs(%s) = %s, want %s", tt.args, got, tt.want)
+			}
+		})
+	}
+}
+
+// BenchmarkRedactArgs is the audit's cost of a call's arguments: a
+// publish's flat object, and one with a list, which is decoded.
+func BenchmarkRedactArgs(b *testing.B) {
+	for _, c := range []struct{ name, args string }{
+		{"flat", `{"stream":"s-bench","body":"hello from the benchmark"}`},
+		{"nested", `{"stream":"s-bench","body":"hello from the benchmark","to":["w-maya"]}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				domain.RedactArgs([]byte(c.args), []string{"pin", "signing_secret"})
 			}
 		})
 	}

@@ -45,6 +45,9 @@ func (s *Server) serveCalls(next http.Handler) http.Handler {
 			// It changes nothing, so it may read the caches at the
 			// epochs authenticating read: one read of them, not three.
 			ctx = store.WithEpochs(ctx, c.epochs)
+		} else {
+			// Until it first writes, so may it.
+			ctx = store.WithAuthenticated(ctx, c.epochs)
 		}
 		o := tools.Call(ctx, env, c.granted, call.name, call.args)
 		res, err := o.Result(ctx, env)

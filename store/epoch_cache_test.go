@@ -163,3 +163,38 @@ func TestAccessSeenAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteRequestReadsAnewOnceItWrites: a request whose cached reads
+// take its authentication's epochs (store.WithAuthenticated) reads them
+// anew from its first write on, so a change another process made before
+// that write — here after the request was authenticated — is seen after it.
+func TestWriteRequestReadsAnewOnceItWrites(t *testing.T) {
+	ctx := t.Context()
+	server, cli := twoHandles(t, nil)
+	seed(t, server)
+	if _, err := server.HireWorker(ctx, "w-owner", domain.Worker{ID: "w-maya", Kind: domain.WorkerHuman, PositionID: "p-a", Name: "Maya"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := server.CreateToken(ctx, store.TokenSpec{WorkerID: "w-owner", Kind: store.TokenOperator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := server.Authenticate(ctx, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx := store.WithAuthenticated(ctx, b.Epochs)
+	if role, err := server.OrgRole(rctx, "w-maya"); err != nil || role != domain.RoleMember {
+		t.Fatalf("before any change: %q, %v; want member", role, err)
+	}
+	if _, err := cli.SetOrgRole(ctx, "w-owner", "w-maya", domain.RoleViewer); err != nil {
+		t.Fatal(err)
+	}
+	// The request writes something else; what it reads next is current.
+	if _, err := server.CreateRole(rctx, "w-owner", domain.Role{ID: "r-b", Title: "B", Content: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if role, err := server.OrgRole(rctx, "w-maya"); err != nil || role != domain.RoleViewer {
+		t.Errorf("after the request wrote: %q, %v; want viewer", role, err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/bits"
 	"slices"
+	"sync/atomic"
 
 	"gorm.io/gorm"
 )
@@ -112,7 +113,7 @@ func (s *Store) epoch(ctx context.Context, name string) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	if e, ok := ctx.Value(epochsKey{}).(Epochs); ok && e.read {
+	if e, ok := epochsOf(ctx); ok {
 		switch name {
 		case epochAuth:
 			return e.auth, nil
@@ -155,6 +156,48 @@ type epochsKey struct{}
 // from e; see Epochs for when that is right.
 func WithEpochs(ctx context.Context, e Epochs) context.Context {
 	return context.WithValue(ctx, epochsKey{}, e)
+}
+
+// requestEpochs are the epochs authenticating a write request read
+// (WithAuthenticated), good for its cached reads until it first writes.
+type requestEpochs struct {
+	e     Epochs
+	wrote atomic.Bool
+}
+
+type requestEpochsKey struct{}
+
+// WithAuthenticated has the store's cached reads under ctx take e, the
+// epochs authenticating its request read, until the request first
+// writes (Store.write): what a call checks and reads before it writes —
+// its org role, the approval gate's settings, the stream it publishes
+// to — it reads as at authentication, as its grants were, and a publish
+// pays for one read of the epochs, not three. From its first write on
+// it reads them anew: its own change moves them only in the database.
+// A change another process made before the request was authenticated is
+// seen either way.
+func WithAuthenticated(ctx context.Context, e Epochs) context.Context {
+	return context.WithValue(ctx, requestEpochsKey{}, &requestEpochs{e: e})
+}
+
+// markWrote marks ctx's request as one that has written: its cached
+// reads from now on read the epochs anew.
+func markWrote(ctx context.Context) {
+	if r, ok := ctx.Value(requestEpochsKey{}).(*requestEpochs); ok {
+		r.wrote.Store(true)
+	}
+}
+
+// epochsOf are the epochs ctx's cached reads take, if any: WithEpochs',
+// or WithAuthenticated's until the request writes.
+func epochsOf(ctx context.Context) (Epochs, bool) {
+	if e, ok := ctx.Value(epochsKey{}).(Epochs); ok && e.read {
+		return e, true
+	}
+	if r, ok := ctx.Value(requestEpochsKey{}).(*requestEpochs); ok && !r.wrote.Load() && r.e.read {
+		return r.e, true
+	}
+	return Epochs{}, false
 }
 
 // allEpochsSQL reads every epoch at once, in one snapshot.

@@ -257,6 +257,7 @@ func (s *Store) Now() time.Time { return s.now().UTC() }
 // arrive with it (groupcommit.go), and wakes event waiters after it
 // commits. Nothing is acknowledged to a caller before the commit returns.
 func (s *Store) write(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	markWrote(ctx)
 	if s.groupCommit {
 		return s.writeGrouped(ctx, fn)
 	}

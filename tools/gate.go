@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/helixml/helix-org/domain"
@@ -162,7 +163,7 @@ func aiRequires(ctx context.Context, env *Env, tool string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	names, err := parseToolList(AIRequiresSetting.Key, v)
+	names, err := aiRequiresList(v)
 	if err != nil || !slices.Contains(names, tool) {
 		return "", err
 	}
@@ -172,6 +173,26 @@ func aiRequires(ctx context.Context, env *Env, tool string) (string, error) {
 	}
 	return tool + " waits for a person when an AI worker calls it (" + AIRequiresSetting.Key + ")", nil
 }
+
+// aiRequiresList is parseToolList of approvals.ai_requires' value v,
+// kept for the value last seen: every call asks, and it seldom changes.
+func aiRequiresList(v string) ([]string, error) {
+	if p := aiRequiresParsed.Load(); p != nil && p.value == v {
+		return p.names, p.err
+	}
+	names, err := parseToolList(AIRequiresSetting.Key, v)
+	aiRequiresParsed.Store(&parsedList{value: v, names: names, err: err})
+	return names, err
+}
+
+// parsedList is a list setting's value and what parseToolList made of it.
+type parsedList struct {
+	value string
+	names []string
+	err   error
+}
+
+var aiRequiresParsed atomic.Pointer[parsedList]
 
 // grantRequires says whether the caller's grant of tool requires approval.
 func grantRequires(ctx context.Context, env *Env, tool string) (bool, error) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -46,12 +46,24 @@ func ReadOnly(name string) bool {
 
 // builtin finds a built-in tool by name.
 func builtin(name string) (Tool, bool) {
-	i := slices.IndexFunc(All(), func(t Tool) bool { return t.Name == name })
-	if i < 0 {
+	i, ok := builtinIndex()[name]
+	if !ok {
 		return Tool{}, false
 	}
 	return All()[i], true
 }
+
+// builtinIndex is each built-in tool's place in All, by name: a call
+// looks its tool up several times, and a scan of All compares ~100 names.
+var builtinIndex = sync.OnceValue(func() map[string]int {
+	m := make(map[string]int, len(All()))
+	for i, t := range All() {
+		if _, dup := m[t.Name]; !dup {
+			m[t.Name] = i
+		}
+	}
+	return m
+})
 
 // checkArgs validates arguments against the input schema and applies its
 // defaults, answering with the SDK's wording so a page and an MCP client
