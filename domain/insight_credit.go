@@ -32,50 +32,54 @@ func CreditDepths(id string, parents func(string) ([]string, error)) (map[string
 	return depth, nil
 }
 
-// OutcomeShares is how much a run's one outcome counts for each insight
-// it cited, from 0 to 1 (as much as a run that cited it alone). A success
-// counts whole for each: under "one wrong step fails the run" it says each
-// was sound. A failure counts for each the larger of two weights:
+// OutcomeShares is each cited insight's share of a run's outcome
+// (OutcomeShare) given the others as they stand when it comes in.
+func OutcomeShares(cited []InsightStats, o InsightOutcome) []float64 {
+	out := make([]float64, len(cited))
+	others := make([]InsightStats, 0, len(cited))
+	for i, s := range cited {
+		others = append(append(others[:0], cited[:i]...), cited[i+1:]...)
+		out[i] = OutcomeShare(s, others, o)
+	}
+	return out
+}
+
+// OutcomeShare is how much a run's one outcome counts for one insight it
+// cited (self), from 0 to 1 (as much as a run that cited it alone), given
+// the others it cited (companions). The store reads it in hindsight: it
+// folds an insight's ledger with its companions as they stand now, not
+// as they stood when the outcome came in. A success counts whole: under
+// "one wrong step fails the run" it says each was sound. A failure counts
+// the larger of two weights:
 //
 //   - its suspicion, 1 − effectiveness, against the most suspect's, which
-//     takes it whole: a failure beside advice already failing weighs less
-//     on advice that has kept working, and among advice nobody knows yet
-//     all take it;
+//     takes it whole: a failure beside advice since shown unsound weighs
+//     less on advice that has kept working, and among advice nobody knows
+//     yet all take it;
 //   - what the failure says of it given its companions (attributable):
 //     the weight of the failure's likelihood ratio for it being unsound,
 //     when a run fails with probability 1 − soundRuns if all it followed is
-//     sound and 1 − unsoundRuns if not. Beside advice known to be sound the
-//     failure is its own, whole, however proven it was: that is how advice
-//     that stops being true sinks.
-func OutcomeShares(cited []InsightStats, o InsightOutcome) []float64 {
-	out := make([]float64, len(cited))
+//     sound and 1 − unsoundRuns if not. Beside advice since proven sound
+//     the failure is its own, whole, however proven it was: that is how
+//     advice that stops being true sinks, and how a failure first laid on
+//     a suspect that then proved sound comes back to this one.
+func OutcomeShare(self InsightStats, companions []InsightStats, o InsightOutcome) float64 {
 	if o != OutcomeFailed {
-		for i := range out {
-			out[i] = 1
-		}
-		return out
+		return 1
 	}
-	most := 0.0
-	for _, s := range cited {
-		most = max(most, 1-s.LearnedEffectiveness())
+	// others is the chance every companion is sound.
+	others, most := 1.0, 1-self.LearnedEffectiveness()
+	for _, c := range companions {
+		others *= c.LearnedEffectiveness()
+		most = max(most, 1-c.LearnedEffectiveness())
 	}
-	for i, s := range cited {
-		// others is the chance every other cited insight is sound.
-		others := 1.0
-		for j, c := range cited {
-			if j != i {
-				others *= c.LearnedEffectiveness()
-			}
-		}
-		ifSound := others*(1-soundRuns) + (1-others)*(1-unsoundRuns)
-		out[i] = math.Log((1-unsoundRuns)/ifSound) / math.Log((1-unsoundRuns)/(1-soundRuns))
-		if most > 0 {
-			out[i] = max(out[i], (1-s.LearnedEffectiveness())/most)
-		}
-		// A ledger row of weight 0 would read as a whole outcome.
-		out[i] = max(out[i], 1e-6)
+	ifSound := others*(1-soundRuns) + (1-others)*(1-unsoundRuns)
+	share := math.Log((1-unsoundRuns)/ifSound) / math.Log((1-unsoundRuns)/(1-soundRuns))
+	if most > 0 {
+		share = max(share, (1-self.LearnedEffectiveness())/most)
 	}
-	return out
+	// A ledger row of weight 0 would read as a whole outcome.
+	return max(share, 1e-6)
 }
 
 // OutcomeSource is where a run's outcome came from. A run's own end is

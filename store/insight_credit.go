@@ -16,7 +16,9 @@ import (
 // An insight's credit counters are the fold of its rows in order, so when
 // a run's outcome is overridden later (its item accepted, its approval
 // denied, a person's rating) its rows are replaced and its insights
-// folded again: nothing counts twice, and nothing is lost.
+// folded again: nothing counts twice, and nothing is lost. The fold
+// reads each shared outcome in hindsight, by what is known now of the
+// others the run cited (restatTx).
 type insightCreditRow struct {
 	ID int64 `gorm:"primaryKey;autoIncrement"`
 	// Source is the run (a-…), a vote ("vote:" + the voter), or what the
@@ -179,10 +181,10 @@ func (s *Store) finishRunTx(tx *gorm.DB, a domain.Activation) error {
 }
 
 // creditRunTx replaces a run's rows in the ledger by its current outcome,
-// shared by the insights it cited as utilized: each cited insight gets the
-// whole outcome, and the insights that led to it their decayed share;
-// insights it was only shown get nothing. Every insight whose rows
-// changed is folded again.
+// shared by the insights it cited as utilized: each cited insight gets its
+// share (read again in hindsight at every fold), and the insights that led
+// to it their decayed share of it as it was then; insights it was only
+// shown get nothing. Every insight whose rows changed is folded again.
 func creditRunTx(tx *gorm.DB, activation string) error {
 	var touched []string
 	if err := tx.Model(&insightCreditRow{}).Where("source = ?", activation).Distinct().Pluck("insight_id", &touched).Error; err != nil {
@@ -271,7 +273,13 @@ func ledgerTx(tx *gorm.DB, c insightCreditRow, ancestors bool) ([]string, error)
 }
 
 // restatTx folds the ledger rows of each insight, in order, into its
-// counters.
+// counters. An outcome of a run that cited others too counts as
+// domain.OutcomeShare says given those others' counters now, not the
+// share stored when it came in: a failure first laid on a suspect that
+// has since proved sound comes back to this insight, and one beside
+// advice since shown unsound is mostly excused. An insight is folded
+// again whenever it is credited, so it catches up with its companions
+// then; the counters recall reads stay stored, so recall pays nothing.
 func restatTx(tx *gorm.DB, ids ...string) error {
 	done := map[string]bool{}
 	for _, id := range ids {
@@ -283,9 +291,17 @@ func restatTx(tx *gorm.DB, ids ...string) error {
 		if err := tx.Where("insight_id = ?", id).Order("at, id").Find(&rows).Error; err != nil {
 			return fmt.Errorf("ledger of %s: %w", id, err)
 		}
+		companions, err := companionsTx(tx, id)
+		if err != nil {
+			return err
+		}
 		var st domain.InsightStats
 		for _, r := range rows {
-			st.Credit(domain.InsightOutcome(r.Outcome), r.Weight, r.Count)
+			w := r.Weight
+			if others, ok := companions[r.Source]; ok && r.Count == 1 {
+				w = domain.OutcomeShare(st, others, domain.InsightOutcome(r.Outcome))
+			}
+			st.Credit(domain.InsightOutcome(r.Outcome), w, r.Count)
 		}
 		if err := tx.Model(&insightRow{}).Where("id = ?", id).Updates(map[string]any{"helped": st.Helped, "failed": st.Failed,
 			"credit_helped": st.CreditHelped, "credit_failed": st.CreditFailed}).Error; err != nil {
@@ -293,4 +309,26 @@ func restatTx(tx *gorm.DB, ids ...string) error {
 		}
 	}
 	return nil
+}
+
+// companionsTx is, for each run that cited id beside others, those
+// others' counters as they stand now, in the order of their ids.
+func companionsTx(tx *gorm.DB, id string) (map[string][]domain.InsightStats, error) {
+	var rows []struct {
+		Source                     string
+		CreditHelped, CreditFailed float64
+	}
+	runs := tx.Model(&insightCreditRow{}).Select("source").Where("insight_id = ? AND count = 1 AND source LIKE ?", id, domain.PrefixActivation+"%")
+	err := tx.Table("insight_credits AS c").Select("c.source, i.credit_helped, i.credit_failed").
+		Joins("JOIN insights AS i ON i.id = c.insight_id").
+		Where("c.count = 1 AND c.insight_id <> ? AND c.source IN (?)", id, runs).
+		Order("c.source, c.insight_id").Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("companions of %s: %w", id, err)
+	}
+	out := map[string][]domain.InsightStats{}
+	for _, r := range rows {
+		out[r.Source] = append(out[r.Source], domain.InsightStats{CreditHelped: r.CreditHelped, CreditFailed: r.CreditFailed})
+	}
+	return out, nil
 }

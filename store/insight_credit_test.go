@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -207,6 +208,71 @@ func TestWorkAcceptedOrSentBack(t *testing.T) {
 			}
 			if o, err := st.RunOutcome(ctx, "a-1"); err != nil || o.Source != domain.SourceItem {
 				t.Errorf("outcome of a-1 = %+v, %v; want one from the item", o, err)
+			}
+		})
+	}
+}
+
+// TestCreditInHindsight: a shared failure is laid on each insight by what
+// is known now of the others the run cited, not by what was known then.
+// x fails beside y, then y shows what it is, then x fails alone: beside
+// advice since proven the first failure was x's own, and x sinks; beside
+// advice since shown unsound it was mostly y's, and x holds.
+func TestCreditInHindsight(t *testing.T) {
+	type run struct {
+		cited string // x, y or both ("xy")
+		ok    bool
+	}
+	for _, tc := range []struct {
+		name     string
+		runs     []run
+		wantSunk bool
+	}{
+		{"y failed first, then proved sound: the shared failure is x's", []run{
+			{"y", false}, {"y", false}, {"xy", false}, {"y", true}, {"y", true}, {"y", true}, {"y", true}, {"y", true}, {"x", false},
+		}, true},
+		{"y unknown at the time, then shown unsound: the shared failure is mostly y's", []run{
+			{"xy", false}, {"y", false}, {"y", false}, {"x", false},
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, clock := insightOrg(t)
+			ctx := t.Context()
+			ids := map[byte]string{
+				'x': storeInsight(t, st, "w-owner", domain.Insight{Trigger: "deploy the payments service", Resolution: "drain the queue first"}).ID,
+				'y': storeInsight(t, st, "w-owner", domain.Insight{Trigger: "deploy the search service", Resolution: "warm the cache"}).ID,
+			}
+			if _, err := st.CreateStream(ctx, "w-owner", domain.Stream{ID: "s-work", Name: "work", Transport: domain.Transport{Kind: domain.TransportLocal}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.Subscribe(ctx, "w-owner", "s-work", "w-bot"); err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range tc.runs {
+				clock.Advance(time.Minute)
+				id := fmt.Sprintf("a-%d", i+1)
+				if _, err := st.Append(ctx, domain.Event{StreamID: "s-work", Source: "w-owner", Message: domain.Message{Body: "work"}}, store.AppendOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				act, _, _, err := st.Claim(ctx, "w-bot", id, time.Hour)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var cited []string
+				for _, c := range []byte(r.cited) {
+					cited = append(cited, ids[c])
+				}
+				if err := st.InsightFeedback(ctx, "w-bot", id, cited, domain.OutcomeUtilized, ""); err != nil {
+					t.Fatal(err)
+				}
+				act.Status = map[bool]domain.ActivationStatus{true: domain.ActivationSucceeded, false: domain.ActivationFailed}[r.ok]
+				if err := st.FinishActivation(ctx, act, domain.Event{StreamID: domain.ActivationStreamPrefix + "w-bot", Message: domain.Message{Body: "exit"}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			x := mustInsight(t, st, ids['x']).Stats
+			if x.Sinks() != tc.wantSunk {
+				t.Errorf("x sunk = %v (helped credit %.2f, failed %.2f), want %v", x.Sinks(), x.CreditHelped, x.CreditFailed, tc.wantSunk)
 			}
 		})
 	}

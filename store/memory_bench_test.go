@@ -43,6 +43,9 @@ import (
 // share about the query's own topic is printed beside it. Time to sink is how many
 // outcomes a wrong insight had taken the last time it was in a top 5
 // (train or test), plus one; the decayed ones count from the change.
+// Right advice sunk is its cost: the share of right advice the learned
+// rule sank (Sinks) within its first 5 outcomes, as the oracle's rules
+// are priced.
 const (
 	memTopics   = 30
 	memTrain    = 1500
@@ -69,6 +72,9 @@ type memInsight struct {
 	outcomes   int // outcomes credited to it so far
 	lastShown  int // -1: never shown while wrong; else outcomes-while-wrong then
 	everShown  bool
+	// rightSunk: the learned mode sank it (Sinks) within its first 5
+	// outcomes while it was right, the cost the oracle's rules count.
+	rightSunk bool
 }
 
 type memWorld struct {
@@ -342,7 +348,16 @@ func (w *memWorld) play(tb testing.TB, worker string, topic int) {
 		tb.Fatal(err)
 	}
 	for _, id := range cited {
-		w.truth[id].outcomes++
+		m := w.truth[id]
+		m.outcomes++
+		// Only the learned mode sinks; the baseline's figure stays 0.
+		if w.mode == domain.RankLearned && m.outcomes <= 5 && w.right(id, worker) && !m.changes && !m.rightSunk {
+			in, err := w.st.GetInsight(ctx, id)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			m.rightSunk = in.Stats.Sinks()
+		}
 	}
 }
 
@@ -368,6 +383,9 @@ type memResult struct {
 	returned, leak int
 	// wrongShown is how many wrong insights were ever shown while wrong.
 	wrongShown int
+	// rightSunk is the share of right advice (right throughout, cited at
+	// least once) the learned rule sank within its first 5 outcomes.
+	rightSunk float64
 }
 
 func runMemWorld(tb testing.TB, seed uint64, cfg memConfig, mix memMix) memResult {
@@ -432,6 +450,23 @@ func (w *memWorld) sinking(res *memResult) {
 	if decayed > 0 {
 		res.decaySunk = float64(decayedSunk) / float64(decayed)
 	}
+	right, rightSunk := 0, 0
+	for _, m := range w.truth {
+		if m.outcomes > 0 && !m.changes && m.rightFor["w-a"] && m.rightFor["w-b"] {
+			right++
+			rightSunk += b2i(m.rightSunk)
+		}
+	}
+	if right > 0 {
+		res.rightSunk = float64(rightSunk) / float64(right)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // calibration is the expected calibration error over five bins of
@@ -472,10 +507,13 @@ func (w *memWorld) calibration(tb testing.TB) float64 {
 // TestMemoryOutcome is the benchmark's claim on one seed of the even mix,
 // so CI keeps it true, for the ranking recall uses by default (learned,
 // hybrid): precision@5 on held-out queries at least 0.85 and 0.2 above
-// the baseline (seed 1 measures +0.28 to +0.30; 0.2 leaves room for the
-// run-to-run spread below, so CI does not flake), a share of wrong advice sunk within 5 outcomes at least
-// 0.75 and 0.3 above the baseline's, corrected advice never back, scope
-// kept. (The issue asks 0.3 above the
+// the baseline (seed 1 measures +0.28 to +0.34; 0.2 leaves room for the
+// run-to-run spread below, so CI does not flake), a share of wrong
+// advice sunk within 5 outcomes at least 0.7 and 0.3 above the
+// baseline's (seed 1 measures 0.75 to 0.86) at the cost of at most 0.2
+// of right advice sunk within 5 outcomes (0.03 to 0.12 with shares read
+// in hindsight; 0.24, failing it, without), corrected advice never back,
+// scope kept. (The issue asks 0.3 above the
 // baseline and every wrong insight sunk within 5; insight ids are random,
 // so ties and hence a seed's figures vary by a few hundredths from run to
 // run, and the benchmark prints how far from those targets, and from the
@@ -492,8 +530,11 @@ func checkMemClaims(tb testing.TB, base, learned memResult) {
 	if learned.precision < 0.85 || learned.precision < base.precision+0.2 {
 		tb.Errorf("precision@5: learned %.3f, baseline %.3f; want learned ≥ 0.85 and ≥ baseline + 0.2", learned.precision, base.precision)
 	}
-	if learned.sunkWithin5 < 0.75 || learned.sunkWithin5 < base.sunkWithin5+0.3 {
-		tb.Errorf("wrong advice sunk within 5 outcomes: learned %.3f, baseline %.3f; want learned ≥ 0.75 and ≥ baseline + 0.3", learned.sunkWithin5, base.sunkWithin5)
+	if learned.sunkWithin5 < 0.7 || learned.sunkWithin5 < base.sunkWithin5+0.3 {
+		tb.Errorf("wrong advice sunk within 5 outcomes: learned %.3f, baseline %.3f; want learned ≥ 0.7 and ≥ baseline + 0.3", learned.sunkWithin5, base.sunkWithin5)
+	}
+	if learned.rightSunk > 0.2 {
+		tb.Errorf("right advice sunk within 5 outcomes: learned %.3f; want at most 0.2", learned.rightSunk)
 	}
 	for mode, r := range map[string]memResult{"baseline": base, "learned": learned} {
 		if r.returned > 0 || r.leak > 0 {
@@ -522,8 +563,8 @@ func BenchmarkMemoryOutcome(b *testing.B) {
 			sums := memPlaySeeds(b, run.mix, run.configs, seeds)
 			for _, c := range run.configs {
 				s := sums[c.name]
-				b.Logf("[%s] mean     %-8s p@5 %.3f (on topic %.3f)  calibration error %.3f  sunk within 5 %.2f (mean %.1f, longest %d; decayed %.2f)  corrected returned %d  scope leaks %d",
-					run.mix.name, c.name, s.precision, s.onTopic, s.ece, s.sunkWithin5, s.sinkMean, s.sinkMax, s.decaySunk, s.returned, s.leak)
+				b.Logf("[%s] mean     %-8s p@5 %.3f (on topic %.3f)  calibration error %.3f  sunk within 5 %.2f (mean %.1f, longest %d; decayed %.2f; right advice sunk %.3f)  corrected returned %d  scope leaks %d",
+					run.mix.name, c.name, s.precision, s.onTopic, s.ece, s.sunkWithin5, s.sinkMean, s.sinkMax, s.decaySunk, s.rightSunk, s.returned, s.leak)
 				b.ReportMetric(s.precision, "p@5_"+run.mix.name+"_"+c.name)
 				b.ReportMetric(s.sunkWithin5, "sunk≤5_"+run.mix.name+"_"+c.name)
 				b.ReportMetric(s.ece, "ece_"+run.mix.name+"_"+c.name)
@@ -556,11 +597,12 @@ func memPlaySeeds(b *testing.B, mix memMix, configs []memConfig, seeds []uint64)
 			s.sunkWithin5 += r.sunkWithin5 / n
 			s.sinkMean += r.sinkMean / n
 			s.decaySunk += r.decaySunk / n
+			s.rightSunk += r.rightSunk / n
 			s.sinkMax = max(s.sinkMax, r.sinkMax)
 			s.returned += r.returned
 			s.leak += r.leak
-			b.Logf("[%s] seed %d %-8s p@5 %.3f (on topic %.3f)  calibration error %.3f  wrong advice sunk within 5 outcomes %.2f of %d (mean %.1f, longest %d; decayed %.2f)  corrected returned %d  scope leaks %d",
-				mix.name, seed, c.name, r.precision, r.onTopic, r.ece, r.sunkWithin5, r.wrongShown, r.sinkMean, r.sinkMax, r.decaySunk, r.returned, r.leak)
+			b.Logf("[%s] seed %d %-8s p@5 %.3f (on topic %.3f)  calibration error %.3f  wrong advice sunk within 5 outcomes %.2f of %d (mean %.1f, longest %d; decayed %.2f; right advice sunk %.3f)  corrected returned %d  scope leaks %d",
+				mix.name, seed, c.name, r.precision, r.onTopic, r.ece, r.sunkWithin5, r.wrongShown, r.sinkMean, r.sinkMax, r.decaySunk, r.rightSunk, r.returned, r.leak)
 		}
 		base := got[memBaseline.name]
 		for _, c := range configs[1:] {
