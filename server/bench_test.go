@@ -146,12 +146,7 @@ func BenchmarkReadEventsShort(b *testing.B) {
 	b.Run("handler", func(b *testing.B) {
 		handler := h.Server.Config.Handler
 		body := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_events","arguments":{"streams":["s-short"],"limit":20}}}`)
-		header := http.Header{
-			"Authorization":        {"Bearer " + h.OwnerToken},
-			"Content-Type":         {"application/json"},
-			"Accept":               {"application/json, text/event-stream"},
-			"Mcp-Protocol-Version": {"2025-11-25"},
-		}
+		header := plainCallHeader(h.OwnerToken)
 		url := h.URL(store.OwnerWorker)
 		// Every answer is the first one, which holds the page.
 		var first []byte
@@ -322,5 +317,16 @@ func BenchmarkToolsList(b *testing.B) {
 			}
 			reportLatencies(b, lat)
 		})
+	}
+}
+
+// plainCallHeader is the header helix-org-load's plain clients post a
+// tools/call with.
+func plainCallHeader(token string) http.Header {
+	return http.Header{
+		"Authorization":        {"Bearer " + token},
+		"Content-Type":         {"application/json"},
+		"Accept":               {"application/json, text/event-stream"},
+		"Mcp-Protocol-Version": {"2025-11-25"},
 	}
 }

@@ -26,12 +26,7 @@ func BenchmarkPublishHandler(b *testing.B) {
 	servertest.Call[domain.Stream](b, h.Owner(b), "create_stream", map[string]any{"id": "s-bench", "name": "bench"})
 	handler := h.Server.Config.Handler
 	body := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"publish","arguments":{"stream":"s-bench","body":"hello from the benchmark"}}}`)
-	header := http.Header{
-		"Authorization":        {"Bearer " + h.OwnerToken},
-		"Content-Type":         {"application/json"},
-		"Accept":               {"application/json, text/event-stream"},
-		"Mcp-Protocol-Version": {"2025-11-25"},
-	}
+	header := plainCallHeader(h.OwnerToken)
 	url := h.URL(store.OwnerWorker)
 	publish := func(b *testing.B) bool {
 		req := httptest.NewRequestWithContext(b.Context(), http.MethodPost, url, bytes.NewReader(body))
