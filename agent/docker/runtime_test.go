@@ -252,7 +252,10 @@ func TestHungAgentIsKilledAtTheTimeout(t *testing.T) {
 	rt := newRuntime(shared.eng, shared.image)
 	// The agent ignores SIGTERM, so only the SIGKILL after the grace ends it.
 	rt.Command = "sh " + sh(t, r.EnvDir, "trap '' TERM; echo hanging; while :; do sleep 1; done")
-	timeout := 2 * time.Second
+	// Long enough for the container to start on a busy machine (both
+	// test suites at once took over 2 s), so the deadline meets a hung
+	// agent and not one still starting.
+	timeout := 8 * time.Second
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
 	start := time.Now()
