@@ -26,12 +26,13 @@ run: build
 	$(BIN) serve --init --bootstrap
 
 # -timeout is per package: cmd/helix-org, the end-to-end suite, takes
-# 8–11 minutes under -race on two cores, so 25m keeps every package under
-# half its timeout. GORACE=atexit_sleep_ms=0: a -race binary otherwise
+# 8–11 minutes under -race on two cores, and over 25 on one that runs
+# about three times slower for hours (as this kind of machine did on
+# 2026-11-29), so 45m: a slow machine is not a failed test. GORACE=atexit_sleep_ms=0: a -race binary otherwise
 # sleeps 1 s as it exits, and the end-to-end tests start many (the CLI,
 # agents), so the suite spent minutes asleep.
 test:
-	GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -timeout 25m ./...
+	GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -timeout 45m ./...
 
 # The whole suite again with every store a test opens (store/storetest)
 # on PostgreSQL: a throwaway cluster per test binary from Debian's
@@ -42,7 +43,7 @@ test:
 PG_PACKAGES ?= ./...
 PG_RACE     ?= -race
 test-postgres:
-	HELIX_ORG_TEST_DB=postgres $(GO) test $(PG_RACE) -count=1 -timeout 20m -skip '^TestClusterTwoServersOneDatabase$$' $(PG_PACKAGES)
+	HELIX_ORG_TEST_DB=postgres $(GO) test $(PG_RACE) -count=1 -timeout 40m -skip '^TestClusterTwoServersOneDatabase$$' $(PG_PACKAGES)
 
 # bench runs every benchmark, BenchmarkReadEvents on SQLite among them;
 # `make bench-read` runs that one on both stores.
