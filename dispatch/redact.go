@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -118,10 +117,10 @@ func dmSummary(refs map[string][]int64) string {
 	return strings.Join(parts, "; ") + "; read them there"
 }
 
-var dmStreamID = regexp.MustCompile(domain.DMStreamPrefix + `[a-z0-9-]+`)
+var dmStreamID = domain.LazyRegexp(domain.DMStreamPrefix + `[a-z0-9-]+`)
 
 func dmStreamsIn(text string) []string {
-	ids := dmStreamID.FindAllString(text, -1)
+	ids := dmStreamID().FindAllString(text, -1)
 	slices.Sort(ids)
 	return slices.Compact(ids)
 }

@@ -2,7 +2,6 @@ package domain
 
 import (
 	"crypto/rand"
-	"regexp"
 	"strings"
 )
 
@@ -20,7 +19,7 @@ const (
 // MaxIDLen bounds IDs so they stay readable and fit in paths and filenames.
 const MaxIDLen = 64
 
-var idPattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var idPattern = LazyRegexp(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // ValidateID checks a caller-chosen ID: the kind prefix followed by a
 // lowercase slug of letters, digits and single hyphens.
@@ -28,7 +27,7 @@ func ValidateID(field, prefix, id string) error {
 	if !strings.HasPrefix(id, prefix) {
 		return Invalid(field, "id %q must start with %q", id, prefix)
 	}
-	if len(id) > MaxIDLen || !idPattern.MatchString(strings.TrimPrefix(id, prefix)) {
+	if len(id) > MaxIDLen || !idPattern().MatchString(strings.TrimPrefix(id, prefix)) {
 		return Invalid(field, "id %q must be %q followed by lowercase letters, digits and single hyphens (at most %d characters)", id, prefix, MaxIDLen)
 	}
 	return nil

@@ -3,7 +3,6 @@ package domain
 import (
 	"encoding/json"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 )
@@ -28,7 +27,7 @@ const OutsideToolSep = "__"
 // timeout is unset.
 const DefaultMCPTimeout = 30 * time.Second
 
-var mcpServerName = regexp.MustCompile(`^[a-z0-9_-]{1,40}$`)
+var mcpServerName = LazyRegexp(`^[a-z0-9_-]{1,40}$`)
 
 // MCPServer is an outside MCP server the org reaches through helix-org.
 // Its credential (MCPAuth) is kept apart: no read of a server carries it.
@@ -91,7 +90,7 @@ func (s MCPServer) Validate() error {
 	if s.Name == "" {
 		return Required("name")
 	}
-	if !mcpServerName.MatchString(s.Name) || strings.Contains(s.Name, OutsideToolSep) {
+	if !mcpServerName().MatchString(s.Name) || strings.Contains(s.Name, OutsideToolSep) {
 		return Invalid("name", "%q must be 1-40 of a-z, 0-9, _ and -, without %q (it joins server and tool names)", s.Name, OutsideToolSep)
 	}
 	switch s.Transport {

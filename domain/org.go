@@ -1,11 +1,9 @@
 package domain
 
-import "regexp"
-
 // orgName is what an org may be called: it becomes a path segment
 // (/orgs/<name>/), a file name and a PostgreSQL database name, so only
 // lowercase letters, digits and single hyphens, starting with a letter.
-var orgName = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+var orgName = LazyRegexp(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 
 // MaxOrgName bounds an org's name.
 const MaxOrgName = 40
@@ -16,7 +14,7 @@ func ValidateOrgName(name string) error {
 	if name == "" {
 		return Required("org")
 	}
-	if len(name) > MaxOrgName || !orgName.MatchString(name) {
+	if len(name) > MaxOrgName || !orgName().MatchString(name) {
 		return Invalid("org", "%q is not an org name: lowercase letters, digits and single hyphens, starting with a letter, at most %d characters (e.g. acme or north-lab)", name, MaxOrgName)
 	}
 	return nil

@@ -2,7 +2,6 @@ package domain
 
 import (
 	"encoding/json"
-	"regexp"
 	"time"
 )
 
@@ -121,7 +120,7 @@ type SkillVersion struct {
 	Label Label `json:"label,omitzero"`
 }
 
-var skillName = regexp.MustCompile(`^[a-z][a-z0-9_]{1,39}$`)
+var skillName = LazyRegexp(`^[a-z][a-z0-9_]{1,39}$`)
 
 // ValidateSkillName keeps names usable in tool names, image tags and
 // container names.
@@ -129,7 +128,7 @@ func ValidateSkillName(name string) error {
 	if name == "" {
 		return Required("name")
 	}
-	if !skillName.MatchString(name) {
+	if !skillName().MatchString(name) {
 		return Invalid("name", "%q must be 2-40 lowercase letters, digits or underscores, starting with a letter", name)
 	}
 	return nil

@@ -2,7 +2,6 @@ package domain
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -220,7 +219,7 @@ type ChecklistLine struct {
 	Title string
 }
 
-var checklistLine = regexp.MustCompile(`^- \[([ ~xX!-])\] (\d+)\. (.*?)(?: \(after [0-9, ]+\))?(?: @(w-[a-z0-9-]+))?\s*$`)
+var checklistLine = LazyRegexp(`^- \[([ ~xX!-])\] (\d+)\. (.*?)(?: \(after [0-9, ]+\))?(?: @(w-[a-z0-9-]+))?\s*$`)
 
 // ParseChecklist reads the checkbox lines of progress.md. A line that
 // looks like a checkbox but cannot be read is an error naming its line,
@@ -231,7 +230,7 @@ func ParseChecklist(md string) ([]ChecklistLine, error) {
 		if !strings.HasPrefix(line, "- [") {
 			continue
 		}
-		m := checklistLine.FindStringSubmatch(line)
+		m := checklistLine().FindStringSubmatch(line)
 		if m == nil {
 			return nil, Invalid("progress", "line %d %q is not \"- [ ] N. title\" with one of the marks \" \", \"~\", \"x\", \"!\", \"-\"", n+1, line)
 		}

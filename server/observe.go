@@ -3,10 +3,10 @@ package server
 import (
 	"bytes"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
+	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
 )
 
@@ -100,10 +100,10 @@ func (r *recorder) reasonText(status int) string {
 		return http.StatusText(status) + " (a web page)"
 	}
 	line, _, _ := bytes.Cut(r.reason, []byte("\n"))
-	return secretLike.ReplaceAllString(string(bytes.TrimSpace(line)), "<redacted>")
+	return secretLike().ReplaceAllString(string(bytes.TrimSpace(line)), "<redacted>")
 }
 
 // secretLike is what a refusal's answer might echo of a credential: our
 // tokens, and the provider keys an upstream error relayed for an
 // activation might quote.
-var secretLike = regexp.MustCompile(`\b(` + store.TokenPrefix + `|` + store.ActivationTokenPrefix + `|sk-|xox[a-z]-)[A-Za-z0-9_*.-]+`)
+var secretLike = domain.LazyRegexp(`\b(` + store.TokenPrefix + `|` + store.ActivationTokenPrefix + `|sk-|xox[a-z]-)[A-Za-z0-9_*.-]+`)

@@ -45,7 +45,7 @@ func (s *Store) Authenticate(ctx context.Context, tok string) (Bearer, error) {
 	hash := hashToken(tok)
 	if b, row, touch, ok := s.auth.get(hash, epoch, s.Now()); ok {
 		if touch {
-			s.touchToken(ctx, row)
+			s.touchToken(row)
 		}
 		b.Epochs = epochs
 		return b, nil
@@ -75,7 +75,7 @@ func (s *Store) Authenticate(ctx context.Context, tok string) (Bearer, error) {
 		lapse = *row.ExpiresAt
 	}
 	if s.auth.put(hash, &authEntry{epoch: epoch, lapse: lapse, bearer: b, row: row}, s.Now()) {
-		s.touchToken(ctx, row)
+		s.touchToken(row)
 	}
 	return b, nil
 }

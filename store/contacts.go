@@ -385,7 +385,7 @@ func answered(tx *gorm.DB, stream string, m domain.Message) (string, error) {
 			return ids[0], nil
 		}
 	}
-	if tag := relayTag.FindStringSubmatch(m.Subject); tag != nil {
+	if tag := relayTag().FindStringSubmatch(m.Subject); tag != nil {
 		return tag[1], nil
 	}
 	var last []string

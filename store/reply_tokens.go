@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base32"
-	"regexp"
 	"strings"
 	"time"
 
@@ -21,7 +20,7 @@ const ReplyTokenTTL = 30 * 24 * time.Hour
 // routes the answer back whatever the mail client does to headers (a
 // subject survives "Re:"); the token says the answer replies to what the
 // server sent that person. An old tag without a token still routes.
-var relayTag = regexp.MustCompile(`\[helix (e-[0-9a-z]+)(?: t-([0-9A-Za-z]+))?\]`)
+var relayTag = domain.LazyRegexp(`\[helix (e-[0-9a-z]+)(?: t-([0-9A-Za-z]+))?\]`)
 
 // tokenEncoding spells tokens in lowercase base32, safe in any subject.
 var tokenEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
@@ -62,7 +61,7 @@ func (s *Store) replyKey() ([]byte, error) {
 // event an answer on worker's contact stream answers, made for worker and
 // still within ReplyTokenTTL.
 func (s *Store) tokenVouches(worker string, answered domain.Event, subject string) (bool, error) {
-	tag := relayTag.FindStringSubmatch(subject)
+	tag := relayTag().FindStringSubmatch(subject)
 	if tag == nil || tag[1] != answered.ID || tag[2] == "" || s.Now().Sub(answered.CreatedAt) > ReplyTokenTTL {
 		return false, nil
 	}

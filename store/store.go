@@ -109,6 +109,8 @@ type Store struct {
 	stopListening func()
 	// calls is the writer of the audit of tool calls (calls.go).
 	calls callLog
+	// touches writes when tokens were last used (token_touch.go).
+	touches tokenTouches
 	// setWatch wakes waiters on a change of settings (settings_watch.go).
 	setWatch settingsWatch
 }
@@ -160,6 +162,7 @@ func Open(ctx context.Context, db string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
+	go warmSchemas(gdb)
 	if err := watchUnavailable(gdb); err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
@@ -234,6 +237,7 @@ func (s *Store) Transports() *domain.Transports { return s.transports }
 // Close releases the database.
 func (s *Store) Close() error {
 	s.closeCallLog()
+	s.closeTouches()
 	s.closeSettingsWatch()
 	if s.stopListening != nil {
 		s.stopListening()

@@ -54,6 +54,8 @@ type TokenQuery struct {
 
 // ListTokens lists tokens, oldest first.
 func (s *Store) ListTokens(ctx context.Context, q TokenQuery) ([]Token, error) {
+	// Uses this process has recorded but not yet written are seen.
+	s.flushTouches()
 	db := s.read(ctx).Order("created_at, hash")
 	if q.Worker != "" {
 		db = db.Where("worker_id = ?", q.Worker)
@@ -119,22 +121,4 @@ func (s *Store) RevokeTokens(ctx context.Context, sel TokenSelection) ([]Token, 
 		return nil, fmt.Errorf("revoke tokens: %w", err)
 	}
 	return out, nil
-}
-
-// touchToken records that a token was just used, at most once a minute.
-// It is bookkeeping for `token list`: a failure is logged and the call
-// it belongs to goes on.
-func (s *Store) touchToken(ctx context.Context, row tokenRow) {
-	now := s.Now()
-	if row.LastUsedAt != nil && now.Sub(*row.LastUsedAt) < lastUsedEvery {
-		return
-	}
-	err := s.write(ctx, func(tx *gorm.DB) error {
-		return tx.Model(&tokenRow{}).
-			Where("hash = ? AND (last_used_at IS NULL OR last_used_at < ?)", row.Hash, now.Add(-lastUsedEvery)).
-			Update("last_used_at", now).Error
-	})
-	if err != nil {
-		s.log.Warn("record token use", "token", row.Hash[:TokenIDLen], "err", err)
-	}
 }

@@ -117,7 +117,7 @@ func (s *Store) VerifyToken(ctx context.Context, tok string) (TokenInfo, error) 
 	if err != nil {
 		return TokenInfo{}, err
 	}
-	s.touchToken(ctx, row)
+	s.touchToken(row)
 	return row.info(), nil
 }
 

@@ -407,6 +407,11 @@ func (s *Store) orphaned(q *gorm.DB) *gorm.DB {
 // become pending again — all but those in keep, whose agents go on
 // outside the server and which the dispatcher adopts.
 func (s *Store) RecoverActivations(ctx context.Context, keep ...string) (int, error) {
+	// Reads first: a start after a clean stop (nearly every one) finds
+	// nothing to recover and takes no write lock.
+	if none, err := s.nothingToRecover(ctx, keep); err != nil || none {
+		return 0, err
+	}
 	var n int
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var rows []activationRow
@@ -443,6 +448,33 @@ func (s *Store) RecoverActivations(ctx context.Context, keep ...string) (int, er
 		return 0, fmt.Errorf("recover activations: %w", err)
 	}
 	return n, nil
+}
+
+// nothingToRecover says whether RecoverActivations would change nothing:
+// no orphaned activation outside keep, and no trigger it would return to
+// pending.
+func (s *Store) nothingToRecover(ctx context.Context, keep []string) (bool, error) {
+	db := s.read(ctx)
+	var n int64
+	q := s.orphaned(db.Model(&activationRow{}))
+	if len(keep) > 0 {
+		q = q.Where("id NOT IN ?", keep)
+	}
+	if err := q.Count(&n).Error; err != nil {
+		return false, fmt.Errorf("recover activations: %w", err)
+	} else if n > 0 {
+		return false, nil
+	}
+	q = db.Model(&triggerRow{}).Where("status = ?", triggerClaimed)
+	if s.Shared() {
+		q = q.Where("activation_id = ?", "")
+	} else if len(keep) > 0 {
+		q = q.Where("activation_id NOT IN ?", keep)
+	}
+	if err := q.Count(&n).Error; err != nil {
+		return false, fmt.Errorf("recover activations: %w", err)
+	}
+	return n == 0, nil
 }
 
 // GetActivation returns one activation record.

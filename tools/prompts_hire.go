@@ -54,8 +54,8 @@ func hirePrompt() prompt {
 }
 
 func hireText(role domain.Role, name string, kind domain.WorkerKind, known, granted []string) string {
-	streams := sectionItems(role.Content, "streams", streamID)
-	tools := sectionItems(role.Content, "tools", toolName)
+	streams := sectionItems(role.Content, "streams", streamID())
+	tools := sectionItems(role.Content, "tools", toolName())
 	var b strings.Builder
 	fmt.Fprintf(&b, "Hire %s (%s) into the role %s (%q), following the hiring playbook step by step. "+
 		"A worker without its streams is half-hired: do not stop before the last step.\n\n", name, kind, role.ID, role.Title)
@@ -99,10 +99,10 @@ Then tell me the worker's id, its streams and its tools.`, role.ID, role.Title, 
 }
 
 var (
-	headingLine = regexp.MustCompile(`^#{1,6}\s+(.*)$`)
-	bulletLine  = regexp.MustCompile("^\\s*[-*+]\\s+`?([^`\\s:,—–]+)")
-	streamID    = regexp.MustCompile(`^s-[a-z0-9][a-z0-9-]*$`)
-	toolName    = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	headingLine = domain.LazyRegexp(`^#{1,6}\s+(.*)$`)
+	bulletLine  = domain.LazyRegexp("^\\s*[-*+]\\s+`?([^`\\s:,—–]+)")
+	streamID    = domain.LazyRegexp(`^s-[a-z0-9][a-z0-9-]*$`)
+	toolName    = domain.LazyRegexp(`^[a-z][a-z0-9_]*$`)
 )
 
 // sectionItems returns the first word of each bullet under the role's
@@ -111,14 +111,14 @@ func sectionItems(content, section string, want *regexp.Regexp) []string {
 	var out []string
 	in := false
 	for _, line := range strings.Split(content, "\n") {
-		if m := headingLine.FindStringSubmatch(line); m != nil {
+		if m := headingLine().FindStringSubmatch(line); m != nil {
 			in = strings.HasPrefix(strings.ToLower(strings.TrimSpace(m[1])), section)
 			continue
 		}
 		if !in {
 			continue
 		}
-		if m := bulletLine.FindStringSubmatch(line); m != nil && want.MatchString(m[1]) && !slices.Contains(out, m[1]) {
+		if m := bulletLine().FindStringSubmatch(line); m != nil && want.MatchString(m[1]) && !slices.Contains(out, m[1]) {
 			out = append(out, m[1])
 		}
 	}

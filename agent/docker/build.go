@@ -9,11 +9,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/docker/docker/api/types/build"
+
+	"github.com/helixml/helix-org/domain"
 )
 
 // File is one file of a build context, or a symbolic link when Link is set.
@@ -109,14 +110,14 @@ func withLabels(files []File, labels map[string]string) []File {
 }
 
 // ansi matches terminal colour codes, which RUN steps' stderr carries.
-var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+var ansi = domain.LazyRegexp("\x1b\\[[0-9;]*m")
 
 // readBuildLog reads the daemon's JSON message stream, keeping the last
 // lines of output and the error, if any.
 func readBuildLog(r io.Reader) (string, error) {
 	var lines []string
 	add := func(s string) {
-		s = ansi.ReplaceAllString(s, "")
+		s = ansi().ReplaceAllString(s, "")
 		for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
 			if strings.TrimSpace(l) == "" {
 				continue

@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -58,10 +57,10 @@ func Labels(org, worker, activation string) map[string]string {
 
 // envName matches the Secret keys that are environment variables; the
 // others are files (the prompt, role.md, …).
-var envName = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
+var envName = domain.LazyRegexp(`^[A-Z_][A-Z0-9_]*$`)
 
 // IsEnvKey reports whether a Secret key is an environment variable.
-func IsEnvKey(k string) bool { return envName.MatchString(k) }
+func IsEnvKey(k string) bool { return envName().MatchString(k) }
 
 // splitEnv separates the variables that carry the run's token or the
 // server's address — into the Secret — from the rest, which the Job's

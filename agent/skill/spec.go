@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -137,9 +136,9 @@ func checkName(name string) error {
 }
 
 var (
-	syntaxDirective = regexp.MustCompile(`(?i)^\s*#\s*syntax\s*=`)
-	remoteSource    = regexp.MustCompile(`(?i)^\s*ADD\s.*\b(https?|git)://`)
-	gitSource       = regexp.MustCompile(`(?i)^\s*ADD\s.*(\.git\b|git@)`)
+	syntaxDirective = domain.LazyRegexp(`(?i)^\s*#\s*syntax\s*=`)
+	remoteSource    = domain.LazyRegexp(`(?i)^\s*ADD\s.*\b(https?|git)://`)
+	gitSource       = domain.LazyRegexp(`(?i)^\s*ADD\s.*(\.git\b|git@)`)
 )
 
 // checkDockerfile refuses what would reach outside the build: a frontend
@@ -150,9 +149,9 @@ func checkDockerfile(df string) error {
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		switch {
-		case syntaxDirective.MatchString(line):
+		case syntaxDirective().MatchString(line):
 			return domain.Invalid("files", "Dockerfile line %d: `# syntax=` directives are refused: builds use the built-in frontend and fetch nothing", n)
-		case remoteSource.MatchString(line), gitSource.MatchString(line):
+		case remoteSource().MatchString(line), gitSource().MatchString(line):
 			return domain.Invalid("files", "Dockerfile line %d: ADD from a URL or git repository is refused: builds have no network; put the files in create_skill's files", n)
 		}
 	}

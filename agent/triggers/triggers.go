@@ -5,8 +5,9 @@
 package triggers
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/helixml/helix-org/domain"
 )
 
 // Trigger is one event trigger of a prompt: its event and stream, the
@@ -18,7 +19,7 @@ type Trigger struct {
 	From, Subject, ThreadID, To string
 }
 
-var eventLine = regexp.MustCompile(`^\[\d+/\d+\] event (\S+) on stream (\S+) `)
+var eventLine = domain.LazyRegexp(`^\[\d+/\d+\] event (\S+) on stream (\S+) `)
 
 // Parse reads the event triggers out of a prompt; a hire is not one.
 func Parse(prompt string) []Trigger {
@@ -26,7 +27,7 @@ func Parse(prompt string) []Trigger {
 	var cur *Trigger
 	inBody := false
 	for _, line := range strings.Split(prompt, "\n") {
-		if m := eventLine.FindStringSubmatch(line); m != nil {
+		if m := eventLine().FindStringSubmatch(line); m != nil {
 			out = append(out, Trigger{Event: m[1], Stream: m[2]})
 			cur, inBody = &out[len(out)-1], false
 			continue
@@ -78,17 +79,17 @@ func (t *Trigger) header(line string) {
 // text holding <body> (as is) or <BODY…> (upper-cased), e.g. "reply
 // `echo: <body>` on the same stream".
 var (
-	replyRule = regexp.MustCompile("`([^`]*<(?:body|BODY[^>]*)>[^`]*)`")
-	upperBody = regexp.MustCompile(`<BODY[^>]*>`)
+	replyRule = domain.LazyRegexp("`([^`]*<(?:body|BODY[^>]*)>[^`]*)`")
+	upperBody = domain.LazyRegexp(`<BODY[^>]*>`)
 )
 
 // RoleReply is the reply a role's rule gives to t, found in text (role.md,
 // or a system prompt that holds it); ok is false when it has no rule.
 func RoleReply(text string, t Trigger) (reply string, ok bool) {
-	m := replyRule.FindStringSubmatch(text)
+	m := replyRule().FindStringSubmatch(text)
 	if m == nil {
 		return "", false
 	}
 	reply = strings.ReplaceAll(m[1], "<body>", t.Body)
-	return upperBody.ReplaceAllLiteralString(reply, strings.ToUpper(t.Body)), true
+	return upperBody().ReplaceAllLiteralString(reply, strings.ToUpper(t.Body)), true
 }

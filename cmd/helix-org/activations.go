@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"regexp"
 	"text/tabwriter"
 	"time"
 
@@ -61,14 +60,14 @@ totals per worker — what each worker has cost.`,
 
 // bareExit is how runs recorded before their agent's reason was kept
 // (and runs whose agent said nothing) ended.
-var bareExit = regexp.MustCompile(`^agent exited with status -?\d+$`)
+var bareExit = domain.LazyRegexp(`^agent exited with status -?\d+$`)
 
 // explainExits adds to a run that failed with only an exit status the
 // last error its agent wrote on its activation log, where the real reason
 // sits.
 func explainExits(ctx context.Context, st *store.Store, acts []domain.Activation) error {
 	for i, a := range acts {
-		if a.Status != domain.ActivationFailed || !bareExit.MatchString(a.Error) {
+		if a.Status != domain.ActivationFailed || !bareExit().MatchString(a.Error) {
 			continue
 		}
 		ev, ok, err := st.LatestLogEntry(ctx, a.WorkerID, a.ID, domain.LogError)

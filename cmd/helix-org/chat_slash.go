@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -13,10 +12,11 @@ import (
 
 	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/agent/llm"
+	"github.com/helixml/helix-org/domain"
 )
 
 // slashLine matches "/name rest": a command, not a path such as /etc/x.
-var slashLine = regexp.MustCompile(`^/([A-Za-z][A-Za-z0-9_-]*)(?:\s+(.*))?$`)
+var slashLine = domain.LazyRegexp(`^/([A-Za-z][A-Za-z0-9_-]*)(?:\s+(.*))?$`)
 
 // expandSlash turns a "/name args" line into the text the model gets: the
 // worker's MCP prompt of that name, expanded on the server. It reports
@@ -24,7 +24,7 @@ var slashLine = regexp.MustCompile(`^/([A-Za-z][A-Za-z0-9_-]*)(?:\s+(.*))?$`)
 // command, a bad argument) and the model need not be asked. Lines that
 // are not commands go to the model as typed.
 func expandSlash(ctx context.Context, out io.Writer, tools *agent.Toolbox, line string) (string, bool) {
-	m := slashLine.FindStringSubmatch(line)
+	m := slashLine().FindStringSubmatch(line)
 	if m == nil {
 		return line, true
 	}

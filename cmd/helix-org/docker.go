@@ -94,16 +94,28 @@ func agentRoutes(srv http.Handler) http.Handler {
 	return mux
 }
 
-// connect checks once at start-up that the daemon answers, beside the
-// rest of the start: only reaping leftover containers and the skills
-// wait for it, not the first request. Without a daemon it logs and the
-// docker runtime and skills fail until there is one.
-func (h *dockerHost) connect(ctx context.Context) {
+// connect checks once that the daemon answers: after the server's first
+// answer (warm), or as soon as something needs Docker, whichever is
+// first, so a cold start's first request shares the cores with no
+// Docker client. Only reaping leftover containers and the skills wait
+// for the answer. Without a daemon it logs and the docker runtime and
+// skills fail until there is one.
+func (h *dockerHost) connect(ctx context.Context, warm <-chan struct{}) {
 	if h == nil {
 		return
 	}
-	answered := make(chan bool, 1)
+	answered, needed := make(chan bool, 1), make(chan struct{})
+	if warm == nil { // an org with no gate is warm
+		c := make(chan struct{})
+		close(c)
+		warm = c
+	}
 	go func() {
+		select {
+		case <-warm:
+		case <-needed:
+		case <-ctx.Done():
+		}
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		err := h.eng.Ping(pctx)
@@ -112,7 +124,10 @@ func (h *dockerHost) connect(ctx context.Context) {
 		}
 		answered <- err == nil
 	}()
-	h.up = sync.OnceValue(func() bool { return <-answered })
+	h.up = sync.OnceValue(func() bool {
+		close(needed)
+		return <-answered
+	})
 }
 
 // reapActivations removes activation containers a crashed predecessor

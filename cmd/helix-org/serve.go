@@ -223,8 +223,16 @@ func (o orgServe) startOrg(ctx context.Context, name string, st *store.Store, en
 		dh.forbidden = append(dh.forbidden, o.forbidden...)
 	}
 	deps := transportDeps(st, log)
-	var d *dispatch.Dispatcher // set before the listener serves
 	sandbox := checkSandbox(ctx, st, o.warm, log)
+	hx := helixHost(st)
+	d := dispatch.New(st, runtimes(st, dh, hx, sandbox, log), dispatch.Options{EnvsDir: envs, MCPBaseURL: o.base + root,
+		Logger: log, Reap: reapOrphans(log), Observer: m, Alive: agent.Alive, Kill: killAgent, Adopts: adoptsJobs(st)})
+	// Agents and containers a crash left running are gone before their
+	// triggers run again. Recovery runs beside the server's construction
+	// (two cores at start-up, not one), and the org starts only once it
+	// has succeeded.
+	recovered := make(chan error, 1)
+	go func() { recovered <- d.Recover(ctx) }()
 	outside := newGateway(ctx, st, sandbox, envs, log)
 	srv := server.New(st, server.Config{Outside: outside, Dispatching: func() bool { return d.Running() }, Logger: log, Routes: transportRoutes(deps, o.budget),
 		Skills: dh.skillRunner(), Upstream: relayUpstream(st), Gemini: relayGemini(st), CallTimeout: o.edge.CallTimeout, Settings: settings(),
@@ -234,13 +242,8 @@ func (o orgServe) startOrg(ctx context.Context, name string, st *store.Store, en
 		// so their base URL carries no org prefix.
 		dh.agents, dh.edge = agentRoutes(srv), o.edge
 	}
-	dh.connect(ctx)
-	hx := helixHost(st)
-	d = dispatch.New(st, runtimes(st, dh, hx, sandbox, log), dispatch.Options{EnvsDir: envs, MCPBaseURL: o.base + root,
-		Logger: log, Reap: reapOrphans(log), Observer: m, Alive: agent.Alive, Kill: killAgent, Adopts: adoptsJobs(st)})
-	// Agents and containers a crash left running are gone before their
-	// triggers run again.
-	if err := d.Recover(ctx); err != nil {
+	dh.connect(ctx, o.warm)
+	if err := <-recovered; err != nil {
 		outside.Close()
 		return nil, nil, err
 	}

@@ -7,13 +7,14 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"sync"
 )
 
 //go:embed assets
 var assetFS embed.FS
 
-// assetTags are the ETags of the embedded assets, computed once.
-var assetTags = func() map[string]string {
+// assetTags are the ETags of the embedded assets, computed on first use.
+var assetTags = sync.OnceValue(func() map[string]string {
 	tags := map[string]string{}
 	entries, _ := assetFS.ReadDir("assets")
 	for _, e := range entries {
@@ -22,13 +23,13 @@ var assetTags = func() map[string]string {
 		tags[e.Name()] = `"` + hex.EncodeToString(sum[:8]) + `"`
 	}
 	return tags
-}()
+})
 
 // handleAsset serves the stylesheet, the script and the icon from the
 // binary. They need no sign-in: they hold nothing of the org's.
 func (u *UI) handleAsset(w http.ResponseWriter, r *http.Request) {
 	name := path.Base(r.PathValue("file"))
-	tag, ok := assetTags[name]
+	tag, ok := assetTags()[name]
 	if !ok {
 		http.NotFound(w, r)
 		return

@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"html/template"
+	"sync"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -14,14 +15,17 @@ import (
 // md renders markdown for the web UI. It never passes raw HTML through
 // (goldmark drops it and unsafe link schemes without html.WithUnsafe),
 // and an image becomes a link, so no page loads anything from elsewhere.
-var md = goldmark.New(
-	goldmark.WithExtensions(extension.GFM),
-	goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(imagesAsLinks{}, 100))),
-)
+// Built on first use: most starts of the binary render no markdown.
+var md = sync.OnceValue(func() goldmark.Markdown {
+	return goldmark.New(
+		goldmark.WithExtensions(extension.GFM),
+		goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(imagesAsLinks{}, 100))),
+	)
+})
 
 func markdown(src string) template.HTML {
 	var buf bytes.Buffer
-	if err := md.Convert([]byte(src), &buf); err != nil {
+	if err := md().Convert([]byte(src), &buf); err != nil {
 		return template.HTML(template.HTMLEscapeString(src))
 	}
 	return template.HTML(buf.String())

@@ -3,7 +3,6 @@ package discord
 import (
 	"context"
 	"encoding/json"
-	"regexp"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/delivery"
@@ -61,8 +60,8 @@ type Config struct {
 var (
 	// botToken is a bot token as the developer portal shows it: three
 	// base64url parts joined by dots.
-	botToken  = regexp.MustCompile(`^[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{20,}$`)
-	snowflake = regexp.MustCompile(`^[1-9][0-9]{15,19}$`)
+	botToken  = domain.LazyRegexp(`^[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{20,}$`)
+	snowflake = domain.LazyRegexp(`^[1-9][0-9]{15,19}$`)
 )
 
 // parseSettings decodes and checks transport.discord; the loop and the
@@ -72,7 +71,7 @@ func parseSettings(raw string) (Config, error) {
 	if err := transport.DecodeSettings("transport.discord", raw, &c); err != nil {
 		return c, err
 	}
-	if c.BotToken != "" && !botToken.MatchString(c.BotToken) {
+	if c.BotToken != "" && !botToken().MatchString(c.BotToken) {
 		return c, domain.Invalid("bot_token", "must be the bot's token as the developer portal shows it: three parts of A-Z a-z 0-9 _ - joined by dots, without \"Bot \"")
 	}
 	return c, transport.URL("api_url", &c.APIURL, DefaultAPIURL)
@@ -100,9 +99,9 @@ func ParseStreamConfig(raw json.RawMessage) (StreamConfig, error) {
 		return c, domain.Invalid(domain.ConfigField("channel"), `is required: {"channel":"<channel id>"}, or {"user":"<user id>"} for a person's DMs`)
 	case c.Channel != "" && c.User != "":
 		return c, domain.Invalid(domain.ConfigField("user"), "goes without channel: a stream follows a channel or a person's DMs")
-	case c.Channel != "" && !snowflake.MatchString(c.Channel):
+	case c.Channel != "" && !snowflake().MatchString(c.Channel):
 		return c, domain.Invalid(domain.ConfigField("channel"), "%q must be a channel id, such as \"1064211298675183666\" (Developer Mode: Copy Channel ID), not a #name", c.Channel)
-	case c.User != "" && !snowflake.MatchString(c.User):
+	case c.User != "" && !snowflake().MatchString(c.User):
 		return c, domain.Invalid(domain.ConfigField("user"), "%q must be a user id, such as \"80351110224678912\" (Developer Mode: Copy User ID), not a name", c.User)
 	}
 	return c, nil
@@ -110,7 +109,7 @@ func ParseStreamConfig(raw json.RawMessage) (StreamConfig, error) {
 
 // contactStream is the stream of a human reached in their DMs.
 func contactStream(_, address string) (json.RawMessage, error) {
-	if !snowflake.MatchString(address) {
+	if !snowflake().MatchString(address) {
 		return nil, domain.Invalid("address", "%q must be the person's Discord user id, such as \"80351110224678912\" (Developer Mode: Copy User ID)", address)
 	}
 	return json.Marshal(StreamConfig{User: address})

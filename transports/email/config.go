@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/helixml/helix-org/domain"
@@ -57,12 +56,12 @@ func ParseStreamConfig(raw json.RawMessage) (StreamConfig, error) {
 	return c, nil
 }
 
-var emailAddress = regexp.MustCompile(`^[^@\s<>,;"]+@[^@\s<>,;"]+\.[^@\s<>,;"]+$`)
+var emailAddress = domain.LazyRegexp(`^[^@\s<>,;"]+@[^@\s<>,;"]+\.[^@\s<>,;"]+$`)
 
 // contactStream is the stream a human reached at address runs on: its
 // alias is the worker's id, so the replies it mails come back there.
 func contactStream(worker, address string) (json.RawMessage, error) {
-	if len(address) > domain.MaxAddress || !emailAddress.MatchString(address) {
+	if len(address) > domain.MaxAddress || !emailAddress().MatchString(address) {
 		return nil, domain.Invalid("address", "%q is not an email address such as lee@example.com", address)
 	}
 	return json.Marshal(StreamConfig{Alias: worker})

@@ -181,7 +181,7 @@ func verdict(hs []Header, from string) domain.Sender {
 		result := strings.FieldsFunc(received, func(r rune) bool { return unicode.IsSpace(r) || r == '(' || r == ';' })
 		spf = len(result) > 0 && strings.EqualFold(result[0], "pass")
 	}
-	if !spf || !slices.Contains(tests, "DKIM_VALID_AU") || !emailAddress.MatchString(from) {
+	if !spf || !slices.Contains(tests, "DKIM_VALID_AU") || !emailAddress().MatchString(from) {
 		return domain.Sender{}
 	}
 	return domain.Sender{Address: from, How: "spf+dkim"}

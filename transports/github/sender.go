@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strings"
 
 	"github.com/helixml/helix-org/domain"
@@ -27,7 +26,7 @@ func NewSender(st delivery.Store, client *http.Client) *Sender {
 	return &Sender{delivery.NewHTTP(Kind, st, client)}
 }
 
-var issueThread = regexp.MustCompile(`^#([1-9][0-9]{0,9})$`)
+var issueThread = domain.LazyRegexp(`^#([1-9][0-9]{0,9})$`)
 
 // Send makes one attempt. What only the operator can fix (no token, GitHub
 // down, a rate limit) is retried; what GitHub refuses for good (no such
@@ -47,14 +46,14 @@ func (s *Sender) Send(ctx context.Context, st domain.Stream, ev domain.Event, _ 
 // issue is the number a message comments on: its threadId "#N", else that
 // of the event it answers on the same stream.
 func (s *Sender) issue(ctx context.Context, stream string, m domain.Message) (string, error) {
-	if n := issueThread.FindStringSubmatch(m.ThreadID); n != nil {
+	if n := issueThread().FindStringSubmatch(m.ThreadID); n != nil {
 		return n[1], nil
 	}
 	parent, err := s.Parent(ctx, stream, m.InReplyTo)
 	switch {
 	case err != nil:
 		return "", err
-	case parent != nil && issueThread.MatchString(parent.Message.ThreadID):
+	case parent != nil && issueThread().MatchString(parent.Message.ThreadID):
 		return parent.Message.ThreadID[1:], nil
 	}
 	return "", domain.Invalid("threadId", "a comment needs the issue or pull request it is on: threadId \"#<number>\", or inReplyTo an event of its thread")

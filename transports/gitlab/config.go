@@ -2,7 +2,6 @@ package gitlab
 
 import (
 	"encoding/json"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,9 +86,9 @@ const (
 )
 
 var (
-	projectPath = regexp.MustCompile(`^[A-Za-z0-9_.][A-Za-z0-9_.-]*(/[A-Za-z0-9_.][A-Za-z0-9_.-]*)+$`)
-	projectID   = regexp.MustCompile(`^[1-9][0-9]{0,18}$`)
-	tokenChars  = regexp.MustCompile(`^[\x21-\x7e]+$`)
+	projectPath = domain.LazyRegexp(`^[A-Za-z0-9_.][A-Za-z0-9_.-]*(/[A-Za-z0-9_.][A-Za-z0-9_.-]*)+$`)
+	projectID   = domain.LazyRegexp(`^[1-9][0-9]{0,18}$`)
+	tokenChars  = domain.LazyRegexp(`^[\x21-\x7e]+$`)
 )
 
 // ParseStreamConfig decodes and checks a gitlab stream's config. Errors
@@ -102,7 +101,7 @@ func ParseStreamConfig(raw json.RawMessage) (StreamConfig, error) {
 	switch {
 	case c.Project == "":
 		return c, domain.Required(domain.ConfigField("project"))
-	case !projectPath.MatchString(c.Project) && !projectID.MatchString(c.Project):
+	case !projectPath().MatchString(c.Project) && !projectID().MatchString(c.Project):
 		return c, domain.Invalid(domain.ConfigField("project"), "%q must be a project's path, such as \"group/name\", or its numeric id", c.Project)
 	case len(c.Events) == 0:
 		return c, domain.Invalid(domain.ConfigField("events"), "must list at least one event (valid: %s)", strings.Join(EventNames(), ", "))
@@ -115,7 +114,7 @@ func ParseStreamConfig(raw json.RawMessage) (StreamConfig, error) {
 	switch {
 	case c.Secret == "":
 		return c, domain.Invalid(domain.ConfigField("secret"), "is required: the secret token set on the GitLab webhook, which it sends as X-Gitlab-Token")
-	case len(c.Secret) < MinSecret || len(c.Secret) > MaxSecret || !tokenChars.MatchString(c.Secret):
+	case len(c.Secret) < MinSecret || len(c.Secret) > MaxSecret || !tokenChars().MatchString(c.Secret):
 		return c, domain.Invalid(domain.ConfigField("secret"), "must be %d to %d printable characters without spaces", MinSecret, MaxSecret)
 	}
 	return c, nil
@@ -127,7 +126,7 @@ func (c StreamConfig) follows(p project, event string) bool {
 	if !slices.Contains(c.Events, event) {
 		return false
 	}
-	if projectID.MatchString(c.Project) {
+	if projectID().MatchString(c.Project) {
 		return p.ID > 0 && c.Project == strconv.FormatInt(p.ID, 10)
 	}
 	return p.Path != "" && strings.EqualFold(c.Project, p.Path)
@@ -167,7 +166,7 @@ func parseSettings(raw string) (Config, error) {
 	if err := transport.DecodeSettings("transport.gitlab", raw, &c); err != nil {
 		return c, err
 	}
-	if c.Token != "" && !tokenChars.MatchString(c.Token) {
+	if c.Token != "" && !tokenChars().MatchString(c.Token) {
 		return c, domain.Invalid("token", "must be an access token as GitLab shows it, without spaces or line breaks")
 	}
 	return c, transport.URL("api_url", &c.APIURL, DefaultAPIURL)

@@ -43,7 +43,7 @@ func FuzzParse(f *testing.F) {
 		if err := json.Unmarshal(extra["event"], &got); err != nil || got != event {
 			t.Fatalf("extra.event = %s, want %q", extra["event"], event)
 		}
-		if d.Message.ThreadID != "" && !threadRef.MatchString(d.Message.ThreadID) {
+		if d.Message.ThreadID != "" && !threadRef().MatchString(d.Message.ThreadID) {
 			t.Fatalf("thread %q is not #<iid> or !<iid>", d.Message.ThreadID)
 		}
 	})

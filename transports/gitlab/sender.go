@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -35,12 +34,12 @@ type Noteable struct {
 	IID  string
 }
 
-var threadRef = regexp.MustCompile(`^([#!])([1-9][0-9]{0,9})$`)
+var threadRef = domain.LazyRegexp(`^([#!])([1-9][0-9]{0,9})$`)
 
 // NoteableOf reads a thread: "#23" is issue 23 of project, "!1" merge
 // request 1.
 func NoteableOf(project, thread string) (Noteable, bool) {
-	m := threadRef.FindStringSubmatch(thread)
+	m := threadRef().FindStringSubmatch(thread)
 	if m == nil {
 		return Noteable{}, false
 	}

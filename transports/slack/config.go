@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"regexp"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/delivery"
@@ -79,13 +78,13 @@ type Config struct {
 }
 
 var (
-	hexSecret = regexp.MustCompile(`^[0-9a-f]{16,128}$`)
-	botToken  = regexp.MustCompile(`^xoxb-[0-9A-Za-z-]+$`)
-	appToken  = regexp.MustCompile(`^xapp-[0-9A-Za-z-]+$`)
-	clientID  = regexp.MustCompile(`^[0-9]{1,20}\.[0-9]{1,20}$`)
-	userID    = regexp.MustCompile(`^[UW][0-9A-Z]{2,}$`)
-	channelID = regexp.MustCompile(`^[CGD][0-9A-Z]{2,}$`)
-	slackTS   = regexp.MustCompile(`^[0-9]{1,12}\.[0-9]{1,9}$`)
+	hexSecret = domain.LazyRegexp(`^[0-9a-f]{16,128}$`)
+	botToken  = domain.LazyRegexp(`^xoxb-[0-9A-Za-z-]+$`)
+	appToken  = domain.LazyRegexp(`^xapp-[0-9A-Za-z-]+$`)
+	clientID  = domain.LazyRegexp(`^[0-9]{1,20}\.[0-9]{1,20}$`)
+	userID    = domain.LazyRegexp(`^[UW][0-9A-Z]{2,}$`)
+	channelID = domain.LazyRegexp(`^[CGD][0-9A-Z]{2,}$`)
+	slackTS   = domain.LazyRegexp(`^[0-9]{1,12}\.[0-9]{1,9}$`)
 )
 
 // parseSettings decodes and checks transport.slack. The receiver and the
@@ -97,17 +96,17 @@ func parseSettings(raw string) (Config, error) {
 		return c, err
 	}
 	switch {
-	case c.SigningSecret != "" && !hexSecret.MatchString(c.SigningSecret):
+	case c.SigningSecret != "" && !hexSecret().MatchString(c.SigningSecret):
 		return c, domain.Invalid("signing_secret", "must be the app's signing secret as Slack shows it: 16 to 128 lowercase hex digits, nothing around them")
-	case c.BotToken != "" && !botToken.MatchString(c.BotToken):
+	case c.BotToken != "" && !botToken().MatchString(c.BotToken):
 		return c, domain.Invalid("bot_token", `must be a bot token: "xoxb-" then letters, digits and '-'`)
-	case c.BotUserID != "" && !userID.MatchString(c.BotUserID):
+	case c.BotUserID != "" && !userID().MatchString(c.BotUserID):
 		return c, domain.Invalid("bot_user_id", `must be a Slack user id such as "U0123ABCD"`)
-	case c.AppToken != "" && !appToken.MatchString(c.AppToken):
+	case c.AppToken != "" && !appToken().MatchString(c.AppToken):
 		return c, domain.Invalid("app_token", `must be an app-level token: "xapp-" then letters, digits and '-'`)
-	case c.ClientID != "" && !clientID.MatchString(c.ClientID):
+	case c.ClientID != "" && !clientID().MatchString(c.ClientID):
 		return c, domain.Invalid("client_id", `must be the app's Client ID as Slack shows it, such as "1234567890.1234567890"`)
-	case c.ClientSecret != "" && !hexSecret.MatchString(c.ClientSecret):
+	case c.ClientSecret != "" && !hexSecret().MatchString(c.ClientSecret):
 		return c, domain.Invalid("client_secret", "must be the app's Client Secret as Slack shows it: lowercase hex digits, nothing around them")
 	}
 	return c, cmp.Or(transport.URL("api_url", &c.APIURL, DefaultAPIURL),
@@ -144,10 +143,10 @@ func ParseStreamConfig(raw json.RawMessage) (StreamConfig, error) {
 	if c.Channel == "" {
 		return c, domain.Invalid(domain.ConfigField("channel"), `is required: a channel id such as "C0123ABCD", or "worker" for a worker's stream`)
 	}
-	if !channelID.MatchString(c.Channel) {
+	if !channelID().MatchString(c.Channel) {
 		return c, domain.Invalid(domain.ConfigField("channel"), "%q must be a channel id such as \"C0123ABCD\" (not a #name)", c.Channel)
 	}
-	if c.ThreadTS != "" && !slackTS.MatchString(c.ThreadTS) {
+	if c.ThreadTS != "" && !slackTS().MatchString(c.ThreadTS) {
 		return c, domain.Invalid(domain.ConfigField("thread_ts"), "%q must be a message ts such as \"1712345678.000100\"", c.ThreadTS)
 	}
 	return c, nil
@@ -162,11 +161,11 @@ func checkWorkerStream(c StreamConfig) error {
 		return err
 	}
 	switch {
-	case c.User != "" && !userID.MatchString(c.User):
+	case c.User != "" && !userID().MatchString(c.User):
 		return domain.Invalid(domain.ConfigField("user"), "%q must be a Slack user id such as \"U0123ABCD\"", c.User)
 	case c.ThreadTS != "":
 		return domain.Invalid(domain.ConfigField("thread_ts"), "goes without worker: a worker's stream follows the threads it is in")
-	case c.Channel != "" && !channelID.MatchString(c.Channel):
+	case c.Channel != "" && !channelID().MatchString(c.Channel):
 		return domain.Invalid(domain.ConfigField("channel"), "%q must be a channel id such as \"C0123ABCD\" (not a #name)", c.Channel)
 	}
 	return nil
@@ -174,7 +173,7 @@ func checkWorkerStream(c StreamConfig) error {
 
 // contactStream is the stream of a human reached in the channel address.
 func contactStream(_, address string) (json.RawMessage, error) {
-	if !channelID.MatchString(address) {
+	if !channelID().MatchString(address) {
 		return nil, domain.Invalid("address", "%q must be a Slack channel id, such as the \"D0123ABCD\" of the human's DM with the bot", address)
 	}
 	return json.Marshal(StreamConfig{Channel: address})

@@ -205,7 +205,7 @@ func (f *flow) exchange(ctx context.Context, cfg Config, code string) (installat
 	case !ans.OK:
 		// invalid_code, code_already_used, bad_redirect_uri, bad_client_secret…
 		return installation{}, domain.Invalid("code", "Slack's oauth.v2.access answered %d: %s", resp.StatusCode, cmp.Or(ans.Error, resp.Status))
-	case ans.TokenType != "bot" || !botToken.MatchString(ans.AccessToken):
+	case ans.TokenType != "bot" || !botToken().MatchString(ans.AccessToken):
 		return installation{}, domain.Invalid("code", "Slack's oauth.v2.access gave no bot token (token_type %q)", ans.TokenType)
 	}
 	return ans.installation, nil
@@ -223,7 +223,7 @@ func (f *flow) store(ctx context.Context, inst installation) error {
 		return errors.New("transport.slack is not a JSON object")
 	}
 	obj["bot_token"], _ = json.Marshal(inst.AccessToken)
-	if userID.MatchString(inst.BotUserID) {
+	if userID().MatchString(inst.BotUserID) {
 		obj["bot_user_id"], _ = json.Marshal(inst.BotUserID)
 	}
 	merged, _ := json.Marshal(obj)

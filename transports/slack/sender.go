@@ -49,11 +49,11 @@ func (s *Sender) Send(ctx context.Context, st domain.Stream, ev domain.Event, _ 
 // that is a Slack ts, else the stream's own thread, else none.
 func threadOf(sc StreamConfig, m domain.Message, parent *domain.Event) string {
 	switch {
-	case slackTS.MatchString(m.InReplyTo):
+	case slackTS().MatchString(m.InReplyTo):
 		return m.InReplyTo
-	case parent != nil && slackTS.MatchString(parent.Message.ThreadID):
+	case parent != nil && slackTS().MatchString(parent.Message.ThreadID):
 		return parent.Message.ThreadID
-	case slackTS.MatchString(m.ThreadID):
+	case slackTS().MatchString(m.ThreadID):
 		return m.ThreadID
 	}
 	return sc.ThreadTS

@@ -2,8 +2,6 @@ package telegram
 
 import (
 	"encoding/json"
-	"regexp"
-	"sync"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/transports/delivery"
@@ -59,9 +57,9 @@ var (
 	// secretToken is Telegram's own rule for setWebhook's secret_token.
 	// Compiled when first used: a counted repeat such as {1,256} is
 	// that many copies in the program, a millisecond of every start.
-	secretToken = lazyRegexp(`^[A-Za-z0-9_-]{1,256}$`)
-	botTokenRe  = lazyRegexp(`^[0-9]{1,20}:[A-Za-z0-9_-]{20,}$`)
-	chatID      = lazyRegexp(`^-?[0-9]{1,20}$`)
+	secretToken = domain.LazyRegexp(`^[A-Za-z0-9_-]{1,256}$`)
+	botTokenRe  = domain.LazyRegexp(`^[0-9]{1,20}:[A-Za-z0-9_-]{20,}$`)
+	chatID      = domain.LazyRegexp(`^-?[0-9]{1,20}$`)
 )
 
 // parseSettings decodes and checks transport.telegram; the receiver and
@@ -114,8 +112,4 @@ func contactStream(_, address string) (json.RawMessage, error) {
 		return nil, domain.Invalid("address", "%q must be the chat_id of the human's chat with the bot, such as \"90017\"", address)
 	}
 	return json.Marshal(StreamConfig{ChatID: address})
-}
-
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
