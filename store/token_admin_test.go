@@ -155,3 +155,69 @@ func TestTokenLastUsed(t *testing.T) {
 		t.Errorf("last used = %v after a minute, want %v", got, clock.Now())
 	}
 }
+
+// TestTokenUseWrittenInTheBackground: a token's use is written without
+// a reader asking (another process's `token list` sees it), and a use
+// still waiting when the store closes is written, not lost.
+func TestTokenUseWrittenInTheBackground(t *testing.T) {
+	db := storetest.DB(t)
+	ctx := t.Context()
+	open := func() *store.Store {
+		t.Helper()
+		st, err := store.Open(ctx, db, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	// What another process reads: its ListTokens flushes only its own
+	// pending uses, never this store's.
+	lastUsed := func(label string) *time.Time {
+		t.Helper()
+		other := open()
+		defer other.Close()
+		toks, err := other.ListTokens(ctx, store.TokenQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tk := range toks {
+			if tk.Label == label {
+				return tk.LastUsedAt
+			}
+		}
+		t.Fatalf("no token %q in %+v", label, toks)
+		return nil
+	}
+	st := open()
+	if _, err := st.Bootstrap(ctx, []string{"publish"}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := st.CreateToken(ctx, store.TokenSpec{WorkerID: store.OwnerWorker, Kind: store.TokenOperator, Label: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := st.CreateToken(ctx, store.TokenSpec{WorkerID: store.OwnerWorker, Kind: store.TokenOperator, Label: "second"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Authenticate(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	// Written by the store on its own: wait for it as another reader would.
+	deadline := time.Now().Add(30 * time.Second)
+	for lastUsed("first") == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the first token's use was never written")
+		}
+		<-time.After(10 * time.Millisecond)
+	}
+	if _, err := st.Authenticate(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if lastUsed("second") == nil {
+		t.Error("a use pending at close was lost")
+	}
+}

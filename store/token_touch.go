@@ -8,21 +8,25 @@ import (
 	"gorm.io/gorm"
 )
 
+// touchDelay is how long a token's use waits to be written, so that the
+// uses of a burst (a cold start's first requests, a fleet of runs) share
+// one write that none of them waits for.
+const touchDelay = 500 * time.Millisecond
+
 // tokenTouches writes when tokens were last used off the request path:
-// it is bookkeeping for `token list`, so a call does not wait on a write
-// (and a cold start's first call not on the WAL's creation) for it.
-// Readers of the column flush it first (ListTokens), so what a request
-// did is seen by the next read in this process.
+// it is bookkeeping for `token list`, so no call waits on a write for
+// it. Readers of the column flush it first (ListTokens), and Close
+// writes what is pending.
 type tokenTouches struct {
 	mu      sync.Mutex
 	pending map[string]time.Time // token hash → when it was used
-	busy    bool                 // a writer goroutine is running
-	idle    sync.Cond            // signalled when busy turns false
+	timer   *time.Timer          // armed while uses wait and no write runs
+	writing bool
+	done    sync.Cond // broadcast when a write ends
 	closed  bool
 }
 
 // touchToken records that a token was just used, at most once a minute.
-// The write happens in the background; a failure is logged.
 func (s *Store) touchToken(row tokenRow) {
 	now := s.Now()
 	if row.LastUsedAt != nil && now.Sub(*row.LastUsedAt) < lastUsedEvery {
@@ -38,26 +42,24 @@ func (s *Store) touchToken(row tokenRow) {
 		t.pending = map[string]time.Time{}
 	}
 	t.pending[row.Hash] = now
-	if !t.busy {
-		t.busy = true
-		go s.writeTouches()
+	if t.timer == nil && !t.writing {
+		t.timer = time.AfterFunc(touchDelay, s.writeTouches)
 	}
 }
 
-// writeTouches writes what is pending, in one transaction per batch,
-// until nothing is.
+// writeTouches writes what is pending until nothing is.
 func (s *Store) writeTouches() {
 	t := &s.touches
-	for {
-		t.mu.Lock()
+	t.mu.Lock()
+	t.timer = nil
+	if t.writing {
+		t.mu.Unlock()
+		return
+	}
+	t.writing = true
+	for len(t.pending) > 0 {
 		batch := t.pending
 		t.pending = nil
-		if len(batch) == 0 {
-			t.busy = false
-			t.idle.Broadcast()
-			t.mu.Unlock()
-			return
-		}
 		t.mu.Unlock()
 		err := s.write(context.Background(), func(tx *gorm.DB) error {
 			for hash, at := range batch {
@@ -73,26 +75,42 @@ func (s *Store) writeTouches() {
 		if err != nil {
 			s.log.Warn("record token use", "tokens", len(batch), "err", err)
 		}
+		t.mu.Lock()
 	}
+	t.writing = false
+	t.cond().Broadcast()
+	t.mu.Unlock()
 }
 
-// flushTouches waits until every use recorded so far is written.
+// cond is done with its lock set. Callers hold mu.
+func (t *tokenTouches) cond() *sync.Cond {
+	if t.done.L == nil {
+		t.done.L = &t.mu
+	}
+	return &t.done
+}
+
+// flushTouches writes every use recorded so far, now.
 func (s *Store) flushTouches() {
 	t := &s.touches
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.idle.L == nil {
-		t.idle.L = &t.mu
+	if t.timer != nil && t.timer.Stop() {
+		t.timer = nil
+		t.mu.Unlock()
+		s.writeTouches()
+		t.mu.Lock()
 	}
-	for t.busy {
-		t.idle.Wait()
+	// A timer that fired, or a write under way, ends with a broadcast.
+	for t.timer != nil || t.writing {
+		t.cond().Wait()
 	}
+	t.mu.Unlock()
 }
 
 // closeTouches writes what is pending and takes no more.
 func (s *Store) closeTouches() {
-	s.flushTouches()
 	s.touches.mu.Lock()
 	s.touches.closed = true
 	s.touches.mu.Unlock()
+	s.flushTouches()
 }
