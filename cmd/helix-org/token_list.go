@@ -26,7 +26,8 @@ func newTokenListCmd() *cobra.Command {
 hash; the secret itself is never stored), its worker and kind (operator;
 activation: an agent run's, revoked when the run ends; or oauth: an MCP
 client's that logged in, labelled with the client's name), what minted it, when,
-when it expires and when it was last used (recorded at most once a minute).
+when it expires and when it was last used (recorded at most once a minute,
+within a second of the use).
 Revoke one with helix-org token revoke <id>.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
