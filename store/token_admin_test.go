@@ -160,11 +160,11 @@ func TestTokenLastUsed(t *testing.T) {
 // a reader asking (another process's `token list` sees it), and a use
 // still waiting when the store closes is written, not lost.
 func TestTokenUseWrittenInTheBackground(t *testing.T) {
-	db := storetest.DB(t)
+	db, keyFile := storetest.DB(t), t.TempDir()+"/key"
 	ctx := t.Context()
 	open := func() *store.Store {
 		t.Helper()
-		st, err := store.Open(ctx, db, store.Options{})
+		st, err := store.Open(ctx, db, store.Options{KeyFile: keyFile})
 		if err != nil {
 			t.Fatal(err)
 		}
