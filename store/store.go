@@ -174,6 +174,7 @@ func Open(ctx context.Context, db string, opts Options) (*Store, error) {
 	s := &Store{db: gdb, dia: dia, path: path, keyFile: opts.KeyFile, log: opts.Logger.With("component", "store"), now: opts.Now, transports: opts.Transports, embedder: opts.Embedder,
 		writeLock: make(chan struct{}, 1), groupCommit: !opts.NoGroupCommit}
 	s.bc.init()
+	s.touches.done.L = &s.touches.mu
 	if s.reads, err = s.tunePool(); err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}

@@ -106,7 +106,7 @@ func (s *Store) FailInterruptedTasks(ctx context.Context) (int64, error) {
 	// A read first: a start with no task working (nearly every one)
 	// takes no write lock and commits nothing.
 	var n int64
-	if err := s.read(ctx).Model(&taskRow{}).Where("status = ?", TaskWorking).Limit(1).Count(&n).Error; err != nil {
+	if err := s.read(ctx).Model(&taskRow{}).Where("status = ?", TaskWorking).Count(&n).Error; err != nil {
 		return 0, fmt.Errorf("fail interrupted tasks: %w", err)
 	}
 	if n == 0 {

@@ -22,7 +22,7 @@ type tokenTouches struct {
 	pending map[string]time.Time // token hash → when it was used
 	timer   *time.Timer          // armed while uses wait and no write runs
 	writing bool
-	done    sync.Cond // broadcast when a write ends
+	done    sync.Cond // on mu (Open), broadcast when a write ends
 	closed  bool
 }
 
@@ -78,16 +78,8 @@ func (s *Store) writeTouches() {
 		t.mu.Lock()
 	}
 	t.writing = false
-	t.cond().Broadcast()
+	t.done.Broadcast()
 	t.mu.Unlock()
-}
-
-// cond is done with its lock set. Callers hold mu.
-func (t *tokenTouches) cond() *sync.Cond {
-	if t.done.L == nil {
-		t.done.L = &t.mu
-	}
-	return &t.done
 }
 
 // flushTouches writes every use recorded so far, now.
@@ -102,7 +94,7 @@ func (s *Store) flushTouches() {
 	}
 	// A timer that fired, or a write under way, ends with a broadcast.
 	for t.timer != nil || t.writing {
-		t.cond().Wait()
+		t.done.Wait()
 	}
 	t.mu.Unlock()
 }

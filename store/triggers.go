@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -415,11 +416,7 @@ func (s *Store) RecoverActivations(ctx context.Context, keep ...string) (int, er
 	var n int
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var rows []activationRow
-		q := s.orphaned(tx)
-		if len(keep) > 0 {
-			q = q.Where("id NOT IN ?", keep)
-		}
-		if err := q.Find(&rows).Error; err != nil {
+		if err := s.recoverable(tx, keep).Find(&rows).Error; err != nil {
 			return err
 		}
 		n = len(rows)
@@ -436,13 +433,7 @@ func (s *Store) RecoverActivations(ctx context.Context, keep ...string) (int, er
 				return err
 			}
 		}
-		q = tx.Model(&triggerRow{}).Where("status = ?", triggerClaimed)
-		if s.Shared() { // other servers' claimed triggers are theirs
-			q = q.Where("activation_id IN ?", append(ids, ""))
-		} else if len(keep) > 0 {
-			q = q.Where("activation_id NOT IN ?", keep)
-		}
-		return q.Update("status", triggerPending).Error
+		return s.reclaimable(tx.Model(&triggerRow{}), ids, keep).Update("status", triggerPending).Error
 	})
 	if err != nil {
 		return 0, fmt.Errorf("recover activations: %w", err)
@@ -455,26 +446,42 @@ func (s *Store) RecoverActivations(ctx context.Context, keep ...string) (int, er
 // pending.
 func (s *Store) nothingToRecover(ctx context.Context, keep []string) (bool, error) {
 	db := s.read(ctx)
-	var n int64
-	q := s.orphaned(db.Model(&activationRow{}))
+	var orphans, claimed int64
+	if err := s.recoverable(db.Model(&activationRow{}), keep).Count(&orphans).Error; err != nil {
+		return false, fmt.Errorf("recover activations: %w", err)
+	}
+	if orphans > 0 {
+		return false, nil
+	}
+	if err := s.reclaimable(db.Model(&triggerRow{}), nil, keep).Count(&claimed).Error; err != nil {
+		return false, fmt.Errorf("recover activations: %w", err)
+	}
+	return claimed == 0, nil
+}
+
+// recoverable narrows a query on activations to the orphans recovery
+// interrupts: all but keep.
+func (s *Store) recoverable(q *gorm.DB, keep []string) *gorm.DB {
+	q = s.orphaned(q)
 	if len(keep) > 0 {
 		q = q.Where("id NOT IN ?", keep)
 	}
-	if err := q.Count(&n).Error; err != nil {
-		return false, fmt.Errorf("recover activations: %w", err)
-	} else if n > 0 {
-		return false, nil
-	}
-	q = db.Model(&triggerRow{}).Where("status = ?", triggerClaimed)
+	return q
+}
+
+// reclaimable narrows a query on triggers to the claimed ones recovery
+// returns to pending: those of the interrupted runs (ids) and of none on
+// a shared database, where other servers' claims are theirs; all but
+// keep's on a database of its own.
+func (s *Store) reclaimable(q *gorm.DB, ids, keep []string) *gorm.DB {
+	q = q.Where("status = ?", triggerClaimed)
 	if s.Shared() {
-		q = q.Where("activation_id = ?", "")
-	} else if len(keep) > 0 {
+		return q.Where("activation_id IN ?", append(slices.Clone(ids), ""))
+	}
+	if len(keep) > 0 {
 		q = q.Where("activation_id NOT IN ?", keep)
 	}
-	if err := q.Count(&n).Error; err != nil {
-		return false, fmt.Errorf("recover activations: %w", err)
-	}
-	return n == 0, nil
+	return q
 }
 
 // GetActivation returns one activation record.
