@@ -6,8 +6,10 @@
 // again is adopting it: a server restarted after a crash, or another
 // server on the same database, never starts a second Job for one run.
 //
-// It talks to the cluster only through client-go's rest and clientcmd,
-// with a scheme of the three kinds it uses (never the clientset, whose
-// scheme registers every API group at start-up); it never reads the
-// server's database or files beyond the worker's environment directory.
+// It talks to the cluster over plain HTTP and JSON (client.go: nine
+// requests on three kinds), reading a kubeconfig's certificates and
+// tokens itself and running none of its exec plugins; no client-go, whose
+// start-up every server would pay for, cluster or none. It never reads
+// the server's database or files beyond the worker's environment
+// directory.
 package kubernetes

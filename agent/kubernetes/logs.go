@@ -3,11 +3,9 @@ package kubernetes
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/domain"
@@ -75,22 +73,26 @@ func (r *Runtime) runningPod(ctx context.Context, job string) (string, error) {
 	}
 	for _, p := range list.Items {
 		if started(&p) {
-			return p.Name, nil
+			return p.Metadata.Name, nil
 		}
 	}
-	w, err := r.Client.watchPods(ctx, r.Namespace, sel, list.ResourceVersion)
+	w, err := r.Client.watchPods(ctx, r.Namespace, sel, list.Metadata.ResourceVersion)
 	if err != nil {
 		return "", err
 	}
-	defer w.Stop()
-	for ev := range w.ResultChan() {
-		if p, ok := ev.Object.(*corev1.Pod); ok && ev.Type != watch.Deleted && started(p) {
-			return p.Name, nil
+	defer w.stop()
+	for {
+		ev, err := w.next()
+		if err != nil || ev.Type == eventError {
+			return "", ctx.Err()
+		}
+		p := &pod{}
+		if ev.Type != eventDeleted && json.Unmarshal(ev.Object, p) == nil && started(p) {
+			return p.Metadata.Name, nil
 		}
 	}
-	return "", ctx.Err()
 }
 
-func started(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+func started(p *pod) bool {
+	return p.Status.Phase == podRunning || p.Status.Phase == podSucceeded || p.Status.Phase == podFailed
 }

@@ -2,15 +2,11 @@ package kubernetes
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
-
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/domain"
@@ -83,19 +79,19 @@ func (r *Runtime) start(ctx context.Context, run domain.Run) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	name := job.Name
+	name := job.Metadata.Name
 	existing, err := r.Client.getJob(ctx, r.Namespace, name)
 	switch {
 	case err == nil:
 		return true, r.owns(existing, run)
-	case !apierrors.IsNotFound(err):
+	case !isNotFound(err):
 		return false, fmt.Errorf("look for Job %s/%s: %w", r.Namespace, name, err)
 	}
-	if err := r.Client.createSecret(ctx, r.Namespace, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := r.Client.createSecret(ctx, r.Namespace, secret); err != nil && !isAlreadyExists(err) {
 		return false, fmt.Errorf("create Secret %s/%s: %w", r.Namespace, name, err)
 	}
 	created, err := r.Client.createJob(ctx, r.Namespace, job)
-	if apierrors.IsAlreadyExists(err) {
+	if isAlreadyExists(err) {
 		// Another server created it between our look and our create.
 		existing, gerr := r.Client.getJob(ctx, r.Namespace, name)
 		if gerr != nil {
@@ -112,105 +108,108 @@ func (r *Runtime) start(ctx context.Context, run domain.Run) (bool, error) {
 }
 
 // owns checks that a Job found by name is this run's.
-func (r *Runtime) owns(job *batchv1.Job, run domain.Run) error {
-	if job.Labels[LabelActivation] != labelValue(run.ActivationID) || job.Labels[LabelOrg] != labelValue(r.Org) {
-		return fmt.Errorf("a Job %s/%s exists and belongs to another run (labels %v)", r.Namespace, job.Name, job.Labels)
+func (r *Runtime) owns(j *job, run domain.Run) error {
+	if l := j.Metadata.Labels; l[LabelActivation] != labelValue(run.ActivationID) || l[LabelOrg] != labelValue(r.Org) {
+		return fmt.Errorf("a Job %s/%s exists and belongs to another run (labels %v)", r.Namespace, j.Metadata.Name, l)
 	}
 	return nil
 }
 
 // ownSecret makes the Job the Secret's owner, so the cluster deletes the
 // Secret with the Job even if this server never does.
-func (r *Runtime) ownSecret(ctx context.Context, job *batchv1.Job) {
-	patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":%q,"uid":%q}]}}`, job.Name, job.UID)
-	if err := r.Client.mergePatchSecret(ctx, r.Namespace, job.Name, []byte(patch)); err != nil {
-		r.log().Warn("make the Job own its Secret", "job", job.Name, "err", err)
+func (r *Runtime) ownSecret(ctx context.Context, j *job) {
+	patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":%q,"uid":%q}]}}`, j.Metadata.Name, j.Metadata.UID)
+	if err := r.Client.mergePatchSecret(ctx, r.Namespace, j.Metadata.Name, []byte(patch)); err != nil {
+		r.log().Warn("make the Job own its Secret", "job", j.Metadata.Name, "err", err)
 	}
 }
 
 // spec resolves the pod of one run: the defaults, the overrides of its
 // role and worker, and the run as the pod sees the server.
-func (r *Runtime) spec(ctx context.Context, run domain.Run) (jobSpec, error) {
+func (r *Runtime) spec(ctx context.Context, run domain.Run) (runSpec, error) {
 	if r.ServerURL == "" {
-		return jobSpec{}, fmt.Errorf("%s is not set: set the URL at which pods reach this server with `helix-org config set %s <url>`", ServerURLSetting.Key, ServerURLSetting.Key)
+		return runSpec{}, fmt.Errorf("%s is not set: set the URL at which pods reach this server with `helix-org config set %s <url>`", ServerURLSetting.Key, ServerURLSetting.Key)
 	}
 	role := ""
 	if r.RoleOf != nil && len(r.Overrides.Roles) > 0 {
 		var err error
 		if role, err = r.RoleOf(ctx, run.WorkerID); err != nil {
-			return jobSpec{}, fmt.Errorf("role of %s: %w", run.WorkerID, err)
+			return runSpec{}, fmt.Errorf("role of %s: %w", run.WorkerID, err)
 		}
 	}
 	pod := r.Overrides.For(r.Pod, run.WorkerID, role)
 	if pod.Image == "" {
-		return jobSpec{}, fmt.Errorf("%s is empty", ImageSetting.Key)
+		return runSpec{}, fmt.Errorf("%s is empty", ImageSetting.Key)
 	}
 	if len(r.Command) == 0 {
-		return jobSpec{}, fmt.Errorf("%s is empty", CommandSetting.Key)
+		return runSpec{}, fmt.Errorf("%s is empty", CommandSetting.Key)
 	}
 	inside := run
 	inside.EnvDir, inside.BaseURL, inside.MCPURL = MountPath, r.ServerURL, domain.MCPURL(r.ServerURL, run.WorkerID)
-	return jobSpec{Namespace: r.Namespace, Org: r.Org, Pod: pod, Command: r.Command, Run: inside, LLM: r.LLM, EnvDir: run.EnvDir}, nil
+	return runSpec{Namespace: r.Namespace, Org: r.Org, Pod: pod, Command: r.Command, Run: inside, LLM: r.LLM, EnvDir: run.EnvDir}, nil
 }
 
 // errJobGone is a Job deleted by someone other than this run.
 var errJobGone = errors.New("the Job was deleted from outside helix-org")
 
 // wait follows the Job until it completes or fails, or ctx ends.
-func (r *Runtime) wait(ctx context.Context, name string) (*batchv1.Job, error) {
+func (r *Runtime) wait(ctx context.Context, name string) (*job, error) {
 	for {
-		job, err := r.Client.getJob(ctx, r.Namespace, name)
-		if apierrors.IsNotFound(err) {
+		j, err := r.Client.getJob(ctx, r.Namespace, name)
+		if isNotFound(err) {
 			return nil, errJobGone
 		}
 		if err != nil {
 			return nil, fmt.Errorf("read Job %s/%s: %w", r.Namespace, name, err)
 		}
-		if finished(job) {
-			return job, nil
+		if finished(j) {
+			return j, nil
 		}
-		w, err := r.Client.watchJob(ctx, r.Namespace, name, job.ResourceVersion)
+		w, err := r.Client.watchJob(ctx, r.Namespace, name, j.Metadata.ResourceVersion)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			return nil, fmt.Errorf("watch Job %s/%s: %w", r.Namespace, name, err)
 		}
-		job, err = r.follow(ctx, w)
-		w.Stop()
-		if job != nil || err != nil {
-			return job, err
+		j, err = r.follow(ctx, w)
+		w.stop()
+		if j != nil || err != nil {
+			return j, err
 		}
 		// The watch closed (a timeout, a restarted apiserver): look again.
 	}
 }
 
 // follow reads a watch of one Job until it finishes, is deleted, or the
-// watch closes (nil, nil).
-func (r *Runtime) follow(ctx context.Context, w watch.Interface) (*batchv1.Job, error) {
+// watch ends (nil, nil): the apiserver's timeout, a restart, or an ERROR
+// event such as a resource version too old to watch from.
+func (r *Runtime) follow(ctx context.Context, w *watchStream) (*job, error) {
 	for {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return nil, nil
+		ev, err := w.next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
 			}
-			job, isJob := ev.Object.(*batchv1.Job)
-			switch {
-			case ev.Type == watch.Deleted:
-				return nil, errJobGone
-			case isJob && finished(job):
-				return job, nil
-			}
+			return nil, nil
+		}
+		switch ev.Type {
+		case eventDeleted:
+			return nil, errJobGone
+		case eventError:
+			return nil, nil
+		}
+		j := &job{}
+		if json.Unmarshal(ev.Object, j) == nil && finished(j) {
+			return j, nil
 		}
 	}
 }
 
 // finished reports whether the Job has completed or failed.
-func finished(job *batchv1.Job) bool {
-	for _, c := range job.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+func finished(j *job) bool {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == jobComplete || c.Type == jobFailed) && c.Status == conditionTrue {
 			return true
 		}
 	}
@@ -220,19 +219,23 @@ func finished(job *batchv1.Job) bool {
 // outcome is the exit status of a finished Job: 0 when it completed, its
 // container's exit code when it failed; an error when it failed without
 // one (its deadline, a pod that never ran).
-func (r *Runtime) outcome(ctx context.Context, job *batchv1.Job, run domain.Run) (int, error) {
-	for _, c := range job.Status.Conditions {
-		if c.Status != corev1.ConditionTrue {
+func (r *Runtime) outcome(ctx context.Context, j *job, run domain.Run) (int, error) {
+	for _, c := range j.Status.Conditions {
+		if c.Status != conditionTrue {
 			continue
 		}
 		switch c.Type {
-		case batchv1.JobComplete:
+		case jobComplete:
 			return 0, nil
-		case batchv1.JobFailed:
-			if c.Reason == batchv1.JobReasonDeadlineExceeded {
-				return -1, fmt.Errorf("the Job ran past its deadline (%ds) and was stopped by the cluster", *job.Spec.ActiveDeadlineSeconds)
+		case jobFailed:
+			if c.Reason == reasonDeadlineExceeded {
+				deadline := int64(0)
+				if d := j.Spec.ActiveDeadlineSeconds; d != nil {
+					deadline = *d
+				}
+				return -1, fmt.Errorf("the Job ran past its deadline (%ds) and was stopped by the cluster", deadline)
 			}
-			code, found := r.exitCode(ctx, job.Name, run)
+			code, found := r.exitCode(ctx, j.Metadata.Name, run)
 			if !found {
 				return -1, fmt.Errorf("the Job failed: %s: %s", c.Reason, c.Message)
 			}
@@ -265,7 +268,7 @@ func (r *Runtime) exitCode(ctx context.Context, job string, run domain.Run) (int
 func (r *Runtime) delete(name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := r.Client.deleteJob(ctx, r.Namespace, name); err != nil && !apierrors.IsNotFound(err) {
+	if err := r.Client.deleteJob(ctx, r.Namespace, name); err != nil && !isNotFound(err) {
 		r.log().Warn("delete Job", "job", name, "err", err)
 	}
 	r.deleteSecret(name)
@@ -274,7 +277,7 @@ func (r *Runtime) delete(name string) {
 func (r *Runtime) deleteSecret(name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := r.Client.deleteSecret(ctx, r.Namespace, name); err != nil && !apierrors.IsNotFound(err) {
+	if err := r.Client.deleteSecret(ctx, r.Namespace, name); err != nil && !isNotFound(err) {
 		r.log().Warn("delete Secret", "secret", name, "err", err)
 	}
 }

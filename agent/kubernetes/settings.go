@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/resource"
-
 	"github.com/helixml/helix-org/domain"
 )
 
@@ -58,7 +56,7 @@ func (p Pod) check(key string) error {
 		if q == "" {
 			continue
 		}
-		if _, err := resource.ParseQuantity(q); err != nil {
+		if err := checkQuantity(q); err != nil {
 			return fmt.Errorf("%s: %s %q is not a Kubernetes quantity (e.g. 500m, 2, 512Mi, 4Gi): %w", key, name, q, err)
 		}
 	}

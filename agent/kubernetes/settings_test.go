@@ -77,3 +77,16 @@ func TestSettingsRefuseBadValues(t *testing.T) {
 		})
 	}
 }
+
+// TestQuantities: kubernetes.cpu and kubernetes.memory take what the
+// apiserver takes as a quantity, and nothing negative.
+func TestQuantities(t *testing.T) {
+	for q, ok := range map[string]bool{
+		"500m": true, "2": true, "0.5": true, ".5": true, "1.": true, "512Mi": true, "1.5Gi": true, "4G": true, "1e3": true, "1E-3": true, "+1": true, "100n": true,
+		"-1": false, "1 GB": false, "1gi": false, "Mi": false, "1.2.3": false, "1e": false, "0x10": false, "fast": false,
+	} {
+		if err := kubernetes.CPUSetting.Validate(q); (err == nil) != ok {
+			t.Errorf("Validate(%q) = %v, want ok=%v", q, err, ok)
+		}
+	}
+}

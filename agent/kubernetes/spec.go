@@ -4,16 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/domain"
@@ -65,7 +61,7 @@ func IsEnvKey(k string) bool { return envName().MatchString(k) }
 // splitEnv separates the variables that carry the run's token or the
 // server's address — into the Secret — from the rest, which the Job's
 // spec may show: what reaches the org is never a literal in the spec.
-func splitEnv(env []string, token, serverURL string) (secret map[string][]byte, plain []corev1.EnvVar) {
+func splitEnv(env []string, token, serverURL string) (secret map[string][]byte, plain []envVar) {
 	secret = map[string][]byte{}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -73,14 +69,14 @@ func splitEnv(env []string, token, serverURL string) (secret map[string][]byte, 
 			secret[k] = []byte(v)
 			continue
 		}
-		plain = append(plain, corev1.EnvVar{Name: k, Value: v})
+		plain = append(plain, envVar{Name: k, Value: v})
 	}
-	slices.SortFunc(plain, func(a, b corev1.EnvVar) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(plain, func(a, b envVar) int { return strings.Compare(a.Name, b.Name) })
 	return secret, plain
 }
 
-// jobSpec is everything one run's Job and Secret are made from.
-type jobSpec struct {
+// runSpec is everything one run's Job and Secret are made from.
+type runSpec struct {
 	Namespace, Org string
 	Pod            Pod
 	Command        []string
@@ -91,7 +87,7 @@ type jobSpec struct {
 }
 
 // build makes the Secret and the Job of one run.
-func (s jobSpec) build() (*corev1.Secret, *batchv1.Job, error) {
+func (s runSpec) build() (*secret, *job, error) {
 	run := s.Run
 	env := agent.RunEnv(run)
 	if s.LLM != nil {
@@ -111,63 +107,63 @@ func (s jobSpec) build() (*corev1.Secret, *batchv1.Job, error) {
 	}
 	name := JobName(run.ActivationID)
 	labels := Labels(s.Org, run.WorkerID, run.ActivationID)
-	meta := metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: labels}
-	secret := &corev1.Secret{ObjectMeta: meta, Type: corev1.SecretTypeOpaque, Data: data}
+	meta := objectMeta{Name: name, Namespace: s.Namespace, Labels: labels}
+	sec := &secret{Metadata: meta, Type: "Opaque", Data: data}
 	res, err := s.Pod.resources()
 	if err != nil {
 		return nil, nil, err
 	}
 	deadline := int64(math.Ceil(run.Timeout.Seconds()))
-	job := &batchv1.Job{ObjectMeta: meta, Spec: batchv1.JobSpec{
+	j := &job{Metadata: meta, Spec: jobSpec{
 		// Retries are the dispatcher's, with the triggers' backoff: a
 		// failed pod fails the run.
 		BackoffLimit:          ptr(int32(0)),
 		ActiveDeadlineSeconds: &deadline,
-		Template: corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Labels: labels},
-			Spec: corev1.PodSpec{
-				RestartPolicy:                corev1.RestartPolicyNever,
+		Template: podTemplate{
+			Metadata: objectMeta{Labels: labels},
+			Spec: podSpec{
+				RestartPolicy:                "Never",
 				AutomountServiceAccountToken: ptr(false), // agents hold no credentials of the cluster
 				EnableServiceLinks:           ptr(false),
-				Containers: []corev1.Container{{
+				SecurityContext:              &podSecurityContext{FSGroup: ptr(int64(65534))},
+				Containers: []container{{
 					Name: "agent", Image: s.Pod.Image, Command: s.Command, Env: plain, WorkingDir: "/tmp",
-					VolumeMounts: []corev1.VolumeMount{{Name: "run", MountPath: MountPath, ReadOnly: true}},
+					// /tmp is the agent's only writable place.
+					VolumeMounts: []volumeMount{{Name: "run", MountPath: MountPath, ReadOnly: true}, {Name: "tmp", MountPath: "/tmp"}},
 					Resources:    res,
-					SecurityContext: &corev1.SecurityContext{
+					SecurityContext: &securityContext{
 						RunAsNonRoot: ptr(true), RunAsUser: ptr(int64(65534)), RunAsGroup: ptr(int64(65534)),
 						AllowPrivilegeEscalation: ptr(false), ReadOnlyRootFilesystem: ptr(true),
-						Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+						Capabilities: &capabilities{Drop: []string{"ALL"}},
 					},
 				}},
-				Volumes: []corev1.Volume{
-					{Name: "run", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name, DefaultMode: ptr(int32(0o440))}}},
+				Volumes: []volume{
+					{Name: "run", Secret: &secretVolume{SecretName: name, DefaultMode: ptr(int32(0o440))}},
+					{Name: "tmp", EmptyDir: &struct{}{}},
 				},
 			},
 		},
 	}}
-	// /tmp is the agent's only writable place.
-	job.Spec.Template.Spec.Volumes = append(job.Spec.Template.Spec.Volumes, corev1.Volume{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
-	c := &job.Spec.Template.Spec.Containers[0]
-	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"})
-	job.Spec.Template.Spec.SecurityContext = &corev1.PodSecurityContext{FSGroup: ptr(int64(65534))}
-	return secret, job, nil
+	return sec, j, nil
 }
 
 // resources are the pod's requests and limits: the same, so a run gets
 // what it asked for and no more.
-func (p Pod) resources() (corev1.ResourceRequirements, error) {
-	list := corev1.ResourceList{}
-	for name, q := range map[corev1.ResourceName]string{corev1.ResourceCPU: p.CPU, corev1.ResourceMemory: p.Memory} {
+func (p Pod) resources() (resources, error) {
+	list := map[string]string{}
+	for name, q := range map[string]string{"cpu": p.CPU, "memory": p.Memory} {
 		if q == "" {
 			continue
 		}
-		v, err := resource.ParseQuantity(q)
-		if err != nil {
-			return corev1.ResourceRequirements{}, fmt.Errorf("kubernetes %s %q: %w", name, q, err)
+		if err := checkQuantity(q); err != nil {
+			return resources{}, fmt.Errorf("kubernetes %s %q: %w", name, q, err)
 		}
-		list[name] = v
+		list[name] = q
 	}
-	return corev1.ResourceRequirements{Requests: list, Limits: list.DeepCopy()}, nil
+	if len(list) == 0 {
+		return resources{}, nil
+	}
+	return resources{Requests: list, Limits: maps.Clone(list)}, nil
 }
 
 func ptr[T any](v T) *T { return &v }

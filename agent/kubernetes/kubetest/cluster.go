@@ -9,6 +9,7 @@ package kubetest
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
@@ -32,15 +33,21 @@ import (
 // names their cache directory, as scripts/kube-test-bins.sh does.
 const Version = "v1.37.2"
 
+// AdminToken is the bearer token TokenKubeconfig authenticates with.
+const AdminToken = "helix-org-test-admin-token"
+
 // Cluster is a running control plane.
 type Cluster struct {
 	// Kubeconfig is a file naming the apiserver with the admin's
 	// client certificate.
 	Kubeconfig string
-	Client     kubernetes.Interface
-	dir        string
-	procs      []*exec.Cmd
-	node       *node
+	// TokenKubeconfig names the same apiserver, its CA inline, and the
+	// admin by a bearer token.
+	TokenKubeconfig string
+	Client          kubernetes.Interface
+	dir             string
+	procs           []*exec.Cmd
+	node            *node
 }
 
 var shared struct {
@@ -117,12 +124,17 @@ func (c *Cluster) boot(bins string) error {
 		return err
 	}
 	api := "https://127.0.0.1:" + strconv.Itoa(ports[2])
+	// The admin by token too, for TokenKubeconfig.
+	tokens := filepath.Join(c.dir, "tokens.csv")
+	if err := os.WriteFile(tokens, []byte(AdminToken+`,admin-token,admin-token,"system:masters"`+"\n"), 0o600); err != nil {
+		return err
+	}
 	err = c.run(bins, "kube-apiserver", "--etcd-servers="+etcdURL, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port="+strconv.Itoa(ports[2]), "--tls-cert-file="+p.serving, "--tls-private-key-file="+p.servingKey,
 		"--client-ca-file="+p.ca, "--authorization-mode=RBAC", "--service-cluster-ip-range=10.0.0.0/24",
 		"--service-account-issuer=https://kubernetes.default.svc", "--service-account-key-file="+p.saPub,
 		"--service-account-signing-key-file="+p.saKey, "--enable-priority-and-fairness=false", "--profiling=false",
-		"--endpoint-reconciler-type=none", "--cert-dir="+filepath.Join(c.dir, "certs"))
+		"--endpoint-reconciler-type=none", "--cert-dir="+filepath.Join(c.dir, "certs"), "--token-auth-file="+tokens)
 	if err != nil {
 		return err
 	}
@@ -135,6 +147,21 @@ contexts: [{name: test, context: {cluster: test, user: admin}}]
 current-context: test
 `, api, p.ca, p.admin, p.adminKey)
 	if err := os.WriteFile(c.Kubeconfig, []byte(kc), 0o600); err != nil {
+		return err
+	}
+	caPEM, err := os.ReadFile(p.ca)
+	if err != nil {
+		return err
+	}
+	c.TokenKubeconfig = filepath.Join(c.dir, "token.kubeconfig")
+	kc = fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: test, cluster: {server: %q, certificate-authority-data: %q}}]
+users: [{name: admin, user: {token: %q}}]
+contexts: [{name: test, context: {cluster: test, user: admin}}]
+current-context: test
+`, api, base64.StdEncoding.EncodeToString(caPEM), AdminToken)
+	if err := os.WriteFile(c.TokenKubeconfig, []byte(kc), 0o600); err != nil {
 		return err
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
