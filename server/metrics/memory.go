@@ -1,76 +1,59 @@
 package metrics
 
 import (
+	"bufio"
 	"context"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/helixml/helix-org/domain"
 )
 
 // memoryCollector reads the insight memory's health at each scrape
 // (Store.MemoryHealth: a few aggregate queries).
-type memoryCollector struct {
-	st                                Store
-	byType, byScope, byState, flagged *prometheus.Desc
-	runsShown, runsCiting, outcomes   *prometheus.Desc
-	votes, voters, errors             *prometheus.Desc
-}
+type memoryCollector struct{ st Store }
 
-func newMemoryCollector(st Store) *memoryCollector {
-	d := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc("helix_org_"+name, help, labels, nil)
-	}
-	return &memoryCollector{st: st,
-		byType:     d("insights_by_type", "Current insights by type.", "type"),
-		byScope:    d("insights_by_scope", "Current insights by scope.", "scope"),
-		byState:    d("insight_versions", "Insight versions by state (current, superseded, retired).", "state"),
-		flagged:    d("insights_flagged", "Current insights that need a look: stale, contested, quarantined, sunk.", "flag"),
-		runsShown:  d("insight_runs_shown", "Runs that were shown insights."),
-		runsCiting: d("insight_runs_citing", "Runs that cited an insight they used."),
-		outcomes:   d("insight_run_outcomes", "Runs with an outcome that credits what they cited, by the outcome's source and value.", "source", "outcome"),
-		votes:      d("insight_votes", "People's votes on insights outside runs."),
-		voters:     d("insight_voters", "People who have voted on an insight."),
-		errors:     d("metrics_memory_errors", "1 when this scrape could not read the memory's health.")}
-}
+func newMemoryCollector(st Store) memoryCollector { return memoryCollector{st: st} }
 
-func (c *memoryCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.byType, c.byScope, c.byState, c.flagged, c.runsShown, c.runsCiting, c.outcomes, c.votes, c.voters, c.errors} {
-		ch <- d
-	}
-}
-
-func (c *memoryCollector) Collect(ch chan<- prometheus.Metric) {
+func (c memoryCollector) write(w *bufio.Writer) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	const errorsName, errorsHelp = "helix_org_metrics_memory_errors", "1 when this scrape could not read the memory's health."
 	h, err := c.st.MemoryHealth(ctx)
 	if err != nil {
-		ch <- prometheus.MustNewConstMetric(c.errors, prometheus.GaugeValue, 1)
+		writeFamily(w, errorsName, errorsHelp, "gauge", []sample{{value: 1}})
 		return
 	}
-	gauge := func(d *prometheus.Desc, v int, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
+	gauges := func(name, help string, s ...sample) {
+		sortSamples(s)
+		writeFamily(w, "helix_org_"+name, help, "gauge", s)
 	}
+	one := func(v int, labels ...string) sample { return sample{labels: labels, value: float64(v)} }
+	var s []sample
 	for _, t := range domain.InsightTypes {
-		gauge(c.byType, h.ByType[t], string(t))
+		s = append(s, one(h.ByType[t], "type", string(t)))
 	}
-	for _, s := range domain.InsightScopes {
-		gauge(c.byScope, h.ByScope[s], string(s))
+	gauges("insights_by_type", "Current insights by type.", s...)
+	s = nil
+	for _, sc := range domain.InsightScopes {
+		s = append(s, one(h.ByScope[sc], "scope", string(sc)))
 	}
-	for _, s := range []string{"current", "superseded", "retired"} {
-		gauge(c.byState, h.ByState[s], s)
+	gauges("insights_by_scope", "Current insights by scope.", s...)
+	s = nil
+	for _, st := range []string{"current", "superseded", "retired"} {
+		s = append(s, one(h.ByState[st], "state", st))
 	}
-	for flag, n := range map[string]int{"stale": h.Stale, "contested": h.Contested, "quarantined": h.Quarantined, "sunk": h.Sunk} {
-		gauge(c.flagged, n, flag)
-	}
+	gauges("insight_versions", "Insight versions by state (current, superseded, retired).", s...)
+	gauges("insights_flagged", "Current insights that need a look: stale, contested, quarantined, sunk.",
+		one(h.Stale, "flag", "stale"), one(h.Contested, "flag", "contested"), one(h.Quarantined, "flag", "quarantined"), one(h.Sunk, "flag", "sunk"))
 	f := h.Feedback
-	gauge(c.runsShown, f.RunsShown)
-	gauge(c.runsCiting, f.RunsCiting)
+	gauges("insight_runs_shown", "Runs that were shown insights.", one(f.RunsShown))
+	gauges("insight_runs_citing", "Runs that cited an insight they used.", one(f.RunsCiting))
+	s = nil
 	for _, o := range f.Outcomes {
-		gauge(c.outcomes, o.Runs, string(o.Source), string(o.Outcome))
+		s = append(s, one(o.Runs, "outcome", string(o.Outcome), "source", string(o.Source)))
 	}
-	gauge(c.votes, f.Votes)
-	gauge(c.voters, f.Voters)
-	gauge(c.errors, 0)
+	gauges("insight_run_outcomes", "Runs with an outcome that credits what they cited, by the outcome's source and value.", s...)
+	gauges("insight_votes", "People's votes on insights outside runs.", one(f.Votes))
+	gauges("insight_voters", "People who have voted on an insight.", one(f.Voters))
+	writeFamily(w, errorsName, errorsHelp, "gauge", []sample{{value: 0}})
 }

@@ -6,6 +6,10 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server/metrics"
 	"github.com/helixml/helix-org/store"
@@ -76,6 +80,39 @@ func TestExposition(t *testing.T) {
 			t.Errorf("scrape lacks %s", want)
 		}
 	}
+	if ct := rec.Header().Get("Content-Type"); ct != "text/plain; version=0.0.4; charset=utf-8" {
+		t.Errorf("Content-Type %q, want the text format's", ct)
+	}
+	// Prometheus' own parser reads the whole scrape: every family typed,
+	// histograms whole, the Go runtime's and the process's figures there.
+	fams, err := parse(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("Prometheus' parser refuses the scrape: %v\n%s", err, body)
+	}
+	for name, typ := range map[string]dto.MetricType{
+		"helix_org_http_request_duration_seconds": dto.MetricType_HISTOGRAM, "helix_org_http_requests_total": dto.MetricType_COUNTER,
+		"helix_org_activations_running": dto.MetricType_GAUGE, "go_goroutines": dto.MetricType_GAUGE,
+		"go_memstats_heap_inuse_bytes": dto.MetricType_GAUGE, "process_resident_memory_bytes": dto.MetricType_GAUGE,
+		"process_open_fds": dto.MetricType_GAUGE, "process_cpu_seconds_total": dto.MetricType_COUNTER,
+	} {
+		f := fams[name]
+		if f == nil || f.GetType() != typ || len(f.GetMetric()) == 0 {
+			t.Errorf("family %s: %v, want a %s with a series", name, f, typ)
+		}
+	}
+	var h *dto.Histogram
+	for _, m := range fams["helix_org_activation_duration_seconds"].GetMetric() {
+		if m.GetLabel()[0].GetValue() == "succeeded" {
+			h = m.GetHistogram()
+		}
+	}
+	if b := h.GetBucket(); h.GetSampleCount() != 1 || h.GetSampleSum() != 2 || len(b) < 2 || b[0].GetCumulativeCount() != 0 || b[1].GetCumulativeCount() != 1 {
+		t.Errorf("activation duration histogram %v, want the one 2 s run in the 5 s bucket and up", h)
+	}
+	if rss := fams["process_resident_memory_bytes"].GetMetric()[0].GetGauge().GetValue(); rss < 1<<20 {
+		t.Errorf("process_resident_memory_bytes %v, want this process's memory", rss)
+	}
+
 	// A second scrape adds only what is new.
 	publish()
 	rec = httptest.NewRecorder()
@@ -83,4 +120,33 @@ func TestExposition(t *testing.T) {
 	if want := `helix_org_events_appended_total{kind="local"} 3`; !strings.Contains(rec.Body.String(), want+"\n") {
 		t.Errorf("second scrape lacks %s", want)
 	}
+}
+
+// TestLabelValuesEscaped: a label value with a quote, a backslash or a
+// newline (a route pattern, a model name from a config) stays one series
+// in the scrape.
+func TestLabelValuesEscaped(t *testing.T) {
+	m, err := metrics.New(t.Context(), storetest.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.ModelCall("a\"b\\c\nd", 1, 2, domain.USD(0))
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if want := `helix_org_model_calls_total{model="a\"b\\c\nd"} 1` + "\n"; !strings.Contains(rec.Body.String(), want) {
+		t.Errorf("scrape lacks %s", want)
+	}
+	fams, err := parse(strings.NewReader(rec.Body.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fams["helix_org_model_calls_total"].GetMetric()[0].GetLabel()[0].GetValue(); got != "a\"b\\c\nd" {
+		t.Errorf("the parser reads the label as %q", got)
+	}
+}
+
+// parse reads a scrape with Prometheus' own text parser.
+func parse(r *strings.Reader) (map[string]*dto.MetricFamily, error) {
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	return p.TextToMetricFamilies(r)
 }

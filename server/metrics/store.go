@@ -1,11 +1,10 @@
 package metrics
 
 import (
+	"bufio"
 	"context"
 	"sync"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/helixml/helix-org/domain"
 )
@@ -14,10 +13,7 @@ import (
 // on an index) and the events appended since the last scrape by their
 // stream's kind, adding those to its running totals.
 type storeCollector struct {
-	st      Store
-	pending *prometheus.Desc
-	events  *prometheus.Desc
-	errors  *prometheus.Desc
+	st Store
 
 	mu     sync.Mutex
 	cursor int64
@@ -25,36 +21,30 @@ type storeCollector struct {
 }
 
 func newStoreCollector(st Store, cursor int64) *storeCollector {
-	return &storeCollector{st: st, cursor: cursor, totals: map[domain.TransportKind]int64{},
-		pending: prometheus.NewDesc("helix_org_triggers_pending", "Triggers waiting for or in a run.", nil, nil),
-		events:  prometheus.NewDesc("helix_org_events_appended_total", "Events appended since the server started, by stream kind.", []string{"kind"}, nil),
-		errors:  prometheus.NewDesc("helix_org_metrics_store_errors", "1 when this scrape could not read the store.", nil, nil)}
+	return &storeCollector{st: st, cursor: cursor, totals: map[domain.TransportKind]int64{}}
 }
 
-func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.pending
-	ch <- c.events
-	ch <- c.errors
-}
-
-func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *storeCollector) write(w *bufio.Writer) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	failed := 0.0
 	if n, err := c.st.PendingTriggers(ctx); err == nil {
-		ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, float64(n))
+		writeFamily(w, "helix_org_triggers_pending", "Triggers waiting for or in a run.", "gauge", []sample{{value: float64(n)}})
 	} else {
 		failed = 1
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if err := c.advance(ctx); err != nil {
 		failed = 1
 	}
+	events := make([]sample, 0, len(c.totals))
 	for kind, n := range c.totals {
-		ch <- prometheus.MustNewConstMetric(c.events, prometheus.CounterValue, float64(n), string(kind))
+		events = append(events, sample{labels: []string{"kind", string(kind)}, value: float64(n)})
 	}
-	ch <- prometheus.MustNewConstMetric(c.errors, prometheus.GaugeValue, failed)
+	c.mu.Unlock()
+	sortSamples(events)
+	writeFamily(w, "helix_org_events_appended_total", "Events appended since the server started, by stream kind.", "counter", events)
+	writeFamily(w, "helix_org_metrics_store_errors", "1 when this scrape could not read the store.", "gauge", []sample{{value: failed}})
 }
 
 // advance adds the events since the cursor to the totals.
