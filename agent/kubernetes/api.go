@@ -127,14 +127,19 @@ type condition struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Job condition types and the reason of a Job stopped at its deadline.
+// Job condition types, and the reason of a Job stopped at its deadline.
 const (
-	jobComplete              = "Complete"
-	jobFailed                = "Failed"
-	conditionTrue            = "True"
-	reasonDeadlineExceeded   = "DeadlineExceeded"
-	podRunning, podSucceeded = "Running", "Succeeded"
-	podFailed                = "Failed"
+	jobComplete            = "Complete"
+	jobFailed              = "Failed"
+	conditionTrue          = "True"
+	reasonDeadlineExceeded = "DeadlineExceeded"
+)
+
+// Pod phases in which the agent's container has started: its log exists.
+const (
+	podRunning   = "Running"
+	podSucceeded = "Succeeded"
+	podFailed    = "Failed"
 )
 
 type pod struct {

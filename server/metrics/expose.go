@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"maps"
 	"math"
@@ -108,6 +109,14 @@ func (c *floatCounter) load() float64 { return math.Float64frombits(c.bits.Load(
 // fixed array is a map key that costs no allocation to look up.
 type labelKey [2]string
 
+// fitsKey refuses, when a family is declared, more labels than a
+// labelKey holds: the values past it would be dropped and series merged.
+func fitsKey(name string, labels []string) {
+	if len(labels) > len(labelKey{}) {
+		panic(fmt.Sprintf("metrics: %s has %d labels; a labelKey holds %d", name, len(labels), len(labelKey{})))
+	}
+}
+
 // counterVec is a counter per combination of label values.
 type counterVec struct {
 	name, help string
@@ -117,6 +126,7 @@ type counterVec struct {
 }
 
 func newCounterVec(name, help string, labels ...string) *counterVec {
+	fitsKey(name, labels)
 	return &counterVec{name: name, help: help, labels: labels, series: map[labelKey]*floatCounter{}}
 }
 
@@ -183,6 +193,7 @@ type histSeries struct {
 var defBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 
 func newHistogram(name, help string, buckets []float64, labels ...string) *histogram {
+	fitsKey(name, labels)
 	return &histogram{name: name, help: help, labels: labels, buckets: buckets, series: map[labelKey]*histSeries{}}
 }
 
@@ -210,14 +221,13 @@ func (h *histogram) observe(v float64, values ...string) {
 func (h *histogram) write(w *bufio.Writer) {
 	h.mu.RLock()
 	keys := slices.Collect(maps.Keys(h.series))
+	series := maps.Clone(h.series)
 	h.mu.RUnlock()
 	slices.SortFunc(keys, func(a, b labelKey) int { return slices.Compare(a[:], b[:]) })
 	w.WriteString("# HELP " + h.name + " " + escapeHelp(h.help) + "\n")
 	w.WriteString("# TYPE " + h.name + " histogram\n")
 	for _, k := range keys {
-		h.mu.RLock()
-		s := h.series[k]
-		h.mu.RUnlock()
+		s := series[k]
 		labels := pairs(h.labels, k[:len(h.labels)])
 		var cum uint64
 		for i, le := range h.buckets {

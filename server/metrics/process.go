@@ -10,8 +10,9 @@ import (
 	"syscall"
 )
 
-// goFamilies are the Go runtime's figures under the names Prometheus'
-// Go collector gives them, read from runtime/metrics (no stop of the world).
+// goFamilies are the Go runtime's figures, read from runtime/metrics (no
+// stop of the world), under the names Prometheus' Go collector gives them
+// — but for go_gc_cycles_total, which it names after the runtime metric.
 type goFamilies struct{}
 
 var goSamples = []string{
