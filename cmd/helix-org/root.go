@@ -17,6 +17,7 @@ import (
 	"github.com/helixml/helix-org/agent/helix"
 	"github.com/helixml/helix-org/agent/kubernetes"
 	"github.com/helixml/helix-org/agent/skill"
+	"github.com/helixml/helix-org/cmd/helix-org/internal/hugeheap"
 	"github.com/helixml/helix-org/cmd/helix-org/internal/startgc"
 	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/domain"
@@ -130,7 +131,9 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&org, "org", os.Getenv("HELIX_ORG_ORG"), "act on this org (helix-org orgs create); default the default org (env HELIX_ORG_ORG)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Name() != "serve" {
-			startgc.Resume() // serve resumes it once it has answered (warmGate)
+			// serve does both once it has answered (warmGate).
+			startgc.Resume()
+			hugeheap.End()
 		}
 		if org == "" {
 			return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/cmd/helix-org/internal/hugeheap"
 	"github.com/helixml/helix-org/cmd/helix-org/internal/startgc"
 	"github.com/helixml/helix-org/dispatch"
 	"github.com/helixml/helix-org/outbox"
@@ -122,7 +123,10 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 		return err
 	}
 	gogc, arenas := server.GCTarget(), limitMallocArenas()
-	warm := newWarmGate(warmAfter, func() { startgc.ResumeAt(gogc) })
+	warm := newWarmGate(warmAfter, func() {
+		startgc.ResumeAt(gogc)
+		hugeheap.End()
+	})
 	defer warm.open()
 	edge := cfg.Edge.withDefaults()
 	o := orgServe{cfg: cfg, edge: edge, budget: inbound.NewBudget(edge.InboundBudget), base: agentBaseURL(ln.Addr()), forbidden: sharedFiles(st), log: log, warm: warm.opened}
