@@ -73,6 +73,10 @@ type ContactSpec struct {
 	// relayed message keeps its subject and is addressed to the address.
 	// A chat shows the subject at the head of the text instead.
 	Mail bool
+	// Ready, when set, says whether the kind can send now, from the
+	// settings in force (setting reads one): nil, or an error naming
+	// what is missing. Nil Ready: always.
+	Ready func(setting func(SettingSpec) string) error
 }
 
 var localSpec = TransportSpec{Kind: TransportLocal, About: "a stream inside the organisation only", Config: "none", Publish: true, Trusted: true}

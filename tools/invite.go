@@ -44,8 +44,10 @@ type inviteOut struct {
 	Link string `json:"link"`
 	// Sent says how the invitation went out: "email" (queued on the
 	// worker's contact stream), or "" — copy the link to them.
-	Sent   string `json:"sent,omitempty"`
+	Sent   string `json:"sent,omitempty" jsonschema:"email when the invitation was emailed to them; absent when it was not: give them the link"`
 	Stream string `json:"stream,omitempty"`
+	// NotSent says why no email went, when none did.
+	NotSent string `json:"not_sent,omitempty" jsonschema:"why no email went, when none did (no email transport, or transport.postmark lacks what sending needs)"`
 }
 
 func invite() Tool {
@@ -64,7 +66,9 @@ func invite() Tool {
 				return inviteOut{}, err
 			}
 			out := inviteOut{Invitation: inv, Resent: resent, Link: inviteLink(ctx, env, inv)}
-			out.Sent, out.Stream, err = sendInvitation(ctx, env, inv, out.Link)
+			if out.NotSent = emailUnready(ctx, env); out.NotSent == "" {
+				out.Sent, out.Stream, err = sendInvitation(ctx, env, inv, out.Link)
+			}
 			return out, err
 		}, enum("role", domain.OrgRoles)).annotated("Invite a person", openWorld)
 }
@@ -76,14 +80,30 @@ func inviteLink(ctx context.Context, env *Env, inv store.Invitation) string {
 	return strings.TrimSuffix(base, "/") + env.Root + "/ui/signin?invitation=" + url.QueryEscape(inv.ID)
 }
 
-// sendInvitation emails the link when the server has an email transport:
-// the pending worker's contact becomes the address, and a DM from the
-// inviter is relayed to it through the outbox like any message to a
-// person (list_deliveries shows it go). Without one, the link is the way.
-func sendInvitation(ctx context.Context, env *Env, inv store.Invitation, link string) (sent, stream string, err error) {
-	if _, err := env.Store.Transports().Contact("email", "email"); err != nil {
-		return "", "", nil
+// emailUnready says why an invitation cannot be emailed now: the server
+// has no email transport, or its settings lack what sending needs. ""
+// when it can.
+func emailUnready(ctx context.Context, env *Env) string {
+	spec, err := env.Store.Transports().Contact("email", "email")
+	if err != nil {
+		return "this server has no email transport: copy the link to them"
 	}
+	if spec.Ready == nil {
+		return ""
+	}
+	if err := spec.Ready(func(set domain.SettingSpec) string {
+		v, _ := env.Store.SettingOr(ctx, set)
+		return v
+	}); err != nil {
+		return fmt.Sprintf("no email went, %v: copy the link to them", err)
+	}
+	return ""
+}
+
+// sendInvitation emails the link: the pending worker's contact becomes
+// the address, and a DM from the inviter is relayed to it through the
+// outbox like any message to a person (list_deliveries shows it go).
+func sendInvitation(ctx context.Context, env *Env, inv store.Invitation, link string) (sent, stream string, err error) {
 	if _, err := env.Store.SetContact(ctx, env.Caller, inv.Worker, store.Contact{Kind: "email", Address: inv.Email}); err != nil {
 		return "", "", fmt.Errorf("set %s's email contact: %w", inv.Worker, err)
 	}

@@ -17,8 +17,9 @@ func newInviteCmd() *cobra.Command {
 		Short: "Invite a person by email: a pending human worker bound to them at their first sign-in (admin only)",
 		Long: `invite calls the invite tool as --worker (default w-owner, an admin): it makes
 a pending human worker in --position with the org role --role (default
-member) and emails the sign-in link when the server has an email transport;
-the link is printed either way. The person signs in to the web UI with the
+member) and emails the sign-in link when the server can send mail
+(transport.postmark holds a server_token and a from address); otherwise
+not_sent says why. The link is printed either way. The person signs in to the web UI with the
 identity provider (auth.oidc.*) and becomes that worker. Inviting the same
 email again resends; invitations expire after auth.invite_ttl.`,
 		Example: `  helix-org invite lee@example.com --position p-support --role viewer`,

@@ -3,6 +3,7 @@ package ui_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -229,6 +230,43 @@ func TestInvitationByEmail(t *testing.T) {
 	inv := o.call(t, "list_invitations", nil)["invitations"].([]any)[0].(map[string]any)
 	if inv["status"] != "accepted" {
 		t.Errorf("invitation = %v, want accepted", inv)
+	}
+}
+
+// TestInvitationUnsentWithoutPostmark: without what sending mail needs in
+// transport.postmark, an invitation says no email went and why, gives the
+// link to copy, and queues nothing for the outbox to fail on.
+func TestInvitationUnsentWithoutPostmark(t *testing.T) {
+	tests := []struct {
+		name   string
+		config *email.Config // nil: never set
+		want   string
+	}{
+		{"never set", nil, "transport.postmark has no server_token"},
+		{"no server token", &email.Config{From: "org@example.com"}, "transport.postmark has no server_token"},
+		{"no from address", &email.Config{ServerToken: "server-token"}, "transport.postmark has no from"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := newOrg(t)
+			withMaya(t, o)
+			if tt.config != nil {
+				cfg, _ := json.Marshal(tt.config)
+				if err := o.h.Store.SetSetting(t.Context(), email.ConfigSetting, string(cfg)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out := o.call(t, "invite", map[string]any{"email": "kim@example.com", "position": "p-staff"})
+			notSent, _ := out["not_sent"].(string)
+			link, _ := out["link"].(string)
+			if out["sent"] != nil || !strings.Contains(notSent, tt.want) || !strings.Contains(notSent, "copy the link") || !strings.Contains(link, "/ui/signin?invitation=inv-") {
+				t.Fatalf("invite = %v; want no email sent, not_sent naming %q and the link", out, tt.want)
+			}
+			worker := out["worker"].(string)
+			if _, err := o.h.Store.GetStream(t.Context(), store.ContactStreamPrefix+worker); !errors.Is(err, domain.ErrNotFound) {
+				t.Fatalf("contact stream of %s: %v; want none made", worker, err)
+			}
+		})
 	}
 }
 

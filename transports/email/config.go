@@ -23,7 +23,7 @@ var Transport = transport.Descriptor{
 		Config:  `{"alias":"sam"}: mail to <hash>+sam@<inbound domain> lands here; replies go out from transport.postmark's "from" with Reply-To the alias`,
 		Check:   func(raw json.RawMessage) error { _, err := ParseStreamConfig(raw); return err },
 		Publish: true,
-		Contact: &domain.ContactSpec{Address: "an email address such as lee@example.com", Stream: contactStream, Mail: true},
+		Contact: &domain.ContactSpec{Address: "an email address such as lee@example.com", Stream: contactStream, Mail: true, Ready: ready},
 	},
 	Settings:  Settings,
 	Endpoints: func(d transport.Deps) []inbound.Endpoint { return []inbound.Endpoint{Endpoint(d.Store)} },
@@ -125,6 +125,21 @@ func parseSettings(raw string) (Config, error) {
 // are set.
 func (c Config) Sendable() error {
 	return cmp.Or(delivery.Need(ConfigSetting.Key, "server_token", c.ServerToken), delivery.Need(ConfigSetting.Key, "from", c.From))
+}
+
+// ready says whether mail can go out now: transport.postmark holds the
+// server token and the from address.
+func ready(setting func(domain.SettingSpec) string) error {
+	c, err := parseSettings(setting(ConfigSetting))
+	if err != nil {
+		return err
+	}
+	for _, f := range [...]struct{ name, value string }{{"server_token", c.ServerToken}, {"from", c.From}} {
+		if f.value == "" {
+			return fmt.Errorf("%s has no %s", ConfigSetting.Key, f.name)
+		}
+	}
+	return nil
 }
 
 // AliasAddress is where mail for alias arrives:
