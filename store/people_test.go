@@ -88,6 +88,55 @@ func TestInvitationSignIn(t *testing.T) {
 	}
 }
 
+// TestOIDCSessionTokensGo: the token an OIDC session stood on goes with
+// it, when it is signed out and when it expires (swept at the next
+// sign-in), so `token list --all` does not fill with dead sign-ins.
+func TestOIDCSessionTokensGo(t *testing.T) {
+	o := newSessionOrg(t)
+	ctx := t.Context()
+	inv, _, err := o.st.Invite(ctx, "w-owner", store.InviteSpec{Email: "lee@example.com", Position: "p-a", Role: domain.RoleMember, TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	signIns := func() int {
+		t.Helper()
+		toks, err := o.st.ListTokens(ctx, store.TokenQuery{Worker: inv.Worker, All: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, tok := range toks {
+			if tok.Label == "oidc sign-in" {
+				n++
+			}
+		}
+		return n
+	}
+	ended, _, err := o.st.SignInWithEmail(ctx, "lee@example.com", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := o.st.SignInWithEmail(ctx, "lee@example.com", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if n := signIns(); n != 2 {
+		t.Fatalf("%d sign-in tokens after two sign-ins, want 2", n)
+	}
+	if err := o.st.EndSession(ctx, ended); err != nil {
+		t.Fatal(err)
+	}
+	if n := signIns(); n != 1 {
+		t.Fatalf("%d sign-in tokens after signing one out, want 1", n)
+	}
+	o.clock.Advance(time.Hour + time.Second)
+	if _, _, err := o.st.SignInWithToken(ctx, o.owner, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if n := signIns(); n != 0 {
+		t.Fatalf("%d sign-in tokens once the session expired and another signed in, want 0", n)
+	}
+}
+
 func TestSignInWithEmailContact(t *testing.T) {
 	st := storetest.NewWith(t, store.Options{Transports: domain.NewTransports(email.Transport.TransportSpec)})
 	seed(t, st)

@@ -171,6 +171,12 @@ func (s *Store) signIn(ctx context.Context, ttl time.Duration, how sessionRow, t
 			return err
 		}
 		now := s.Now()
+		// An OIDC session's token was minted for it alone and never shown:
+		// it goes with the session.
+		expired := tx.Model(&sessionRow{}).Select("token_hash").Where("oidc = ? AND expires_at <= ?", true, now)
+		if err := tx.Where("hash IN (?)", expired).Delete(&tokenRow{}).Error; err != nil {
+			return err
+		}
 		if err := tx.Where("expires_at <= ?", now).Delete(&sessionRow{}).Error; err != nil {
 			return err
 		}
@@ -241,8 +247,8 @@ func (s *Store) VerifySession(ctx context.Context, id string) (Session, error) {
 	return row.toSession(), nil
 }
 
-// EndSession signs a session out, revoking the token an OIDC session
-// stood on. Ending one that is already gone is fine.
+// EndSession signs a session out, deleting the token an OIDC session
+// stood on (minted for it alone). Ending one that is already gone is fine.
 func (s *Store) EndSession(ctx context.Context, id string) error {
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var row sessionRow
@@ -254,7 +260,7 @@ func (s *Store) EndSession(ctx context.Context, id string) error {
 			return err
 		}
 		if row.OIDC {
-			if err := tx.Model(&tokenRow{}).Where("hash = ? AND revoked_at IS NULL", row.TokenHash).Update("revoked_at", s.Now()).Error; err != nil {
+			if err := tx.Where("hash = ?", row.TokenHash).Delete(&tokenRow{}).Error; err != nil {
 				return err
 			}
 		}
