@@ -1,14 +1,12 @@
 package agent
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-
-	"github.com/BurntSushi/toml"
+	"strings"
 
 	"github.com/helixml/helix-org/domain"
 )
@@ -33,27 +31,6 @@ var _ domain.Runtime = (*Codex)(nil)
 // sandbox's HOME does not) so the next run can resume one.
 const CodexHome = ".codex"
 
-// codexConfig is the part of Codex's config.toml a run writes.
-type codexConfig struct {
-	Model          string                    `toml:"model,omitempty"`
-	ApprovalPolicy string                    `toml:"approval_policy"`
-	SandboxMode    string                    `toml:"sandbox_mode"`
-	Workspace      codexWorkspace            `toml:"sandbox_workspace_write"`
-	MCPServers     map[string]codexMCPServer `toml:"mcp_servers"`
-}
-
-type codexWorkspace struct {
-	NetworkAccess bool `toml:"network_access"`
-}
-
-// codexMCPServer is a streamable HTTP server: the token is named by its
-// variable (bearer_token_env_var), never written.
-type codexMCPServer struct {
-	URL               string            `toml:"url"`
-	BearerTokenEnvVar string            `toml:"bearer_token_env_var"`
-	HTTPHeaders       map[string]string `toml:"http_headers,omitempty"`
-}
-
 // CodexConfig renders the config.toml of a run: the worker's endpoint as
 // the only MCP server, no approval prompts (no one is there to answer),
 // and Codex's own sandbox kept to the worker's directory with no network
@@ -64,20 +41,52 @@ func CodexConfig(run domain.Run, model string) ([]byte, error) {
 
 // config is CodexConfig; in a container, which is its sandbox, Codex's
 // own is off ("danger-full-access"), as Codex advises where Landlock and
-// seccomp cannot nest.
+// seccomp cannot nest. Its shape is fixed, so it is written out here: a
+// TOML library would cost every start its package initialisation.
 func (c *Codex) config(run domain.Run) ([]byte, error) {
 	mode := "workspace-write"
 	if c.Isolated {
 		mode = "danger-full-access"
 	}
-	cfg := codexConfig{Model: c.Model, ApprovalPolicy: "never", SandboxMode: mode,
-		MCPServers: map[string]codexMCPServer{domain.MCPServerName: {URL: run.MCPURL, BearerTokenEnvVar: domain.TokenEnv,
-			HTTPHeaders: map[string]string{domain.ToolSearchHeader: "off"}}}}
-	var buf bytes.Buffer
-	if err := toml.NewEncoder(&buf).Encode(cfg); err != nil {
-		return nil, fmt.Errorf("codex runtime: render config.toml: %w", err)
+	var b strings.Builder
+	if c.Model != "" {
+		fmt.Fprintf(&b, "model = %s\n", tomlString(c.Model))
 	}
-	return buf.Bytes(), nil
+	fmt.Fprintf(&b, "approval_policy = %s\nsandbox_mode = %s\n\n", tomlString("never"), tomlString(mode))
+	// Shell commands get no network (workspace-write only).
+	b.WriteString("[sandbox_workspace_write]\nnetwork_access = false\n\n")
+	// The token is named by its variable (bearer_token_env_var), never
+	// written.
+	server := "mcp_servers." + tomlString(domain.MCPServerName)
+	fmt.Fprintf(&b, "[%s]\nurl = %s\nbearer_token_env_var = %s\n\n", server, tomlString(run.MCPURL), tomlString(domain.TokenEnv))
+	fmt.Fprintf(&b, "[%s.http_headers]\n%s = %s\n", server, tomlString(domain.ToolSearchHeader), tomlString("off"))
+	return []byte(b.String()), nil
+}
+
+// tomlString is s as a TOML basic string, which also serves as a quoted
+// key: quotes and backslashes escaped, control characters as escapes.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // Args builds the codex command line: `-` makes `codex exec` read the
