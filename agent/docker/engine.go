@@ -12,13 +12,12 @@ import (
 	"sync"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
-
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
-	"github.com/docker/docker/client"
+
+	"github.com/helixml/helix-org/agent/docker/engineapi"
 )
 
 // Labels put on everything this package creates.
@@ -39,7 +38,7 @@ const (
 // Engine is one server's handle on the Docker Engine: the API client, the
 // instance label that scopes what it owns, and the networks it manages.
 type Engine struct {
-	cli      *client.Client
+	cli      *engineapi.Client
 	instance string
 	log      *slog.Logger
 
@@ -65,7 +64,7 @@ func NewEngine(instance string, log *slog.Logger) (*Engine, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := engineapi.FromEnv()
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}
@@ -73,7 +72,7 @@ func NewEngine(instance string, log *slog.Logger) (*Engine, error) {
 }
 
 // Client is the Engine API client.
-func (e *Engine) Client() *client.Client { return e.cli }
+func (e *Engine) Client() *engineapi.Client { return e.cli }
 
 // Instance is the label value that scopes this server's objects.
 func (e *Engine) Instance() string { return e.instance }
@@ -125,7 +124,7 @@ func (e *Engine) Reap(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("list leftover activation containers: %w", err)
 	}
 	for _, c := range list {
-		if err := e.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
+		if err := e.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !engineapi.IsNotFound(err) {
 			return 0, fmt.Errorf("reap container %s: %w", c.ID[:12], err)
 		}
 	}
@@ -149,7 +148,7 @@ func (e *Engine) removeImages(ctx context.Context) error {
 		var lastErr error
 		for _, im := range imgs {
 			_, err := e.cli.ImageRemove(ctx, im.ID, image.RemoveOptions{Force: true, PruneChildren: true})
-			if err != nil && !cerrdefs.IsNotFound(err) {
+			if err != nil && !engineapi.IsNotFound(err) {
 				left, lastErr = append(left, im), err
 			}
 		}
@@ -169,7 +168,7 @@ func (e *Engine) RemoveAll(ctx context.Context) error {
 		return fmt.Errorf("list containers: %w", err)
 	}
 	for _, c := range cs {
-		if err := e.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
+		if err := e.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !engineapi.IsNotFound(err) {
 			return fmt.Errorf("remove container %s: %w", c.ID[:12], err)
 		}
 	}
@@ -181,7 +180,7 @@ func (e *Engine) RemoveAll(ctx context.Context) error {
 		return fmt.Errorf("list networks: %w", err)
 	}
 	for _, n := range nets {
-		if err := e.cli.NetworkRemove(ctx, n.ID); err != nil && !cerrdefs.IsNotFound(err) {
+		if err := e.cli.NetworkRemove(ctx, n.ID); err != nil && !engineapi.IsNotFound(err) {
 			return fmt.Errorf("remove network %s: %w", n.Name, err)
 		}
 	}
@@ -200,7 +199,7 @@ func (e *Engine) RemoveContainer(id string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := e.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
+	if err := e.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !engineapi.IsNotFound(err) {
 		e.log.Warn("remove container", "container", id, "err", err)
 	}
 }

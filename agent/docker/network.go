@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net/netip"
 
-	cerrdefs "github.com/containerd/errdefs"
-
 	"github.com/docker/docker/api/types/network"
+
+	"github.com/helixml/helix-org/agent/docker/engineapi"
 )
 
 // Network purposes. Activations and skills get separate internal networks,
@@ -42,7 +42,7 @@ func (e *Engine) Network(ctx context.Context, purpose string) (Network, error) {
 	}
 	name := e.Name(purpose)
 	insp, err := e.cli.NetworkInspect(ctx, name, network.InspectOptions{})
-	if cerrdefs.IsNotFound(err) {
+	if engineapi.IsNotFound(err) {
 		_, err = e.cli.NetworkCreate(ctx, name, network.CreateOptions{
 			Driver: "bridge", Internal: true, Labels: e.Labels("network-" + purpose),
 			Options: map[string]string{"com.docker.network.bridge.enable_icc": "false"},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,11 +12,10 @@ import (
 	"strings"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
-
 	"github.com/docker/docker/api/types/image"
 
 	"github.com/helixml/helix-org/agent/docker"
+	"github.com/helixml/helix-org/agent/docker/engineapi"
 	"github.com/helixml/helix-org/domain"
 )
 
@@ -124,7 +122,7 @@ func (f *Factory) buildImage(ctx context.Context, name string, version int, file
 	rewritten, images, _ := baseImages(string(files[df].Data), bases)
 	files[df].Data = []byte(rewritten)
 	for _, im := range images {
-		if _, err := f.eng.Client().ImageInspect(ctx, im); cerrdefs.IsNotFound(err) {
+		if _, err := f.eng.Client().ImageInspect(ctx, im); engineapi.IsNotFound(err) {
 			return "", "", domain.Invalid("files", "base image %q is not in the Docker daemon, and skill builds never pull: "+
 				"use a template, or FROM %s (busybox) or FROM %s (python3), or ask an operator to load it", im, BaseAlias, PythonAlias)
 		} else if err != nil {
@@ -165,7 +163,7 @@ func (f *Factory) hasImage(ctx context.Context, ref string) bool {
 func (f *Factory) removeImage(ref string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := f.eng.Client().ImageRemove(ctx, ref, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil && !cerrdefs.IsNotFound(err) {
-		f.log.Warn("remove image", "image", ref, "err", errors.Unwrap(err))
+	if _, err := f.eng.Client().ImageRemove(ctx, ref, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil && !engineapi.IsNotFound(err) {
+		f.log.Warn("remove image", "image", ref, "err", err)
 	}
 }

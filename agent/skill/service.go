@@ -11,13 +11,12 @@ import (
 	"strings"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
-
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/helixml/helix-org/agent/docker"
+	"github.com/helixml/helix-org/agent/docker/engineapi"
 	"github.com/helixml/helix-org/domain"
 )
 
@@ -162,7 +161,7 @@ func (f *Factory) logs(id string) string {
 // stop stops a container, giving its process a moment to exit cleanly.
 func (f *Factory) stop(ctx context.Context, id string) error {
 	secs := 2
-	if err := f.eng.Client().ContainerStop(ctx, id, container.StopOptions{Timeout: &secs}); err != nil && !cerrdefs.IsNotFound(err) {
+	if err := f.eng.Client().ContainerStop(ctx, id, container.StopOptions{Timeout: &secs}); err != nil && !engineapi.IsNotFound(err) {
 		return fmt.Errorf("stop skill container: %w", err)
 	}
 	return nil
@@ -179,7 +178,7 @@ func (f *Factory) running(ctx context.Context, sk domain.Skill) (string, error) 
 	if id != "" {
 		insp, err := f.eng.Client().ContainerInspect(ctx, id)
 		switch {
-		case cerrdefs.IsNotFound(err):
+		case engineapi.IsNotFound(err):
 			id = ""
 		case err != nil:
 			return "", fmt.Errorf("inspect skill container: %w", err)
