@@ -37,9 +37,6 @@ func vmFlags(t *testing.T, addr uintptr) []string {
 // The heap start-up allocates in is advised huge from init until End,
 // and not after.
 func TestAdviceLastsUntilEnd(t *testing.T) {
-	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
-		t.Skip("this kernel has no transparent huge pages: madvise refuses the advice, and start-up runs as before")
-	}
 	if flags := vmFlags(t, block); !slices.Contains(flags, "hg") {
 		t.Fatalf("start-up's heap at %#x is not advised huge: VmFlags %v", block, flags)
 	}
