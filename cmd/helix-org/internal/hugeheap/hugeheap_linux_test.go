@@ -35,8 +35,12 @@ func vmFlags(t *testing.T, addr uintptr) []string {
 }
 
 // The heap start-up allocates in is advised huge from init until End,
-// and not after.
+// and not after. Where faults are fast init leaves the heap alone, so
+// the test starts the huge heap itself.
 func TestAdviceLastsUntilEnd(t *testing.T) {
+	if base == 0 {
+		start()
+	}
 	if flags := vmFlags(t, block); !slices.Contains(flags, "hg") {
 		t.Fatalf("start-up's heap at %#x is not advised huge: VmFlags %v", block, flags)
 	}
@@ -45,4 +49,14 @@ func TestAdviceLastsUntilEnd(t *testing.T) {
 	if flags := vmFlags(t, block); slices.Contains(flags, "hg") || !slices.Contains(flags, "nh") {
 		t.Fatalf("after End, start-up's heap at %#x is still advised huge: VmFlags %v", block, flags)
 	}
+}
+
+// init's probe measures something: a page fault takes time, and far
+// less than a millisecond.
+func TestFaultCost(t *testing.T) {
+	c := faultCost()
+	if c <= 0 || c >= 1_000_000 {
+		t.Fatalf("faultCost() = %d ns, want between 0 and 1 ms", c)
+	}
+	t.Logf("a page fault costs %d ns here; the huge heap starts from %d ns", c, slowFault)
 }
