@@ -19,6 +19,7 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
+	"gorm.io/gorm/schema"
 
 	"github.com/helixml/helix-org/domain"
 )
@@ -157,6 +158,7 @@ func Open(ctx context.Context, db string, opts Options) (*Store, error) {
 		Logger:                 logger.Default.LogMode(logger.Silent),
 		SkipDefaultTransaction: true,
 		TranslateError:         true,
+		NamingStrategy:         tableNamer{schema.NamingStrategy{IdentifierMaxLength: 64}},
 		NowFunc:                func() time.Time { return opts.Now().UTC() },
 	})
 	if err != nil {
