@@ -123,11 +123,24 @@ type codexEvent struct {
 	ThreadID string `json:"thread_id"`
 	Message  string `json:"message"`
 	Item     struct {
+		ID        string          `json:"id"`
 		Type      string          `json:"type"`
 		Text      string          `json:"text"`
 		Tool      string          `json:"tool"`
 		Arguments json.RawMessage `json:"arguments"`
 		Status    string          `json:"status"`
+		// Result and Error are an mcp_tool_call's outcome, one or the
+		// other once it has completed.
+		Result *struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+			StructuredContent json.RawMessage `json:"structured_content"`
+		} `json:"result"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
 	} `json:"item"`
 	Usage struct {
 		InputTokens  int64 `json:"input_tokens"`
@@ -136,6 +149,33 @@ type codexEvent struct {
 	Error struct {
 		Message string `json:"message"`
 	} `json:"error"`
+}
+
+// codexToolResult is a completed mcp_tool_call's outcome as the run's log
+// shows tool results: the result's text blocks, else its structured
+// content, or "error: " and why.
+func codexToolResult(ev codexEvent) string {
+	it := ev.Item
+	switch {
+	case it.Error != nil:
+		return "error: " + it.Error.Message
+	case it.Result == nil:
+		return "error: the call " + cmp.Or(it.Status, "ended") + " with no result"
+	}
+	var parts []string
+	for _, c := range it.Result.Content {
+		if c.Type == "text" {
+			parts = append(parts, c.Text)
+		}
+	}
+	if len(parts) == 0 && len(it.Result.StructuredContent) > 0 && string(it.Result.StructuredContent) != "null" {
+		return string(it.Result.StructuredContent)
+	}
+	text := strings.Join(parts, "\n")
+	if it.Status == "failed" {
+		return "error: " + text
+	}
+	return text
 }
 
 // parseCodexJSON logs one event and notes the session and token use.
@@ -148,7 +188,8 @@ func parseCodexJSON(ev codexEvent, log func(domain.LogEntry), res *domain.RunRes
 		case "agent_message":
 			log(domain.LogEntry{Kind: domain.LogAssistant, Text: ev.Item.Text})
 		case "mcp_tool_call":
-			log(domain.LogEntry{Kind: domain.LogToolCall, Tool: ev.Item.Tool, Text: string(ev.Item.Arguments)})
+			log(domain.LogEntry{Kind: domain.LogToolCall, Tool: ev.Item.Tool, CallID: ev.Item.ID, Text: string(ev.Item.Arguments)})
+			log(domain.LogEntry{Kind: domain.LogToolResult, CallID: ev.Item.ID, Text: codexToolResult(ev)})
 		}
 	case "turn.completed":
 		res.InputTokens += ev.Usage.InputTokens
