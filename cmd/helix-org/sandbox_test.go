@@ -387,14 +387,24 @@ func TestHostAgentsAreSandboxed(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			until(t, 60*time.Second, "both agents probed", func() bool {
+			probed := func() bool {
 				for _, w := range workers {
 					if _, err := os.Stat(filepath.Join(envs, w, "probed")); err != nil {
 						return false
 					}
 				}
 				return true
-			})
+			}
+			// On a timeout, what each probe said so far names the try it
+			// is stuck in.
+			for deadline := time.Now().Add(60 * time.Second); !probed(); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					for _, w := range workers {
+						t.Logf("%s's activation log so far:\n%s", w, logText(t, st, w))
+					}
+					t.Fatalf("timed out after 60s waiting for both agents probed; the server's log:\n%s", logs.String())
+				}
+			}
 			for _, w := range workers {
 				os.WriteFile(filepath.Join(envs, w, "release"), nil, 0o600)
 			}
