@@ -58,11 +58,21 @@ func startBinaryIn(t *testing.T, dir, addr string, args ...string) *exec.Cmd {
 	cmd := exec.Command(exe, append([]string{"serve", "--addr", addr}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HELIX_ORG_TEST_MAIN=1")
+	// What it says, kept for a start that never becomes healthy.
+	out, err := os.CreateTemp(t.TempDir(), "serve-*.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	waitHealthy(t, addr)
+	if !healthyWithin(addr, 20*time.Second) {
+		log, _ := os.ReadFile(out.Name())
+		t.Fatalf("timed out after 20s waiting for server health; serve said:\n%s", log)
+	}
 	return cmd
 }
 
@@ -205,12 +215,22 @@ func TestDurabilityAcrossSIGKILL(t *testing.T) {
 // waitHealthy waits until the server at addr answers /healthz.
 func waitHealthy(t *testing.T, addr string) {
 	t.Helper()
-	until(t, 20*time.Second, "server health", func() bool {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err != nil {
+	if !healthyWithin(addr, 20*time.Second) {
+		t.Fatalf("timed out after 20s waiting for server health")
+	}
+}
+
+// healthyWithin polls addr's /healthz until it answers 200 or d passes.
+func healthyWithin(addr string, d time.Duration) bool {
+	for deadline := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
+		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return true
+			}
+		}
+		if time.Now().After(deadline) {
 			return false
 		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
+	}
 }
