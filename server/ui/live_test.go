@@ -317,3 +317,45 @@ func TestLiveFollowsLaterTasks(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveMoneyFollowsARun: the Money page's live view wakes as a run
+// goes, not only when it ends: each model call is spend, and a run logs
+// what each call answered (a message, a tool call).
+func TestLiveMoneyFollowsARun(t *testing.T) {
+	o := newOrg(t)
+	ctx, st := t.Context(), o.h.Store
+	c := o.client(t, "w-owner")
+	code, page := c.get(t, "/ui/money")
+	live := html.UnescapeString(between(page, `data-live="`, `"`))
+	if code != 200 || !strings.Contains(live, "view=money") {
+		t.Fatalf("money page = %d, live view %q", code, live)
+	}
+	o.call(t, "create_role", map[string]any{"id": "r-spend", "title": "Spender", "content": "Answer."})
+	o.call(t, "create_position", map[string]any{"id": "p-spend", "role": "r-spend", "title": "Spender"})
+	servertest.Call[domain.Worker](t, o.owner, "hire_worker", map[string]any{"id": "w-spend", "position": "p-spend", "kind": "ai", "name": "Spender"})
+	if _, _, _, err := st.Claim(ctx, "w-spend", "act-spend", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	s := openLive(t, c.Client, o.base+live, "")
+	for _, step := range []struct {
+		kind      domain.LogKind
+		tool, say string
+	}{
+		{domain.LogToolCall, "publish", `{"stream":"s-x"}`},
+		{domain.LogAssistant, "", "Published."},
+	} {
+		ev, err := st.Append(ctx, logEntry("w-spend", "act-spend", step.kind, step.tool, step.say), store.AppendOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			got := s.next(t, 10*time.Second, false)
+			if got.Name != "refresh" {
+				t.Fatalf("after a %s: event %+v, want refresh", step.kind, got)
+			}
+			if n, _ := strconv.ParseInt(got.ID, 10, 64); n >= ev.Seq {
+				break
+			}
+		}
+	}
+}

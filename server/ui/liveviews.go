@@ -66,9 +66,11 @@ func (u *UI) liveView(ctx context.Context, v *viewer, r *http.Request) (*liveVie
 	case "task":
 		return u.taskView(v, q.Get("task")), nil
 	case "money":
-		// Spend is recorded as a run goes; a run's end and a budget set
-		// (on s-org) are when the page shows it anew.
-		return u.refreshView(ctx, v, true, []domain.LogKind{domain.LogExit})
+		// Spend is recorded with each model call. A run logs what each
+		// call answered (a message or a tool call), so those, a run's end
+		// and a budget set (on s-org) are when the page shows it anew;
+		// the page reloads at most once a second however many come.
+		return u.refreshView(ctx, v, true, []domain.LogKind{domain.LogAssistant, domain.LogToolCall, domain.LogExit})
 	}
 	return nil, domain.Invalid("view", "unknown live view %q (valid: stream, chat, log, audit, org, memory, fleet, tasks, task, money)", q.Get("view"))
 }
