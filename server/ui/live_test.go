@@ -103,6 +103,34 @@ func (s *sseStream) next(t *testing.T, d time.Duration, comments bool) sseEvent 
 	}
 }
 
+// openPageLive opens the live view of the page at path, which must be
+// view.
+func openPageLive(t *testing.T, o *org, c *client, path, view string) *sseStream {
+	t.Helper()
+	code, page := c.get(t, path)
+	live := html.UnescapeString(between(page, `data-live="`, `"`))
+	if code != 200 || !strings.Contains(live, "view="+view) {
+		t.Fatalf("%s = %d, live view %q, want view=%s", path, code, live, view)
+	}
+	return openLive(t, c.Client, o.base+live, "")
+}
+
+// refreshAt waits for the refresh that follows seq; what names the
+// change that should bring it, and every event before it must be a
+// refresh too.
+func (s *sseStream) refreshAt(t *testing.T, what string, seq int64) {
+	t.Helper()
+	for {
+		ev := s.next(t, 10*time.Second, false)
+		if ev.Name != "refresh" {
+			t.Fatalf("%s: event %+v, want refresh", what, ev)
+		}
+		if n, _ := strconv.ParseInt(ev.ID, 10, 64); n >= seq {
+			return
+		}
+	}
+}
+
 func publishN(t *testing.T, o *org, stream string, from, n int) []int64 {
 	t.Helper()
 	var seqs []int64
@@ -228,24 +256,7 @@ func TestLiveFollowsLaterWorkers(t *testing.T) {
 	o := newOrg(t)
 	ctx, st := t.Context(), o.h.Store
 	c := o.client(t, "w-owner")
-	code, page := c.get(t, "/ui/")
-	live := html.UnescapeString(between(page, `data-live="`, `"`))
-	if code != 200 || !strings.Contains(live, "view=org") {
-		t.Fatalf("org chart = %d, live view %q", code, live)
-	}
-	s := openLive(t, c.Client, o.base+live, "")
-	refreshAt := func(what string, seq int64) {
-		t.Helper()
-		for {
-			ev := s.next(t, 10*time.Second, false)
-			if ev.Name != "refresh" {
-				t.Fatalf("%s: event %+v, want refresh", what, ev)
-			}
-			if n, _ := strconv.ParseInt(ev.ID, 10, 64); n >= seq {
-				return
-			}
-		}
-	}
+	s := openPageLive(t, o, c, "/ui/", "org")
 	card := func() string {
 		t.Helper()
 		_, body := c.get(t, "/ui/")
@@ -264,7 +275,7 @@ func TestLiveFollowsLaterWorkers(t *testing.T) {
 	if err != nil || hired.ID != "w-late" {
 		t.Fatalf("hire: %+v, %v", hired, err)
 	}
-	refreshAt("the hire", last)
+	s.refreshAt(t, "the hire", last)
 
 	if _, _, _, err := st.Claim(ctx, "w-late", "act-late", time.Hour); err != nil {
 		t.Fatal(err)
@@ -273,7 +284,7 @@ func TestLiveFollowsLaterWorkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refreshAt("the run's start", start.Seq)
+	s.refreshAt(t, "the run's start", start.Seq)
 	if got := card(); !strings.Contains(got, "status-running") {
 		t.Fatalf("while w-late runs, its card: %s", got)
 	}
@@ -284,7 +295,7 @@ func TestLiveFollowsLaterWorkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refreshAt("the run's end", end)
+	s.refreshAt(t, "the run's end", end)
 	if got := card(); strings.Contains(got, "status-running") || !strings.Contains(got, "status-idle") {
 		t.Fatalf("after w-late's run ended, its card: %s", got)
 	}
@@ -325,18 +336,13 @@ func TestLiveMoneyFollowsARun(t *testing.T) {
 	o := newOrg(t)
 	ctx, st := t.Context(), o.h.Store
 	c := o.client(t, "w-owner")
-	code, page := c.get(t, "/ui/money")
-	live := html.UnescapeString(between(page, `data-live="`, `"`))
-	if code != 200 || !strings.Contains(live, "view=money") {
-		t.Fatalf("money page = %d, live view %q", code, live)
-	}
 	o.call(t, "create_role", map[string]any{"id": "r-spend", "title": "Spender", "content": "Answer."})
 	o.call(t, "create_position", map[string]any{"id": "p-spend", "role": "r-spend", "title": "Spender"})
 	servertest.Call[domain.Worker](t, o.owner, "hire_worker", map[string]any{"id": "w-spend", "position": "p-spend", "kind": "ai", "name": "Spender"})
 	if _, _, _, err := st.Claim(ctx, "w-spend", "act-spend", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	s := openLive(t, c.Client, o.base+live, "")
+	s := openPageLive(t, o, c, "/ui/money", "money")
 	for _, step := range []struct {
 		kind      domain.LogKind
 		tool, say string
@@ -348,14 +354,6 @@ func TestLiveMoneyFollowsARun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for {
-			got := s.next(t, 10*time.Second, false)
-			if got.Name != "refresh" {
-				t.Fatalf("after a %s: event %+v, want refresh", step.kind, got)
-			}
-			if n, _ := strconv.ParseInt(got.ID, 10, 64); n >= ev.Seq {
-				break
-			}
-		}
+		s.refreshAt(t, "after a "+string(step.kind), ev.Seq)
 	}
 }
