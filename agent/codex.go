@@ -132,10 +132,7 @@ type codexEvent struct {
 		// Result and Error are an mcp_tool_call's outcome, one or the
 		// other once it has completed.
 		Result *struct {
-			Content []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"content"`
+			Content           json.RawMessage `json:"content"`
 			StructuredContent json.RawMessage `json:"structured_content"`
 		} `json:"result"`
 		Error *struct {
@@ -162,16 +159,10 @@ func codexToolResult(ev codexEvent) string {
 	case it.Result == nil:
 		return "error: the call " + cmp.Or(it.Status, "ended") + " with no result"
 	}
-	var parts []string
-	for _, c := range it.Result.Content {
-		if c.Type == "text" {
-			parts = append(parts, c.Text)
-		}
-	}
-	if len(parts) == 0 && len(it.Result.StructuredContent) > 0 && string(it.Result.StructuredContent) != "null" {
+	text := toolResultText(it.Result.Content)
+	if text == "" && len(it.Result.StructuredContent) > 0 && string(it.Result.StructuredContent) != "null" {
 		return string(it.Result.StructuredContent)
 	}
-	text := strings.Join(parts, "\n")
 	if it.Status == "failed" {
 		return "error: " + text
 	}
