@@ -22,13 +22,19 @@ import (
 )
 
 // until polls cond every 20ms for up to d: the thing waited on happens in
-// another process, so there is no in-process signal to wait for.
-func until(t *testing.T, d time.Duration, what string, cond func() bool) {
+// another process, so there is no in-process signal to wait for. On a
+// timeout it fails with what each explain says (logs, say), which names
+// where the other process got stuck.
+func until(t *testing.T, d time.Duration, what string, cond func() bool, explain ...func() string) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
+			var why strings.Builder
+			for _, e := range explain {
+				why.WriteString("\n" + e())
+			}
+			t.Fatalf("timed out after %s waiting for %s%s", d, what, why.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -69,10 +75,10 @@ func startBinaryIn(t *testing.T, dir, addr string, args ...string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	if !healthyWithin(addr, 20*time.Second) {
+	until(t, 20*time.Second, "server health", healthy(addr), func() string {
 		log, _ := os.ReadFile(out.Name())
-		t.Fatalf("timed out after 20s waiting for server health; serve said:\n%s", log)
-	}
+		return "serve said:\n" + string(log)
+	})
 	return cmd
 }
 
@@ -215,22 +221,17 @@ func TestDurabilityAcrossSIGKILL(t *testing.T) {
 // waitHealthy waits until the server at addr answers /healthz.
 func waitHealthy(t *testing.T, addr string) {
 	t.Helper()
-	if !healthyWithin(addr, 20*time.Second) {
-		t.Fatalf("timed out after 20s waiting for server health")
-	}
+	until(t, 20*time.Second, "server health", healthy(addr))
 }
 
-// healthyWithin polls addr's /healthz until it answers 200 or d passes.
-func healthyWithin(addr string, d time.Duration) bool {
-	for deadline := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
-		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return true
-			}
-		}
-		if time.Now().After(deadline) {
+// healthy reports whether addr's /healthz answers 200.
+func healthy(addr string) func() bool {
+	return func() bool {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
 			return false
 		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
 	}
 }

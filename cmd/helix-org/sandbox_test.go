@@ -387,24 +387,22 @@ func TestHostAgentsAreSandboxed(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			probed := func() bool {
+			// On a timeout, what each probe said so far names the try it
+			// is stuck in.
+			until(t, 60*time.Second, "both agents probed", func() bool {
 				for _, w := range workers {
 					if _, err := os.Stat(filepath.Join(envs, w, "probed")); err != nil {
 						return false
 					}
 				}
 				return true
-			}
-			// On a timeout, what each probe said so far names the try it
-			// is stuck in.
-			for deadline := time.Now().Add(60 * time.Second); !probed(); time.Sleep(20 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					for _, w := range workers {
-						t.Logf("%s's activation log so far:\n%s", w, logText(t, st, w))
-					}
-					t.Fatalf("timed out after 60s waiting for both agents probed; the server's log:\n%s", logs.String())
+			}, func() string {
+				var b strings.Builder
+				for _, w := range workers {
+					fmt.Fprintf(&b, "%s's activation log so far:\n%s\n", w, logText(t, st, w))
 				}
-			}
+				return b.String() + "the server's log:\n" + logs.String()
+			})
 			for _, w := range workers {
 				os.WriteFile(filepath.Join(envs, w, "release"), nil, 0o600)
 			}
