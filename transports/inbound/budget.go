@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"sync"
 )
 
@@ -14,11 +15,25 @@ const DefaultBudget = 64 << 20
 // at once, across every inbound handler: without it, forty 25 MiB GitHub
 // deliveries with bad signatures take a gigabyte before the first is
 // refused. A body that does not fit is refused at once (503, Retry-After)
-// rather than queued, so waiting requests hold nothing. Safe for
-// concurrent use; a nil *Budget bounds nothing but each request's limit.
+// rather than queued, so waiting requests hold nothing.
+//
+// A released body is garbage the collector has not taken yet, and at the
+// server's GOGC the collector lets garbage grow to twice what was live at
+// its last run, which a storm of bodies inflates: so released bytes count
+// against the budget too, until a collection begun after their release
+// has ended. A hold they stand in the way of forces that collection. The
+// heap's bodies, live and dead, stay within the budget.
+//
+// Safe for concurrent use; a nil *Budget bounds nothing but each
+// request's limit.
 type Budget struct {
-	mu        sync.Mutex
-	max, used int64
+	mu  sync.Mutex
+	max int64
+	// used is what bodies being handled hold; freed, what released ones
+	// held and the collector may not have taken yet.
+	used, freed int64
+	// collecting lets one hold at a time force a collection.
+	collecting sync.Mutex
 }
 
 // NewBudget returns a budget of max bytes (<= 0: DefaultBudget).
@@ -40,15 +55,38 @@ func (b *Budget) tryHold(n int64) bool {
 	if b == nil || n == 0 {
 		return true
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.used+n > b.max {
-		return false
+	for collected := false; ; collected = true {
+		b.mu.Lock()
+		fits, fitsAfterGC := b.used+b.freed+n <= b.max, b.used+n <= b.max
+		if fits {
+			b.used += n
+		}
+		b.mu.Unlock()
+		if fits || !fitsAfterGC || collected {
+			return fits
+		}
+		b.collect()
 	}
-	b.used += n
-	return true
 }
 
+// collect runs a collection, after which what was released before it
+// began is no longer in the heap.
+func (b *Budget) collect() {
+	b.collecting.Lock()
+	defer b.collecting.Unlock()
+	b.mu.Lock()
+	freed := b.freed
+	b.mu.Unlock()
+	if freed == 0 { // collected while this hold waited its turn
+		return
+	}
+	runtime.GC()
+	b.mu.Lock()
+	b.freed -= freed
+	b.mu.Unlock()
+}
+
+// release moves n bytes from the bodies being handled to the garbage.
 func (b *Budget) release(n int64) {
 	if b == nil || n == 0 {
 		return
@@ -56,6 +94,7 @@ func (b *Budget) release(n int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.used -= n
+	b.freed += n
 }
 
 // Body is a request body read under a Budget. Its bytes count against the
@@ -67,12 +106,13 @@ type Body struct {
 	held   int64
 }
 
-// Release returns the body's bytes to the budget. It is safe to call more
-// than once.
+// Release returns the body's bytes to the budget and drops them: Bytes is
+// nil afterwards. It is safe to call more than once.
 func (b *Body) Release() {
 	if b == nil {
 		return
 	}
+	b.Bytes = nil
 	b.budget.release(b.held)
 	b.held = 0
 }
@@ -127,7 +167,8 @@ func (b *Body) readKnown(src io.Reader, n int64) error {
 	return nil
 }
 
-// readChunked grows the buffer by doubling, holding each growth first.
+// readChunked grows the buffer by doubling, holding each new buffer
+// first; the one it replaces is released.
 func (b *Body) readChunked(src io.Reader, limit int64) error {
 	var chunk [32 << 10]byte
 	for {
@@ -135,10 +176,13 @@ func (b *Body) readChunked(src io.Reader, limit int64) error {
 		if n > 0 {
 			if len(b.Bytes)+n > cap(b.Bytes) {
 				grow := min(max(2*cap(b.Bytes), len(b.Bytes)+n), int(limit))
-				if herr := b.hold(int64(grow - cap(b.Bytes))); herr != nil {
+				old := int64(cap(b.Bytes))
+				if herr := b.hold(int64(grow)); herr != nil {
 					return herr
 				}
 				b.Bytes = append(make([]byte, 0, grow), b.Bytes...)
+				b.budget.release(old)
+				b.held -= old
 			}
 			b.Bytes = append(b.Bytes, chunk[:n]...)
 		}
