@@ -107,6 +107,7 @@ func approvalOrg(t *testing.T, script llmtest.Script, doerGrants ...string) (*st
 // the worker is woken with the outcome; a replayed, foreign, expired or
 // altered approval does nothing.
 func TestApprovalEndToEnd(t *testing.T) {
+	t.Parallel()
 	script, prompts := doerScript()
 	st, base, db, owner := approvalOrg(t, script, "read_events")
 	ctx := t.Context()
@@ -239,6 +240,7 @@ func dismissals(t *testing.T, st *store.Store, worker string) int {
 // produces an approval request, not a grant, and the run shows why it was
 // tainted.
 func TestTaintedEmailCannotGrant(t *testing.T) {
+	t.Parallel()
 	script, _ := doerScript()
 	st, base, db, owner := approvalOrg(t, script, "grant_tool", "publish")
 	ctx := t.Context()

@@ -20,6 +20,7 @@ import (
 // says why; a run that continues an untrusted run's conversation is
 // untrusted though what woke it was not.
 func TestBuiltinKeepsItsConversation(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var firsts [][]llm.Message // each run's first request
 	script := func(turn llmtest.Turn) llmtest.Reply {

@@ -322,6 +322,7 @@ func names(sts []domain.Stream) string {
 // the request was ignored. Only agent.bash, set by an operator for the
 // role, offers it.
 func TestRoleTextCannotTurnOnBash(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	offered := map[string]bool{} // prompt's first trigger body → bash offered
 	o := newBuiltinOrg(t, llm.Anthropic, "---\nbash: true\n---\nWhen a message arrives, reply `echo: <body>` on the same stream.", func(turn llmtest.Turn) llmtest.Reply {

@@ -27,6 +27,7 @@ import (
 // back as a note on that merge request; GitLab's retry is stored no more
 // and a wrong token is refused.
 func TestGitLabEndToEnd(t *testing.T) {
+	t.Parallel()
 	const secret, token = "gl-hook-secret-e2e-91f3", "glpat-e2e-token-77aa"
 	fake := gitlabtest.New(t, token)
 	fake.Project("gitlab-org/gitlab-test", 5)
@@ -63,6 +64,7 @@ func TestGitLabEndToEnd(t *testing.T) {
 // a thread from that message and is posted in it; the bot's message
 // coming back through the Gateway is not stored.
 func TestDiscordEndToEnd(t *testing.T) {
+	t.Parallel()
 	const token = "MTEwMDAwMDAwMDAwMDAwMDAwMQ.GhXk3a.abcdefghijklmnopqrstuvwxyz012345"
 	const guild, channel, ada = "1200000000000000001", "1200000000000000002", "1000000000000000007"
 	fake := discordtest.New(t, token)
@@ -93,6 +95,7 @@ func TestDiscordEndToEnd(t *testing.T) {
 // answer goes out in the message's thread; a reply in that thread that
 // names no one reaches it again.
 func TestSlackSocketModeEndToEnd(t *testing.T) {
+	t.Parallel()
 	const appToken, botToken = "xapp-1-A0APP-1-abcdef", "xoxb-1-2-abcdef"
 	fake := slacktest.New(t, botToken)
 	fake.SocketMode(appToken)

@@ -99,6 +99,7 @@ func chaosLog(t *testing.T, path string) map[string][]string {
 // running past two lease periods and every event was handled at least
 // once (duplicates, the price of at-least-once, are counted).
 func TestChaosNoActivationLeftRunningNoTriggerLost(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db, envs, addr := filepath.Join(dir, "helix-org.db"), filepath.Join(dir, "envs"), freeAddr(t)
 	os.MkdirAll(envs, 0o700)

@@ -42,6 +42,7 @@ func echoOrg(t *testing.T, setting domain.SettingSpec, value, stream, kind, conf
 // in that thread; Slack's retry of the event and the bot's own message
 // coming back are stored no more.
 func TestSlackEndToEnd(t *testing.T) {
+	t.Parallel()
 	const secret, token = "8f742231b10e8888abcd99ef00ff85a5", "xoxb-1-2-abcdef"
 	fake := slacktest.New(t, token)
 	st, base := echoOrg(t, slack.ConfigSetting, `{"signing_secret":"`+secret+`","bot_token":"`+token+`","api_url":"`+fake.URL+`"}`,
@@ -75,6 +76,7 @@ func TestSlackEndToEnd(t *testing.T) {
 // secret token, wakes the worker; its answer goes out with sendMessage as
 // a reply in that topic; a redelivery is stored no more.
 func TestTelegramEndToEnd(t *testing.T) {
+	t.Parallel()
 	const secret, token = "hook-Secret_1", "123456:AAE-abcdefghijklmnopqrstuvwxyz"
 	fake := telegramtest.New(t, token)
 	st, base := echoOrg(t, telegram.ConfigSetting, `{"bot_token":"`+token+`","secret_token":"`+secret+`","api_url":"`+fake.URL+`"}`,

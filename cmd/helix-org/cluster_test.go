@@ -199,6 +199,7 @@ func parentOf(pid int) int {
 // within two lease periods and every trigger completes — at least once,
 // the duplicates counted.
 func TestClusterTwoServersOneDatabase(t *testing.T) {
+	t.Parallel()
 	url := storetest.PostgresURL(t)
 	dir := t.TempDir()
 	key := filepath.Join(dir, "org.key")

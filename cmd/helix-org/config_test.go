@@ -17,6 +17,7 @@ import (
 const secret = "sk-test-0123456789abcdef"
 
 func TestConfig(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		setup [][]string // commands that must succeed first; --db is added

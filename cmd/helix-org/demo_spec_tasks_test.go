@@ -140,6 +140,7 @@ echo committed
 // the task is done. The design docs only ever move forward, and a branch
 // switch in the main checkout leaves their worktree alone.
 func TestDemoSpecTasks(t *testing.T) {
+	t.Parallel()
 	repo := greeterRepo(t)
 	fake := llmtest.New(t, llm.Anthropic, specTaskScript(repo, ""))
 	st := openTestStore(t)

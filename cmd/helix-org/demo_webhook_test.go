@@ -55,6 +55,7 @@ func readmeCalls(t *testing.T, path, heading string) []toolCall {
 // template) woken by it, and its summary POSTed to a fake of the sales
 // team's system.
 func TestDemoWebhook(t *testing.T) {
+	t.Parallel()
 	st := openTestStore(t)
 	st.SetSetting(t.Context(), safedial.AllowPrivateSetting, "true") // README step 2, for a receiver on this machine
 	sales := webhooktest.NewReceiver(t, hookSecret)

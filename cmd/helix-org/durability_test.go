@@ -114,6 +114,7 @@ func readHandled(t *testing.T, path string) []handledLine {
 // every trigger reached a finished activation, duplicates only for the run
 // that was cut off.
 func TestDurabilityAcrossSIGKILL(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db, envs, addr := filepath.Join(dir, "helix-org.db"), filepath.Join(dir, "envs"), freeAddr(t)
 	ctx := t.Context()

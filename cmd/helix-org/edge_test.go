@@ -289,6 +289,7 @@ func TestInboundRefusedBeforeReading(t *testing.T) {
 // starve the server — a real MCP call succeeds while they are open — and
 // the configured idle timeout closes every one of them.
 func TestIdleConnectionsAreClosed(t *testing.T) {
+	t.Parallel()
 	// Long enough that opening 1,000 connections on a loaded machine ends
 	// before the first of them idles out, so they can all be counted.
 	const idle = 10 * time.Second

@@ -20,6 +20,7 @@ import (
 // result the model was sent holds it). With the provider down the next
 // run still starts, given what BM25 finds (here nothing).
 func TestProviderEmbeddings(t *testing.T) {
+	t.Parallel()
 	o := newBuiltinOrg(t, llm.OpenAI, "When a message arrives, reply `echo: <body>` on the same stream.", llmtest.FollowRole)
 	o.fake.Concepts(map[string]string{"rollback": "undo", "revert": "undo", "broken": "bad", "failed": "bad", "deploy": "ship", "release": "ship"})
 	for spec, v := range map[*domain.SettingSpec]string{&domain.EmbeddingsSetting: domain.EmbeddingsProvider, &domain.EmbeddingModelSetting: "emb-test"} {

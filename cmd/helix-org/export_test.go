@@ -242,6 +242,7 @@ func TestExportImportExport(t *testing.T) {
 // TestImportRefusals: import writes nothing unless all of it can be
 // written, and says why.
 func TestImportRefusals(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	fullOrg(t, db)
 	dir := filepath.Join(t.TempDir(), "org")

@@ -71,6 +71,7 @@ func githubDumpAgent() int {
 // neither the App's private key nor an installation token nor any other
 // GitHub credential; the fake GitHub saw the installation token.
 func TestGitHubCredentialNeverReachesTheAgent(t *testing.T) {
+	t.Parallel()
 	bin := gatewaytest.GitHubMCPServer(t)
 	gh := gatewaytest.StartGitHubApp(t)
 	pemKey := gh.PrivateKey

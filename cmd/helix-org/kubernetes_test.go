@@ -107,6 +107,7 @@ func checkOneJobEach(t *testing.T, acts []domain.Activation, pods map[string]int
 // start-up recovery adopts them; on PostgreSQL, a database servers share,
 // the new server takes each over once its lease lapses.
 func TestKubernetesAdoptsJobsAfterSIGKILL(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		db   func(t *testing.T, dir string) string
@@ -197,6 +198,7 @@ func adoptAfterSIGKILL(t *testing.T, name string, dbOf func(t *testing.T, dir st
 // database and one cluster, 100 events to 20 workers published while
 // both dispatch: each activation is one Job, created once.
 func TestKubernetesTwoServersOneDatabase(t *testing.T) {
+	t.Parallel()
 	c := kubetest.Shared(t)
 	ns := c.Namespace(t, "two-servers")
 	pods := &podCounter{jobs: map[string]int{}}

@@ -38,6 +38,7 @@ func answerOnPair(t llmtest.Turn) llmtest.Reply {
 // is dispatch.max_depth (8) runs deep: the next trigger is parked and the
 // owner's inbox gets exactly one incident naming the chain.
 func TestTwoAIWorkersAnsweringEachOtherStopAtMaxDepth(t *testing.T) {
+	t.Parallel()
 	fake := llmtest.New(t, llm.Anthropic, answerOnPair)
 	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "helix-org.db"), store.Options{Transports: transports.Specs(), Synchronous: "NORMAL"})
 	if err != nil {
@@ -103,6 +104,7 @@ func TestTwoAIWorkersAnsweringEachOtherStopAtMaxDepth(t *testing.T) {
 // 50 messages at once; every one is answered, coalesced into runs, none
 // waits for a guard or is parked.
 func TestFiftyMessagesFromAPersonAreAllHandled(t *testing.T) {
+	t.Parallel()
 	o := newBuiltinOrg(t, llm.Anthropic, "When a message arrives, reply `echo: <body>` on the same stream.", llmtest.FollowRole)
 	began := time.Now()
 	for i := range 50 {

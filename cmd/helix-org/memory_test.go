@@ -38,6 +38,7 @@ func builder(turn llmtest.Turn) llmtest.Reply {
 // the next similar item's prompt carries it as a constraint; the builder
 // cites it and succeeds, which credits it.
 func TestMemoryLearnsFromAFailure(t *testing.T) {
+	t.Parallel()
 	o := newBuiltinOrg(t, llm.Anthropic, "Build what the inbox asks.", builder)
 	call := func(name string, args map[string]any) map[string]any {
 		return servertest.Call[map[string]any](t, o.owner, name, args)

@@ -24,6 +24,7 @@ import (
 // scrape shows every family counting. The main listener serves it to the
 // owner's token alone; --metrics-addr serves it without one.
 func TestMetricsAfterAWalkthrough(t *testing.T) {
+	t.Parallel()
 	fake := llmtest.New(t, llm.Anthropic, llmtest.FollowRole)
 	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "helix-org.db"), store.Options{Transports: transports.Specs(), Synchronous: "NORMAL"})
 	if err != nil {

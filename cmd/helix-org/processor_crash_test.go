@@ -19,6 +19,7 @@ import (
 // pending). After the last restart every input has exactly one output:
 // nothing lost, nothing doubled.
 func TestProcessorAcrossSIGKILL(t *testing.T) {
+	t.Parallel()
 	const inputs, rounds = 2000, 2
 	dir := t.TempDir()
 	db, envs, addr := filepath.Join(dir, "helix-org.db"), filepath.Join(dir, "envs"), freeAddr(t)

@@ -455,6 +455,7 @@ func probeLine(log, what string) string {
 // fails before its agent starts, with the reason on its activation log,
 // and is retried, then parked; with agent.sandbox off it runs, warned.
 func TestHostRuntimesRefuseWithoutASandbox(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db, envs, addr := filepath.Join(dir, "helix-org.db"), filepath.Join(dir, "envs"), freeAddr(t)
 	st, err := store.Open(t.Context(), db, store.Options{Transports: transports.Specs()})

@@ -66,6 +66,7 @@ func learningTeam(turn llmtest.Turn) llmtest.Reply {
 // constraint (and the failure the server stored as a risk), and the
 // builder cites it.
 func TestSpecTaskLearnsFromABlockedItem(t *testing.T) {
+	t.Parallel()
 	fake := llmtest.New(t, llm.Anthropic, learningTeam)
 	st := openTestStore(t)
 	st.SetSetting(t.Context(), agent.RuntimeSetting, agent.RuntimeBuiltin)

@@ -76,6 +76,7 @@ func waitTaskEvent(t *testing.T, st *store.Store, task, want string) domain.Even
 // wakes the planner, whose spec follows it. Cancelled before any work,
 // the session ends saying why it learned nothing.
 func TestSpecTaskClarifyingQuestion(t *testing.T) {
+	t.Parallel()
 	const question, answer = "Should login use passkeys or passwords?", "Passkeys, with passwords as a fallback."
 	st, owner := loopTeam(t, func(turn llmtest.Turn) llmtest.Reply {
 		p := turn.Prompt()
@@ -201,6 +202,7 @@ func TestSpecTaskStallEnds(t *testing.T) {
 // recorded unknown, and the planner — on the default model — is woken with
 // the exploration rather than kept waiting.
 func TestExplorersOnACheapModel(t *testing.T) {
+	t.Parallel()
 	repo := greeterRepo(t)
 	fake := llmtest.New(t, llm.Anthropic, func(turn llmtest.Turn) llmtest.Reply {
 		p := turn.Prompt()

@@ -24,6 +24,7 @@ import (
 // builders, no item is handed to a second worker or committed twice, and
 // the task finishes.
 func TestSpecTaskSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	repo := greeterRepo(t)
 	gate := filepath.Join(repo, ".git", "demo-release") // in the repository the builders' sandboxes share

@@ -74,6 +74,7 @@ func refused(t *testing.T, err error, field, secret string) {
 // user and password) accepts is what its inbound route then verifies, through
 // this binary's own wiring; what they refuse is refused naming the field.
 func TestSecretsAcceptedAtCreationVerifyInbound(t *testing.T) {
+	t.Parallel()
 	key := []byte("0123456789abcdef!")
 	t.Run("webhook", func(t *testing.T) {
 		for i, secret := range []string{

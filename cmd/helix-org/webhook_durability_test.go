@@ -23,6 +23,7 @@ import (
 // recorded; after a restart the delivery goes on from its stored retry
 // time and is delivered exactly once, with the same webhook-id throughout.
 func TestWebhookRetryAcrossSIGKILL(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db, envs, addr := filepath.Join(dir, "helix-org.db"), filepath.Join(dir, "envs"), freeAddr(t)
 	retry := webhooktest.Response{Status: 503, Header: map[string]string{"Retry-After": "1"}, Body: "try again"}

@@ -96,6 +96,7 @@ func receive(t *testing.T, rcv *webhooktest.Receiver) (webhooktest.Request, webh
 // stream, wakes the subscribed AI worker, and the worker's reply is POSTed,
 // signed, to the stream's outbound URL — and nothing else is.
 func TestWebhookBridge(t *testing.T) {
+	t.Parallel()
 	st := openTestStore(t)
 	ctx := t.Context()
 	st.SetSetting(ctx, safedial.AllowPrivateSetting, "true") // the receiver is on loopback

@@ -15,6 +15,7 @@ import (
 // they open is the sign-in form. Signing out from the page does the same
 // for a fresh sign-in.
 func TestWebUITokenRevokeEndsSession(t *testing.T) {
+	t.Parallel()
 	o := newWebOrg(t, llmtest.FollowRole)
 	tab := o.signIn(t)
 	uitest.Do(t, tab, chromedp.Navigate(o.base+"/ui/streams"), chromedp.WaitVisible(chromedp.CSS("main .page-head")))

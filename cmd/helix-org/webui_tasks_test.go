@@ -36,6 +36,7 @@ func gatedBuilder(t llmtest.Turn) llmtest.Reply {
 // reports it and moves on, the page — not reloaded — shows item 2 as the
 // current one, item 1 done and faded, and item 3 next.
 func TestWebUIFleetTaskList(t *testing.T) {
+	t.Parallel()
 	o := newWebOrg(t, gatedBuilder)
 	call := func(tool string, args map[string]any) { servertest.Call[map[string]any](t, o.owner, tool, args) }
 	call("create_role", map[string]any{"id": "r-dev", "title": "Dev", "content": "Build the item you are given."})

@@ -99,6 +99,7 @@ func text(t *testing.T, tab context.Context, sel string) string {
 // MCP, from the same server, that the org is what the pages made. The
 // echo worker's reply appears on the open stream page live.
 func TestWebUIWalkthrough(t *testing.T) {
+	t.Parallel()
 	o := newWebOrg(t, llmtest.FollowRole)
 	tab := o.signIn(t)
 
@@ -171,6 +172,7 @@ func TestWebUIWalkthrough(t *testing.T) {
 // TestWebUIChat: a message typed in the chat page wakes the AI worker,
 // and its reply appears in the conversation without a reload.
 func TestWebUIChat(t *testing.T) {
+	t.Parallel()
 	o := newWebOrg(t, llmtest.FollowRole)
 	call := func(tool string, args map[string]any) { servertest.Call[map[string]any](t, o.owner, tool, args) }
 	call("create_role", map[string]any{"id": "r-echo", "title": "Echo", "content": "Reply `echo: <body>` on the stream you were woken by."})
@@ -196,6 +198,7 @@ func TestWebUIChat(t *testing.T) {
 // fleet page (open before the run began) shows it running and names the
 // tool; when the call returns and the run ends, it shows it idle.
 func TestWebUIFleet(t *testing.T) {
+	t.Parallel()
 	script := func(turn llmtest.Turn) llmtest.Reply {
 		trigs := llmtest.Triggers(turn.Prompt())
 		switch {
