@@ -26,9 +26,10 @@ run: build
 	$(BIN) serve --init --bootstrap
 
 # -timeout is per package: cmd/helix-org, the end-to-end suite, takes
-# 8–11 minutes under -race on two cores, and over 25 on one that runs
-# about three times slower for hours (as this kind of machine did on
-# 2026-11-29), so 45m: a slow machine is not a failed test. GORACE=atexit_sleep_ms=0: a -race binary otherwise
+# 6–7 minutes under -race on two cores (its tests that touch no
+# process-wide state run in parallel), and took over 25 on a machine that
+# ran about three times slower for hours (2026-11-29), so 45m: a slow
+# machine is not a failed test. GORACE=atexit_sleep_ms=0: a -race binary otherwise
 # sleeps 1 s as it exits, and the end-to-end tests start many (the CLI,
 # agents), so the suite spent minutes asleep.
 test:
