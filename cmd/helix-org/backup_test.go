@@ -41,7 +41,7 @@ func TestBackupWhileServing(t *testing.T) {
 			owner.CallTool(ctx, publishParams(fmt.Sprint(i)))
 		}
 	}()
-	until(t, 20*time.Second, "writes under way", func() bool { n, _ := st.CountEvents(t.Context(), "s-load"); return n >= 50 })
+	until(t, time.Minute, "writes under way", func() bool { n, _ := st.CountEvents(t.Context(), "s-load"); return n >= 50 })
 	dst := filepath.Join(t.TempDir(), "copy.db")
 	out := mustRun(t, "backup", dst, "--db", db)
 	stop()

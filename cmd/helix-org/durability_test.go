@@ -75,7 +75,7 @@ func startBinaryIn(t *testing.T, dir, addr string, args ...string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	until(t, 20*time.Second, "server health", healthy(addr), func() string {
+	until(t, time.Minute, "server health", healthy(addr), func() string {
 		log, _ := os.ReadFile(out.Name())
 		return "serve said:\n" + string(log)
 	})
@@ -142,7 +142,7 @@ func TestDurabilityAcrossSIGKILL(t *testing.T) {
 	// First life: the hire activation runs through; then hold runs.
 	os.WriteFile(release, nil, 0o600)
 	srv := startBinary(t, db, envs, addr)
-	until(t, 20*time.Second, "the hire activation", func() bool {
+	until(t, time.Minute, "the hire activation", func() bool {
 		return slices.ContainsFunc(readHandled(t, handled), func(l handledLine) bool { return l.state == "done" })
 	})
 	os.Remove(release)
@@ -155,7 +155,7 @@ func TestDurabilityAcrossSIGKILL(t *testing.T) {
 		ev := servertest.Call[domain.Event](t, owner, "publish", map[string]any{"stream": "s-burst", "body": fmt.Sprintf("burst %d", i)})
 		published = append(published, ev.ID)
 	}
-	until(t, 20*time.Second, "a run holding burst events", func() bool {
+	until(t, time.Minute, "a run holding burst events", func() bool {
 		return slices.ContainsFunc(readHandled(t, handled), func(l handledLine) bool { return l.state == "start" && len(l.events) > 0 })
 	})
 	srv.Process.Signal(syscall.SIGKILL)
@@ -222,7 +222,7 @@ func TestDurabilityAcrossSIGKILL(t *testing.T) {
 // waitHealthy waits until the server at addr answers /healthz.
 func waitHealthy(t *testing.T, addr string) {
 	t.Helper()
-	until(t, 20*time.Second, "server health", healthy(addr))
+	until(t, time.Minute, "server health", healthy(addr))
 }
 
 // healthy reports whether addr's /healthz answers 200.

@@ -75,7 +75,7 @@ func TestSIGTERMStopsSkillsAfterTheGrace(t *testing.T) {
 	}
 	servertest.Call[domain.Skill](t, owner, "create_skill", with(csvSkill, "handler", csvHandler))
 	servertest.Call[skillOut](t, owner, "call_skill", map[string]any{"name": "csv_sum", "input": map[string]any{"csv": "a\n1"}})
-	until(t, 20*time.Second, "the agent's start", func() bool {
+	until(t, time.Minute, "the agent's start", func() bool {
 		_, err := os.Stat(filepath.Join(envs, "order.log"))
 		return err == nil
 	})

@@ -256,7 +256,7 @@ func TestOrphanedAgentIsKilledBeforeItsRerun(t *testing.T) {
 	defer st.Close()
 
 	srv := startBinary(t, db, envs, addr)
-	until(t, 20*time.Second, "the agent's start", func() bool { return len(started()) == 1 && started()[0] != "" })
+	until(t, time.Minute, "the agent's start", func() bool { return len(started()) == 1 && started()[0] != "" })
 	acts, _ := st.ListActivations(t.Context(), "w-stubborn")
 	if len(acts) != 1 || acts[0].Process == nil {
 		t.Fatalf("activations = %+v; want one with its agent's process group", acts)
@@ -269,7 +269,7 @@ func TestOrphanedAgentIsKilledBeforeItsRerun(t *testing.T) {
 	}
 
 	srv = startBinary(t, db, envs, addr)
-	until(t, 20*time.Second, "the re-run's start", func() bool { return len(started()) == 2 })
+	until(t, time.Minute, "the re-run's start", func() bool { return len(started()) == 2 })
 	if left := groupMembers(first); len(left) > 0 {
 		t.Errorf("the orphaned agent's process group %d still has %v after the restart", first, left)
 	}
@@ -277,7 +277,7 @@ func TestOrphanedAgentIsKilledBeforeItsRerun(t *testing.T) {
 		t.Errorf("the re-run started as %q: the orphan was still alive then", rerun)
 	}
 	os.WriteFile(filepath.Join(envs, "release"), nil, 0o600)
-	until(t, 20*time.Second, "the re-run to finish", func() bool {
+	until(t, time.Minute, "the re-run to finish", func() bool {
 		acts, _ := st.ListActivations(t.Context(), "w-stubborn")
 		return len(acts) == 2 && acts[1].Status == domain.ActivationSucceeded
 	})

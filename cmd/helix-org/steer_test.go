@@ -150,7 +150,7 @@ func TestClaudeSteering(t *testing.T) {
 	hireAI(t, st, "w-reader")
 	_, envs, owner := startServe(t, st, io.Discard)
 	var act string
-	until(t, 20*time.Second, "the hire's run to call its tool", func() bool {
+	until(t, time.Minute, "the hire's run to call its tool", func() bool {
 		return strings.Contains(logText(t, st, "w-reader"), "tool_call")
 	})
 	acts, _ := st.ListActivations(ctx, "w-reader")

@@ -61,14 +61,14 @@ func TestWebhookRetryAcrossSIGKILL(t *testing.T) {
 		}
 		return ds[0].Log
 	}
-	until(t, 20*time.Second, "the first attempt recorded", func() bool { return len(attempts()) == 1 })
+	until(t, time.Minute, "the first attempt recorded", func() bool { return len(attempts()) == 1 })
 	srv.Process.Signal(syscall.SIGKILL)
 	srv.Wait()
 
 	srv = startBinary(t, db, envs, addr)
 	receive(t, rcv)
 	receive(t, rcv)
-	until(t, 20*time.Second, "the delivery recorded as delivered", func() bool {
+	until(t, time.Minute, "the delivery recorded as delivered", func() bool {
 		ds, err := st.ListDeliveries(ctx, store.DeliveryQuery{EventID: ev.ID})
 		return err == nil && len(ds) == 1 && ds[0].Status == domain.DeliveryDelivered
 	})
