@@ -168,7 +168,7 @@ func (b *Body) readKnown(src io.Reader, n int64) error {
 }
 
 // readChunked grows the buffer by doubling, holding each new buffer
-// first; the one it replaces is released.
+// before it is allocated.
 func (b *Body) readChunked(src io.Reader, limit int64) error {
 	var chunk [32 << 10]byte
 	for {
@@ -176,13 +176,15 @@ func (b *Body) readChunked(src io.Reader, limit int64) error {
 		if n > 0 {
 			if len(b.Bytes)+n > cap(b.Bytes) {
 				grow := min(max(2*cap(b.Bytes), len(b.Bytes)+n), int(limit))
+				// The old buffer is garbage once copied: released first, it
+				// counts as such, and a growth past half the budget still fits.
 				old := int64(cap(b.Bytes))
+				b.budget.release(old)
+				b.held -= old
 				if herr := b.hold(int64(grow)); herr != nil {
 					return herr
 				}
 				b.Bytes = append(make([]byte, 0, grow), b.Bytes...)
-				b.budget.release(old)
-				b.held -= old
 			}
 			b.Bytes = append(b.Bytes, chunk[:n]...)
 		}

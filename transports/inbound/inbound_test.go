@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/helixml/helix-org/transports/inbound"
 )
@@ -38,16 +39,18 @@ func TestBudgetRead(t *testing.T) {
 		inUse      int64 // held by other requests before this one
 		wantStatus int   // 0: read succeeds
 		wantRead   int   // -1: any
+		trickle    bool  // the body arrives a byte at a time
 	}{
-		{"under the limit", "hello", 5, 0, 0, 0, 5},
-		{"at the limit", "0123456789", 10, 0, 0, 0, 10},
-		{"declared over the limit: nothing read", "01234567890", 11, 0, 0, http.StatusRequestEntityTooLarge, 0},
-		{"chunked over the limit", "01234567890", -1, 0, 0, http.StatusRequestEntityTooLarge, -1},
-		{"chunked under the limit", "012", -1, 0, 0, 0, 3},
-		{"fits the budget", "hello", 5, 8, 3, 0, 5},
-		{"budget in use: 503 before reading", "hello", 5, 8, 4, http.StatusServiceUnavailable, 0},
-		{"chunked, budget in use: 503", "hello", -1, 8, 4, http.StatusServiceUnavailable, -1},
-		{"larger than the whole budget: 413 before reading", "0123456789", 10, 8, 0, http.StatusRequestEntityTooLarge, 0},
+		{"under the limit", "hello", 5, 0, 0, 0, 5, false},
+		{"at the limit", "0123456789", 10, 0, 0, 0, 10, false},
+		{"declared over the limit: nothing read", "01234567890", 11, 0, 0, http.StatusRequestEntityTooLarge, 0, false},
+		{"chunked over the limit", "01234567890", -1, 0, 0, http.StatusRequestEntityTooLarge, -1, false},
+		{"chunked under the limit", "012", -1, 0, 0, 0, 3, false},
+		{"fits the budget", "hello", 5, 8, 3, 0, 5, false},
+		{"budget in use: 503 before reading", "hello", 5, 8, 4, http.StatusServiceUnavailable, 0, false},
+		{"chunked, budget in use: 503", "hello", -1, 8, 4, http.StatusServiceUnavailable, -1, false},
+		{"larger than the whole budget: 413 before reading", "0123456789", 10, 8, 0, http.StatusRequestEntityTooLarge, 0, false},
+		{"chunked, growing past half the budget", "0123456", -1, 8, 0, 0, 7, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,6 +67,9 @@ func TestBudgetRead(t *testing.T) {
 				}
 			}
 			src := &countingReader{r: strings.NewReader(tt.body)}
+			if tt.trickle {
+				src.r = iotest.OneByteReader(src.r)
+			}
 			r := httptest.NewRequest(http.MethodPost, "/", io.NopCloser(src))
 			r.ContentLength = tt.declared
 			var sum bytes.Buffer
