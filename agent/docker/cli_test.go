@@ -41,9 +41,7 @@ func TestAgentCLIsInContainers(t *testing.T) {
 	fakes, dir := map[string]string{}, t.TempDir()
 	for _, tc := range cases {
 		path := filepath.Join(dir, tc.Name)
-		if err := os.WriteFile(path, []byte(tc.Fake(docker.Workspace+"/rec", canary)), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		clitest.WriteExecutable(t, path, tc.Fake(docker.Workspace+"/rec", canary))
 		fakes["/usr/local/bin/"+tc.Name] = path
 	}
 	img := dockertest.Image(t, shared.eng, fakes)

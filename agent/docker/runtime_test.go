@@ -16,6 +16,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 
 	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/agent/clitest"
 	"github.com/helixml/helix-org/agent/docker"
 	"github.com/helixml/helix-org/agent/docker/dockertest"
 	"github.com/helixml/helix-org/domain"
@@ -360,7 +361,7 @@ func TestOverridesAndBinaryMount(t *testing.T) {
 	os.WriteFile(marker, []byte("worker-image\n"), 0o644)
 	other := dockertest.Image(t, shared.eng, map[string]string{"/marker": marker})
 	bin := filepath.Join(t.TempDir(), "helix-org")
-	os.WriteFile(bin, []byte("#!/bin/sh\necho mounted-binary\n"), 0o755)
+	clitest.WriteExecutable(t, bin, "#!/bin/sh\necho mounted-binary\n")
 	var log logSink
 	r := newRun(t, &log)
 	rt := newRuntime(shared.eng, shared.image)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/helixml/helix-org/agent/clitest"
 	"github.com/helixml/helix-org/store"
 	"github.com/helixml/helix-org/tools"
 )
@@ -28,9 +29,7 @@ func writeFakeClaude(t *testing.T, dir string) string {
 	exe, _ := os.Executable()
 	rec := filepath.Join(t.TempDir(), "claude.log")
 	script := "#!/bin/sh\nHELIX_ORG_TEST_AGENT=claude FAKE_CLAUDE_LOG=" + rec + " exec " + exe + " \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "claude"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteExecutable(t, filepath.Join(dir, "claude"), script)
 	return rec
 }
 

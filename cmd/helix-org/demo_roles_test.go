@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/helixml/helix-org/agent/clitest"
 	"github.com/helixml/helix-org/agent/llm"
 	"github.com/helixml/helix-org/agent/llm/llmtest"
 	"github.com/helixml/helix-org/domain"
@@ -225,9 +226,7 @@ func runSetup(t *testing.T, st *store.Store, base, demo string, env ...string) {
 func setupOnce(t *testing.T, st *store.Store, base, demo string, env ...string) {
 	t.Helper()
 	rec := filepath.Join(t.TempDir(), "helix-org")
-	if err := os.WriteFile(rec, []byte("#!/bin/sh\nprintf '%s\\0' \"$#\" \"$@\" >> \"$0.calls\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteExecutable(t, rec, "#!/bin/sh\nprintf '%s\\0' \"$#\" \"$@\" >> \"$0.calls\"\n")
 	cmd := exec.CommandContext(t.Context(), "sh", filepath.Join("..", "..", "demos", demo, "setup.sh"))
 	cmd.Env = append(append(os.Environ(), env...), "HELIX_ORG="+rec)
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/helixml/helix-org/agent/clitest"
 	"github.com/helixml/helix-org/store"
 )
 
@@ -69,9 +70,7 @@ func newDocsShell(t *testing.T) *docsShell {
 	bin := filepath.Join(dir, "bin")
 	os.MkdirAll(bin, 0o755)
 	wrapper := fmt.Sprintf("#!/bin/sh\nHELIX_ORG_TEST_MAIN=1 exec %q \"$@\"\n", exe)
-	if err := os.WriteFile(filepath.Join(bin, "helix-org"), []byte(wrapper), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteExecutable(t, filepath.Join(bin, "helix-org"), wrapper)
 	// Nothing of the caller's helix-org settings (a token, a database)
 	// may reach the commands: they get what a fresh `make run` gives, but
 	// for the server's address, the one thing its defaults do not give

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/agent/clitest"
 	"github.com/helixml/helix-org/agent/llm"
 	"github.com/helixml/helix-org/agent/llm/llmtest"
 	"github.com/helixml/helix-org/dispatch"
@@ -346,7 +347,7 @@ func TestHostAgentsAreSandboxed(t *testing.T) {
 			setAll(t, st, settings)
 			if tt.runtime == agent.RuntimeClaude {
 				bin := t.TempDir()
-				os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\n"+probe+" \"$@\"\n"), 0o755)
+				clitest.WriteExecutable(t, filepath.Join(bin, "claude"), "#!/bin/sh\n"+probe+" \"$@\"\n")
 				t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 			}
 			logs := &demoLogBuffer{}

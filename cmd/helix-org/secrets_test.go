@@ -16,6 +16,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 
 	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/agent/clitest"
 	"github.com/helixml/helix-org/agent/docker"
 	"github.com/helixml/helix-org/agent/docker/dockertest"
 	"github.com/helixml/helix-org/agent/llm"
@@ -81,9 +82,7 @@ func TestAgentsHoldNoSecrets(t *testing.T) {
 		{agent.RuntimeClaude, func(t *testing.T, st *store.Store) {
 			bin := t.TempDir()
 			script := "#!/bin/sh\nHELIX_ORG_TEST_AGENT=claude-relay exec " + exe + " \"$@\"\n"
-			if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(script), 0o755); err != nil {
-				t.Fatal(err)
-			}
+			clitest.WriteExecutable(t, filepath.Join(bin, "claude"), script)
 			t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 		}},
 		{agent.RuntimeDocker, nil},

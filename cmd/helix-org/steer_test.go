@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/helixml/helix-org/agent"
+	"github.com/helixml/helix-org/agent/clitest"
 	"github.com/helixml/helix-org/agent/llm"
 	"github.com/helixml/helix-org/agent/llm/llmtest"
 	"github.com/helixml/helix-org/domain"
@@ -135,9 +136,7 @@ func TestClaudeSteering(t *testing.T) {
 	bin := t.TempDir()
 	exe, _ := os.Executable()
 	script := "#!/bin/sh\nHELIX_ORG_TEST_AGENT=claude-steered exec " + exe + " \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteExecutable(t, filepath.Join(bin, "claude"), script)
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "helix-org.db"), store.Options{Transports: transports.Specs()})
 	if err != nil {
