@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/helixml/helix-org/agent"
@@ -182,7 +185,7 @@ func TestWebUIChat(t *testing.T) {
 	tab := o.signIn(t)
 	uitest.Do(t, tab, chromedp.Navigate(o.base+"/ui/chat"), chromedp.Click(chromedp.CSS(`a[href="/ui/chat/w-echo"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#live-status[data-state="live"]`)),
-		chromedp.SendKeys(chromedp.CSS(".chat-composer textarea"), "are you there?\n"))
+		chromedp.SendKeys(chromedp.CSS(".chat-composer textarea"), "are you there?"), pressEnter())
 	pollUntil(t, "Echo's reply in the chat", 30*time.Second, func() bool {
 		return strings.Contains(text(t, tab, "#messages .bubble:not(.mine)"), "echo: are you there?")
 	})
@@ -192,6 +195,26 @@ func TestWebUIChat(t *testing.T) {
 	if left := uitest.Run(t, tab, chromedp.Value(chromedp.CSS(".chat-composer textarea"))); left != "" {
 		t.Errorf("the composer still holds %q after sending", left)
 	}
+}
+
+// pressEnter presses Enter as a keyboard does: one keyDown that carries its
+// text, which Chrome types only if no keydown handler prevented it.
+// (SendKeys types "\n" in a char event of its own, which lands whatever
+// the page did: after the composer was cleared, when sending was quick.)
+func pressEnter() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		k := kb.Keys['\r']
+		down := input.DispatchKeyEventParams{Type: kb.KeyDown, Key: k.Key, Code: k.Code, NativeVirtualKeyCode: k.Native,
+			WindowsVirtualKeyCode: k.Windows, Text: k.Text, UnmodifiedText: k.Unmodified}
+		up := down
+		up.Type, up.Text, up.UnmodifiedText = kb.KeyUp, "", ""
+		for _, ev := range []input.DispatchKeyEventParams{down, up} {
+			if _, err := cdp.Call(ctx, t, input.DispatchKeyEvent, ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // TestWebUIFleet: while an agent's run is blocked inside a tool call, the
