@@ -1,5 +1,7 @@
 package server
 
+import "time"
+
 // WaitTasks waits until no task this server started is running, so a test
 // reads a task's end without polling.
 func (s *Server) WaitTasks() {
@@ -13,6 +15,11 @@ func (s *Server) WaitTasks() {
 		<-rt.done
 	}
 }
+
+// RenewTaskLeasesEvery renews running tasks' leases every d instead of a
+// third of a lease, so a test sees a cancel on another server take effect
+// at once.
+func (s *Server) RenewTaskLeasesEvery(d time.Duration) { s.taskRenew = d }
 
 // ServeCallsViaSDK sends every tools/call and tools/list to the go-sdk,
 // as the reference the server's own answers are compared with.

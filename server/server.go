@@ -83,6 +83,8 @@ type Server struct {
 	servers map[string]*cachedServer
 	// running are the tasks this process is running, by id.
 	running map[string]runningTask
+	// taskRenew is how often a running task's lease is renewed.
+	taskRenew time.Duration
 	// directCalls and directLists count the calls and tools/lists
 	// serveCalls and serveLists answered without the go-sdk; viaSDK
 	// (tests only) sends every one to it instead.
@@ -114,7 +116,7 @@ func New(st *store.Store, cfg Config) *Server {
 		cfg.CallTimeout = DefaultCallTimeout
 	}
 	s := &Server{store: st, cfg: cfg, log: cfg.Logger.With("component", "server"), mux: http.NewServeMux(), servers: map[string]*cachedServer{},
-		running: map[string]runningTask{}, catalogs: catalogCache{entries: map[string]*catalogEntry{}}}
+		running: map[string]runningTask{}, taskRenew: store.TaskLease / 3, catalogs: catalogCache{entries: map[string]*catalogEntry{}}}
 	// No call of a task can still be running in a new process.
 	if n, err := st.FailInterruptedTasks(context.Background()); err != nil {
 		s.log.Error("fail interrupted tasks", "err", err)

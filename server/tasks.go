@@ -127,6 +127,9 @@ func (s *Server) runTask(ctx context.Context, c *caller, id, tool string, args j
 		s.mu.Unlock()
 		close(rt.done)
 	}()
+	held := make(chan struct{})
+	go func() { defer close(held); s.holdTaskLease(ctx, id, rt.cancel) }()
+	defer func() { rt.cancel(); <-held }()
 	env := s.env(c)
 	res, err := tools.Call(ctx, env, c.granted, tool, args).Result(ctx, env)
 	s.countCall(env.Known, tool, res, err)
@@ -146,6 +149,30 @@ func (s *Server) runTask(ctx context.Context, c *caller, id, tool string, args j
 	// The end is recorded even though the call's own context is done.
 	if _, err := s.store.EndTask(context.WithoutCancel(ctx), id, status, message, answer); err != nil {
 		s.log.Error("end task", "task", id, "err", err)
+	}
+}
+
+// holdTaskLease renews a running task's lease every third of a lease, so
+// other servers on a shared database know its call lives. A lease that
+// cannot be renewed means the task ended elsewhere — cancelled through
+// another server — so the call is stopped.
+func (s *Server) holdTaskLease(ctx context.Context, id string, stop context.CancelFunc) {
+	t := time.NewTicker(s.taskRenew)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		working, err := s.store.RenewTaskLease(context.WithoutCancel(ctx), id)
+		switch {
+		case err != nil:
+			s.log.Error("renew task lease", "task", id, "err", err)
+		case !working:
+			stop()
+			return
+		}
 	}
 }
 
@@ -243,15 +270,27 @@ func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request, req rpcReque
 	writeRPC(w, req.ID, taskJSON(ended, false))
 }
 
-// taskResult waits for a running task to end, then answers as the call
-// would have, with the task named in _meta.
+// taskResult waits for the task to end, then answers as the call would
+// have, with the task named in _meta. The task the caller read may be
+// stale by now — its call can end between that read and this one — so
+// its end is always read again from the store. A task another server is
+// running is polled there until it ends.
 func (s *Server) taskResult(w http.ResponseWriter, r *http.Request, req rpcRequest, task store.Task) {
-	s.mu.Lock()
-	rt, running := s.running[task.ID]
-	s.mu.Unlock()
-	if running {
+	for polls := 0; task.Status == store.TaskWorking; polls++ {
+		s.mu.Lock()
+		rt, running := s.running[task.ID]
+		s.mu.Unlock()
+		var tick <-chan time.Time
+		switch {
+		case running:
+		case polls == 0:
+			tick = time.After(0) // most likely ended since the caller read it
+		default:
+			tick = time.After(taskPoll * time.Millisecond)
+		}
 		select {
-		case <-rt.done:
+		case <-rt.done: // nil, never ready, unless this server runs it
+		case <-tick:
 		case <-r.Context().Done():
 			return
 		}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -249,5 +250,72 @@ func TestTasksExtension(t *testing.T) {
 	}
 	if r := call("tools/call", "get_worker", `"name":"get_worker","arguments":{}`, declared); !strings.Contains(string(r.Result), `"resultType":"complete"`) {
 		t.Errorf("a quick tool became a task: %s", r.Result)
+	}
+}
+
+// TestTasksAcrossServers: on a database several servers share, a task is
+// the org's, not one process's. A server that starts leaves another's
+// running task alone; any server answers tasks/result for it, once the
+// call on the other ends; and a cancel through any server stops the call
+// where it runs.
+func TestTasksAcrossServers(t *testing.T) {
+	url, key := storetest.PostgresURL(t), filepath.Join(t.TempDir(), "org.key")
+	open := func() *store.Store {
+		st, err := store.Open(t.Context(), url, store.Options{KeyFile: key, Transports: servertest.Transports})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	stA := open()
+	if _, err := stA.Bootstrap(t.Context(), tools.Names()); err != nil {
+		t.Fatal(err)
+	}
+	srvA := server.New(stA, server.Config{})
+	srvA.RenewTaskLeasesEvery(20 * time.Millisecond)
+	a := httptest.NewServer(srvA)
+	t.Cleanup(a.Close)
+	token := servertest.Token(t, stA, store.OwnerWorker)
+	owner := (&servertest.Harness{Store: stA, Server: a, OwnerToken: token}).Owner(t)
+	for _, s := range []string{"s-news", "s-quiet"} {
+		servertest.Call[any](t, owner, "create_stream", map[string]any{"id": s, "name": s})
+		servertest.Call[any](t, owner, "subscribe", map[string]any{"stream": s})
+	}
+	onA := &taskClient{t: t, url: domain.MCPURL(a.URL, store.OwnerWorker), token: token}
+	wait := func(stream string) string {
+		id, _, _ := task(t, onA.rpc("tools/call", map[string]any{"name": "read_events", "arguments": map[string]any{"streams": []string{stream}, "wait": 60}, "task": map[string]any{}}))
+		return id
+	}
+	news, quiet := wait("s-news"), wait("s-quiet")
+
+	b := httptest.NewServer(server.New(open(), server.Config{})) // starts while A runs both
+	t.Cleanup(b.Close)
+	onB := &taskClient{t: t, url: domain.MCPURL(b.URL, store.OwnerWorker), token: token}
+	for _, id := range []string{news, quiet} {
+		if _, status, note := task(t, onB.rpc("tasks/get", map[string]any{"taskId": id})); status != "working" {
+			t.Fatalf("after another server started, A's running task is %s (%q), want working", status, note)
+		}
+	}
+
+	answered := make(chan message, 1)
+	go func() {
+		onB := &taskClient{t: t, url: onB.url, token: token}
+		answered <- onB.rpc("tasks/result", map[string]any{"taskId": news})
+	}()
+	servertest.Call[any](t, owner, "publish", map[string]any{"stream": "s-news", "body": "from A's side"})
+	if res := <-answered; !strings.Contains(string(res.Result), "from A's side") {
+		t.Errorf("tasks/result through B of A's task = %s %+v, want the event A's call read", res.Result, res.Error)
+	}
+
+	if _, status, _ := task(t, onB.rpc("tasks/cancel", map[string]any{"taskId": quiet})); status != "cancelled" {
+		t.Errorf("tasks/cancel through B left the task %s", status)
+	}
+	stopped := make(chan struct{})
+	go func() { srvA.WaitTasks(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(30 * time.Second): // the call itself waits 60 s
+		t.Error("a cancel through B did not stop the call running on A")
 	}
 }

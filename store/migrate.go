@@ -161,6 +161,12 @@ var migrations = []migration{
 	}},
 	{65, "insight embeddings for hybrid recall", migrateEmbeddings},
 	{68, "a cache epoch moved by org roles and subscriptions", migrateAccessEpoch},
+	{69, "task leases: which working tasks a live server still runs", func(tx *gorm.DB) error {
+		if tx.Migrator().HasColumn(&taskRow{}, "LeaseUntil") {
+			return nil
+		}
+		return tx.Migrator().AddColumn(&taskRow{}, "LeaseUntil")
+	}},
 }
 
 type schemaMigration struct {

@@ -22,7 +22,10 @@ const (
 // taskRow is one task-augmented tools/call: who asked, for what, and —
 // once it ends — the answer, kept so a client can fetch it after a
 // restart. A task the process was running when it stopped is failed at
-// the next start (FailInterruptedTasks), never left working.
+// the next start (FailInterruptedTasks), never left working. The server
+// running a task's call holds its lease (RenewTaskLease), so on a
+// database several servers share, another server knows a working task
+// whose lease lapsed has lost its call.
 type taskRow struct {
 	ID        string `gorm:"primaryKey"`
 	WorkerID  string `gorm:"not null;index"`
@@ -33,6 +36,9 @@ type taskRow struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	ExpiresAt time.Time `gorm:"not null;index"`
+	// LeaseUntil is when a working task's call is presumed lost unless
+	// its server renews the lease; nil on tasks from before leases.
+	LeaseUntil *time.Time
 }
 
 func (taskRow) TableName() string { return "tasks" }
@@ -44,13 +50,21 @@ type Task struct {
 	CreatedAt, UpdatedAt, ExpiresAt   time.Time
 }
 
+// TaskLease is how long a working task's call is presumed alive without
+// its server renewing the lease: servers renew every third of it.
+const TaskLease = 30 * time.Second
+
+// lostTask is the end of a task whose call no server runs any more.
+const lostTask = "the server running the call stopped; call again"
+
 // CreateTask records a working task for worker's call of tool, kept for
-// ttl after it is created. Expired tasks are removed in the same
-// transaction.
+// ttl after it is created, its lease held for TaskLease. Expired tasks
+// are removed in the same transaction.
 func (s *Store) CreateTask(ctx context.Context, worker, tool string, ttl time.Duration) (Task, error) {
 	now := s.Now()
+	lease := now.Add(TaskLease)
 	row := taskRow{ID: "task-" + domain.RandomSlug(16), WorkerID: worker, Tool: tool, Status: TaskWorking,
-		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(ttl)}
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(ttl), LeaseUntil: &lease}
 	if err := s.putKept(ctx, &taskRow{}, &row, now); err != nil {
 		return Task{}, fmt.Errorf("create task for %s: %w", tool, err)
 	}
@@ -77,11 +91,33 @@ func (s *Store) EndTask(ctx context.Context, id, status, message string, result 
 	return row.toTask(), nil
 }
 
-// GetTask returns one of worker's tasks; another worker's is not found.
+// RenewTaskLease extends a working task's lease to TaskLease from now. It
+// reports false when the task is no longer working — cancelled, perhaps
+// through another server — so the server running its call stops it.
+func (s *Store) RenewTaskLease(ctx context.Context, id string) (bool, error) {
+	until := s.Now().Add(TaskLease)
+	var n int64
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		res := tx.Model(&taskRow{}).Where("id = ? AND status = ?", id, TaskWorking).Update("lease_until", &until)
+		n = res.RowsAffected
+		return res.Error
+	})
+	if err != nil {
+		return false, fmt.Errorf("renew the lease of task %s: %w", id, err)
+	}
+	return n == 1, nil
+}
+
+// GetTask returns one of worker's tasks; another worker's is not found. A
+// working task whose lease lapsed is failed as it is read: no server runs
+// its call any more, and its client would otherwise wait forever.
 func (s *Store) GetTask(ctx context.Context, worker, id string) (Task, error) {
 	var row taskRow
 	if err := s.getKept(ctx, &row, "task", worker, id); err != nil {
 		return Task{}, err
+	}
+	if row.Status == TaskWorking && row.LeaseUntil != nil && row.LeaseUntil.Before(s.Now()) {
+		return s.EndTask(ctx, id, TaskFailed, lostTask, nil)
 	}
 	return row.toTask(), nil
 }
@@ -99,22 +135,30 @@ func (s *Store) ListTasks(ctx context.Context, worker string) ([]Task, error) {
 	return out, nil
 }
 
-// FailInterruptedTasks fails every task still working: called at start,
-// when no call can still be running, so a client polling one learns it
-// ended rather than waiting forever.
+// FailInterruptedTasks fails the tasks a stopped process left working:
+// called at start, so a client polling one learns it ended rather than
+// waiting forever. On a database of its own no call can still be running,
+// so that is every working task; on one several servers share (Shared)
+// it is those whose lease lapsed — the others' calls run on other servers.
 func (s *Store) FailInterruptedTasks(ctx context.Context) (int64, error) {
+	interrupted := func(q *gorm.DB) *gorm.DB {
+		q = q.Model(&taskRow{}).Where("status = ?", TaskWorking)
+		if s.Shared() {
+			q = q.Where("lease_until IS NULL OR lease_until < ?", s.Now())
+		}
+		return q
+	}
 	// A read first: a start with no task working (nearly every one)
 	// takes no write lock and commits nothing.
 	var n int64
-	if err := s.read(ctx).Model(&taskRow{}).Where("status = ?", TaskWorking).Count(&n).Error; err != nil {
+	if err := interrupted(s.read(ctx)).Count(&n).Error; err != nil {
 		return 0, fmt.Errorf("fail interrupted tasks: %w", err)
 	}
 	if n == 0 {
 		return 0, nil
 	}
 	err := s.write(ctx, func(tx *gorm.DB) error {
-		res := tx.Model(&taskRow{}).Where("status = ?", TaskWorking).
-			Updates(map[string]any{"status": TaskFailed, "message": "the server restarted while the call ran; call again", "updated_at": s.Now()})
+		res := interrupted(tx).Updates(map[string]any{"status": TaskFailed, "message": "the server restarted while the call ran; call again", "updated_at": s.Now()})
 		n = res.RowsAffected
 		return res.Error
 	})

@@ -2,6 +2,9 @@ package store_test
 
 import (
 	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +16,8 @@ import (
 // TestTasks: a task ends once (a cancel before the call's end wins), is
 // seen only by its worker, and a restart fails the ones still working.
 func TestTasks(t *testing.T) {
-	st := storetest.New(t)
+	clock := storetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	st := storetest.NewWithClock(t, clock.Now)
 	ctx := t.Context()
 	mk := func() store.Task {
 		task, err := st.CreateTask(ctx, "w-a", "create_skill", time.Hour)
@@ -39,6 +43,7 @@ func TestTasks(t *testing.T) {
 	if _, err := st.GetTask(ctx, "w-b", done.ID); !errors.Is(err, domain.ErrNotFound) {
 		t.Errorf("another worker's task: %v, want not found", err)
 	}
+	clock.Advance(store.TaskLease + time.Second) // on PostgreSQL only a lapsed lease is interrupted
 	if n, err := st.FailInterruptedTasks(ctx); err != nil || n != 1 {
 		t.Fatalf("failed %d interrupted tasks (%v), want 1", n, err)
 	}
@@ -50,5 +55,66 @@ func TestTasks(t *testing.T) {
 	}
 	if list, err := st.ListTasks(ctx, "w-a"); err != nil || len(list) != 3 {
 		t.Errorf("ListTasks = %d tasks, %v; want 3", len(list), err)
+	}
+}
+
+// TestTasksOnASharedDatabase: a server starting on a database of its own
+// fails every working task; on a shared one (PostgreSQL) only those whose
+// lease lapsed, since the others' calls run on other servers. A working
+// task whose lease lapses later is failed when it is read, and a lease of
+// an ended task is not renewed, so its server stops the call.
+func TestTasksOnASharedDatabase(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		db         func(t testing.TB) string
+		wantFailed []string
+	}{
+		{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), "org.db") }, []string{"live", "lapsed"}},
+		{"postgres", storetest.PostgresURL, []string{"lapsed"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := storetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			st, err := store.Open(t.Context(), tc.db(t), store.Options{KeyFile: filepath.Join(t.TempDir(), "key"), Now: clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			ctx := t.Context()
+			tasks := map[string]store.Task{}
+			for _, name := range []string{"live", "lapsed"} {
+				if tasks[name], err = st.CreateTask(ctx, "w-a", "create_skill", time.Hour); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clock.Advance(store.TaskLease * 2 / 3)
+			if ok, err := st.RenewTaskLease(ctx, tasks["live"].ID); err != nil || !ok {
+				t.Fatalf("renew a working task's lease = %v, %v", ok, err)
+			}
+			clock.Advance(store.TaskLease / 2) // past the first lease, within the renewed one
+
+			n, err := st.FailInterruptedTasks(ctx)
+			if err != nil || int(n) != len(tc.wantFailed) {
+				t.Errorf("a start failed %d tasks (%v), want %v", n, err, tc.wantFailed)
+			}
+			for _, name := range []string{"live", "lapsed"} {
+				got, err := st.GetTask(ctx, "w-a", tasks[name].ID)
+				want := store.TaskWorking
+				if slices.Contains(tc.wantFailed, name) {
+					want = store.TaskFailed
+				}
+				if err != nil || got.Status != want {
+					t.Errorf("%s task is %s (%v), want %s", name, got.Status, err, want)
+				}
+			}
+			if tc.name == "postgres" {
+				clock.Advance(store.TaskLease) // its server stopped renewing
+				if got, err := st.GetTask(ctx, "w-a", tasks["live"].ID); err != nil || got.Status != store.TaskFailed || !strings.Contains(got.Message, "stopped") {
+					t.Errorf("a working task whose lease lapsed reads as %s %q (%v), want failed saying why", got.Status, got.Message, err)
+				}
+			}
+			if ok, err := st.RenewTaskLease(ctx, tasks["live"].ID); err != nil || ok {
+				t.Errorf("renew an ended task's lease = %v, %v; want false", ok, err)
+			}
+		})
 	}
 }
