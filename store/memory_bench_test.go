@@ -143,7 +143,7 @@ func newMemWorld(tb testing.TB, seed uint64, cfg memConfig, mix memMix) *memWorl
 	tb.Helper()
 	ctx := tb.Context()
 	clock := storetest.NewClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
-	st := storetest.NewWith(tb, store.Options{Now: clock.Now})
+	st := storetest.NewWith(tb, store.Options{Now: clock.Now, Synchronous: "OFF"})
 	if _, err := st.Bootstrap(ctx, nil); err != nil {
 		tb.Fatal(err)
 	}

@@ -29,7 +29,9 @@ func NewWithClock(t testing.TB, now func() time.Time) *store.Store {
 // database, the key file and the synchronous pragma are the test's.
 func NewWith(t testing.TB, opts store.Options) *store.Store {
 	t.Helper()
-	opts.Synchronous = "NORMAL"
+	if opts.Synchronous == "" {
+		opts.Synchronous = "NORMAL"
+	}
 	if UsePostgres() && opts.KeyFile == "" {
 		opts.KeyFile = t.TempDir() + "/helix-org.key"
 	}
