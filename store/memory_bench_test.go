@@ -143,6 +143,8 @@ func newMemWorld(tb testing.TB, seed uint64, cfg memConfig, mix memMix) *memWorl
 	tb.Helper()
 	ctx := tb.Context()
 	clock := storetest.NewClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	// A simulation: its store need not survive a crash, and at NORMAL its
+	// checkpoints' fsyncs were a third of the test's time.
 	st := storetest.NewWith(tb, store.Options{Now: clock.Now, Synchronous: "OFF"})
 	if _, err := st.Bootstrap(ctx, nil); err != nil {
 		tb.Fatal(err)
@@ -519,7 +521,13 @@ func (w *memWorld) calibration(tb testing.TB) float64 {
 // run, and the benchmark prints how far from those targets, and from the
 // oracle, each seed is.)
 func TestMemoryOutcome(t *testing.T) {
-	base, learned := runMemWorld(t, 1, memBaseline, memEven), runMemWorld(t, 1, memHybrid, memEven)
+	// The two worlds are apart (a store each), so they play at once: this
+	// is the store package's longest test.
+	var base, learned memResult
+	t.Run("worlds", func(t *testing.T) {
+		t.Run("baseline", func(t *testing.T) { t.Parallel(); base = runMemWorld(t, 1, memBaseline, memEven) })
+		t.Run("hybrid", func(t *testing.T) { t.Parallel(); learned = runMemWorld(t, 1, memHybrid, memEven) })
+	})
 	t.Logf("baseline %+v", base)
 	t.Logf("hybrid   %+v", learned)
 	checkMemClaims(t, base, learned)

@@ -26,7 +26,8 @@ func NewWithClock(t testing.TB, now func() time.Time) *store.Store {
 }
 
 // NewWith opens a fresh store with opts (its Transports, its clock); the
-// database, the key file and the synchronous pragma are the test's.
+// database and the key file are the test's, and the synchronous pragma is
+// NORMAL unless opts names one.
 func NewWith(t testing.TB, opts store.Options) *store.Store {
 	t.Helper()
 	if opts.Synchronous == "" {
