@@ -109,20 +109,27 @@ func (s *Store) RenewTaskLease(ctx context.Context, id string) (bool, error) {
 }
 
 // GetTask returns one of worker's tasks; another worker's is not found. A
-// working task whose lease lapsed is failed as it is read: no server runs
-// its call any more, and its client would otherwise wait forever.
+// working task whose lease lapsed is failed as it is read (failIfLost).
 func (s *Store) GetTask(ctx context.Context, worker, id string) (Task, error) {
 	var row taskRow
 	if err := s.getKept(ctx, &row, "task", worker, id); err != nil {
 		return Task{}, err
 	}
+	return s.failIfLost(ctx, row)
+}
+
+// failIfLost fails a working task whose lease lapsed, as it is read: no
+// server runs its call any more, and its client would otherwise wait
+// forever.
+func (s *Store) failIfLost(ctx context.Context, row taskRow) (Task, error) {
 	if row.Status == TaskWorking && row.LeaseUntil != nil && row.LeaseUntil.Before(s.Now()) {
-		return s.EndTask(ctx, id, TaskFailed, lostTask, nil)
+		return s.EndTask(ctx, row.ID, TaskFailed, lostTask, nil)
 	}
 	return row.toTask(), nil
 }
 
-// ListTasks returns worker's tasks, newest first.
+// ListTasks returns worker's tasks, newest first; a working one whose
+// lease lapsed is failed as it is read (failIfLost).
 func (s *Store) ListTasks(ctx context.Context, worker string) ([]Task, error) {
 	var rows []taskRow
 	if err := s.db.WithContext(ctx).Where("worker_id = ? AND expires_at > ?", worker, s.Now()).Order("created_at DESC, id").Find(&rows).Error; err != nil {
@@ -130,7 +137,10 @@ func (s *Store) ListTasks(ctx context.Context, worker string) ([]Task, error) {
 	}
 	out := make([]Task, len(rows))
 	for i, r := range rows {
-		out[i] = r.toTask()
+		var err error
+		if out[i], err = s.failIfLost(ctx, r); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -108,6 +108,15 @@ func TestTasksOnASharedDatabase(t *testing.T) {
 			}
 			if tc.name == "postgres" {
 				clock.Advance(store.TaskLease) // its server stopped renewing
+				list, err := st.ListTasks(ctx, "w-a")
+				if err != nil || len(list) != 2 {
+					t.Fatalf("ListTasks = %+v, %v", list, err)
+				}
+				for _, got := range list {
+					if got.Status != store.TaskFailed {
+						t.Errorf("tasks/list shows %s as %s after its lease lapsed, want failed", got.ID, got.Status)
+					}
+				}
 				if got, err := st.GetTask(ctx, "w-a", tasks["live"].ID); err != nil || got.Status != store.TaskFailed || !strings.Contains(got.Message, "stopped") {
 					t.Errorf("a working task whose lease lapsed reads as %s %q (%v), want failed saying why", got.Status, got.Message, err)
 				}
