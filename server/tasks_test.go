@@ -302,14 +302,18 @@ func TestTasksAcrossServers(t *testing.T) {
 		}
 	}
 
-	answered := make(chan message, 1)
+	// The event comes while B waits on tasks/result (the test's goroutine
+	// makes the calls; the other only commits).
+	published := make(chan error, 1)
 	go func() {
-		onB := &taskClient{t: t, url: onB.url, token: token}
-		answered <- onB.rpc("tasks/result", map[string]any{"taskId": news})
+		_, err := stA.Append(t.Context(), domain.Event{StreamID: "s-news", Source: store.OwnerWorker, Message: domain.Message{Body: "from A's side"}}, store.AppendOptions{})
+		published <- err
 	}()
-	servertest.Call[any](t, owner, "publish", map[string]any{"stream": "s-news", "body": "from A's side"})
-	if res := <-answered; !strings.Contains(string(res.Result), "from A's side") {
+	if res := onB.rpc("tasks/result", map[string]any{"taskId": news}); !strings.Contains(string(res.Result), "from A's side") {
 		t.Errorf("tasks/result through B of A's task = %s %+v, want the event A's call read", res.Result, res.Error)
+	}
+	if err := <-published; err != nil {
+		t.Fatal(err)
 	}
 
 	if _, status, _ := task(t, onB.rpc("tasks/cancel", map[string]any{"taskId": quiet})); status != "cancelled" {
