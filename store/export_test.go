@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -148,4 +149,42 @@ func SetMaxIDParams(n int) func() {
 	old := maxIDParams
 	maxIDParams = n
 	return func() { maxIDParams = old }
+}
+
+// SeedCredit gives the insights ids n runs that cited them all, as
+// ledger rows a millisecond apart from now (run i helped when helped(i)
+// says so), and folds them once: the history of long-cited advice
+// without n runs.
+func (s *Store) SeedCredit(ctx context.Context, ids []string, n int, helped func(i int) bool) error {
+	return s.write(ctx, func(tx *gorm.DB) error {
+		rows := make([]insightCreditRow, 0, n*len(ids))
+		at := s.Now()
+		for i := range n {
+			o := domain.OutcomeFailed
+			if helped(i) {
+				o = domain.OutcomeHelped
+			}
+			for _, id := range ids {
+				rows = append(rows, insightCreditRow{Source: fmt.Sprintf("%sseed-%d", domain.PrefixActivation, i), InsightID: id, Cited: id,
+					Outcome: string(o), Weight: 1, Count: 1, At: at.Add(time.Duration(i) * time.Millisecond)})
+			}
+		}
+		if err := tx.CreateInBatches(rows, 500).Error; err != nil {
+			return err
+		}
+		return restatTx(tx, ids...)
+	})
+}
+
+// FoldWhole is id's ledger folded from its first row, as the fold did
+// before checkpoints, without writing anything; settled says whether
+// the insight has a checkpoint.
+func (s *Store) FoldWhole(ctx context.Context, id string) (whole domain.InsightStats, settled bool, err error) {
+	tx := s.read(ctx)
+	cp, err := checkpointTx(tx, id)
+	if err != nil {
+		return whole, false, err
+	}
+	f, err := foldTx(tx, creditCheckpointRow{InsightID: id})
+	return f.end, cp.Through > 0, err
 }

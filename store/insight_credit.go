@@ -190,6 +190,9 @@ func creditRunTx(tx *gorm.DB, activation string) error {
 	if err := tx.Model(&insightCreditRow{}).Where("source = ?", activation).Distinct().Pluck("insight_id", &touched).Error; err != nil {
 		return fmt.Errorf("credit of %s: %w", activation, err)
 	}
+	if err := unsettleTx(tx, "c.source = ?", activation); err != nil {
+		return err
+	}
 	if err := tx.Where("source = ?", activation).Delete(&insightCreditRow{}).Error; err != nil {
 		return err
 	}
@@ -280,6 +283,8 @@ func ledgerTx(tx *gorm.DB, c insightCreditRow, ancestors bool) ([]string, error)
 // advice since shown unsound is mostly excused. An insight is folded
 // again whenever it is credited, so it catches up with its companions
 // then; the counters recall reads stay stored, so recall pays nothing.
+// The fold starts from the insight's settled prefix (insight_settle.go),
+// so it costs the recent rows, not the whole history.
 func restatTx(tx *gorm.DB, ids ...string) error {
 	done := map[string]bool{}
 	for _, id := range ids {
@@ -287,22 +292,18 @@ func restatTx(tx *gorm.DB, ids ...string) error {
 			continue
 		}
 		done[id] = true
-		var rows []insightCreditRow
-		if err := tx.Where("insight_id = ?", id).Order("at, id").Find(&rows).Error; err != nil {
-			return fmt.Errorf("ledger of %s: %w", id, err)
-		}
-		companions, err := companionsTx(tx, id)
+		cp, err := checkpointTx(tx, id)
 		if err != nil {
 			return err
 		}
-		var st domain.InsightStats
-		for _, r := range rows {
-			w := r.Weight
-			if others, ok := companions[r.Source]; ok && r.Count == 1 {
-				w = domain.OutcomeShare(st, others, domain.InsightOutcome(r.Outcome))
-			}
-			st.Credit(domain.InsightOutcome(r.Outcome), w, r.Count)
+		f, err := foldTx(tx, cp)
+		if err != nil {
+			return err
 		}
+		if err := settleTx(tx, id, f); err != nil {
+			return err
+		}
+		st := f.end
 		if err := tx.Model(&insightRow{}).Where("id = ?", id).Updates(map[string]any{"helped": st.Helped, "failed": st.Failed,
 			"credit_helped": st.CreditHelped, "credit_failed": st.CreditFailed}).Error; err != nil {
 			return err
@@ -311,14 +312,46 @@ func restatTx(tx *gorm.DB, ids ...string) error {
 	return nil
 }
 
-// companionsTx is, for each run that cited id beside others, those
-// others' counters as they stand now, in the order of their ids.
-func companionsTx(tx *gorm.DB, id string) (map[string][]domain.InsightStats, error) {
+// fold is an insight's ledger after its checkpoint, folded: the rows,
+// the share each counted, the counters after each, and at the end.
+type fold struct {
+	rows    []creditEntry
+	weights []float64
+	after   []domain.InsightStats
+	end     domain.InsightStats
+}
+
+// foldTx folds the ledger of cp's insight from cp on.
+func foldTx(tx *gorm.DB, cp creditCheckpointRow) (fold, error) {
+	rows, err := ledgerTailTx(tx, cp.InsightID, cp.Through)
+	if err != nil {
+		return fold{}, err
+	}
+	companions, err := companionsTx(tx, cp.InsightID, cp.Through)
+	if err != nil {
+		return fold{}, err
+	}
+	f := fold{rows: rows, weights: make([]float64, len(rows)), after: make([]domain.InsightStats, len(rows)), end: cp.stats()}
+	for i, r := range rows {
+		w := r.Weight
+		if others, ok := companions[r.Source]; ok && r.Count == 1 {
+			w = domain.OutcomeShare(f.end, others, domain.InsightOutcome(r.Outcome))
+		}
+		f.end.Credit(domain.InsightOutcome(r.Outcome), w, r.Count)
+		f.weights[i], f.after[i] = w, f.end
+	}
+	return f, nil
+}
+
+// companionsTx is, for each run that cited id beside others and whose
+// row is after the settled prefix (through), those others' counters as
+// they stand now, in the order of their ids.
+func companionsTx(tx *gorm.DB, id string, through int64) (map[string][]domain.InsightStats, error) {
 	var rows []struct {
 		Source                     string
 		CreditHelped, CreditFailed float64
 	}
-	runs := tx.Model(&insightCreditRow{}).Select("source").Where("insight_id = ? AND count = 1 AND source LIKE ?", id, domain.PrefixActivation+"%")
+	runs := tx.Model(&insightCreditRow{}).Select("source").Where("insight_id = ? AND id > ? AND count = 1 AND source LIKE ?", id, through, domain.PrefixActivation+"%")
 	err := tx.Table("insight_credits AS c").Select("c.source, i.credit_helped, i.credit_failed").
 		Joins("JOIN insights AS i ON i.id = c.insight_id").
 		Where("c.count = 1 AND c.insight_id <> ? AND c.source IN (?)", id, runs).

@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/store/storetest"
 )
 
 // counts is an insight's direct counters and credit, as a table compares
@@ -237,43 +239,121 @@ func TestCreditInHindsight(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, clock := insightOrg(t)
-			ctx := t.Context()
 			ids := map[byte]string{
 				'x': storeInsight(t, st, "w-owner", domain.Insight{Trigger: "deploy the payments service", Resolution: "drain the queue first"}).ID,
 				'y': storeInsight(t, st, "w-owner", domain.Insight{Trigger: "deploy the search service", Resolution: "warm the cache"}).ID,
 			}
-			if _, err := st.CreateStream(ctx, "w-owner", domain.Stream{ID: "s-work", Name: "work", Transport: domain.Transport{Kind: domain.TransportLocal}}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := st.Subscribe(ctx, "w-owner", "s-work", "w-bot"); err != nil {
-				t.Fatal(err)
-			}
+			workStream(t, st)
 			for i, r := range tc.runs {
-				clock.Advance(time.Minute)
-				id := fmt.Sprintf("a-%d", i+1)
-				if _, err := st.Append(ctx, domain.Event{StreamID: "s-work", Source: "w-owner", Message: domain.Message{Body: "work"}}, store.AppendOptions{}); err != nil {
-					t.Fatal(err)
-				}
-				act, _, _, err := st.Claim(ctx, "w-bot", id, time.Hour)
-				if err != nil {
-					t.Fatal(err)
-				}
 				var cited []string
 				for _, c := range []byte(r.cited) {
 					cited = append(cited, ids[c])
 				}
-				if err := st.InsightFeedback(ctx, "w-bot", id, cited, domain.OutcomeUtilized, ""); err != nil {
-					t.Fatal(err)
-				}
-				act.Status = map[bool]domain.ActivationStatus{true: domain.ActivationSucceeded, false: domain.ActivationFailed}[r.ok]
-				if err := st.FinishActivation(ctx, act, domain.Event{StreamID: domain.ActivationStreamPrefix + "w-bot", Message: domain.Message{Body: "exit"}}); err != nil {
-					t.Fatal(err)
-				}
+				citeRun(t, st, clock, fmt.Sprintf("a-%d", i+1), cited, r.ok)
 			}
 			x := mustInsight(t, st, ids['x']).Stats
 			if x.Sinks() != tc.wantSunk {
 				t.Errorf("x sunk = %v (helped credit %.2f, failed %.2f), want %v", x.Sinks(), x.CreditHelped, x.CreditFailed, tc.wantSunk)
 			}
 		})
+	}
+}
+
+// workStream gives w-bot a stream to be woken on, s-work.
+func workStream(t *testing.T, st *store.Store) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := st.CreateStream(ctx, "w-owner", domain.Stream{ID: "s-work", Name: "work", Transport: domain.Transport{Kind: domain.TransportLocal}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Subscribe(ctx, "w-owner", "s-work", "w-bot"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// citeRun plays one run of w-bot, a minute after the last, that cites
+// cited and succeeds or fails.
+func citeRun(t *testing.T, st *store.Store, clock *storetest.Clock, id string, cited []string, ok bool) {
+	t.Helper()
+	ctx := t.Context()
+	clock.Advance(time.Minute)
+	if _, err := st.Append(ctx, domain.Event{StreamID: "s-work", Source: "w-owner", Message: domain.Message{Body: "work"}}, store.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	act, _, _, err := st.Claim(ctx, "w-bot", id, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.InsightFeedback(ctx, "w-bot", id, cited, domain.OutcomeUtilized, ""); err != nil {
+		t.Fatal(err)
+	}
+	act.Status = map[bool]domain.ActivationStatus{true: domain.ActivationSucceeded, false: domain.ActivationFailed}[ok]
+	if err := st.FinishActivation(ctx, act, domain.Event{StreamID: domain.ActivationStreamPrefix + "w-bot", Message: domain.Message{Body: "exit"}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCreditSettles: the fold of long-cited advice starts from what has
+// settled, and says what folding the whole ledger says: the counts
+// exactly, the effectiveness recall ranks by within a hundredth (the
+// settled rows' shares were fixed as things stood then); a run judged
+// again and a vote changed after their rows settled count once.
+func TestCreditSettles(t *testing.T) {
+	st, clock := insightOrg(t)
+	ctx := t.Context()
+	x := storeInsight(t, st, "w-owner", domain.Insight{Trigger: "deploy the payments service", Resolution: "drain the queue first"}).ID
+	y := storeInsight(t, st, "w-owner", domain.Insight{Trigger: "deploy the search service", Resolution: "warm the cache"}).ID
+	workStream(t, st)
+	if err := st.InsightFeedback(ctx, "w-lead", "", []string{x}, domain.OutcomeFailed, "it lost messages"); err != nil {
+		t.Fatal(err)
+	}
+	citeRun(t, st, clock, "a-early", []string{x, y}, false)
+	if err := st.SeedCredit(ctx, []string{x, y}, 400, func(i int) bool { return i%4 != 0 }); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	citeRun(t, st, clock, "a-late", []string{x, y}, true)
+
+	// Direct outcomes: the vote, a-early, 400 seeded (300 helped), a-late.
+	base := counts{Helped: 301, Failed: 102}
+	steps := []struct {
+		name string
+		do   func() error
+		want counts
+	}{
+		{"settled", func() error { return nil }, base},
+		{"a-early rated a success after its row settled", func() error {
+			_, err := st.RateActivation(ctx, "w-owner", "a-early", "succeeded", "")
+			return err
+		}, counts{Helped: base.Helped + 1, Failed: base.Failed - 1}},
+		{"the lead changes the vote after it settled", func() error {
+			return st.InsightFeedback(ctx, "w-lead", "", []string{x}, domain.OutcomeHelped, "it was the broker")
+		}, counts{Helped: base.Helped + 2, Failed: base.Failed - 2}},
+		{"another run after both", func() error {
+			citeRun(t, st, clock, "a-last", []string{x, y}, true)
+			return nil
+		}, counts{Helped: base.Helped + 3, Failed: base.Failed - 2}},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		got := countsOf(t, st, x)
+		if got.Helped != s.want.Helped || got.Failed != s.want.Failed {
+			t.Errorf("%s: x helped %d failed %d, want %d and %d", s.name, got.Helped, got.Failed, s.want.Helped, s.want.Failed)
+		}
+		whole, settled, err := st.FoldWhole(ctx, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !settled {
+			t.Errorf("%s: x has no checkpoint after %d outcomes; its fold reads the whole ledger", s.name, got.Helped+got.Failed)
+		}
+		folded := domain.InsightStats{Helped: got.Helped, Failed: got.Failed, CreditHelped: got.CH, CreditFailed: got.CF}
+		if whole.Helped != got.Helped || whole.Failed != got.Failed ||
+			math.Abs(whole.LearnedEffectiveness()-folded.LearnedEffectiveness()) > 0.01 {
+			t.Errorf("%s: x folded from its checkpoint %+v (effectiveness %.4f), the whole ledger %+v (%.4f)", s.name, got,
+				folded.LearnedEffectiveness(), whole, whole.LearnedEffectiveness())
+		}
 	}
 }

@@ -47,6 +47,9 @@ func (s *Store) voteTx(tx *gorm.DB, a *authz, actor string, in domain.Insight, o
 		return fmt.Errorf("vote on %s: %w", in.ID, err)
 	}
 	source := votePrefix + actor
+	if err := unsettleTx(tx, "c.source = ? AND c.cited = ?", source, in.ID); err != nil {
+		return err
+	}
 	if err := tx.Where("source = ? AND cited = ?", source, in.ID).Delete(&insightCreditRow{}).Error; err != nil {
 		return err
 	}

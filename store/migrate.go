@@ -167,6 +167,9 @@ var migrations = []migration{
 		}
 		return tx.Migrator().AddColumn(&taskRow{}, "LeaseUntil")
 	}},
+	{70, "insight credit checkpoints: a fold reads only the ledger since", func(tx *gorm.DB) error {
+		return tx.AutoMigrate(&creditCheckpointRow{})
+	}},
 }
 
 type schemaMigration struct {
