@@ -188,3 +188,27 @@ func (s *Store) FoldWhole(ctx context.Context, id string) (whole domain.InsightS
 	f, err := foldTx(tx, creditCheckpointRow{InsightID: id})
 	return f.end, cp.Through > 0, err
 }
+
+// HoldConns takes n of the database pool's connections and keeps them
+// until release, so a test can see what the next read does with none free.
+func (s *Store) HoldConns(ctx context.Context, n int) (release func(), err error) {
+	db, err := s.db.DB()
+	if err != nil {
+		return nil, err
+	}
+	var held []*sql.Conn
+	release = func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}
+	for range n {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		held = append(held, c)
+	}
+	return release, nil
+}
