@@ -34,6 +34,9 @@ type Org struct {
 	Close func()
 	// Release gives memory back when the server is idle; may be nil.
 	Release func()
+	// Metrics serves the org's /metrics without a token, for the
+	// operator's metrics listener (ServeMetrics); may be nil.
+	Metrics http.Handler
 }
 
 // Orgs serves several orgs on one listener: /orgs/<name>/… goes to that
@@ -60,19 +63,8 @@ func (o *Orgs) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name, _, _ := strings.Cut(rest, "/")
-	if err := domain.ValidateOrgName(name); err != nil {
-		http.Error(w, err.Error(), http.StatusNotFound)
-		return
-	}
-	org, err := o.get(name)
-	switch {
-	case errors.Is(err, ErrNoOrg):
-		http.Error(w, fmt.Sprintf("no org named %s on this server: an operator creates it with `helix-org orgs create %s`", name, name), http.StatusNotFound)
-		return
-	case err != nil:
-		// The cause names files and databases: for the log, not strangers.
-		o.logger().Error("open org", "org", name, "err", err)
-		http.Error(w, fmt.Sprintf("org %s cannot be served now; the server's log says why", name), http.StatusServiceUnavailable)
+	org, ok := o.lookup(w, name)
+	if !ok {
 		return
 	}
 	prefix := OrgPrefix(name)
@@ -81,6 +73,48 @@ func (o *Orgs) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	org.Handler.ServeHTTP(&prefixWriter{ResponseWriter: w, prefix: prefix}, stripPrefix(r, prefix))
+}
+
+// lookup is the named org, opened if need be; when there is none it has
+// answered w and says so.
+func (o *Orgs) lookup(w http.ResponseWriter, name string) (*Org, bool) {
+	if err := domain.ValidateOrgName(name); err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return nil, false
+	}
+	org, err := o.get(name)
+	switch {
+	case errors.Is(err, ErrNoOrg):
+		http.Error(w, fmt.Sprintf("no org named %s on this server: an operator creates it with `helix-org orgs create %s`", name, name), http.StatusNotFound)
+		return nil, false
+	case err != nil:
+		// The cause names files and databases: for the log, not strangers.
+		o.logger().Error("open org", "org", name, "err", err)
+		http.Error(w, fmt.Sprintf("org %s cannot be served now; the server's log says why", name), http.StatusServiceUnavailable)
+		return nil, false
+	}
+	return org, true
+}
+
+// ServeMetrics is the operator's metrics listener: GET /metrics is the
+// default org's, GET /orgs/<name>/metrics the named org's (opened as a
+// request to it would open it), each without a token.
+func (o *Orgs) ServeMetrics() http.Handler {
+	serve := func(w http.ResponseWriter, r *http.Request, org *Org) {
+		if org.Metrics == nil {
+			http.NotFound(w, r)
+			return
+		}
+		org.Metrics.ServeHTTP(w, r)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) { serve(w, r, o.Default) })
+	mux.HandleFunc("GET /orgs/{name}/metrics", func(w http.ResponseWriter, r *http.Request) {
+		if org, ok := o.lookup(w, r.PathValue("name")); ok {
+			serve(w, r, org)
+		}
+	})
+	return mux
 }
 
 func (o *Orgs) logger() *slog.Logger {

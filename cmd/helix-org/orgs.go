@@ -131,7 +131,7 @@ func (o orgServe) opener(ctx context.Context, def *store.Store) func(name string
 			st.Close()
 			return nil, fmt.Errorf("create org %s's envs dir: %w", name, err)
 		}
-		org, _, err := o.startOrg(ctx, name, st, envs)
+		org, err := o.startOrg(ctx, name, st, envs)
 		if err != nil {
 			st.Close()
 			return nil, err

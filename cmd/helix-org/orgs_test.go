@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"html"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -125,7 +126,11 @@ func TestSeveralOrgsOnOneServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	cfg := serveConfig{dbFlags: dbFlags{DB: db, KeyFile: key}}
+	mln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := serveConfig{dbFlags: dbFlags{DB: db, KeyFile: key}, metricsLn: mln}
 	// north exists before the server starts; south is created while it runs.
 	mustRun(t, "orgs", "create", "north", "--db", db, "--key-file", key)
 	base, _, _ := startServeWith(t, st, io.Discard, cfg)
@@ -188,6 +193,28 @@ func TestSeveralOrgsOnOneServer(t *testing.T) {
 			resp.Body.Close()
 			if resp.StatusCode != http.StatusUnauthorized {
 				t.Errorf("north's token at %s: %d %s; want 401", u, resp.StatusCode, b)
+			}
+		}
+	})
+
+	t.Run("metrics", func(t *testing.T) {
+		// The operator's metrics listener serves each org's own, without
+		// a token; only north and south created roles.
+		created := `helix_org_mcp_tool_calls_total{outcome="ok",tool="create_role"}`
+		for _, tc := range []struct {
+			name, path  string
+			want        int
+			has, hasNot string
+		}{
+			{"north's", "/orgs/north/metrics", 200, created, ""},
+			{"south's", "/orgs/south/metrics", 200, created, ""},
+			{"the default org's", "/metrics", 200, "helix_org_http_requests_total", created},
+			{"an org not created", "/orgs/east/metrics", 404, "no org named east on this server", ""},
+			{"not an org name", "/orgs/East_1/metrics", 404, "is not an org name", ""},
+		} {
+			code, body := scrape(t, "http://"+mln.Addr().String()+tc.path, "")
+			if code != tc.want || !strings.Contains(body, tc.has) || (tc.hasNot != "" && strings.Contains(body, tc.hasNot)) {
+				t.Errorf("%s (%s): %d, want %d with %q and without %q:\n%.400s", tc.name, tc.path, code, tc.want, tc.has, tc.hasNot, body)
 			}
 		}
 	})

@@ -67,7 +67,7 @@ func newServeCmd() *cobra.Command {
 	cfg.BootstrapOpts.bind(cmd)
 	cfg.Edge.bind(cmd.Flags())
 	cfg.Log.bind(cmd.Flags())
-	cmd.Flags().StringVar(&cfg.MetricsAddr, "metrics-addr", os.Getenv("HELIX_ORG_METRICS_ADDR"), "also serve /metrics here, without a token, e.g. 127.0.0.1:9090 (env HELIX_ORG_METRICS_ADDR)")
+	cmd.Flags().StringVar(&cfg.MetricsAddr, "metrics-addr", os.Getenv("HELIX_ORG_METRICS_ADDR"), "also serve /metrics (each other org's at /orgs/<name>/metrics) here, without a token, e.g. 127.0.0.1:9090 (env HELIX_ORG_METRICS_ADDR)")
 	cmd.Flags().StringVar(&cfg.Addr, "addr", envOr("HELIX_ORG_ADDR", "127.0.0.1:8080"), "listen address; loopback unless you mean otherwise (env HELIX_ORG_ADDR)")
 	cmd.Flags().StringVar(&cfg.EnvsDir, "envs-dir", envOr("HELIX_ORG_ENVS_DIR", "./envs"), "directory of worker environments (env HELIX_ORG_ENVS_DIR)")
 	cmd.Flags().DurationVar(&cfg.ShutdownGrace, "shutdown-grace", 30*time.Second, "how long running activations may finish after SIGTERM; the rest stay pending for the next start")
@@ -130,7 +130,7 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	defer warm.open()
 	edge := cfg.Edge.withDefaults()
 	o := orgServe{cfg: cfg, edge: edge, budget: inbound.NewBudget(edge.InboundBudget), base: agentBaseURL(ln.Addr()), forbidden: sharedFiles(st), log: log, warm: warm.opened}
-	def, m, err := o.startOrg(ctx, "", st, cfg.EnvsDir)
+	def, err := o.startOrg(ctx, "", st, cfg.EnvsDir)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	errc := make(chan error, 2)
 	go func() { errc <- hs.Serve(ln) }()
 	warm.start()
-	ms := serveMetrics(cfg.metricsLn, m, errc)
+	ms := serveMetrics(cfg.metricsLn, orgs, errc)
 	go idle.Run(ctx)
 	select {
 	case err := <-errc:
@@ -208,7 +208,7 @@ type orgServe struct {
 // routes), the dispatcher, the outbox, the transports' loops, the Docker
 // host and the gateway. name is "" for the default org. Nothing in it is
 // shared with another org.
-func (o orgServe) startOrg(ctx context.Context, name string, st *store.Store, envs string) (*server.Org, *metrics.Metrics, error) {
+func (o orgServe) startOrg(ctx context.Context, name string, st *store.Store, envs string) (*server.Org, error) {
 	log, root := o.log, server.OrgPrefix(name)
 	st.SetProviderEmbedder(providerEmbedder(st))
 	if name != "" {
@@ -220,7 +220,7 @@ func (o orgServe) startOrg(ctx context.Context, name string, st *store.Store, en
 	}
 	m, err := metrics.New(ctx, st)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if dh != nil {
 		dh.skills.OnBuild = m.SkillBuild
@@ -249,7 +249,7 @@ func (o orgServe) startOrg(ctx context.Context, name string, st *store.Store, en
 	dh.connect(ctx, o.warm)
 	if err := <-recovered; err != nil {
 		outside.Close()
-		return nil, nil, err
+		return nil, err
 	}
 	if _, err := st.GetWorker(ctx, "w-owner"); err != nil {
 		log.Warn("no owner yet: run `helix-org bootstrap` to create one and get its MCP URL and token")
@@ -283,18 +283,17 @@ func (o orgServe) startOrg(ctx context.Context, name string, st *store.Store, en
 		<-helixDone
 		return err
 	}
-	return &server.Org{Handler: srv, Stop: stop, Close: outside.Close, Release: func() { st.ReleaseMemory() }}, m, nil
+	return &server.Org{Handler: srv, Stop: stop, Close: outside.Close, Release: func() { st.ReleaseMemory() }, Metrics: m.Handler()}, nil
 }
 
-// serveMetrics serves /metrics on ln, if any, without a token: that
-// listener is the operator's choice, for scrapers that cannot send one.
-func serveMetrics(ln net.Listener, m *metrics.Metrics, errc chan<- error) *http.Server {
+// serveMetrics serves every org's /metrics on ln, if any, without a
+// token (server.Orgs.ServeMetrics): that listener is the operator's
+// choice, for scrapers that cannot send one.
+func serveMetrics(ln net.Listener, orgs *server.Orgs, errc chan<- error) *http.Server {
 	if ln == nil {
 		return nil
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", m.Handler())
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
+	hs := &http.Server{Handler: orgs.ServeMetrics(), ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
 	go func() {
 		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			errc <- fmt.Errorf("metrics listener: %w", err)
