@@ -234,3 +234,40 @@ func TestBootstrapHelixRuntime(t *testing.T) {
 		})
 	}
 }
+
+// TestOrgOpensDespiteHelixLackingItsProvider: an org opened while the
+// server runs, on agent.runtime helix with a provider Helix lacks, is
+// served (its people can still work), and the log says why its runs will
+// fail and how to fix them.
+func TestOrgOpensDespiteHelixLackingItsProvider(t *testing.T) {
+	t.Parallel()
+	fake := helixtest.Start(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "helix-org.db")
+	st, err := store.Open(t.Context(), db, store.Options{Transports: transports.Specs(), Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	mustRun(t, "orgs", "create", "north", "--db", db)
+	for _, kv := range [][2]string{{"agent.runtime", "helix"}, {"helix.url", fake.URL}, {"helix.api_key", fake.Key}, {"helix.provider", "anthropic"},
+		{"helix.model", "qwen3:8b"}, {"transport.webhook.allow_private", "true"}} {
+		mustRun(t, "--org", "north", "config", "set", kv[0], kv[1], "--db", db)
+	}
+	logs := &demoLogBuffer{}
+	base, _, _ := startServeWith(t, st, logs, serveConfig{dbFlags: dbFlags{DB: db}})
+	resp, err := http.Get(base + "/orgs/north/ui/signin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("north's sign-in page: %d, want 200", resp.StatusCode)
+	}
+	want := `level=WARN msg="org's runs will fail until its Helix settings are fixed with helix-org --org north config set" org=north ` +
+		`err="agent.runtime is helix, and Helix cannot take its runs: helix.provider \"anthropic\" is not a provider Helix has (it has: helix): ` +
+		"fix it with `helix-org config set helix.provider <provider>`\""
+	if got := logs.String(); !strings.Contains(got, want) {
+		t.Errorf("serve's log:\n%s\nwant a line with\n%s", got, want)
+	}
+}

@@ -139,6 +139,13 @@ func (o orgServe) opener(ctx context.Context, def *store.Store) func(name string
 		closeGateway := org.Close
 		org.Close = func() { closeGateway(); st.Close() }
 		o.log.Info("serving org", "org", name, "db", st.Path())
+		// serve refuses to start when the default org's runs cannot reach
+		// Helix; an org opened later is served anyway (nobody is at the
+		// terminal, and its people can still work), and the log says why
+		// its runs will fail and which keys to fix.
+		if err := checkHelix(ctx, st); err != nil {
+			o.log.Warn("org's runs will fail until its Helix settings are fixed with helix-org --org "+name+" config set", "org", name, "err", err)
+		}
 		return org, nil
 	}
 }
