@@ -48,35 +48,52 @@ func OutcomeShares(cited []InsightStats, o InsightOutcome) []float64 {
 // cited (self), from 0 to 1 (as much as a run that cited it alone), given
 // the others it cited (companions). The store reads it in hindsight: it
 // folds an insight's ledger with its companions as they stand now, not
-// as they stood when the outcome came in. A success counts whole: under
-// "one wrong step fails the run" it says each was sound. A failure counts
-// the larger of two weights:
+// as they stood when the outcome came in. Under the learned model a run
+// that follows only sound advice succeeds with probability soundRuns and
+// one that follows any unsound advice with unsoundRuns, and each share
+// is the larger of two weights.
 //
-//   - its suspicion, 1 − effectiveness, against the most suspect's, which
-//     takes it whole: a failure beside advice since shown unsound weighs
-//     less on advice that has kept working, and among advice nobody knows
-//     yet all take it;
-//   - what the failure says of it given its companions (attributable):
-//     the weight of the failure's likelihood ratio for it being unsound,
-//     when a run fails with probability 1 − soundRuns if all it followed is
-//     sound and 1 − unsoundRuns if not. Beside advice since proven sound
-//     the failure is its own, whole, however proven it was: that is how
-//     advice that stops being true sinks, and how a failure first laid on
-//     a suspect that then proved sound comes back to this one.
+// A failure:
+//   - what it says of self given its companions (attributable): the
+//     weight of its likelihood ratio for self being unsound. Beside advice
+//     since proven sound the failure is its own, whole, however proven it
+//     was: that is how advice that stops being true sinks, and how a
+//     failure first laid on a suspect that then proved sound comes back
+//     to this one;
+//   - the odds that self is the unsound step against the odds that the
+//     most suspect one cited is (the ratio of their odds of being
+//     unsound): among advice nobody knows yet all take it whole, and
+//     beside advice since shown unsound it weighs little on the rest,
+//     however suspect they look too. A ratio of probabilities instead
+//     would blame right advice beside wrong whole for ever once both look
+//     bad, since each failure they share keeps both suspect.
+//
+// A success:
+//   - its likelihood ratio for self being sound, the same way;
+//   - the odds that the least sound companion was sound, at most 1: a run
+//     that succeeded beside advice that is likely unsound was likely
+//     lucky, and says little of the rest; beside advice nobody knows yet,
+//     or proven, it counts whole.
 func OutcomeShare(self InsightStats, companions []InsightStats, o InsightOutcome) float64 {
-	if o != OutcomeFailed {
-		return 1
-	}
-	// others is the chance every companion is sound.
-	others, most := 1.0, 1-self.LearnedEffectiveness()
+	// others is the chance every companion is sound; least the lowest
+	// log-odds of soundness among the companions.
+	others, least := 1.0, math.Inf(1)
 	for _, c := range companions {
 		others *= c.LearnedEffectiveness()
-		most = max(most, 1-c.LearnedEffectiveness())
+		least = min(least, c.logOdds())
 	}
-	ifSound := others*(1-soundRuns) + (1-others)*(1-unsoundRuns)
-	share := math.Log((1-unsoundRuns)/ifSound) / math.Log((1-unsoundRuns)/(1-soundRuns))
-	if most > 0 {
-		share = max(share, (1-self.LearnedEffectiveness())/most)
+	var share float64
+	switch o {
+	case OutcomeFailed:
+		ifSound := others*(1-soundRuns) + (1-others)*(1-unsoundRuns)
+		share = math.Log((1-unsoundRuns)/ifSound) / math.Log((1-unsoundRuns)/(1-soundRuns))
+		share = max(share, math.Exp(min(least, self.logOdds())-self.logOdds()))
+	case OutcomeHelped:
+		ifSound := others*soundRuns + (1-others)*unsoundRuns
+		share = math.Log(ifSound/unsoundRuns) / math.Log(soundRuns/unsoundRuns)
+		share = max(share, math.Exp(min(least, 0)))
+	default:
+		return 1
 	}
 	// A ledger row of weight 0 would read as a whole outcome.
 	return max(share, 1e-6)

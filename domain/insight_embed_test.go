@@ -53,14 +53,19 @@ func TestOutcomeShares(t *testing.T) {
 		o     domain.InsightOutcome
 		want  []float64
 	}{
-		{"success: whole for each", []domain.InsightStats{unknown, proven, failing}, domain.OutcomeHelped, []float64{1, 1, 1}},
+		{"success beside unknown or proven advice: whole for each", []domain.InsightStats{unknown, unknown, proven}, domain.OutcomeHelped, []float64{1, 1, 1}},
+		{"success beside failing advice: little for the rest (likely luck), whole for the failing",
+			[]domain.InsightStats{unknown, proven, failing}, domain.OutcomeHelped, []float64{0.339, 0.25, 1}},
+		{"success, cited alone: whole", []domain.InsightStats{failing}, domain.OutcomeHelped, []float64{1}},
 		{"failure, cited alone: whole", []domain.InsightStats{proven}, domain.OutcomeFailed, []float64{1}},
 		{"failure beside proven advice: whole on the unknown, a third on the proven",
 			[]domain.InsightStats{unknown, proven}, domain.OutcomeFailed, []float64{1, 0.339}},
 		{"failure of proven advice only: whole on each (advice that stops being true sinks)",
-			[]domain.InsightStats{proven, proven}, domain.OutcomeFailed, []float64{0.998, 0.998}},
-		{"failure beside failing advice: whole on the failing, less on the unknown",
-			[]domain.InsightStats{unknown, failing}, domain.OutcomeFailed, []float64{0.625, 1}},
+			[]domain.InsightStats{proven, proven}, domain.OutcomeFailed, []float64{1, 1}},
+		{"failure beside failing advice: whole on the failing, a quarter on the unknown (the ratio of their odds)",
+			[]domain.InsightStats{unknown, failing}, domain.OutcomeFailed, []float64{0.25, 1}},
+		{"failure of right advice beside wrong, both looking bad: the worse takes it whole, the other by the ratio of their odds",
+			[]domain.InsightStats{{CreditFailed: 2}, {CreditFailed: 4}}, domain.OutcomeFailed, []float64{0.0625, 1}},
 		{"failure of four unknowns: whole on each (none more suspect)", []domain.InsightStats{unknown, unknown, unknown, unknown}, domain.OutcomeFailed, []float64{1, 1, 1, 1}},
 	} {
 		got := domain.OutcomeShares(tc.cited, tc.o)
