@@ -515,7 +515,7 @@ func (w *memWorld) calibration(tb testing.TB) float64 {
 // measures 0.72 to 0.80) at the cost of at most 0.1 of right advice sunk
 // within 5 outcomes (0.00 to 0.03), corrected advice never back, scope
 // kept. In the wrong-heavy mix, where most advice a run cites is wrong:
-// at most 0.25 of right advice sunk (0.09 to 0.14; 0.31 to 0.42 when a
+// at most 0.25 of right advice sunk (0.06 to 0.14; 0.31 to 0.42 when a
 // failure was shared by the ratio of probabilities and a success beside
 // wrong advice counted whole, domain.OutcomeShare). (The issue asks 0.3
 // above the baseline and every wrong insight sunk within 5; insight ids
