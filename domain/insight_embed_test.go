@@ -39,10 +39,11 @@ func TestHashEmbedder(t *testing.T) {
 	}
 }
 
-// TestOutcomeShares: a success counts whole for each insight cited; a
-// failure lands whole on the most suspect and on any insight cited
-// beside advice known to be sound, and is shared when the run cited
-// several unknowns.
+// TestOutcomeShares: a success counts whole for each insight cited
+// beside advice unknown or proven, and little beside advice likely
+// unsound (likely luck); a failure lands whole on the most suspect and on
+// any insight cited beside advice known to be sound, and on the others by
+// the ratio of their odds of being unsound to the most suspect's.
 func TestOutcomeShares(t *testing.T) {
 	unknown := domain.InsightStats{}
 	proven := domain.InsightStats{CreditHelped: 5}
