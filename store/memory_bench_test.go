@@ -512,8 +512,8 @@ func (w *memWorld) calibration(tb testing.TB) float64 {
 // the baseline (seed 1 measures +0.27 to +0.34; 0.2 leaves room for the
 // run-to-run spread, so CI does not flake), a share of wrong advice sunk
 // within 5 outcomes at least 0.65 and 0.25 above the baseline's (seed 1
-// measures 0.72 to 0.80) at the cost of at most 0.1 of right advice sunk
-// within 5 outcomes (0.00 to 0.03), corrected advice never back, scope
+// measures 0.71 to 0.82) at the cost of at most 0.1 of right advice sunk
+// within 5 outcomes (0.00 to 0.04), corrected advice never back, scope
 // kept. In the wrong-heavy mix, where most advice a run cites is wrong:
 // at most 0.25 of right advice sunk (0.06 to 0.14; 0.31 to 0.42 when a
 // failure was shared by the ratio of probabilities and a success beside
