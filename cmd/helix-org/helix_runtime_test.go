@@ -264,9 +264,9 @@ func TestOrgOpensDespiteHelixLackingItsProvider(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("north's sign-in page: %d, want 200", resp.StatusCode)
 	}
-	want := `level=WARN msg="org's runs will fail until its Helix settings are fixed with helix-org --org north config set" org=north ` +
+	want := `level=WARN msg="org's runs will fail until its Helix settings are fixed" org=north ` +
 		`err="agent.runtime is helix, and Helix cannot take its runs: helix.provider \"anthropic\" is not a provider Helix has (it has: helix): ` +
-		"fix it with `helix-org config set helix.provider <provider>`\""
+		"fix it with `helix-org config set helix.provider <provider>`\" " + `fix="helix-org --org north config set <key> <value>"`
 	if got := logs.String(); !strings.Contains(got, want) {
 		t.Errorf("serve's log:\n%s\nwant a line with\n%s", got, want)
 	}

@@ -144,7 +144,8 @@ func (o orgServe) opener(ctx context.Context, def *store.Store) func(name string
 		// terminal, and its people can still work), and the log says why
 		// its runs will fail and which keys to fix.
 		if err := checkHelix(ctx, st); err != nil {
-			o.log.Warn("org's runs will fail until its Helix settings are fixed with helix-org --org "+name+" config set", "org", name, "err", err)
+			// The error's advice names config set without --org; fix says it.
+			o.log.Warn("org's runs will fail until its Helix settings are fixed", "org", name, "err", err, "fix", "helix-org --org "+name+" config set <key> <value>")
 		}
 		return org, nil
 	}
