@@ -2,6 +2,7 @@ package domain
 
 import (
 	"crypto/rand"
+	"io"
 	"strings"
 )
 
@@ -61,9 +62,15 @@ func Slug(prefix, name string) string {
 const slugAlphabet = "abcdefghijkmnpqrstuvwxyz23456789"
 
 // RandomSlug returns n characters from an unambiguous lowercase alphabet.
-func RandomSlug(n int) string {
+func RandomSlug(n int) string { return RandomSlugFrom(rand.Reader, n) }
+
+// RandomSlugFrom is RandomSlug drawing from r, which must not fail (a
+// seeded reader makes ids a simulation can replay).
+func RandomSlugFrom(r io.Reader, n int) string {
 	buf := make([]byte, n)
-	rand.Read(buf)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		panic("random slug: " + err.Error())
+	}
 	for i, c := range buf {
 		buf[i] = slugAlphabet[int(c)%len(slugAlphabet)]
 	}

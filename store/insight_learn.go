@@ -175,7 +175,7 @@ func (s *Store) AnswerQuestion(ctx context.Context, actor, question string, in d
 			in.Scope, in.Target = domain.ScopeRole, seat.Role
 		}
 		in.Tags = append(in.Tags, domain.TagUserProvided)
-		in.ID, in.Version, in.StoredBy = domain.PrefixInsight+domain.RandomSlug(10), 1, actor
+		in.ID, in.Version, in.StoredBy = s.newInsightID(), 1, actor
 		in.Stats = domain.InsightStats{CreditHelped: domain.UserProvidedPrior}
 		if err := in.Validate(); err != nil {
 			return err

@@ -108,6 +108,16 @@ func migrateInsights(tx *gorm.DB) error {
 	return dialectOf(tx).createInsightIndex(tx)
 }
 
+// newInsightID is a fresh insight id, from Options.InsightIDs when set.
+func (s *Store) newInsightID() string {
+	if s.insightIDs == nil {
+		return domain.PrefixInsight + domain.RandomSlug(10)
+	}
+	s.idMu.Lock()
+	defer s.idMu.Unlock()
+	return domain.PrefixInsight + domain.RandomSlugFrom(s.insightIDs, 10)
+}
+
 // StoreInsight stores a new insight as actor (in activation, when a run
 // stores it). It links it led_to from every insight the run was shown, and
 // similar to current insights whose text overlaps at least threshold.
@@ -115,7 +125,7 @@ func (s *Store) StoreInsight(ctx context.Context, actor string, in domain.Insigh
 	if err := in.Validate(); err != nil {
 		return domain.Insight{}, err
 	}
-	in.ID, in.Version, in.StoredBy, in.Supersedes = domain.PrefixInsight+domain.RandomSlug(10), 1, actor, ""
+	in.ID, in.Version, in.StoredBy, in.Supersedes = s.newInsightID(), 1, actor, ""
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		if err := newAuthz(tx).storesIn(actor, in.Scope, in.Target); err != nil {
 			return err
@@ -244,7 +254,7 @@ func (s *Store) CorrectInsight(ctx context.Context, actor, id string, p InsightP
 		if err := newAuthz(tx).corrects(actor, old); err != nil {
 			return err
 		}
-		next := corrected(old, p)
+		next := corrected(old, p, s.newInsightID())
 		if err := next.Validate(); err != nil {
 			return err
 		}
@@ -266,10 +276,10 @@ func (s *Store) CorrectInsight(ctx context.Context, actor, id string, p InsightP
 	return out, err
 }
 
-// corrected is the next version of old with p's changes.
-func corrected(old domain.Insight, p InsightPatch) domain.Insight {
+// corrected is the next version of old, as id, with p's changes.
+func corrected(old domain.Insight, p InsightPatch, id string) domain.Insight {
 	next := old
-	next.ID, next.Version, next.Supersedes, next.Reason = domain.PrefixInsight+domain.RandomSlug(10), old.Version+1, old.ID, p.Reason
+	next.ID, next.Version, next.Supersedes, next.Reason = id, old.Version+1, old.ID, p.Reason
 	next.Stats = domain.InsightStats{}
 	if p.Trigger != "" {
 		next.Trigger = p.Trigger

@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -332,6 +333,43 @@ func TestRecallRanksLikeFullScan(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestInsightIDsReplay: a store given a seeded InsightIDs names its
+// insights (new and corrected) the same way every time, so a simulated
+// world, whose ranking breaks ties by id, replays; another seed names
+// them differently.
+func TestInsightIDsReplay(t *testing.T) {
+	ids := func(seed byte) []string {
+		t.Helper()
+		ctx := t.Context()
+		st := storetest.NewWith(t, store.Options{InsightIDs: rand.NewChaCha8([32]byte{seed})})
+		if _, err := st.Bootstrap(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, text := range []string{"deploys fail on friday", "the cache needs warming"} {
+			in, err := st.StoreInsight(ctx, store.OwnerWorker, domain.Insight{Trigger: text, Resolution: "wait", Type: domain.InsightPattern, Scope: domain.ScopeOrg}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, in.ID)
+		}
+		next, err := st.CorrectInsight(ctx, store.OwnerWorker, out[0], store.InsightPatch{Resolution: "wait an hour", Reason: "measured"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(out, next.ID)
+	}
+	first, again, other := ids(1), ids(1), ids(2)
+	if diff := cmp.Diff(first, again); diff != "" {
+		t.Errorf("same seed, different ids (-first +again):\n%s", diff)
+	}
+	for i := range first {
+		if !strings.HasPrefix(first[i], domain.PrefixInsight) || first[i] == other[i] {
+			t.Errorf("id %d: seed 1 %q, seed 2 %q; want %q ids that differ by seed", i, first[i], other[i], domain.PrefixInsight)
 		}
 	}
 }

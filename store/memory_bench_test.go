@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -145,7 +146,11 @@ func newMemWorld(tb testing.TB, seed uint64, cfg memConfig, mix memMix) *memWorl
 	clock := storetest.NewClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
 	// A simulation: its store need not survive a crash, and at NORMAL its
 	// checkpoints' fsyncs were a third of the test's time.
-	st := storetest.NewWith(tb, store.Options{Now: clock.Now, Synchronous: "OFF"})
+	// Ranking breaks ties by insight id: ids drawn from the seed make each
+	// seed's world play the same way every run.
+	var idSeed [32]byte
+	binary.LittleEndian.PutUint64(idSeed[:], seed)
+	st := storetest.NewWith(tb, store.Options{Now: clock.Now, Synchronous: "OFF", InsightIDs: rand.NewChaCha8(idSeed)})
 	if _, err := st.Bootstrap(ctx, nil); err != nil {
 		tb.Fatal(err)
 	}
@@ -509,19 +514,21 @@ func (w *memWorld) calibration(tb testing.TB) float64 {
 // TestMemoryOutcome is the benchmark's claim on seed 1, so CI keeps it
 // true, for the ranking recall uses by default (learned, hybrid). In the
 // even mix: precision@5 on held-out queries at least 0.85 and 0.2 above
-// the baseline (seed 1 measures +0.27 to +0.34; 0.2 leaves room for the
-// run-to-run spread, so CI does not flake), a share of wrong advice sunk
-// within 5 outcomes at least 0.65 and 0.25 above the baseline's (seed 1
-// measures 0.71 to 0.82) at the cost of at most 0.1 of right advice sunk
-// within 5 outcomes (0.00 to 0.04), corrected advice never back, scope
-// kept. In the wrong-heavy mix, where most advice a run cites is wrong:
-// at most 0.25 of right advice sunk (0.06 to 0.14; 0.31 to 0.42 when a
-// failure was shared by the ratio of probabilities and a success beside
-// wrong advice counted whole, domain.OutcomeShare). (The issue asks 0.3
-// above the baseline and every wrong insight sunk within 5; insight ids
-// are random, so ties and hence a seed's figures vary by a few
-// hundredths from run to run, and the benchmark prints how far from
-// those targets, and from the oracle, each seed is.)
+// the baseline, a share of wrong advice sunk within 5 outcomes at least
+// 0.65 and 0.25 above the baseline's, at the cost of at most 0.1 of right
+// advice sunk within 5 outcomes, corrected advice never back, scope kept;
+// in the wrong-heavy mix, where most advice a run cites is wrong, at most
+// 0.25 of right advice sunk (0.31 to 0.42 when a failure was shared by the
+// ratio of probabilities and a success beside wrong advice counted whole,
+// domain.OutcomeShare). Seed 1 plays the same every run (its ids come from
+// the seed) and measures 0.974 against 0.702, 0.77 against 0.35, 0.017,
+// and 0.088; while ids were random, so that ties fell differently, it
+// measured +0.27 to +0.34, 0.71 to 0.82, 0.00 to 0.04 and 0.06 to 0.14.
+// The bars sit below that spread: any change that reorders ties moves a
+// seed's figures as much, and the test is to catch a worse rule, not a
+// reshuffle. (The issue asks 0.3 above the baseline and every wrong
+// insight sunk within 5; the benchmark prints how far from those targets,
+// and from the oracle, each seed is.)
 func TestMemoryOutcome(t *testing.T) {
 	// The worlds are apart (a store each), so they play at once: this is
 	// the store package's longest test.

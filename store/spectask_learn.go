@@ -233,7 +233,7 @@ func (s *Store) storeLessonTx(tx *gorm.DB, row specTaskRow, worker string, last 
 	if len(res) > domain.MaxInsightText {
 		res = res[:domain.MaxInsightText-len("…")] + "…"
 	}
-	in := domain.Insight{ID: domain.PrefixInsight + domain.RandomSlug(10), Version: 1, Trigger: last.Situation, Resolution: res,
+	in := domain.Insight{ID: s.newInsightID(), Version: 1, Trigger: last.Situation, Resolution: res,
 		Type: domain.InsightFailure, Tags: []string{"spec-task", row.ID}, Scope: scope, Target: target, StoredBy: row.Reviewer}
 	if err := in.Validate(); err != nil {
 		return domain.Insight{}, err

@@ -135,7 +135,7 @@ func (s *Store) proposeTx(tx *gorm.DB, row specTaskRow, it domain.TaskItem) (dom
 			res += fmt.Sprintf(" %s: %s.", d[0], d[1])
 		}
 	}
-	in := domain.Insight{ID: domain.PrefixInsight + domain.RandomSlug(10), Version: 1, Trigger: cutText(situation, maxSituation),
+	in := domain.Insight{ID: s.newInsightID(), Version: 1, Trigger: cutText(situation, maxSituation),
 		Resolution: cutText(res, domain.MaxInsightText), Type: domain.InsightPattern, Tags: []string{"spec-task", row.ID, "proposed"},
 		Scope: domain.ScopeOrg, StoredBy: row.Reviewer,
 		Label: domain.Untrusted(fmt.Sprintf("proposed by the learn step of %s from item %d; a person confirms it with endorse_insight", row.ID, it.Seq))}
@@ -203,7 +203,7 @@ func (s *Store) proposeRunTx(tx *gorm.DB, run activationRow, o domain.RunOutcome
 	if err != nil || situation == "" {
 		return "", err
 	}
-	in := domain.Insight{ID: domain.PrefixInsight + domain.RandomSlug(10), Version: 1, Trigger: situation,
+	in := domain.Insight{ID: s.newInsightID(), Version: 1, Trigger: situation,
 		Resolution: cutText("What worked: "+strings.TrimSpace(o.Note), domain.MaxInsightText), Type: domain.InsightPattern,
 		Tags: []string{"rated", "proposed"}, Scope: domain.ScopeOrg, StoredBy: o.By, Activation: run.ID,
 		Label: domain.Untrusted(fmt.Sprintf("proposed from run %s, rated helped by %s; a person confirms it with endorse_insight", run.ID, o.By))}

@@ -9,6 +9,7 @@ import (
 	"crypto/cipher"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -52,6 +53,11 @@ type Options struct {
 	// Embedder makes the vectors hybrid recall compares (domain.Embedder);
 	// nil is the local one, domain.LocalEmbedder.
 	Embedder domain.Embedder
+	// InsightIDs is where new insights' ids draw their randomness; nil is
+	// crypto/rand. Ranking breaks ties by id, so a simulation seeds it to
+	// play the same world each run (make bench-memory). Nothing secret
+	// reads it: tokens, sessions and keys use crypto/rand always.
+	InsightIDs io.Reader
 }
 
 // Store is the one concrete handle on the database.
@@ -70,6 +76,10 @@ type Store struct {
 	embedder domain.Embedder
 	// provider is SetProviderEmbedder's.
 	provider atomic.Pointer[ProviderEmbedder]
+	// insightIDs is Options.InsightIDs, read under idMu (a seeded reader
+	// is not safe for concurrent use).
+	idMu       sync.Mutex
+	insightIDs io.Reader
 
 	// writeLock (a channel, so a waiting writer can also watch for its
 	// answer) serialises this process's write transactions so they queue
@@ -174,7 +184,7 @@ func Open(ctx context.Context, db string, opts Options) (*Store, error) {
 		}
 	}
 	s := &Store{db: gdb, dia: dia, path: path, keyFile: opts.KeyFile, log: opts.Logger.With("component", "store"), now: opts.Now, transports: opts.Transports, embedder: opts.Embedder,
-		writeLock: make(chan struct{}, 1), groupCommit: !opts.NoGroupCommit}
+		writeLock: make(chan struct{}, 1), groupCommit: !opts.NoGroupCommit, insightIDs: opts.InsightIDs}
 	s.bc.init()
 	s.touches.done.L = &s.touches.mu
 	if s.reads, err = s.tunePool(); err != nil {
