@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
@@ -92,12 +93,41 @@ func demoActivations(t *testing.T, st *store.Store, worker string) int {
 type demoLogBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
+	// wrote is closed and replaced at each write (waitFor).
+	wrote chan struct{}
 }
 
 func (s *demoLogBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.wrote != nil {
+		close(s.wrote)
+		s.wrote = nil
+	}
 	return s.b.Write(p)
+}
+
+// waitFor waits until the log holds want, failing after d.
+func (s *demoLogBuffer) waitFor(t *testing.T, want string, d time.Duration) {
+	t.Helper()
+	deadline := time.After(d)
+	for {
+		s.mu.Lock()
+		got := s.b.String()
+		if s.wrote == nil {
+			s.wrote = make(chan struct{})
+		}
+		wrote := s.wrote
+		s.mu.Unlock()
+		if strings.Contains(got, want) {
+			return
+		}
+		select {
+		case <-wrote:
+		case <-deadline:
+			t.Fatalf("log after %s:\n%s\nwant a line with\n%s", d, got, want)
+		}
+	}
 }
 
 func (s *demoLogBuffer) String() string {

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -267,7 +269,51 @@ func TestOrgOpensDespiteHelixLackingItsProvider(t *testing.T) {
 	want := `level=WARN msg="org's runs will fail until its Helix settings are fixed" org=north ` +
 		`err="agent.runtime is helix, and Helix cannot take its runs: helix.provider \"anthropic\" is not a provider Helix has (it has: helix): ` +
 		"fix it with `helix-org config set helix.provider <provider>`\" " + `fix="helix-org --org north config set <key> <value>"`
-	if got := logs.String(); !strings.Contains(got, want) {
-		t.Errorf("serve's log:\n%s\nwant a line with\n%s", got, want)
+	logs.waitFor(t, want, 30*time.Second)
+}
+
+// TestOrgOpensWithoutWaitingForHelix: the org's first request is answered
+// while its Helix check still waits on a Helix that does not answer; the
+// warning follows once Helix gives up.
+func TestOrgOpensWithoutWaitingForHelix(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		http.Error(w, "overloaded", http.StatusServiceUnavailable)
+	}))
+	defer stuck.Close()
+	free := sync.OnceFunc(func() { close(release) })
+	defer free() // before Close, which waits for the handler
+	dir := t.TempDir()
+	db := filepath.Join(dir, "helix-org.db")
+	st, err := store.Open(t.Context(), db, store.Options{Transports: transports.Specs(), Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer st.Close()
+	mustRun(t, "orgs", "create", "north", "--db", db)
+	for _, kv := range [][2]string{{"agent.runtime", "helix"}, {"helix.url", stuck.URL}, {"helix.api_key", "hx-key"}, {"helix.provider", "helix"},
+		{"helix.model", "qwen3:8b"}, {"transport.webhook.allow_private", "true"}} {
+		mustRun(t, "--org", "north", "config", "set", kv[0], kv[1], "--db", db)
+	}
+	logs := &demoLogBuffer{}
+	base, _, _ := startServeWith(t, st, logs, serveConfig{dbFlags: dbFlags{DB: db}})
+	resp, err := http.Get(base + "/orgs/north/ui/signin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("north's sign-in page: %d, want 200", resp.StatusCode)
+	}
+	const warning = `msg="org's runs will fail until its Helix settings are fixed" org=north`
+	if got := logs.String(); strings.Contains(got, warning) {
+		t.Fatalf("the sign-in page was answered after the Helix check, which cannot have finished while Helix hangs:\n%s", got)
+	}
+	free()
+	logs.waitFor(t, warning, 30*time.Second)
 }

@@ -142,11 +142,15 @@ func (o orgServe) opener(ctx context.Context, def *store.Store) func(name string
 		// serve refuses to start when the default org's runs cannot reach
 		// Helix; an org opened later is served anyway (nobody is at the
 		// terminal, and its people can still work), and the log says why
-		// its runs will fail and which keys to fix.
-		if err := checkHelix(ctx, st); err != nil {
-			// The error's advice names config set without --org; fix says it.
-			o.log.Warn("org's runs will fail until its Helix settings are fixed", "org", name, "err", err, "fix", "helix-org --org "+name+" config set <key> <value>")
-		}
+		// its runs will fail and which keys to fix. The check asks Helix
+		// (up to 30 s when it does not answer), so the request that opened
+		// the org does not wait for it.
+		go func() {
+			if err := checkHelix(ctx, st); err != nil {
+				// The error's advice names config set without --org; fix says it.
+				o.log.Warn("org's runs will fail until its Helix settings are fixed", "org", name, "err", err, "fix", "helix-org --org "+name+" config set <key> <value>")
+			}
+		}()
 		return org, nil
 	}
 }
