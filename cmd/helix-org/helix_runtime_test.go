@@ -237,22 +237,19 @@ func TestBootstrapHelixRuntime(t *testing.T) {
 	}
 }
 
-// TestOrgOpensDespiteHelixLackingItsProvider: an org opened while the
-// server runs, on agent.runtime helix with a provider Helix lacks, is
-// served (its people can still work), and the log says why its runs will
-// fail and how to fix them.
-func TestOrgOpensDespiteHelixLackingItsProvider(t *testing.T) {
-	t.Parallel()
-	fake := helixtest.Start(t)
-	dir := t.TempDir()
-	db := filepath.Join(dir, "helix-org.db")
+// serveHelixOrg serves a default org and the org north, on agent.runtime
+// helix against the Helix at url with key and provider, opens north with
+// its sign-in page (which must answer 200) and returns the server's log.
+func serveHelixOrg(t *testing.T, url, key, provider string) *demoLogBuffer {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "helix-org.db")
 	st, err := store.Open(t.Context(), db, store.Options{Transports: transports.Specs(), Synchronous: "NORMAL"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	mustRun(t, "orgs", "create", "north", "--db", db)
-	for _, kv := range [][2]string{{"agent.runtime", "helix"}, {"helix.url", fake.URL}, {"helix.api_key", fake.Key}, {"helix.provider", "anthropic"},
+	for _, kv := range [][2]string{{"agent.runtime", "helix"}, {"helix.url", url}, {"helix.api_key", key}, {"helix.provider", provider},
 		{"helix.model", "qwen3:8b"}, {"transport.webhook.allow_private", "true"}} {
 		mustRun(t, "--org", "north", "config", "set", kv[0], kv[1], "--db", db)
 	}
@@ -266,6 +263,17 @@ func TestOrgOpensDespiteHelixLackingItsProvider(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("north's sign-in page: %d, want 200", resp.StatusCode)
 	}
+	return logs
+}
+
+// TestOrgOpensDespiteHelixLackingItsProvider: an org opened while the
+// server runs, on agent.runtime helix with a provider Helix lacks, is
+// served (its people can still work), and the log says why its runs will
+// fail and how to fix them.
+func TestOrgOpensDespiteHelixLackingItsProvider(t *testing.T) {
+	t.Parallel()
+	fake := helixtest.Start(t)
+	logs := serveHelixOrg(t, fake.URL, fake.Key, "anthropic")
 	want := `level=WARN msg="org's runs will fail until its Helix settings are fixed" org=north ` +
 		`err="agent.runtime is helix, and Helix cannot take its runs: helix.provider \"anthropic\" is not a provider Helix has (it has: helix): ` +
 		"fix it with `helix-org config set helix.provider <provider>`\" " + `fix="helix-org --org north config set <key> <value>"`
@@ -285,31 +293,10 @@ func TestOrgOpensWithoutWaitingForHelix(t *testing.T) {
 		}
 		http.Error(w, "overloaded", http.StatusServiceUnavailable)
 	}))
-	defer stuck.Close()
+	t.Cleanup(stuck.Close)
 	free := sync.OnceFunc(func() { close(release) })
-	defer free() // before Close, which waits for the handler
-	dir := t.TempDir()
-	db := filepath.Join(dir, "helix-org.db")
-	st, err := store.Open(t.Context(), db, store.Options{Transports: transports.Specs(), Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	mustRun(t, "orgs", "create", "north", "--db", db)
-	for _, kv := range [][2]string{{"agent.runtime", "helix"}, {"helix.url", stuck.URL}, {"helix.api_key", "hx-key"}, {"helix.provider", "helix"},
-		{"helix.model", "qwen3:8b"}, {"transport.webhook.allow_private", "true"}} {
-		mustRun(t, "--org", "north", "config", "set", kv[0], kv[1], "--db", db)
-	}
-	logs := &demoLogBuffer{}
-	base, _, _ := startServeWith(t, st, logs, serveConfig{dbFlags: dbFlags{DB: db}})
-	resp, err := http.Get(base + "/orgs/north/ui/signin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("north's sign-in page: %d, want 200", resp.StatusCode)
-	}
+	t.Cleanup(free) // before Close, which waits for the handler
+	logs := serveHelixOrg(t, stuck.URL, "hx-key", "helix")
 	const warning = `msg="org's runs will fail until its Helix settings are fixed" org=north`
 	if got := logs.String(); strings.Contains(got, warning) {
 		t.Fatalf("the sign-in page was answered after the Helix check, which cannot have finished while Helix hangs:\n%s", got)
