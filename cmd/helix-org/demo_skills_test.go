@@ -162,7 +162,8 @@ func TestDemoSkills(t *testing.T) {
 
 	ask := func(csv string) string {
 		q := servertest.Call[domain.Event](t, owner, "publish", map[string]any{"stream": "s-questions", "body": "Please sum the columns of this CSV:\n" + csv})
-		reply := waitForReply(t, owner, "s-questions", "w-analyst", q.Seq)
+		// A reply can wait on two image builds and a health check.
+		reply := waitForReplyWithin(t, owner, "s-questions", "w-analyst", q.Seq, 2*time.Minute)
 		waitIdle(t, st)
 		return reply.Message.Body
 	}
