@@ -77,17 +77,18 @@ func OutcomeShares(cited []InsightStats, o InsightOutcome) []float64 {
 func OutcomeShare(self InsightStats, companions []InsightStats, o InsightOutcome) float64 {
 	// others is the chance every companion is sound; least the lowest
 	// log-odds of soundness among the companions.
-	others, least := 1.0, math.Inf(1)
+	others, least, mine := 1.0, math.Inf(1), self.logOdds()
 	for _, c := range companions {
-		others *= c.LearnedEffectiveness()
-		least = min(least, c.logOdds())
+		lo := c.logOdds()
+		others *= soundChance(lo)
+		least = min(least, lo)
 	}
 	var share float64
 	switch o {
 	case OutcomeFailed:
 		ifSound := others*(1-soundRuns) + (1-others)*(1-unsoundRuns)
 		share = math.Log((1-unsoundRuns)/ifSound) / math.Log((1-unsoundRuns)/(1-soundRuns))
-		share = max(share, math.Exp(min(least, self.logOdds())-self.logOdds()))
+		share = max(share, math.Exp(min(least, mine)-mine))
 	case OutcomeHelped:
 		ifSound := others*soundRuns + (1-others)*unsoundRuns
 		share = math.Log(ifSound/unsoundRuns) / math.Log(soundRuns/unsoundRuns)

@@ -87,9 +87,10 @@ func (s InsightStats) BaselineEffectiveness() float64 {
 // (1−unsoundRuns)/(1−soundRuns): what matters is how far successes
 // outweigh failures, so a few attributable failures sink advice that had
 // nothing for it, and long-proven advice survives one bad run.
-func (s InsightStats) LearnedEffectiveness() float64 {
-	return 1 / (1 + math.Exp(-s.logOdds()))
-}
+func (s InsightStats) LearnedEffectiveness() float64 { return soundChance(s.logOdds()) }
+
+// soundChance is the probability of soundness for log-odds lo.
+func soundChance(lo float64) float64 { return 1 / (1 + math.Exp(-lo)) }
 
 // logOdds is the log of the odds that the advice is sound.
 func (s InsightStats) logOdds() float64 {
