@@ -529,7 +529,15 @@ func (w *memWorld) calibration(tb testing.TB) float64 {
 // reshuffle. (The issue asks 0.3 above the baseline and every wrong
 // insight sunk within 5; the benchmark prints how far from those targets,
 // and from the oracle, each seed is.)
+//
+// It runs without the race detector (make test's second line): its three
+// worlds are 1,500 runs each through a store of their own, one at a time,
+// which the store's concurrent tests cover under -race; with it they took
+// 280 s, the store package's whole tail in make test.
 func TestMemoryOutcome(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the memory benchmark's claim runs without -race: make test runs it on its own line")
+	}
 	// The worlds are apart (a store each), so they play at once: this is
 	// the store package's longest test.
 	var base, learned, heavy memResult
