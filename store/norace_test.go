@@ -1,5 +1,0 @@
-//go:build !race
-
-package store_test
-
-const raceEnabled = false
