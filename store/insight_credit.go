@@ -3,6 +3,8 @@ package store
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -284,30 +286,54 @@ func ledgerTx(tx *gorm.DB, c insightCreditRow, ancestors bool) ([]string, error)
 // again whenever it is credited, so it catches up with its companions
 // then; the counters recall reads stay stored, so recall pays nothing.
 // The fold starts from the insight's settled prefix (insight_settle.go),
-// so it costs the recent rows, not the whole history.
+// so it costs the recent rows, not the whole history. The insights are
+// folded one after another, each reading the counters of those before
+// it as just folded, but their ledgers and companions are read at once:
+// a run's end folds each insight it cited twice, and reading them one
+// by one held the writer for most of the run's end.
 func restatTx(tx *gorm.DB, ids ...string) error {
-	done := map[string]bool{}
+	var uniq []string
+	seen := map[string]bool{}
 	for _, id := range ids {
-		if done[id] {
-			continue
+		if !seen[id] {
+			seen[id] = true
+			uniq = append(uniq, id)
 		}
-		done[id] = true
-		cp, err := checkpointTx(tx, id)
-		if err != nil {
+	}
+	// In chunks, so a query's conditions stay well within SQLite's
+	// expression depth; a later chunk reads the earlier ones' counters
+	// as written, as one fold after another would.
+	for chunk := range slices.Chunk(uniq, restatChunk) {
+		if err := restatChunkTx(tx, chunk); err != nil {
 			return err
 		}
-		f, err := foldTx(tx, cp)
-		if err != nil {
-			return err
-		}
-		if err := settleTx(tx, id, f); err != nil {
+	}
+	return nil
+}
+
+// restatChunk is the most insights restatTx reads at once.
+const restatChunk = 64
+
+func restatChunkTx(tx *gorm.DB, ids []string) error {
+	cps, err := checkpointsTx(tx, ids)
+	if err != nil {
+		return err
+	}
+	t, err := tailsTx(tx, cps)
+	if err != nil {
+		return err
+	}
+	for _, cp := range cps {
+		f := t.fold(cp)
+		if err := settleTx(tx, cp.InsightID, f); err != nil {
 			return err
 		}
 		st := f.end
-		if err := tx.Model(&insightRow{}).Where("id = ?", id).Updates(map[string]any{"helped": st.Helped, "failed": st.Failed,
+		if err := tx.Model(&insightRow{}).Where("id = ?", cp.InsightID).Updates(map[string]any{"helped": st.Helped, "failed": st.Failed,
 			"credit_helped": st.CreditHelped, "credit_failed": st.CreditFailed}).Error; err != nil {
 			return err
 		}
+		t.counters[cp.InsightID] = domain.InsightStats{CreditHelped: st.CreditHelped, CreditFailed: st.CreditFailed}
 	}
 	return nil
 }
@@ -323,45 +349,86 @@ type fold struct {
 
 // foldTx folds the ledger of cp's insight from cp on.
 func foldTx(tx *gorm.DB, cp creditCheckpointRow) (fold, error) {
-	rows, err := ledgerTailTx(tx, cp.InsightID, cp.Through)
+	t, err := tailsTx(tx, []creditCheckpointRow{cp})
 	if err != nil {
 		return fold{}, err
 	}
-	companions, err := companionsTx(tx, cp.InsightID, cp.Through)
-	if err != nil {
-		return fold{}, err
-	}
+	return t.fold(cp), nil
+}
+
+// tails are the ledgers of some insights after their checkpoints, and
+// for each run in them that cited more than one insight, what it cited
+// and those insights' counters, as a fold reads its companions.
+type tails struct {
+	rows map[string][]creditEntry
+	// cited is, for each run, the insights it cited, in the order of
+	// their ids; counters their credit counters as they stand now.
+	cited    map[string][]string
+	counters map[string]domain.InsightStats
+}
+
+// fold folds cp's insight's tail from its checkpoint: a run's outcome
+// it shared with others counts as domain.OutcomeShare says given their
+// counters now.
+func (t tails) fold(cp creditCheckpointRow) fold {
+	rows := t.rows[cp.InsightID]
 	f := fold{rows: rows, weights: make([]float64, len(rows)), after: make([]domain.InsightStats, len(rows)), end: cp.stats()}
+	var others []domain.InsightStats
 	for i, r := range rows {
 		w := r.Weight
-		if others, ok := companions[r.Source]; ok && r.Count == 1 {
+		if r.Count == 1 && len(t.cited[r.Source]) > 1 {
+			others = others[:0]
+			for _, x := range t.cited[r.Source] {
+				if x != cp.InsightID {
+					others = append(others, t.counters[x])
+				}
+			}
 			w = domain.OutcomeShare(f.end, others, domain.InsightOutcome(r.Outcome))
 		}
 		f.end.Credit(domain.InsightOutcome(r.Outcome), w, r.Count)
 		f.weights[i], f.after[i] = w, f.end
 	}
-	return f, nil
+	return f
 }
 
-// companionsTx is, for each run that cited id beside others and whose
-// row is after the settled prefix (through), those others' counters as
-// they stand now, in the order of their ids.
-func companionsTx(tx *gorm.DB, id string, through int64) (map[string][]domain.InsightStats, error) {
+// tailsTx reads the tails after cps, in two queries whatever their number.
+func tailsTx(tx *gorm.DB, cps []creditCheckpointRow) (tails, error) {
+	t := tails{rows: map[string][]creditEntry{}, cited: map[string][]string{}, counters: map[string]domain.InsightStats{}}
+	// after matches each insight's rows past its checkpoint.
+	var conds []string
+	var args []any
+	for _, cp := range cps {
+		conds = append(conds, "(insight_id = ? AND id > ?)")
+		args = append(args, cp.InsightID, cp.Through)
+	}
+	after := "(" + strings.Join(conds, " OR ") + ")"
 	var rows []struct {
-		Source                     string
+		InsightID, Source, Outcome string
+		ID                         int64
+		Weight                     float64
+		Count                      int
+	}
+	if err := tx.Model(&insightCreditRow{}).Select("insight_id, id, source, outcome, weight, count").Where(after, args...).
+		Order("insight_id, at, id").Scan(&rows).Error; err != nil {
+		return t, fmt.Errorf("ledgers: %w", err)
+	}
+	for _, r := range rows {
+		t.rows[r.InsightID] = append(t.rows[r.InsightID], creditEntry{ID: r.ID, Source: r.Source, Outcome: r.Outcome, Weight: r.Weight, Count: r.Count})
+	}
+	var cited []struct {
+		Source, InsightID          string
 		CreditHelped, CreditFailed float64
 	}
-	runs := tx.Model(&insightCreditRow{}).Select("source").Where("insight_id = ? AND id > ? AND count = 1 AND source LIKE ?", id, through, domain.PrefixActivation+"%")
-	err := tx.Table("insight_credits AS c").Select("c.source, i.credit_helped, i.credit_failed").
+	runs := tx.Model(&insightCreditRow{}).Select("source").Where(after+" AND count = 1 AND source LIKE ?", append(args, domain.PrefixActivation+"%")...)
+	if err := tx.Table("insight_credits AS c").Select("c.source, c.insight_id, i.credit_helped, i.credit_failed").
 		Joins("JOIN insights AS i ON i.id = c.insight_id").
-		Where("c.count = 1 AND c.insight_id <> ? AND c.source IN (?)", id, runs).
-		Order("c.source, c.insight_id").Scan(&rows).Error
-	if err != nil {
-		return nil, fmt.Errorf("companions of %s: %w", id, err)
+		Where("c.count = 1 AND c.source IN (?)", runs).
+		Order("c.source, c.insight_id").Scan(&cited).Error; err != nil {
+		return t, fmt.Errorf("companions: %w", err)
 	}
-	out := map[string][]domain.InsightStats{}
-	for _, r := range rows {
-		out[r.Source] = append(out[r.Source], domain.InsightStats{CreditHelped: r.CreditHelped, CreditFailed: r.CreditFailed})
+	for _, c := range cited {
+		t.cited[c.Source] = append(t.cited[c.Source], c.InsightID)
+		t.counters[c.InsightID] = domain.InsightStats{CreditHelped: c.CreditHelped, CreditFailed: c.CreditFailed}
 	}
-	return out, nil
+	return t, nil
 }

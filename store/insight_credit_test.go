@@ -259,6 +259,31 @@ func TestCreditInHindsight(t *testing.T) {
 	}
 }
 
+// TestRunCitingManyInsights: a run's end credits every insight it cited
+// however many (the fold reads them in chunks), each with its one
+// outcome.
+func TestRunCitingManyInsights(t *testing.T) {
+	st, clock := insightOrg(t)
+	const n = 150 // more than two chunks
+	var ids []string
+	for i := range n {
+		ids = append(ids, storeInsight(t, st, "w-owner", domain.Insight{Trigger: fmt.Sprintf("deploy service %d", i), Resolution: fmt.Sprintf("drain queue %d first", i)}).ID)
+	}
+	workStream(t, st)
+	citeRun(t, st, clock, "a-1", ids, false)
+	citeRun(t, st, clock, "a-2", ids[n/2:], true)
+	for i, id := range ids {
+		got := countsOf(t, st, id)
+		want := counts{Failed: 1}
+		if i >= n/2 {
+			want.Helped = 1
+		}
+		if got.Helped != want.Helped || got.Failed != want.Failed || got.CF <= 0 || (want.Helped == 1) != (got.CH > 0) {
+			t.Errorf("insight %d of %d: %+v, want %d helped and %d failed, with credit for each", i+1, n, got, want.Helped, want.Failed)
+		}
+	}
+}
+
 // workStream gives w-bot a stream to be woken on, s-work.
 func workStream(t *testing.T, st *store.Store) {
 	t.Helper()

@@ -67,15 +67,26 @@ func checkpointTx(tx *gorm.DB, id string) (creditCheckpointRow, error) {
 	return cp, nil
 }
 
-// ledgerTailTx is id's ledger after row through, in order.
-func ledgerTailTx(tx *gorm.DB, id string, through int64) ([]creditEntry, error) {
-	var rows []creditEntry
-	err := tx.Model(&insightCreditRow{}).Select("id, source, outcome, weight, count").
-		Where("insight_id = ? AND id > ?", id, through).Order("at, id").Scan(&rows).Error
-	if err != nil {
-		return nil, fmt.Errorf("ledger of %s: %w", id, err)
+// checkpointsTx is each insight's checkpoint (checkpointTx), in the
+// order of ids.
+func checkpointsTx(tx *gorm.DB, ids []string) ([]creditCheckpointRow, error) {
+	var found []creditCheckpointRow
+	if err := tx.Where("insight_id IN ?", ids).Find(&found).Error; err != nil {
+		return nil, fmt.Errorf("checkpoints: %w", err)
 	}
-	return rows, nil
+	by := make(map[string]creditCheckpointRow, len(found))
+	for _, cp := range found {
+		by[cp.InsightID] = cp
+	}
+	out := make([]creditCheckpointRow, len(ids))
+	for i, id := range ids {
+		cp, ok := by[id]
+		if !ok {
+			cp = creditCheckpointRow{InsightID: id}
+		}
+		out[i] = cp
+	}
+	return out, nil
 }
 
 // settleTx moves id's checkpoint past the rows of its fold that have
