@@ -223,7 +223,10 @@ func creditRunTx(tx *gorm.DB, activation string) error {
 			return err
 		}
 	}
-	return restatTx(tx, touched...)
+	// In the order of their ids, so the same run folds the same way
+	// every time (each reads those folded before it).
+	slices.Sort(touched)
+	return restatTx(tx, slices.Compact(touched)...)
 }
 
 // outcomeShares is each cited insight's share of the run's outcome
