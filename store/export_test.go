@@ -181,12 +181,12 @@ func (s *Store) SeedCredit(ctx context.Context, ids []string, n int, helped func
 // the insight has a checkpoint.
 func (s *Store) FoldWhole(ctx context.Context, id string) (whole domain.InsightStats, settled bool, err error) {
 	tx := s.read(ctx)
-	cp, err := checkpointTx(tx, id)
+	cps, err := checkpointsTx(tx, []string{id})
 	if err != nil {
 		return whole, false, err
 	}
 	f, err := foldTx(tx, creditCheckpointRow{InsightID: id})
-	return f.end, cp.Through > 0, err
+	return f.end, cps[0].Through > 0, err
 }
 
 // HoldConns takes n of the database pool's connections and keeps them

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 
 	"gorm.io/gorm"
@@ -54,21 +53,8 @@ type creditEntry struct {
 	Count   int
 }
 
-// checkpointTx is id's checkpoint, or none (Through 0: fold it all).
-func checkpointTx(tx *gorm.DB, id string) (creditCheckpointRow, error) {
-	var cp creditCheckpointRow
-	err := tx.Where("insight_id = ?", id).Take(&cp).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return creditCheckpointRow{InsightID: id}, nil
-	}
-	if err != nil {
-		return cp, fmt.Errorf("checkpoint of %s: %w", id, err)
-	}
-	return cp, nil
-}
-
-// checkpointsTx is each insight's checkpoint (checkpointTx), in the
-// order of ids.
+// checkpointsTx is each insight's checkpoint, or none (Through 0: fold
+// it all), in the order of ids.
 func checkpointsTx(tx *gorm.DB, ids []string) ([]creditCheckpointRow, error) {
 	var found []creditCheckpointRow
 	if err := tx.Where("insight_id IN ?", ids).Find(&found).Error; err != nil {
