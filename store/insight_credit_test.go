@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -256,6 +257,33 @@ func TestCreditInHindsight(t *testing.T) {
 				t.Errorf("x sunk = %v (helped credit %.2f, failed %.2f), want %v", x.Sinks(), x.CreditHelped, x.CreditFailed, tc.wantSunk)
 			}
 		})
+	}
+}
+
+// TestSharedFailureFoldsByID: a run's end folds what it cited in the
+// order of their ids, each reading those before it, so the same run
+// credits the same way every time: of three insights nobody knew yet,
+// the first by id takes the failure whole and the others a quarter,
+// also when the last led to the first (its ancestor's share comes with
+// it) — played afresh eight times, since the order once came from a map.
+func TestSharedFailureFoldsByID(t *testing.T) {
+	for play := range 8 {
+		st, clock := insightOrg(t)
+		var ids []string
+		for _, s := range []string{"payments", "search", "billing"} {
+			ids = append(ids, storeInsight(t, st, "w-owner", domain.Insight{Trigger: "deploy the " + s + " service", Resolution: "drain the " + s + " queue first"}).ID)
+		}
+		slices.Sort(ids)
+		if err := st.LinkInsights(t.Context(), "w-owner", domain.InsightLink{From: ids[2], To: ids[0], Kind: domain.LinkLedTo}); err != nil {
+			t.Fatal(err)
+		}
+		workStream(t, st)
+		citeRun(t, st, clock, "a-1", ids, false)
+		for i, want := range []float64{1, 0.25} {
+			if got := countsOf(t, st, ids[i]); math.Abs(got.CF-want) > 1e-9 {
+				t.Errorf("play %d: insight %d by id has failed credit %.4f, want %.2f", play+1, i+1, got.CF, want)
+			}
+		}
 	}
 }
 
