@@ -185,8 +185,8 @@ func (s *Store) FoldWhole(ctx context.Context, id string) (whole domain.InsightS
 	if err != nil {
 		return whole, false, err
 	}
-	f, err := foldTx(tx, creditCheckpointRow{InsightID: id})
-	return f.end, cps[0].Through > 0, err
+	t, err := tailsTx(tx, []creditCheckpointRow{{InsightID: id}})
+	return t.fold(creditCheckpointRow{InsightID: id}).end, cps[0].Through > 0, err
 }
 
 // HoldConns takes n of the database pool's connections and keeps them

@@ -350,15 +350,6 @@ type fold struct {
 	end     domain.InsightStats
 }
 
-// foldTx folds the ledger of cp's insight from cp on.
-func foldTx(tx *gorm.DB, cp creditCheckpointRow) (fold, error) {
-	t, err := tailsTx(tx, []creditCheckpointRow{cp})
-	if err != nil {
-		return fold{}, err
-	}
-	return t.fold(cp), nil
-}
-
 // tails are the ledgers of some insights after their checkpoints, and
 // for each run in them that cited more than one insight, what it cited
 // and those insights' counters, as a fold reads its companions.
