@@ -50,12 +50,18 @@ test:
 # Only packages whose tests can open a store (they build with
 # store/storetest) run: the others (domain, the wire fakes, git, the
 # parsers) would run the same code again and open no database.
+# store's TestMemoryOutcome (PG_SKIP) is left out: it is the memory
+# benchmark's claim, three worlds of 1,500 runs (118 s, two thirds of
+# store's time on PostgreSQL), statistics of Go code make test checks on
+# SQLite; the SQL it goes through runs here in store's memory tests
+# (recall against a full scan, shared credit, a run citing 150 insights).
 PG_PACKAGES  ?= $(shell $(GO) list -test -f '{{if .ForTest}}{{range .Deps}}{{$$.ForTest}} {{.}}{{"\n"}}{{end}}{{end}}' ./... | \
 	awk '$$2 == "github.com/helixml/helix-org/store/storetest" { print $$1 }' | sort -u | grep -v '/cmd/helix-org$$')
 PG_CMD_TESTS ?= ^TestSeveralOrgs
 PG_RACE      ?= -race
+PG_SKIP      ?= ^TestMemoryOutcome$$
 test-postgres:
-	HELIX_ORG_TEST_DB=postgres $(GO) test $(PG_RACE) -count=1 -timeout 40m $(PG_PACKAGES)
+	HELIX_ORG_TEST_DB=postgres $(GO) test $(PG_RACE) -count=1 -timeout 40m -skip '$(PG_SKIP)' $(PG_PACKAGES)
 	HELIX_ORG_TEST_DB=postgres $(GO) test $(PG_RACE) -count=1 -timeout 40m -run '$(PG_CMD_TESTS)' ./cmd/helix-org/
 
 # bench runs every benchmark, BenchmarkReadEvents on SQLite among them;

@@ -1,11 +1,12 @@
 //go:build !race
 
 // The memory benchmark's claim is built only without the race detector,
-// and make test runs it on a line of its own (make test-postgres runs it
-// on PostgreSQL): its three worlds are 1,500 runs each through a store of
-// their own, one at a time, which the store's concurrent tests cover
-// under -race; with it they took 280 s, the store package's whole tail in
-// make test.
+// and make test runs it on a line of its own, on SQLite (make
+// test-postgres leaves it out: the SQL it goes through runs there in the
+// store's memory tests): its three worlds are 1,500 runs each through a
+// store of their own, one at a time, which the store's concurrent tests
+// cover under -race; with it they took 280 s, the store package's whole
+// tail in make test.
 
 package store_test
 
