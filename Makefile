@@ -82,11 +82,13 @@ bench-read:
 	$(GO) test -run '^$$' -bench '^BenchmarkReadEvents$$' -benchtime 200x -count=1 ./store/
 	HELIX_ORG_TEST_DB=postgres $(GO) test -run '^$$' -bench '^BenchmarkReadEvents$$' -benchtime 200x -count=1 ./store/
 
-# Insight memory: precision@5 of the baseline and learned rankings after
-# 500 simulated activations over five seeds, and recall latency at 100k
-# insights (docs/performance.md, Insight memory).
+# Insight memory: precision@5, calibration and time to sink of the
+# baseline and learned rankings after 1,500 simulated activations in each
+# of three mixes, over seeds 1-5 (MEMORY_SEEDS=6,7,8 plays others), and
+# recall latency at 100k insights (docs/performance.md, Insight memory).
+MEMORY_SEEDS ?= 1,2,3,4,5
 bench-memory:
-	$(GO) test -run '^$$' -bench '^BenchmarkMemoryOutcome$$' -benchtime 1x -count 1 -v ./store/
+	$(GO) test -run '^$$' -bench '^BenchmarkMemoryOutcome$$' -benchtime 1x -count 1 -v ./store/ -args -memory.seeds=$(MEMORY_SEEDS)
 	$(GO) test -run '^$$' -bench '^BenchmarkMemoryRecall100k$$' -benchtime 500x -count 1 ./store/
 
 # The load tool prints publish with group commit and with a commit per
