@@ -23,9 +23,10 @@ import (
 // Each of memTopics topics has eight words (random letters, memWords).
 // Its advice is the mix's good and wrong org insights (six of each in
 // the even mix, five and seven in the leaning one, four and eight in the
-// wrong-heavy one, as a memory full of unvetted proposals would be) drawn from one distribution (three of
-// the topic's words and two of a shared vocabulary in the trigger, four
-// shared words in the resolution), so text cannot tell them apart; and
+// wrong-heavy one, as a memory full of unvetted proposals would be)
+// drawn from one distribution (three of the topic's words and two of a
+// shared vocabulary in the trigger, four shared words in the
+// resolution), so text cannot tell them apart; and
 // one insight scoped to each role, right for that role and wrong for the
 // other (scope). Two roles, one AI worker each. Halfway through, advice
 // changes: in every fifth topic one good insight is corrected (the old
@@ -524,9 +525,9 @@ func (w *memWorld) calibration(tb testing.TB) float64 {
 // BenchmarkMemoryOutcome prints every figure for the baseline, the
 // learned ranking on BM25 alone and the learned ranking hybrid (the
 // default) over five seeds of the even mix, then the baseline and hybrid
-// over the same seeds of the leaning and wrong-heavy mixes, each line marked with its
-// mix, and the Bayes-optimal oracle's reach (the work is done once,
-// whatever b.N).
+// over the same seeds of the leaning and wrong-heavy mixes, each line
+// marked with its mix, and the Bayes-optimal oracle's reach (the work is
+// done once, whatever b.N).
 func BenchmarkMemoryOutcome(b *testing.B) {
 	seeds, err := memParseSeeds(*memSeedsFlag)
 	if err != nil {
