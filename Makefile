@@ -51,7 +51,7 @@ test:
 # store/storetest) run: the others (domain, the wire fakes, git, the
 # parsers) would run the same code again and open no database.
 # store's TestMemoryOutcome (PG_SKIP) is left out: it is the memory
-# benchmark's claim, three worlds of 1,500 runs (118 s, two thirds of
+# benchmark's claim, worlds of 1,500 runs (118 s for three, two thirds of
 # store's time on PostgreSQL), statistics of Go code make test checks on
 # SQLite; the SQL it goes through runs here in store's memory tests
 # (recall against a full scan, shared credit, a run citing 150 insights).

@@ -438,7 +438,7 @@ func runMemWorld(tb testing.TB, seed uint64, cfg memConfig, mix memMix) memResul
 
 // sinking fills the time-to-sink figures.
 func (w *memWorld) sinking(res *memResult) {
-	n, within, sum, decayed, decayedSunk := 0, 0, 0, 0, 0
+	within, sum, decayed, decayedSunk := 0, 0, 0, 0
 	var took []int
 	for id, m := range w.truth {
 		if !m.everShown || slices.Contains(w.corrected, id) {
@@ -446,7 +446,6 @@ func (w *memWorld) sinking(res *memResult) {
 		}
 		t := m.lastShown + 1
 		took = append(took, t)
-		n++
 		sum += t
 		res.sinkMax = max(res.sinkMax, t)
 		if t <= 5 {
@@ -459,6 +458,7 @@ func (w *memWorld) sinking(res *memResult) {
 			}
 		}
 	}
+	n := len(took)
 	res.wrongShown = n
 	if n > 0 {
 		res.sunkWithin5, res.sinkMean = float64(within)/float64(n), float64(sum)/float64(n)
