@@ -61,7 +61,9 @@ func checkHeaders(secret string, h http.Header, now time.Time) (*verifier, error
 		return nil, inbound.Unauthorized("", "%s is not v0= and 64 hex digits", HeaderSignature)
 	}
 	v := &verifier{mac: hmac.New(sha256.New, []byte(secret)), want: want}
-	fmt.Fprintf(v.mac, "v0:%d:", sec)
+	// Slack signs the header as sent ("v0:" + timestamp + ":" + body), so a
+	// signature over "1700000000" must not pass for "+1700000000".
+	fmt.Fprintf(v.mac, "v0:%s:", ts)
 	return v, nil
 }
 

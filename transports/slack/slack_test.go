@@ -122,6 +122,11 @@ func TestEvents(t *testing.T) {
 			return h
 		}, top.JSON(), 401, "not v0= and 64 hex digits", nil},
 		{"stale timestamp (a replay)", func(b []byte) http.Header { return slacktest.Headers(goodSecret, time.Now().Add(-6*time.Minute), b) }, top.JSON(), 401, "the tolerance is 5m0s", nil},
+		{"the same second written another way is other signed content", func(b []byte) http.Header {
+			h := signed(b)
+			h.Set("X-Slack-Request-Timestamp", "+"+h.Get("X-Slack-Request-Timestamp"))
+			return h
+		}, top.JSON(), 401, "does not match the body", nil},
 		{"timestamp from the future", func(b []byte) http.Header { return slacktest.Headers(goodSecret, time.Now().Add(6*time.Minute), b) }, top.JSON(), 401, "the tolerance is 5m0s", nil},
 		{"the bot's own message, by bot_id", signed, slacktest.Message{EventID: "Ev03", Channel: "C0GENERAL", Text: "echo", TS: "1.2", BotID: "B0BOT"}.JSON(), 202, "bot's own message", nil},
 		{"the bot's own message, by its user", signed, slacktest.Message{EventID: "Ev04", Channel: "C0GENERAL", User: "U0BOT", BotUser: "U0BOT", Text: "echo", TS: "1.3"}.JSON(), 202, "bot's own message", nil},

@@ -99,7 +99,10 @@ func Check(key []byte, h http.Header, now time.Time) (*Verifier, error) {
 	if len(v.sigs) == 0 {
 		return nil, fmt.Errorf("%w: %s has no v1 signature", ErrSignature, HeaderSignature)
 	}
-	fmt.Fprintf(v.mac, "%s.%d.", id, sec)
+	// The signed content holds the header as sent, not the number parsed
+	// from it: "+1700000000" and "1700000000" name one second but are
+	// different content, and a signature over one must not pass for the other.
+	fmt.Fprintf(v.mac, "%s.%s.", id, ts)
 	return v, nil
 }
 

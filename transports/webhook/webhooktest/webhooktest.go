@@ -49,6 +49,12 @@ func Verify(secret string, h http.Header, body []byte, now time.Time) error {
 	return errors.New("no matching signature found")
 }
 
+// Signature returns the "v1,<base64>" entry over the three values exactly
+// as written, ts included: the specification signs the header as sent.
+func Signature(secret, id, ts string, body []byte) string {
+	return "v1," + signature(secret, id, ts, body)
+}
+
 // signature is the bare base64 HMAC, without the "v1," version prefix.
 func signature(secret, id, ts string, body []byte) string {
 	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
@@ -66,7 +72,7 @@ func Sign(secret, id string, at time.Time, body []byte) http.Header {
 	h := http.Header{}
 	h.Set("webhook-id", id)
 	h.Set("webhook-timestamp", ts)
-	h.Set("webhook-signature", "v1,"+signature(secret, id, ts, body))
+	h.Set("webhook-signature", Signature(secret, id, ts, body))
 	return h
 }
 
