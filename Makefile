@@ -130,6 +130,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzAuthorize$$' -fuzztime $(FUZZTIME) ./transports/email/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./transports/github/
 	$(GO) test -run '^$$' -fuzz '^FuzzVerifySignature$$' -fuzztime $(FUZZTIME) ./transports/github/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./transports/gitlab/
 
 # staticcheck is installed by .ci/run (go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)).
 STATICCHECK_VERSION := v0.8.2
