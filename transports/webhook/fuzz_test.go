@@ -15,8 +15,9 @@ import (
 
 // FuzzInbound runs the inbound parser and verifier on arbitrary requests.
 // Verify must agree with the reference verification on every input (a
-// differential check), accept only a signature it would itself produce,
-// and Parse must keep the body exactly and emit only valid JSON in Extra.
+// differential check), accept only a request carrying the signature of
+// its headers as sent, and Parse must keep the body exactly and emit only
+// valid JSON in Extra.
 // `go test` runs the seeds; `make fuzz` explores.
 func FuzzInbound(f *testing.F) {
 	now := time.Unix(1_700_000_000, 0)
