@@ -131,6 +131,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./transports/github/
 	$(GO) test -run '^$$' -fuzz '^FuzzVerifySignature$$' -fuzztime $(FUZZTIME) ./transports/github/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./transports/gitlab/
+	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./transports/slack/
 
 # staticcheck is installed by .ci/run (go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)).
 STATICCHECK_VERSION := v0.8.2

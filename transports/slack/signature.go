@@ -37,7 +37,7 @@ func Sign(secret string, timestamp int64, body []byte) string {
 // verifier checks one request's signature over the body as it is read.
 type verifier struct {
 	mac  hash.Hash
-	want []byte
+	want []byte // X-Slack-Signature as sent
 }
 
 // checkHeaders validates the headers alone — both present, the timestamp
@@ -56,11 +56,13 @@ func checkHeaders(secret string, h http.Header, now time.Time) (*verifier, error
 		return nil, inbound.Unauthorized("", "%s is %s away from now; the tolerance is %s", HeaderTimestamp, d.Round(time.Second), Tolerance)
 	}
 	hexSig, ok := strings.CutPrefix(sig, "v0=")
-	want, err := hex.DecodeString(hexSig)
-	if !ok || err != nil || len(want) != sha256.Size {
+	digest, err := hex.DecodeString(hexSig)
+	if !ok || err != nil || len(digest) != sha256.Size {
 		return nil, inbound.Unauthorized("", "%s is not v0= and 64 hex digits", HeaderSignature)
 	}
-	v := &verifier{mac: hmac.New(sha256.New, []byte(secret)), want: want}
+	// Compared as sent, as Slack's own SDKs do: the same digest in
+	// upper-case hex is not the signature Slack sends.
+	v := &verifier{mac: hmac.New(sha256.New, []byte(secret)), want: []byte(sig)}
 	// Slack signs the header as sent ("v0:" + timestamp + ":" + body), so a
 	// signature over "1700000000" must not pass for "+1700000000".
 	fmt.Fprintf(v.mac, "v0:%s:", ts)
@@ -70,7 +72,7 @@ func checkHeaders(secret string, h http.Header, now time.Time) (*verifier, error
 func (v *verifier) Write(p []byte) (int, error) { return v.mac.Write(p) }
 
 func (v *verifier) Verify() error {
-	if !hmac.Equal(v.mac.Sum(nil), v.want) {
+	if !hmac.Equal([]byte("v0="+hex.EncodeToString(v.mac.Sum(nil))), v.want) {
 		return inbound.Unauthorized("", "%s does not match the body", HeaderSignature)
 	}
 	return nil
