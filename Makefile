@@ -119,8 +119,10 @@ BASE ?= aa9d46f
 lean-compare:
 	BASE=$(BASE) bash scripts/lean-compare.sh
 
-# Short fuzz runs of every inbound parser and verifier (go test runs only
-# their seeds). -fuzz takes one target per run, hence one line each. The
+# Short fuzz runs of the inbound parsers and signature checks that stand
+# alone (go test runs only their seeds; Slack's and Telegram's event
+# parsers read the store, and their packages' tests drive them over HTTP).
+# -fuzz takes one target per run, hence one line each. The
 # budget is a count, not a duration: Go 1.26's fuzz coordinator can fail a
 # duration run at its deadline with nothing found (golang/go#75804).
 FUZZTIME ?= 50000x
