@@ -62,7 +62,7 @@ type epochTable struct {
 }
 
 func migrateEpochs(tx *gorm.DB) error {
-	if err := tx.AutoMigrate(&epochRow{}); err != nil {
+	if err := autoMigrate(tx, &epochRow{}); err != nil {
 		return err
 	}
 	for _, name := range slices.Sorted(maps.Keys(epochTables)) {

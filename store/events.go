@@ -23,7 +23,7 @@ import (
 type eventRow struct {
 	Seq        int64      `gorm:"primaryKey;autoIncrement"`
 	ID         string     `gorm:"uniqueIndex;not null"`
-	StreamID   string     `gorm:"not null;index"`
+	StreamID   string     `gorm:"not null"` // indexed by migrateStreamIndex
 	Stream     *streamRow `gorm:"foreignKey:StreamID"`
 	Source     string
 	SourceKind string `gorm:"not null"`

@@ -212,3 +212,22 @@ func (s *Store) HoldConns(ctx context.Context, n int) (release func(), err error
 	}
 	return release, nil
 }
+
+// RecordMigrated makes Open, given the returned context, record every row
+// type its migration steps bring to their struct; models lists them.
+func RecordMigrated(ctx context.Context) (context.Context, func() []any) {
+	done := migratedSet{}
+	return context.WithValue(ctx, migratedKey{}, done), func() []any {
+		out := make([]any, 0, len(done))
+		for _, m := range done {
+			out = append(out, m)
+		}
+		return out
+	}
+}
+
+// AutoMigrate runs GORM's AutoMigrate of models on the store's database,
+// outside any migration step.
+func (s *Store) AutoMigrate(ctx context.Context, models ...any) error {
+	return s.db.WithContext(ctx).AutoMigrate(models...)
+}

@@ -83,7 +83,7 @@ const (
 // insight's counters into the ledger as it had them, so folding it again
 // later starts from what it had earned.
 func migrateCredit(tx *gorm.DB) error {
-	if err := tx.AutoMigrate(&insightCreditRow{}, &runOutcomeRow{}, &insightVoteRow{}); err != nil {
+	if err := autoMigrate(tx, &insightCreditRow{}, &runOutcomeRow{}, &insightVoteRow{}); err != nil {
 		return err
 	}
 	var rows []insightRow

@@ -26,7 +26,7 @@ func (s *Store) embedRow(ctx context.Context, row *insightRow) error {
 // insights stored before, with the local embedder (a store told to use
 // another compares its vectors only with vectors of its model).
 func migrateEmbeddings(tx *gorm.DB) error {
-	if err := tx.AutoMigrate(&insightRow{}); err != nil {
+	if err := autoMigrate(tx, &insightRow{}); err != nil {
 		return err
 	}
 	e := domain.LocalEmbedder

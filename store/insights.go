@@ -102,7 +102,7 @@ func (insightUseRow) TableName() string { return "insight_uses" }
 // migrateInsights creates the insight tables and the full-text index
 // (its dialect's: FTS4 on SQLite, a tsvector on PostgreSQL).
 func migrateInsights(tx *gorm.DB) error {
-	if err := tx.AutoMigrate(&insightRow{}, &insightLinkRow{}, &insightUseRow{}, &learnQuestionRow{}); err != nil {
+	if err := autoMigrate(tx, &insightRow{}, &insightLinkRow{}, &insightUseRow{}, &learnQuestionRow{}); err != nil {
 		return err
 	}
 	return dialectOf(tx).createInsightIndex(tx)

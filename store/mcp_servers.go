@@ -62,7 +62,7 @@ func (r mcpServerRow) tools() []domain.OutsideTool {
 // epoch when a server comes, goes, or its tools or trust change: what a
 // worker's tools/list is built from (health is not).
 func migrateMCPServers(tx *gorm.DB) error {
-	if err := tx.AutoMigrate(&mcpServerRow{}); err != nil {
+	if err := autoMigrate(tx, &mcpServerRow{}); err != nil {
 		return err
 	}
 	return dialectOf(tx).createEpochTrigger(tx, epochAuth, epochTable{table: "mcp_servers", columns: []string{"tools", "trusted"}})

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"gorm.io/gorm"
 
@@ -19,7 +20,7 @@ type migration struct {
 
 var migrations = []migration{
 	{1, "org graph", func(tx *gorm.DB) error {
-		if err := tx.AutoMigrate(&roleRow{}, &positionRow{}, &workerRow{}, &grantRow{},
+		if err := autoMigrate(tx, &roleRow{}, &positionRow{}, &workerRow{}, &grantRow{},
 			&streamRow{}, &subscriptionRow{}, &eventRow{}, &tokenRow{}, &settingRow{}); err != nil {
 			return err
 		}
@@ -27,131 +28,131 @@ var migrations = []migration{
 			TransportKind: string(domain.TransportLocal), TransportConfig: "{}"}).Error
 	}},
 	{2, "dispatch outbox", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&triggerRow{}, &activationRow{})
+		return autoMigrate(tx, &triggerRow{}, &activationRow{})
 	}},
 	{3, "outbound deliveries", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&deliveryRow{}, &deliveryAttemptRow{}, &deliveryCursorRow{}, &disabledEndpointRow{})
+		return autoMigrate(tx, &deliveryRow{}, &deliveryAttemptRow{}, &deliveryCursorRow{}, &disabledEndpointRow{})
 	}},
 	{4, "skills", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&skillRow{})
+		return autoMigrate(tx, &skillRow{})
 	}},
 	{5, "inbound attachments", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&attachmentRow{})
+		return autoMigrate(tx, &attachmentRow{})
 	}},
 	{6, "relayed model calls", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&modelCallRow{})
+		return autoMigrate(tx, &modelCallRow{})
 	}},
 	{7, "trigger retries and parking, agent processes", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&triggerRow{}, &activationRow{})
+		return autoMigrate(tx, &triggerRow{}, &activationRow{})
 	}},
 	{8, "web sessions", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&sessionRow{}, &signInCodeRow{})
+		return autoMigrate(tx, &sessionRow{}, &signInCodeRow{})
 	}},
 	{9, "skill versions", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&skillVersionRow{})
+		return autoMigrate(tx, &skillVersionRow{})
 	}},
 	{10, "budgets", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&budgetRow{})
+		return autoMigrate(tx, &budgetRow{})
 	}},
 	{11, "model call cost", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&modelCallRow{})
+		return autoMigrate(tx, &modelCallRow{})
 	}},
 	{12, "streams of activations", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&activationStreamRow{})
+		return autoMigrate(tx, &activationStreamRow{})
 	}},
 	{13, "runs stopped by a budget", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&budgetStopRow{})
+		return autoMigrate(tx, &budgetStopRow{})
 	}},
 	{14, "token labels and last use", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&tokenRow{})
+		return autoMigrate(tx, &tokenRow{})
 	}},
 	{15, "readiness probe row", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&probeRow{})
+		return autoMigrate(tx, &probeRow{})
 	}},
 	{16, "causal depth of events and triggers, activation leases", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&eventRow{}, &triggerRow{}, &activationRow{})
+		return autoMigrate(tx, &eventRow{}, &triggerRow{}, &activationRow{})
 	}},
 	{17, "approval requests, grants that need approval, tainted runs", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&approvalRow{}, &grantRow{}, &activationRow{})
+		return autoMigrate(tx, &approvalRow{}, &grantRow{}, &activationRow{})
 	}},
 	{18, "spec tasks", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&specTaskRow{}, &taskItemRow{})
+		return autoMigrate(tx, &specTaskRow{}, &taskItemRow{})
 	}},
 	{19, "insight memory", migrateInsights},
 	{20, "tool results kept to be read", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&resultRow{})
+		return autoMigrate(tx, &resultRow{})
 	}},
 	{21, "tasks (task-augmented tool calls)", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&taskRow{})
+		return autoMigrate(tx, &taskRow{})
 	}},
 	{22, "contact channels of human workers", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&contactRow{})
+		return autoMigrate(tx, &contactRow{})
 	}},
 	{23, "spec tasks cloned from a URL, their lessons, learn questions about items", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&specTaskRow{}, &itemLessonRow{}, &learnQuestionRow{})
+		return autoMigrate(tx, &specTaskRow{}, &itemLessonRow{}, &learnQuestionRow{})
 	}},
 	{24, "the remote's id of each delivered message", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&deliveryRow{})
+		return autoMigrate(tx, &deliveryRow{})
 	}},
 	{25, "events by stream in order, on PostgreSQL", migrateStreamOrder},
 	{26, "cache epochs, moved by triggers on what caches copy", migrateEpochs},
 	{27, "labels on what agents read and write, private streams", migrateLabels},
 	{28, "budget reservations: what model calls in flight hold", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&reservationRow{})
+		return autoMigrate(tx, &reservationRow{})
 	}},
 	{29, "a JSON reader that skips damaged bodies, on PostgreSQL", migrateJSONReader},
 	{30, "outside MCP servers, their credentials and tool lists", migrateMCPServers},
 	{31, "the audit of every tool call", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&callRow{})
+		return autoMigrate(tx, &callRow{})
 	}},
 	{32, "agent sessions a worker's runs continue", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&agentSessionRow{})
+		return autoMigrate(tx, &agentSessionRow{})
 	}},
 	{33, "workers' workspaces and the repositories attached to them", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&workspaceRow{})
+		return autoMigrate(tx, &workspaceRow{})
 	}},
 	{34, "outside tool calls on the spend ledger, budgets that limit them", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&modelCallRow{}, &budgetRow{})
+		return autoMigrate(tx, &modelCallRow{}, &budgetRow{})
 	}},
 	{35, "messages that steer running activations", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&steerRow{})
+		return autoMigrate(tx, &steerRow{})
 	}},
 	{36, "the built-in agent's kept conversations and their labels", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&agentSessionRow{})
+		return autoMigrate(tx, &agentSessionRow{})
 	}},
 	{37, "pull requests opened for spec-task items", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&specTaskRow{}, &taskItemRow{})
+		return autoMigrate(tx, &specTaskRow{}, &taskItemRow{})
 	}},
 	{38, "processors between streams, and the work they have to do", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&processorRow{}, &processorWorkRow{})
+		return autoMigrate(tx, &processorRow{}, &processorWorkRow{})
 	}},
 	{39, "questions asked of people, open until answered", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&questionRow{})
+		return autoMigrate(tx, &questionRow{})
 	}},
 	{42, "items dismissed from inboxes", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&inboxDismissalRow{})
+		return autoMigrate(tx, &inboxDismissalRow{})
 	}},
 	{50, "insight credit ledger, runs' outcomes, people's votes on insights", migrateCredit},
 	{51, "the run each spec-task item was delivered in", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&itemRunRow{})
+		return autoMigrate(tx, &itemRunRow{})
 	}},
 	{53, "people: org roles, invitations, sessions the identity provider opened", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&orgRoleRow{}, &invitationRow{}, &sessionRow{})
+		return autoMigrate(tx, &orgRoleRow{}, &invitationRow{}, &sessionRow{})
 	}},
 	{54, "spec-task items' delta, framework, idioms and budget; explorers; clarifying questions", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&taskItemRow{}, &specTaskRow{})
+		return autoMigrate(tx, &taskItemRow{}, &specTaskRow{})
 	}},
 	{55, "spec-task explorations: each explorer's partition and its coverage", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&exploreRow{})
+		return autoMigrate(tx, &exploreRow{})
 	}},
 	{56, "recurring spec tasks", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&recurrenceRow{})
+		return autoMigrate(tx, &recurrenceRow{})
 	}},
 	{57, "MCP clients that log in: registered clients, authorization codes, refresh tokens", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&oauthClientRow{}, &oauthCodeRow{}, &oauthRefreshRow{})
+		return autoMigrate(tx, &oauthClientRow{}, &oauthCodeRow{}, &oauthRefreshRow{})
 	}},
 	{61, "the helix runtime: each worker's Helix project, app, repository and session", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&helixWorkspaceRow{})
+		return autoMigrate(tx, &helixWorkspaceRow{})
 	}},
 	{63, "the runtime each activation's agent started on", func(tx *gorm.DB) error {
 		if tx.Migrator().HasColumn(&activationRow{}, "Runtime") {
@@ -168,8 +169,9 @@ var migrations = []migration{
 		return tx.Migrator().AddColumn(&taskRow{}, "LeaseUntil")
 	}},
 	{70, "insight credit checkpoints: a fold reads only the ledger since", func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&creditCheckpointRow{})
+		return autoMigrate(tx, &creditCheckpointRow{})
 	}},
+	{71, "events by stream: the dialect's one index (27 had brought back the one 25 dropped on PostgreSQL)", migrateStreamIndex},
 }
 
 type schemaMigration struct {
@@ -185,6 +187,9 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	if err := s.db.WithContext(ctx).AutoMigrate(&schemaMigration{}); err != nil {
 		return fmt.Errorf("migrate: %w", err)
+	}
+	if _, ok := ctx.Value(migratedKey{}).(migratedSet); !ok {
+		ctx = context.WithValue(ctx, migratedKey{}, migratedSet{})
 	}
 	for _, m := range migrations {
 		err := s.write(ctx, func(tx *gorm.DB) error {
@@ -205,6 +210,54 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
+}
+
+// migratedSet holds the row types autoMigrate has brought to their
+// current struct in this run of migrate, by type.
+type migratedSet map[reflect.Type]any
+
+type migratedKey struct{}
+
+// autoMigrate is AutoMigrate for a migration step, once per row type in a
+// run: the first step to name a type brings its table to the current
+// struct, so a later step's AutoMigrate of the same type has nothing to
+// add. A fresh database would otherwise migrate its busiest tables up to
+// seven times, and on SQLite each time parses every column's DDL: most
+// of a first start. It relies on no step undoing what a struct declares
+// (TestSchemaIsAutoMigrateFixedPoint).
+func autoMigrate(tx *gorm.DB, models ...any) error {
+	done, _ := tx.Statement.Context.Value(migratedKey{}).(migratedSet)
+	todo := make([]any, 0, len(models))
+	for _, m := range models {
+		if _, ok := done[reflect.TypeOf(m)]; !ok {
+			todo = append(todo, m)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	if err := tx.AutoMigrate(todo...); err != nil {
+		return err
+	}
+	for _, m := range todo {
+		if done != nil {
+			done[reflect.TypeOf(m)] = m
+		}
+	}
+	return nil
+}
+
+// migrateStreamIndex makes the index events are read by stream with, the
+// dialect's own: (stream_id) on SQLite, whose index ends with the rowid
+// (seq) anyway, and (stream_id, seq) on PostgreSQL (migrateStreamOrder).
+// It is not declared on eventRow: AutoMigrate would make the SQLite one
+// on PostgreSQL too, as migration 27 did after 25 had dropped it, and
+// every event written there kept an index nothing read.
+func migrateStreamIndex(tx *gorm.DB) error {
+	if dialectOf(tx).name() == "postgres" {
+		return migrateStreamOrder(tx)
+	}
+	return tx.Exec("CREATE INDEX IF NOT EXISTS idx_events_stream_id ON events (stream_id)").Error
 }
 
 // migrateStreamOrder lets PostgreSQL read a page of one stream from its
@@ -263,7 +316,7 @@ func (s *Store) upToDate(ctx context.Context) bool {
 // migrateLabels adds the label columns (labels.go) and private streams,
 // and carries the taint of runs recorded before labels into their label.
 func migrateLabels(tx *gorm.DB) error {
-	if err := tx.AutoMigrate(&eventRow{}, &activationRow{}, &streamRow{}, &attachmentRow{}, &skillRow{}, &skillVersionRow{},
+	if err := autoMigrate(tx, &eventRow{}, &activationRow{}, &streamRow{}, &attachmentRow{}, &skillRow{}, &skillVersionRow{},
 		&specTaskRow{}, &approvalRow{}, &insightRow{}); err != nil {
 		return err
 	}

@@ -50,12 +50,19 @@ const templateDB = "helix_template"
 // at the test's cleanup.
 func PostgresURL(t testing.TB) string {
 	t.Helper()
+	return createDB(t, templateDB)
+}
+
+// createDB creates a database of t's own from template in the cluster,
+// dropped at t's cleanup, and returns its URL.
+func createDB(t testing.TB, template string) string {
+	t.Helper()
 	cluster.once.Do(func() { cluster.err = startCluster() })
 	if cluster.err != nil {
 		t.Fatalf("postgres test cluster: %v", cluster.err)
 	}
 	name := fmt.Sprintf("t%d", cluster.n.Add(1))
-	if _, err := cluster.admin.ExecContext(t.Context(), "CREATE DATABASE "+name+" TEMPLATE "+templateDB+" STRATEGY = FILE_COPY"); err != nil {
+	if _, err := cluster.admin.ExecContext(t.Context(), "CREATE DATABASE "+name+" TEMPLATE "+template+" STRATEGY = FILE_COPY"); err != nil {
 		t.Fatalf("create database %s: %v", name, err)
 	}
 	t.Cleanup(func() {

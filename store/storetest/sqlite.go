@@ -17,7 +17,7 @@ import (
 
 // A migrated SQLite database, made once per test binary: each store New
 // opens is a copy of it, as PostgreSQL tests copy their template
-// database. Migrating anew costs a store 110–150 ms under -race; a copy
+// database. Migrating anew costs a store about 85 ms under -race; a copy
 // costs a few.
 var sqliteTemplate struct {
 	once sync.Once

@@ -5,6 +5,7 @@ package storetest
 
 import (
 	"database/sql"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -54,6 +55,17 @@ func DB(t testing.TB) string {
 		return PostgresURL(t)
 	}
 	return sqliteCopy(t)
+}
+
+// EmptyDB is a database for t that no store has opened: a path under
+// t.TempDir, or an empty PostgreSQL database (from template0). Open
+// migrates it from the first step, as on a first start.
+func EmptyDB(t testing.TB) string {
+	t.Helper()
+	if UsePostgres() {
+		return createDB(t, "template0")
+	}
+	return filepath.Join(t.TempDir(), "helix-org.db")
 }
 
 // Clock is a fake clock that moves only when told to. It is safe for the
