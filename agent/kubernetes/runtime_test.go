@@ -13,7 +13,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/agent/kubernetes"
@@ -148,12 +147,12 @@ type seen struct {
 func (s *seen) record(t *testing.T, c *kubetest.Cluster, pod *corev1.Pod) {
 	ctx := context.Background()
 	act := pod.Labels[kubernetes.LabelActivation]
-	job, err := c.Client.BatchV1().Jobs(pod.Namespace).Get(ctx, pod.Labels["job-name"], metav1.GetOptions{})
+	job, err := c.Client.Job(ctx, pod.Namespace, pod.Labels["job-name"])
 	if err != nil {
 		t.Errorf("the Job of pod %s: %v", pod.Name, err)
 		return
 	}
-	sec, err := c.Client.CoreV1().Secrets(pod.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
+	sec, err := c.Client.Secret(ctx, pod.Namespace, job.Name)
 	if err != nil {
 		t.Errorf("the Secret of Job %s: %v", job.Name, err)
 		return
@@ -213,8 +212,8 @@ func TestJobsForManyWorkers(t *testing.T) {
 		t.Errorf("%d triggers handled in %d Jobs for %d activations, want 100 in one Job each", handled, len(rec.jobs), len(acts))
 	}
 	until(t, time.Minute, "the Jobs and Secrets deleted", func() bool {
-		jobs, err1 := c.Client.BatchV1().Jobs(ns).List(t.Context(), metav1.ListOptions{})
-		secrets, err2 := c.Client.CoreV1().Secrets(ns).List(t.Context(), metav1.ListOptions{LabelSelector: kubernetes.LabelManagedBy + "=" + kubernetes.ManagedBy})
+		jobs, err1 := c.Client.Jobs(t.Context(), ns)
+		secrets, err2 := c.Client.Secrets(t.Context(), ns, kubernetes.LabelManagedBy+"="+kubernetes.ManagedBy)
 		return err1 == nil && err2 == nil && len(jobs.Items) == 0 && len(secrets.Items) == 0
 	})
 	t.Logf("100 events to 20 workers: %d activations, %d Jobs, all handled in %s", len(acts), len(rec.jobs), took.Round(time.Millisecond))
@@ -316,8 +315,7 @@ func TestJobOutcomes(t *testing.T) {
 				defer mu.Unlock()
 				pods++
 				if tt.deleteJob && pods == 1 {
-					bg := metav1.DeletePropagationBackground
-					go c.Client.BatchV1().Jobs(ns).Delete(context.Background(), p.Labels["job-name"], metav1.DeleteOptions{PropagationPolicy: &bg})
+					go c.Client.DeleteJob(context.Background(), ns, p.Labels["job-name"])
 					return kubetest.Life{Hold: true, Release: make(chan struct{})}
 				}
 				return kubetest.Life{Exit: tt.exit}
@@ -361,15 +359,15 @@ func TestCancelDeletesTheJob(t *testing.T) {
 			return false
 		}
 		act = running[0]
-		_, err = c.Client.BatchV1().Jobs(ns).Get(t.Context(), kubernetes.JobName(act.ID), metav1.GetOptions{})
+		_, err = c.Client.Job(t.Context(), ns, kubernetes.JobName(act.ID))
 		return err == nil
 	})
 	if _, err := dispatch.CancelActivation(t.Context(), st, act.ID, "", true); err != nil {
 		t.Fatal(err)
 	}
 	until(t, time.Minute, "the Job and its Secret deleted", func() bool {
-		_, err1 := c.Client.BatchV1().Jobs(ns).Get(t.Context(), kubernetes.JobName(act.ID), metav1.GetOptions{})
-		_, err2 := c.Client.CoreV1().Secrets(ns).Get(t.Context(), kubernetes.JobName(act.ID), metav1.GetOptions{})
+		_, err1 := c.Client.Job(t.Context(), ns, kubernetes.JobName(act.ID))
+		_, err2 := c.Client.Secret(t.Context(), ns, kubernetes.JobName(act.ID))
 		return apierrors.IsNotFound(err1) && apierrors.IsNotFound(err2)
 	})
 	got, err := st.GetActivation(t.Context(), act.ID)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/helixml/helix-org/agent"
 	"github.com/helixml/helix-org/agent/kubernetes"
@@ -188,7 +187,7 @@ func adoptAfterSIGKILL(t *testing.T, name string, dbOf func(t *testing.T, dir st
 		t.Errorf("%d activation logs say their Job was adopted, want %d", n, workers)
 	}
 	checkAdoptedLogs(t, st, acts)
-	jobs, err := c.Client.BatchV1().Jobs(ns).List(t.Context(), metav1.ListOptions{})
+	jobs, err := c.Client.Jobs(t.Context(), ns)
 	if err != nil || len(jobs.Items) != 0 {
 		t.Errorf("Jobs left after the runs ended: %d (%v)", len(jobs.Items), err)
 	}

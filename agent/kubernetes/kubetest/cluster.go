@@ -5,6 +5,9 @@
 // of its own that plays the pods' lives (Simulate): no container
 // runtime, only a Node whose kubelet endpoint serves the pods' scripted
 // logs, pods bound to it and their status written through the apiserver.
+// Tests reach the apiserver through Client, a few requests over net/http
+// into k8s.io/api's types, not client-go, so that building them compiles
+// no more than those types.
 package kubetest
 
 import (
@@ -25,8 +28,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // Version is the Kubernetes release the binaries are built from; it
@@ -44,10 +45,13 @@ type Cluster struct {
 	// TokenKubeconfig names the same apiserver, its CA inline, and the
 	// admin by a bearer token.
 	TokenKubeconfig string
-	Client          kubernetes.Interface
-	dir             string
-	procs           []*exec.Cmd
-	node            *node
+	// Client speaks to the apiserver as the admin, by its certificate.
+	Client *Client
+	dir    string
+	procs  []*exec.Cmd
+	node   *node
+	mu     sync.Mutex
+	used   map[string]int // namespaces' names, by times asked for
 }
 
 var shared struct {
@@ -76,19 +80,38 @@ func Stop() {
 }
 
 // Namespace creates a namespace for one test and waits for its default
-// service account, without which no pod is admitted.
+// service account, without which no pod is admitted. Its name is name,
+// or name-2, name-3… when a test runs again (go test -count): a deleted
+// namespace stays, terminating, as no namespace controller runs to
+// empty it.
 func (c *Cluster) Namespace(t testing.TB, name string) string {
 	t.Helper()
 	ctx := t.Context()
-	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+	name = c.fresh(name)
+	namespace := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := c.Client.create(ctx, path(coreV1, "", "namespaces"), namespace, nil); err != nil {
 		t.Fatalf("create namespace %s: %v", name, err)
 	}
-	t.Cleanup(func() { c.Client.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		c.Client.delete(context.Background(), path(coreV1, "", "namespaces", name), metav1.DeleteOptions{})
+	})
 	if err := waitFor(ctx, time.Minute, func() bool {
-		_, err := c.Client.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
-		return err == nil
+		return c.Client.get(ctx, path(coreV1, name, "serviceaccounts", "default"), nil, nil) == nil
 	}); err != nil {
 		t.Fatalf("namespace %s has no default service account: %v", name, err)
+	}
+	return name
+}
+
+func (c *Cluster) fresh(name string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.used == nil {
+		c.used = map[string]int{}
+	}
+	c.used[name]++
+	if n := c.used[name]; n > 1 {
+		return fmt.Sprintf("%s-%d", name, n)
 	}
 	return name
 }
@@ -164,19 +187,11 @@ current-context: test
 	if err := os.WriteFile(c.TokenKubeconfig, []byte(kc), 0o600); err != nil {
 		return err
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	if err != nil {
-		return err
-	}
-	cfg.QPS, cfg.Burst = 200, 400
-	if c.Client, err = kubernetes.NewForConfig(cfg); err != nil {
+	if c.Client, err = newClient(api, caPEM, p); err != nil {
 		return err
 	}
 	ctx := context.Background()
-	if err := waitFor(ctx, 2*time.Minute, func() bool {
-		_, err := c.Client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		return err == nil
-	}); err != nil {
+	if err := waitFor(ctx, 2*time.Minute, func() bool { return c.Client.get(ctx, "/readyz", nil, nil) == nil }); err != nil {
 		return fmt.Errorf("kube-apiserver not ready: %w\n%s", err, c.logTail("kube-apiserver"))
 	}
 	err = c.run(bins, "kube-controller-manager", "--kubeconfig="+c.Kubeconfig, "--controllers=job,garbagecollector,serviceaccount",
@@ -186,8 +201,7 @@ current-context: test
 		return err
 	}
 	if err := waitFor(ctx, 2*time.Minute, func() bool {
-		_, err := c.Client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
-		return err == nil
+		return c.Client.get(ctx, path(coreV1, "default", "serviceaccounts", "default"), nil, nil) == nil
 	}); err != nil {
 		return fmt.Errorf("kube-controller-manager made no default service account: %w\n%s", err, c.logTail("kube-controller-manager"))
 	}

@@ -9,8 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/tools/cache"
 )
 
 // Life is what a simulated pod does: it runs until Exit is called (or,
@@ -34,26 +32,20 @@ func (c *Cluster) Simulate(t testing.TB, ns string, life func(*corev1.Pod) Life)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait(); c.node.forget(ns) })
-	factory := informers.NewSharedInformerFactoryWithOptions(c.Client, 0, informers.WithNamespace(ns))
-	inf := factory.Core().V1().Pods().Informer()
-	var mu sync.Mutex
+	// One goroutine at a time calls add: this one's list, then the watch's.
 	seen := map[string]bool{}
-	inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
-		pod, ok := obj.(*corev1.Pod)
-		if !ok || pod.Status.Phase != corev1.PodPending || pod.DeletionTimestamp != nil {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if seen[pod.Name] {
+	add := func(pod *corev1.Pod) {
+		if seen[pod.Name] || pod.Status.Phase != corev1.PodPending || pod.DeletionTimestamp != nil {
 			return
 		}
 		seen[pod.Name] = true
 		wg.Go(func() { c.live(ctx, pod, life(pod)) })
-	}})
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	wg.Go(func() { <-ctx.Done(); factory.Shutdown() })
+	}
+	rv, err := c.Client.listPods(ctx, ns, add)
+	if err != nil {
+		t.Fatalf("simulate the kubelet of %s: %v", ns, err)
+	}
+	wg.Go(func() { c.Client.followPods(ctx, ns, rv, add) })
 }
 
 // live runs one pod: bound to the node, running, then terminated with
@@ -94,9 +86,10 @@ func (c *Cluster) live(ctx context.Context, pod *corev1.Pod, l Life) {
 // bind assigns the pod to the node, as the scheduler would (there is
 // none); false when the pod is gone.
 func (c *Cluster) bind(ctx context.Context, pod *corev1.Pod) bool {
-	b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}, Target: corev1.ObjectReference{Kind: "Node", Name: NodeName}}
+	b := &corev1.Binding{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Binding"}, ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
+		Target: corev1.ObjectReference{Kind: "Node", Name: NodeName}}
 	for ctx.Err() == nil {
-		err := c.Client.CoreV1().Pods(pod.Namespace).Bind(ctx, b, metav1.CreateOptions{})
+		err := c.Client.create(ctx, path(coreV1, pod.Namespace, "pods", pod.Name, "binding"), b, nil)
 		switch {
 		case err == nil, apierrors.IsConflict(err): // conflict: bound already
 			return true
@@ -114,9 +107,9 @@ func (c *Cluster) bind(ctx context.Context, pod *corev1.Pod) bool {
 // setStatus writes a pod's phase and container statuses, as the kubelet
 // does, retrying on conflicts; false when the pod is gone.
 func (c *Cluster) setStatus(ctx context.Context, pod *corev1.Pod, phase corev1.PodPhase, cs []corev1.ContainerStatus) bool {
-	pods := c.Client.CoreV1().Pods(pod.Namespace)
 	for ctx.Err() == nil {
-		cur, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+		cur := &corev1.Pod{}
+		err := c.Client.get(ctx, path(coreV1, pod.Namespace, "pods", pod.Name), nil, cur)
 		if apierrors.IsNotFound(err) {
 			return false
 		}
@@ -130,7 +123,7 @@ func (c *Cluster) setStatus(ctx context.Context, pod *corev1.Pod, phase corev1.P
 			if cur.Status.StartTime == nil {
 				cur.Status.StartTime = ptr(metav1.Now())
 			}
-			if _, err = pods.UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err == nil {
+			if err = c.Client.update(ctx, path(coreV1, pod.Namespace, "pods", pod.Name, "status"), cur, nil); err == nil {
 				return true
 			}
 			if apierrors.IsNotFound(err) {

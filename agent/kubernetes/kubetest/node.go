@@ -52,9 +52,9 @@ func (c *Cluster) startNode(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	nodes := c.Client.CoreV1().Nodes()
-	created, err := nodes.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: NodeName}}, metav1.CreateOptions{})
-	if err != nil {
+	created := &corev1.Node{}
+	if err := c.Client.create(ctx, path(coreV1, "", "nodes"),
+		&corev1.Node{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"}, ObjectMeta: metav1.ObjectMeta{Name: NodeName}}, created); err != nil {
 		return fmt.Errorf("create node %s: %w", NodeName, err)
 	}
 	created.Status = corev1.NodeStatus{
@@ -62,7 +62,7 @@ func (c *Cluster) startNode(ctx context.Context) error {
 		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(port)}},
 		Conditions:      []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
 	}
-	if _, err := nodes.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+	if err := c.Client.update(ctx, path(coreV1, "", "nodes", NodeName, "status"), created, nil); err != nil {
 		return fmt.Errorf("node %s status: %w", NodeName, err)
 	}
 	return nil
