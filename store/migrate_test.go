@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -127,7 +126,7 @@ func column(t *testing.T, st *store.Store, q string) []string {
 	defer db.Close()
 	rows, err := db.QueryContext(t.Context(), q)
 	if err != nil {
-		t.Fatalf("%s: %v", strings.Fields(q)[0:4], err)
+		t.Fatalf("%s: %v", q, err)
 	}
 	defer rows.Close()
 	var out []string
