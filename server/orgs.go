@@ -8,12 +8,23 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/helixml/helix-org/domain"
 )
 
 // ErrNoOrg is what Orgs.Open returns for an org that has no database.
 var ErrNoOrg = errors.New("no such org")
+
+// ArchivedError is what Orgs.Open returns for an org an operator has
+// archived: its database is kept, and nothing of it is served or runs.
+type ArchivedError struct {
+	Since time.Time
+}
+
+func (e *ArchivedError) Error() string {
+	return "archived since " + e.Since.UTC().Format(time.RFC3339)
+}
 
 // OrgPrefix is the path an org other than the default is served under.
 func OrgPrefix(name string) string {
@@ -37,6 +48,14 @@ type Org struct {
 	// Metrics serves the org's /metrics without a token, for the
 	// operator's metrics listener (ServeMetrics); may be nil.
 	Metrics http.Handler
+	// Archived says whether an operator has archived the org since it
+	// was opened (`helix-org orgs archive`); nil for the default org,
+	// which cannot be. It is asked on every request to the org, and
+	// whenever Changed fires or ArchiveCheck passes.
+	Archived func(ctx context.Context) (time.Time, bool, error)
+	// Changed returns a channel closed when the org's settings change,
+	// where the archive mark lives; may be nil.
+	Changed func() <-chan struct{}
 }
 
 // Orgs serves several orgs on one listener: /orgs/<name>/… goes to that
@@ -47,13 +66,23 @@ type Org struct {
 // one created while the server runs is served at once.
 type Orgs struct {
 	Default *Org
-	// Open starts the stack of the named org, or returns ErrNoOrg.
+	// Open starts the stack of the named org, or returns ErrNoOrg or an
+	// *ArchivedError.
 	Open   func(name string) (*Org, error)
 	Logger *slog.Logger
+	// Grace is how long the runs of an org being archived may take to
+	// stop, as at a shutdown (a minute when zero).
+	Grace time.Duration
+	// ArchiveCheck is how often an open org is asked whether it was
+	// archived when nothing else says so: another process's write to a
+	// SQLite database wakes nothing here (5s when zero).
+	ArchiveCheck time.Duration
 
 	mu     sync.Mutex
 	open   map[string]*orgSlot
 	closed bool
+	// retiring counts archived orgs still stopping; Close waits for them.
+	retiring sync.WaitGroup
 }
 
 func (o *Orgs) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -66,6 +95,16 @@ func (o *Orgs) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	org, ok := o.lookup(w, name)
 	if !ok {
 		return
+	}
+	if org.Archived != nil {
+		if at, archived, err := org.Archived(r.Context()); err != nil {
+			// The org's own handler answers for an unreadable database.
+			o.logger().Warn("read whether org is archived", "org", name, "err", err)
+		} else if archived {
+			o.retire(name, org)
+			archivedGone(w, name, at)
+			return
+		}
 	}
 	prefix := OrgPrefix(name)
 	if r.URL.Path == prefix {
@@ -83,7 +122,11 @@ func (o *Orgs) lookup(w http.ResponseWriter, name string) (*Org, bool) {
 		return nil, false
 	}
 	org, err := o.get(name)
+	var archived *ArchivedError
 	switch {
+	case errors.As(err, &archived):
+		archivedGone(w, name, archived.Since)
+		return nil, false
 	case errors.Is(err, ErrNoOrg):
 		http.Error(w, fmt.Sprintf("no org named %s on this server: an operator creates it with `helix-org orgs create %s`", name, name), http.StatusNotFound)
 		return nil, false
@@ -94,6 +137,11 @@ func (o *Orgs) lookup(w http.ResponseWriter, name string) (*Org, bool) {
 		return nil, false
 	}
 	return org, true
+}
+
+// archivedGone answers a request to an archived org.
+func archivedGone(w http.ResponseWriter, name string, at time.Time) {
+	http.Error(w, fmt.Sprintf("org %s was archived on %s: nothing of it is served or runs, and its data is kept; an operator restores it with `helix-org orgs restore %s`", name, at.UTC().Format(time.RFC3339), name), http.StatusGone)
 }
 
 // ServeMetrics is the operator's metrics listener: GET /metrics is the
@@ -148,10 +196,14 @@ func (o *Orgs) get(name string) (*Org, error) {
 	}
 	sl.org, sl.err = o.Open(name)
 	if sl.err != nil {
-		// Not kept: an org created a moment later must be served.
+		// Not kept: an org created or restored a moment later must be
+		// served.
 		o.mu.Lock()
 		delete(o.open, name)
 		o.mu.Unlock()
+	} else if sl.org.Archived != nil {
+		sl.gone = make(chan struct{})
+		go o.watchArchive(name, sl)
 	}
 	close(sl.ready)
 	return sl.org, sl.err
@@ -162,6 +214,80 @@ type orgSlot struct {
 	ready chan struct{}
 	org   *Org
 	err   error
+	// gone is closed when the org is archived or the server closes: its
+	// archive watch ends.
+	gone     chan struct{}
+	goneOnce sync.Once
+}
+
+func (sl *orgSlot) end() {
+	if sl.gone != nil {
+		sl.goneOnce.Do(func() { close(sl.gone) })
+	}
+}
+
+// watchArchive retires the org once it is archived, whether or not a
+// request comes: its dispatcher, schedules and deliveries stop too.
+func (o *Orgs) watchArchive(name string, sl *orgSlot) {
+	every := o.ArchiveCheck
+	if every <= 0 {
+		every = 5 * time.Second
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		var changed <-chan struct{}
+		if sl.org.Changed != nil {
+			changed = sl.org.Changed()
+		}
+		if _, archived, err := sl.org.Archived(context.Background()); err == nil && archived {
+			o.retire(name, sl.org)
+			return
+		}
+		select {
+		case <-changed:
+		case <-tick.C:
+		case <-sl.gone:
+			return
+		}
+	}
+}
+
+// retire takes an archived org out of service: requests get 410 from
+// now on (its next opening finds it archived), and its loops stop and
+// what it holds open closes, letting its runs stop within Grace. Only
+// the first of several callers does it.
+func (o *Orgs) retire(name string, org *Org) {
+	o.mu.Lock()
+	sl, ok := o.open[name]
+	if !ok || sl.org != org || o.closed {
+		// Retired already, or the server is closing and will stop it.
+		o.mu.Unlock()
+		return
+	}
+	delete(o.open, name)
+	o.retiring.Add(1)
+	o.mu.Unlock()
+	sl.end()
+	o.logger().Info("org archived: stopping its runs and loops", "org", name)
+	go func() {
+		defer o.retiring.Done()
+		grace := o.Grace
+		if grace <= 0 {
+			grace = time.Minute
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), grace)
+		defer cancel()
+		if org.Stop != nil {
+			if err := org.Stop(ctx); err != nil {
+				o.logger().Warn("stop archived org", "org", name, "err", err)
+			}
+		}
+		if org.Close != nil {
+			org.Close()
+		}
+		o.logger().Info("org archived: stopped", "org", name)
+	}()
 }
 
 // all is every running org, the default first; once closing, no org
@@ -177,6 +303,9 @@ func (o *Orgs) all(closing bool) []*Org {
 	out := []*Org{o.Default}
 	for _, sl := range slots {
 		if <-sl.ready; sl.err == nil {
+			if closing {
+				sl.end()
+			}
 			out = append(out, sl.org)
 		}
 	}
@@ -206,6 +335,7 @@ func (o *Orgs) Close() {
 			org.Close()
 		}
 	}
+	o.retiring.Wait()
 }
 
 // Release gives every open org's memory back.

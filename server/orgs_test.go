@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/helixml/helix-org/server"
 )
@@ -103,4 +104,135 @@ func TestOrgsMount(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("an org after shutdown: %d, want 503", resp.StatusCode)
 	}
+}
+
+// archivable is an org whose archive mark the test sets, as `orgs
+// archive` would in its database.
+type archivable struct {
+	org      *server.Org
+	archived atomic.Bool
+	mu       sync.Mutex
+	changed  chan struct{}
+	stopped  chan struct{} // closed by Stop
+	closed   chan struct{} // closed by Close
+}
+
+func newArchivable(name string) *archivable {
+	a := &archivable{changed: make(chan struct{}), stopped: make(chan struct{}), closed: make(chan struct{})}
+	a.org = echoOrg(name)
+	a.org.Stop = func(context.Context) error { close(a.stopped); return nil }
+	a.org.Close = func() { close(a.closed) }
+	a.org.Archived = func(context.Context) (time.Time, bool, error) {
+		return time.Date(2026, 12, 1, 17, 30, 0, 0, time.UTC), a.archived.Load(), nil
+	}
+	a.org.Changed = func() <-chan struct{} {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.changed
+	}
+	return a
+}
+
+// archive sets the mark and wakes those waiting for a settings change.
+func (a *archivable) archive() {
+	a.archived.Store(true)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	close(a.changed)
+	a.changed = make(chan struct{})
+}
+
+// TestOrgsArchive: an org archived while it is served answers 410 from
+// the next request, saying since when and how to restore it, and its
+// loops stop and what it holds closes — at that request, or with no
+// request at all once its settings change; a restored org is opened
+// again; the default org stays served throughout.
+func TestOrgsArchive(t *testing.T) {
+	var mu sync.Mutex
+	current := map[string]*archivable{}
+	archivedOnDisk := map[string]bool{}
+	orgs := &server.Orgs{Default: echoOrg("default"), ArchiveCheck: time.Hour, Open: func(name string) (*server.Org, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if archivedOnDisk[name] {
+			return nil, &server.ArchivedError{Since: time.Date(2026, 12, 1, 17, 30, 0, 0, time.UTC)}
+		}
+		a := newArchivable(name)
+		current[name] = a
+		return a.org, nil
+	}}
+	hs := httptest.NewServer(orgs)
+	defer hs.Close()
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(hs.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	archive := func(name string) *archivable {
+		mu.Lock()
+		defer mu.Unlock()
+		archivedOnDisk[name] = true
+		a := current[name]
+		a.archive()
+		return a
+	}
+	wait := func(ch <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s did not happen within 10s", what)
+		}
+	}
+	const gone = "org acme was archived on 2026-12-01T17:30:00Z: nothing of it is served or runs, and its data is kept; an operator restores it with `helix-org orgs restore acme`"
+
+	for _, path := range []string{"/orgs/acme/ui/", "/orgs/beta/ui/"} {
+		if code, body := get(path); code != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, code, body)
+		}
+	}
+	t.Run("at a request", func(t *testing.T) {
+		mu.Lock()
+		a := current["acme"]
+		mu.Unlock()
+		a.archived.Store(true) // no wake-up: the request itself asks
+		mu.Lock()
+		archivedOnDisk["acme"] = true
+		mu.Unlock()
+		for range 2 { // the stack's answer, then the opener's
+			if code, body := get("/orgs/acme/workers/w-owner/mcp"); code != http.StatusGone || !strings.Contains(body, gone) {
+				t.Errorf("an archived org: %d %q, want 410 %q", code, body, gone)
+			}
+		}
+		wait(a.stopped, "acme's loops stopping")
+		wait(a.closed, "acme's database closing")
+	})
+	t.Run("with no request", func(t *testing.T) {
+		b := archive("beta")
+		wait(b.stopped, "beta's loops stopping")
+		wait(b.closed, "beta's database closing")
+		if code, _ := get("/orgs/beta/ui/"); code != http.StatusGone {
+			t.Errorf("beta archived: %d, want 410", code)
+		}
+	})
+	if code, body := get("/ui/"); code != http.StatusOK || body != "default /ui/" {
+		t.Errorf("the default org while others are archived: %d %q", code, body)
+	}
+	t.Run("restored", func(t *testing.T) {
+		mu.Lock()
+		archivedOnDisk["acme"] = false
+		mu.Unlock()
+		if code, body := get("/orgs/acme/ui/"); code != http.StatusOK || body != "acme /ui/" {
+			t.Errorf("acme restored: %d %q, want it served", code, body)
+		}
+	})
+	if err := orgs.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	orgs.Close()
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -126,18 +127,30 @@ func (o orgServe) opener(ctx context.Context, def *store.Store) func(name string
 			}
 			return nil, err
 		}
+		if at, archived, err := st.Archived(ctx); err != nil || archived {
+			st.Close()
+			if err != nil {
+				return nil, err
+			}
+			return nil, &server.ArchivedError{Since: at}
+		}
 		envs := orgEnvs(o.cfg.EnvsDir, name)
 		if err := os.MkdirAll(envs, 0o700); err != nil {
 			st.Close()
 			return nil, fmt.Errorf("create org %s's envs dir: %w", name, err)
 		}
-		org, err := o.startOrg(ctx, name, st, envs)
+		// The org's loops end with the server, or when it is archived.
+		orgCtx, cancel := context.WithCancel(ctx)
+		org, err := o.startOrg(orgCtx, name, st, envs)
 		if err != nil {
+			cancel()
 			st.Close()
 			return nil, err
 		}
-		closeGateway := org.Close
+		closeGateway, stop := org.Close, org.Stop
 		org.Close = func() { closeGateway(); st.Close() }
+		org.Stop = func(grace context.Context) error { cancel(); return stop(grace) }
+		org.Archived, org.Changed = st.Archived, st.SettingsChanged
 		o.log.Info("serving org", "org", name, "db", st.Path())
 		// serve refuses to start when the default org's runs cannot reach
 		// Helix; an org opened later is served anyway (nobody is at the
@@ -160,7 +173,7 @@ func newOrgsCmd() *cobra.Command {
 		Use:   "orgs",
 		Short: "Several orgs on one server: each a database, served under /orgs/<name>/",
 	}
-	cmd.AddCommand(newOrgsCreateCmd(), newOrgsListCmd())
+	cmd.AddCommand(newOrgsCreateCmd(), newOrgsListCmd(), newOrgsArchiveCmd(), newOrgsRestoreCmd())
 	return cmd
 }
 
@@ -250,12 +263,89 @@ func newOrgsListCmd() *cobra.Command {
 				return err
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ORG\tSERVED AT")
-			fmt.Fprintln(tw, "(default)\t/")
+			fmt.Fprintln(tw, "ORG\tSERVED AT\tSTATE")
+			fmt.Fprintln(tw, "(default)\t/\tserved")
 			for _, n := range names {
-				fmt.Fprintf(tw, "%s\t%s/\n", n, server.OrgPrefix(n))
+				state, err := orgState(cmd.Context(), f, n)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(tw, "%s\t%s/\t%s\n", n, server.OrgPrefix(n), state)
 			}
 			return tw.Flush()
+		},
+	}
+	f.bind(cmd.Flags())
+	return cmd
+}
+
+// orgState is what `orgs list` says of an org: served, or archived since
+// when.
+func orgState(ctx context.Context, f dbFlags, name string) (string, error) {
+	var state string
+	err := f.with(withOrg(ctx, name), func(st *store.Store) error {
+		at, archived, err := st.Archived(ctx)
+		state = "served"
+		if archived {
+			state = "archived " + at.UTC().Format(time.RFC3339)
+		}
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("org %s: %w", name, err)
+	}
+	return state, nil
+}
+
+func newOrgsArchiveCmd() *cobra.Command {
+	var f dbFlags
+	cmd := &cobra.Command{
+		Use:   "archive <name>",
+		Short: "Archive an org: a running server stops its runs and serves nothing of it; its data is kept",
+		Long: `archive takes an org out of service without deleting anything. A running
+server notices within seconds: requests under /orgs/<name>/ are answered
+410 Gone, its dispatcher, schedules, deliveries and transports stop (runs
+in flight get the --shutdown-grace a shutdown gives them; triggers not
+yet run stay pending), and nothing of it starts again until
+helix-org orgs restore <name>. Its database and key stay where they are,
+so backup, export and config --org <name> still work. The default org
+cannot be archived.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			return f.with(withOrg(cmd.Context(), name), func(st *store.Store) error {
+				at, err := st.Archive(cmd.Context())
+				if err != nil {
+					return fmt.Errorf("org %s: %w", name, err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "archived org %s at %s: a running server stops its runs and answers 410 at %s/ within seconds; its data stays in %s; helix-org orgs restore %s serves it again\n",
+					name, at.Format(time.RFC3339), server.OrgPrefix(name), st.Path(), name)
+				return nil
+			})
+		},
+	}
+	f.bind(cmd.Flags())
+	return cmd
+}
+
+func newOrgsRestoreCmd() *cobra.Command {
+	var f dbFlags
+	cmd := &cobra.Command{
+		Use:   "restore <name>",
+		Short: "Restore an archived org: a running server serves it again from its next request",
+		Long: `restore clears an org's archive mark. A running server serves it again
+from the next request under /orgs/<name>/, and its dispatcher picks up the
+triggers that waited while it was archived.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			return f.with(withOrg(cmd.Context(), name), func(st *store.Store) error {
+				if err := st.Restore(cmd.Context()); err != nil {
+					return fmt.Errorf("org %s: %w", name, err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "restored org %s: a running server serves it again at %s/ from its next request\n", name, server.OrgPrefix(name))
+				return nil
+			})
 		},
 	}
 	f.bind(cmd.Flags())

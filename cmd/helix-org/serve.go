@@ -134,7 +134,7 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 	if err != nil {
 		return err
 	}
-	orgs := &server.Orgs{Default: def, Open: o.opener(ctx, st), Logger: log.With("component", "orgs")}
+	orgs := &server.Orgs{Default: def, Open: o.opener(ctx, st), Logger: log.With("component", "orgs"), Grace: cfg.ShutdownGrace}
 	// The binary is read into the file cache again in small folios at the
 	// first quiet only (unmapCode): it stays there for this server and the
 	// next started from it.
