@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -148,7 +149,7 @@ func TestSeveralOrgsOnOneServer(t *testing.T) {
 	}
 	north := bootstrapCreated(t, db, key, base, "north")
 	south := newOrgSite(t, db, key, base, "south")
-	if out := mustRun(t, "orgs", "list", "--db", db, "--key-file", key); !regexp.MustCompile(`(?s)\(default\)\s+/\n.*north\s+/orgs/north/\n.*south\s+/orgs/south/`).MatchString(out) {
+	if out := mustRun(t, "orgs", "list", "--db", db, "--key-file", key); !regexp.MustCompile(`(?s)\(default\)\s+/\s+served\n.*north\s+/orgs/north/\s+served\n.*south\s+/orgs/south/\s+served\n`).MatchString(out) {
 		t.Errorf("orgs list:\n%s\nwant the default, north and south", out)
 	}
 
@@ -413,5 +414,125 @@ func TestOrgsBadInput(t *testing.T) {
 	}
 	if names, err := listOrgs(t.Context(), dbFlags{DB: db}); err != nil || len(names) != 0 {
 		t.Errorf("orgs after the refusals: %v, %v; want none", names, err)
+	}
+}
+
+// TestArchiveAnOrg: an operator archives an org while the server runs
+// it. With no request, the server stops its runs; its pages, MCP
+// endpoints and metrics answer 410 saying how to restore it; `orgs list`
+// shows it archived. Nothing is lost: a trigger that arrives meanwhile
+// waits, and once it is restored its AI worker answers it, beside
+// everything stored before.
+func TestArchiveAnOrg(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db, key := filepath.Join(dir, "helix-org.db"), ""
+	if storetest.UsePostgres() {
+		db, key = storetest.PostgresURL(t), filepath.Join(dir, "helix-org.key")
+		t.Cleanup(func() { dropOrgDatabases(t, db, "north") })
+	}
+	st, err := store.Open(t.Context(), db, store.Options{KeyFile: key, Transports: transports.Specs(), Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	mln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &demoLogBuffer{}
+	base, _, _ := startServeWith(t, st, logs, serveConfig{dbFlags: dbFlags{DB: db, KeyFile: key}, metricsLn: mln})
+	north := newOrgSite(t, db, key, base, "north")
+	with := []string{"--db", db, "--key-file", key}
+	mustRun(t, append([]string{"--org", "north", "config", "set", "agent.runtime", "command"}, with...)...)
+	mustRun(t, append([]string{"--org", "north", "config", "set", "agent.command", agentCommand(t, "echo")}, with...)...)
+	north.call(t, "create_role", map[string]any{"id": "r-echo", "title": "Echo", "content": "When a message arrives, reply `echo: <body>` on the same stream."})
+	north.call(t, "create_position", map[string]any{"id": "p-echo", "role": "r-echo", "title": "Echo"})
+	north.call(t, "create_stream", map[string]any{"id": "s-inbox", "name": "inbox"})
+	north.call(t, "hire_worker", map[string]any{"id": "w-echo", "position": "p-echo", "kind": "ai", "name": "Echo", "grants": []string{"publish", "read_events"}})
+	north.call(t, "invite_workers", map[string]any{"stream": "s-inbox", "workers": []string{"w-echo", "w-owner"}})
+	before := servertest.Call[domain.Event](t, north.owner, "publish", map[string]any{"stream": "s-inbox", "body": "before"})
+	waitForReply(t, north.owner, "s-inbox", "w-echo", before.Seq)
+
+	out := mustRun(t, append([]string{"orgs", "archive", "north"}, with...)...)
+	if !regexp.MustCompile(`^archived org north at \S+: a running server stops its runs and answers 410 at /orgs/north/ within seconds; its data stays in \S+; helix-org orgs restore north serves it again\n$`).MatchString(out) {
+		t.Errorf("orgs archive printed:\n%s", out)
+	}
+	// No request comes: the server finds out by itself and stops north.
+	logs.waitFor(t, `msg="org archived: stopped" component=orgs org=north`, 30*time.Second)
+
+	// A trigger that reaches north's database while it is archived (its
+	// dispatcher is stopped) waits for it.
+	of, err := dbFlags{DB: db, KeyFile: key}.forOrg("north")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nst, err := store.Open(t.Context(), of.DB, store.Options{KeyFile: of.KeyFile, Transports: transports.Specs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting, err := nst.Append(t.Context(), domain.Event{StreamID: "s-inbox", Source: "w-owner", Message: domain.Message{Body: "while archived"}}, store.AppendOptions{})
+	nst.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	gone := "org north was archived on "
+	restore := "an operator restores it with `helix-org orgs restore north`"
+	for _, u := range []string{north.url + "/ui/", north.url + "/webhooks/s-inbox", "http://" + mln.Addr().String() + "/orgs/north/metrics"} {
+		code, body := scrape(t, u, "")
+		if code != http.StatusGone || !strings.Contains(body, gone) || !strings.Contains(body, restore) {
+			t.Errorf("GET %s while north is archived: %d %q, want 410 saying so and how to restore it", u, code, body)
+		}
+	}
+	if _, err := north.owner.CallTool(t.Context(), &mcp.CallToolParams{Name: "read_events", Arguments: map[string]any{"streams": []string{"s-inbox"}}}); err == nil || !strings.Contains(err.Error(), "Gone") {
+		t.Errorf("north's owner calling a tool while it is archived: %v, want a 410", err)
+	}
+	if code, body := scrape(t, base+"/ui/signin", ""); code != http.StatusOK {
+		t.Errorf("the default org while north is archived: %d %.200s", code, body)
+	}
+	if out := mustRun(t, append([]string{"orgs", "list"}, with...)...); !regexp.MustCompile(`(?m)^north\s+/orgs/north/\s+archived 20\d\d-`).MatchString(out) {
+		t.Errorf("orgs list while north is archived:\n%s", out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"orgs", "archive", "north"}, "org north: archive: conflict: it has been archived since 20"},
+		{[]string{"orgs", "archive", "ghost"}, "no org named ghost"},
+		{[]string{"orgs", "archive", "North"}, `"North" is not an org name`},
+		{[]string{"orgs", "archive"}, "accepts 1 arg"},
+	} {
+		if _, _, err := run(t, "", append(tc.args, with...)...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("helix-org %s: %v, want an error containing %q", strings.Join(tc.args, " "), err, tc.want)
+		}
+	}
+
+	out = mustRun(t, append([]string{"orgs", "restore", "north"}, with...)...)
+	if want := "restored org north: a running server serves it again at /orgs/north/ from its next request\n"; out != want {
+		t.Errorf("orgs restore printed %q, want %q", out, want)
+	}
+	owner, err := servertest.Dial(t, north.url+"/workers/w-owner/mcp", north.token)
+	if err != nil {
+		t.Fatalf("north's owner after the restore: %v", err)
+	}
+	if reply := waitForReply(t, owner, "s-inbox", "w-echo", waiting.Seq); reply.Message.Body != "echo: while archived" {
+		t.Errorf("after the restore w-echo replied %q, want echo: while archived", reply.Message.Body)
+	}
+	got := servertest.Call[struct {
+		Events []domain.Event `json:"events"`
+	}](t, owner, "read_events", map[string]any{"streams": []string{"s-inbox"}, "since": 0})
+	var bodies []string
+	for _, ev := range got.Events {
+		bodies = append(bodies, ev.Message.Body)
+	}
+	if want := []string{"before", "echo: before", "while archived", "echo: while archived"}; !slices.Equal(bodies, want) {
+		t.Errorf("s-inbox after the restore: %q, want %q", bodies, want)
+	}
+	if out := mustRun(t, append([]string{"orgs", "list"}, with...)...); !regexp.MustCompile(`(?m)^north\s+/orgs/north/\s+served$`).MatchString(out) {
+		t.Errorf("orgs list after the restore:\n%s", out)
+	}
+	if _, _, err := run(t, "", append([]string{"orgs", "restore", "north"}, with...)...); err == nil || !strings.Contains(err.Error(), "org north: restore: conflict: it is not archived") {
+		t.Errorf("restoring north twice: %v, want it refused as not archived", err)
 	}
 }
