@@ -130,6 +130,13 @@ func (f *clientFlags) connectError(url string, err error) error {
 		return fmt.Errorf("%s refused the token: unknown, expired or revoked (helix-org token list)", url)
 	case strings.Contains(msg, "403") || strings.Contains(msg, "Forbidden"):
 		return fmt.Errorf("%s refused the token: it is not %s's (pass --worker), or %s has been dismissed", url, f.Worker, f.Worker)
+	case strings.Contains(msg, "410") || strings.Contains(msg, "Gone"):
+		// Only an archived org answers 410 (server.Orgs).
+		name := "<name>"
+		if _, rest, ok := strings.Cut(url, "/orgs/"); ok {
+			name, _, _ = strings.Cut(rest, "/")
+		}
+		return fmt.Errorf("%s answers 410 Gone: org %s is archived (helix-org orgs list says since when); helix-org orgs restore %s serves it again", url, name, name)
 	}
 	return fmt.Errorf("connect to %s: %w", url, err)
 }

@@ -502,6 +502,7 @@ func TestArchiveAnOrg(t *testing.T) {
 		{[]string{"orgs", "archive", "ghost"}, "no org named ghost"},
 		{[]string{"orgs", "archive", "North"}, `"North" is not an org name`},
 		{[]string{"orgs", "archive"}, "accepts 1 arg"},
+		{[]string{"--org", "north", "call", "read_events", "--url", base}, "/orgs/north/workers/w-owner/mcp answers 410 Gone: org north is archived (helix-org orgs list says since when); helix-org orgs restore north serves it again"},
 	} {
 		if _, _, err := run(t, "", append(tc.args, with...)...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("helix-org %s: %v, want an error containing %q", strings.Join(tc.args, " "), err, tc.want)
