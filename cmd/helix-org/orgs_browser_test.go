@@ -2,7 +2,6 @@ package main
 
 import (
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,8 +10,6 @@ import (
 
 	"github.com/helixml/helix-org/server/servertest"
 	"github.com/helixml/helix-org/server/ui/uitest"
-	"github.com/helixml/helix-org/store"
-	"github.com/helixml/helix-org/store/storetest"
 )
 
 // TestSeveralOrgsInTheBrowser: an org other than the default, in a real
@@ -21,17 +18,7 @@ import (
 // (and markdown preview) reach it under /orgs/<name>/.
 func TestSeveralOrgsInTheBrowser(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	db, key := filepath.Join(dir, "helix-org.db"), ""
-	if storetest.UsePostgres() {
-		db, key = storetest.PostgresURL(t), filepath.Join(dir, "helix-org.key")
-		t.Cleanup(func() { dropOrgDatabases(t, db, "north") })
-	}
-	st, err := store.Open(t.Context(), db, store.Options{KeyFile: key, Transports: transports.Specs(), Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	db, key, st := orgsDB(t, "north")
 	base, _, _ := startServeWith(t, st, io.Discard, serveConfig{dbFlags: dbFlags{DB: db, KeyFile: key}})
 	mustRun(t, "orgs", "create", "north", "--db", db, "--key-file", key)
 	out := mustRun(t, "--org", "north", "bootstrap", "--db", db, "--key-file", key, "--url", base)

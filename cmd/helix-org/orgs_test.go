@@ -116,17 +116,7 @@ func (o *orgSite) call(t *testing.T, tool string, args map[string]any) map[strin
 // in read_events or in a live view.
 func TestSeveralOrgsOnOneServer(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	db, key := filepath.Join(dir, "helix-org.db"), ""
-	if storetest.UsePostgres() {
-		db, key = storetest.PostgresURL(t), filepath.Join(dir, "helix-org.key")
-		t.Cleanup(func() { dropOrgDatabases(t, db, "north", "south") })
-	}
-	st, err := store.Open(t.Context(), db, store.Options{KeyFile: key, Transports: transports.Specs(), Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	db, key, st := orgsDB(t, "north", "south")
 	mln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -283,17 +273,7 @@ func TestSeveralOrgsOnOneServer(t *testing.T) {
 // its own org's stream — the same worker id in both.
 func TestSeveralOrgsRunAgents(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	db, key := filepath.Join(dir, "helix-org.db"), ""
-	if storetest.UsePostgres() {
-		db, key = storetest.PostgresURL(t), filepath.Join(dir, "helix-org.key")
-		t.Cleanup(func() { dropOrgDatabases(t, db, "north", "south") })
-	}
-	st, err := store.Open(t.Context(), db, store.Options{KeyFile: key, Transports: transports.Specs(), Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	db, key, st := orgsDB(t, "north", "south")
 	base, _, _ := startServeWith(t, st, io.Discard, serveConfig{dbFlags: dbFlags{DB: db, KeyFile: key}})
 	for _, name := range []string{"north", "south"} {
 		o := newOrgSite(t, db, key, base, name)
@@ -310,6 +290,26 @@ func TestSeveralOrgsRunAgents(t *testing.T) {
 			t.Errorf("org %s's echo replied %q, want echo: hello %s", name, reply.Message.Body, name)
 		}
 	}
+}
+
+// orgsDB opens the default org's database for a test of several orgs: a
+// SQLite file, or under HELIX_ORG_TEST_DB=postgres a PostgreSQL database,
+// beside which the named orgs' databases are dropped when t ends; key is
+// the key file PostgreSQL needs.
+func orgsDB(t *testing.T, orgs ...string) (db, key string, st *store.Store) {
+	t.Helper()
+	dir := t.TempDir()
+	db = filepath.Join(dir, "helix-org.db")
+	if storetest.UsePostgres() {
+		db, key = storetest.PostgresURL(t), filepath.Join(dir, "helix-org.key")
+		t.Cleanup(func() { dropOrgDatabases(t, db, orgs...) })
+	}
+	st, err := store.Open(t.Context(), db, store.Options{KeyFile: key, Transports: transports.Specs(), Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return db, key, st
 }
 
 // bootstrapCreated is newOrgSite for an org already created.
@@ -425,17 +425,7 @@ func TestOrgsBadInput(t *testing.T) {
 // everything stored before.
 func TestArchiveAnOrg(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	db, key := filepath.Join(dir, "helix-org.db"), ""
-	if storetest.UsePostgres() {
-		db, key = storetest.PostgresURL(t), filepath.Join(dir, "helix-org.key")
-		t.Cleanup(func() { dropOrgDatabases(t, db, "north") })
-	}
-	st, err := store.Open(t.Context(), db, store.Options{KeyFile: key, Transports: transports.Specs(), Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	db, key, st := orgsDB(t, "north")
 	mln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
