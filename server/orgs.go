@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/helixml/helix-org/domain"
@@ -56,6 +57,10 @@ type Org struct {
 	// Changed returns a channel closed when the org's settings change,
 	// where the archive mark lives; may be nil.
 	Changed func() <-chan struct{}
+
+	// servedAt is when a request last read the org as not archived, in
+	// Unix nanoseconds (Orgs.ArchiveRecheck).
+	servedAt atomic.Int64
 }
 
 // Orgs serves several orgs on one listener: /orgs/<name>/… goes to that
@@ -77,6 +82,11 @@ type Orgs struct {
 	// archived when nothing else says so: another process's write to a
 	// SQLite database wakes nothing here (5s when zero).
 	ArchiveCheck time.Duration
+	// ArchiveRecheck is how long requests to an org trust the last
+	// request's read of its archive mark, so that a busy org pays one read
+	// per interval, not one per request (100ms when zero; negative: every
+	// request reads it).
+	ArchiveRecheck time.Duration
 
 	mu     sync.Mutex
 	open   map[string]*orgSlot
@@ -97,7 +107,7 @@ func (o *Orgs) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if org.Archived != nil {
-		if at, archived, err := org.Archived(r.Context()); err != nil {
+		if at, archived, err := o.archived(r.Context(), org); err != nil {
 			// The org's own handler answers for an unreadable database.
 			o.logger().Warn("read whether org is archived", "org", name, "err", err)
 		} else if archived {
@@ -137,6 +147,24 @@ func (o *Orgs) lookup(w http.ResponseWriter, name string) (*Org, bool) {
 		return nil, false
 	}
 	return org, true
+}
+
+// archived reads the org's archive mark for a request, unless another
+// request read it as not archived within ArchiveRecheck.
+func (o *Orgs) archived(ctx context.Context, org *Org) (time.Time, bool, error) {
+	fresh := o.ArchiveRecheck
+	if fresh == 0 {
+		fresh = 100 * time.Millisecond
+	}
+	now := time.Now().UnixNano()
+	if now-org.servedAt.Load() < int64(fresh) {
+		return time.Time{}, false, nil
+	}
+	at, archived, err := org.Archived(ctx)
+	if err == nil && !archived {
+		org.servedAt.Store(now)
+	}
+	return at, archived, err
 }
 
 // archivedGone answers a request to an archived org.

@@ -151,7 +151,7 @@ func TestOrgsArchive(t *testing.T) {
 	var mu sync.Mutex
 	current := map[string]*archivable{}
 	archivedOnDisk := map[string]bool{}
-	orgs := &server.Orgs{Default: echoOrg("default"), ArchiveCheck: time.Hour, Open: func(name string) (*server.Org, error) {
+	orgs := &server.Orgs{Default: echoOrg("default"), ArchiveCheck: time.Hour, ArchiveRecheck: -1, Open: func(name string) (*server.Org, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if archivedOnDisk[name] {
@@ -235,4 +235,48 @@ func TestOrgsArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	orgs.Close()
+}
+
+// TestOrgsArchiveRecheck: requests to a busy org read its archive mark
+// once per ArchiveRecheck, not once each; a mark read as archived is
+// never trusted, and refuses every request after it.
+func TestOrgsArchiveRecheck(t *testing.T) {
+	tests := []struct {
+		name      string
+		recheck   time.Duration
+		wantReads int32
+	}{
+		{"every request", -1, 20},
+		{"once an hour", time.Hour, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var reads atomic.Int32
+			org := echoOrg("acme")
+			org.Archived = func(ctx context.Context) (time.Time, bool, error) {
+				if ctx.Done() != nil { // a request's, not the archive watch's, whose context never ends
+					reads.Add(1)
+				}
+				return time.Time{}, false, nil
+			}
+			orgs := &server.Orgs{Default: echoOrg("default"), ArchiveCheck: time.Hour, ArchiveRecheck: tt.recheck,
+				Open: func(string) (*server.Org, error) { return org, nil }}
+			hs := httptest.NewServer(orgs)
+			defer hs.Close()
+			defer orgs.Close()
+			for range 20 {
+				resp, err := http.Get(hs.URL + "/orgs/acme/ui/")
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("GET: %d", resp.StatusCode)
+				}
+			}
+			if got := reads.Load(); got != tt.wantReads {
+				t.Errorf("20 requests read the archive mark %d times, want %d", got, tt.wantReads)
+			}
+		})
+	}
 }
