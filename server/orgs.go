@@ -61,6 +61,9 @@ type Org struct {
 	// servedAt is when a request last read the org as not archived, in
 	// Unix nanoseconds (Orgs.ArchiveRecheck).
 	servedAt atomic.Int64
+	// stopping is set once the org is found archived: its runs are being
+	// let finish, and it is served until they have.
+	stopping atomic.Bool
 }
 
 // Orgs serves several orgs on one listener: /orgs/<name>/… goes to that
@@ -75,8 +78,8 @@ type Orgs struct {
 	// *ArchivedError.
 	Open   func(name string) (*Org, error)
 	Logger *slog.Logger
-	// Grace is how long the runs of an org being archived may take to
-	// stop, as at a shutdown (a minute when zero).
+	// Grace is how long the runs of an archived org may take to finish,
+	// as at a shutdown (a minute when zero).
 	Grace time.Duration
 	// ArchiveCheck is how often an open org is asked whether it was
 	// archived when nothing else says so: another process's write to a
@@ -106,14 +109,13 @@ func (o *Orgs) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if org.Archived != nil {
-		if at, archived, err := o.archived(r.Context(), org); err != nil {
+	if org.Archived != nil && !org.stopping.Load() {
+		if _, archived, err := o.archived(r.Context(), org); err != nil {
 			// The org's own handler answers for an unreadable database.
 			o.logger().Warn("read whether org is archived", "org", name, "err", err)
 		} else if archived {
+			// Served still: its runs reach their endpoints until they end.
 			o.retire(name, org)
-			archivedGone(w, name, at)
-			return
 		}
 	}
 	prefix := OrgPrefix(name)
@@ -281,41 +283,51 @@ func (o *Orgs) watchArchive(name string, sl *orgSlot) {
 	}
 }
 
-// retire takes an archived org out of service: requests get 410 from
-// now on (its next opening finds it archived), and its loops stop and
-// what it holds open closes, letting its runs stop within Grace. Only
-// the first of several callers does it.
+// retire takes an archived org out of service as a shutdown does: no
+// run starts, its runs have Grace to finish — served meanwhile, so that
+// they reach their endpoints — and are interrupted after it, their
+// triggers waiting for the org's next start. Then its loops have
+// stopped, what it holds open closes, and requests get 410 (its next
+// opening finds it archived). Only the first of several callers does it.
 func (o *Orgs) retire(name string, org *Org) {
 	o.mu.Lock()
 	sl, ok := o.open[name]
-	if !ok || sl.org != org || o.closed {
-		// Retired already, or the server is closing and will stop it.
+	if !ok || sl.org != org || o.closed || org.stopping.Load() {
+		// Retiring already, or the server is closing and will stop it.
 		o.mu.Unlock()
 		return
 	}
-	delete(o.open, name)
+	org.stopping.Store(true)
 	o.retiring.Add(1)
 	o.mu.Unlock()
 	sl.end()
-	o.logger().Info("org archived: stopping its runs and loops", "org", name)
+	o.logger().Info("org archived: letting its runs finish, then stopping it", "org", name, "grace", o.grace())
 	go func() {
 		defer o.retiring.Done()
-		grace := o.Grace
-		if grace <= 0 {
-			grace = time.Minute
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), grace)
+		ctx, cancel := context.WithTimeout(context.Background(), o.grace())
 		defer cancel()
 		if org.Stop != nil {
 			if err := org.Stop(ctx); err != nil {
 				o.logger().Warn("stop archived org", "org", name, "err", err)
 			}
 		}
+		o.mu.Lock()
+		if o.open[name] == sl {
+			delete(o.open, name)
+		}
+		o.mu.Unlock()
 		if org.Close != nil {
 			org.Close()
 		}
 		o.logger().Info("org archived: stopped", "org", name)
 	}()
+}
+
+func (o *Orgs) grace() time.Duration {
+	if o.Grace <= 0 {
+		return time.Minute
+	}
+	return o.Grace
 }
 
 // all is every running org, the default first; once closing, no org
@@ -330,7 +342,8 @@ func (o *Orgs) all(closing bool) []*Org {
 	o.mu.Unlock()
 	out := []*Org{o.Default}
 	for _, sl := range slots {
-		if <-sl.ready; sl.err == nil {
+		// An archived org stopping is its retire's to stop and close.
+		if <-sl.ready; sl.err == nil && !sl.org.stopping.Load() {
 			if closing {
 				sl.end()
 			}

@@ -113,14 +113,15 @@ type archivable struct {
 	archived atomic.Bool
 	mu       sync.Mutex
 	changed  chan struct{}
-	stopped  chan struct{} // closed by Stop
+	stopped  chan struct{} // closed as Stop begins
+	hold     chan struct{} // Stop returns once it is closed: runs finishing
 	closed   chan struct{} // closed by Close
 }
 
 func newArchivable(name string) *archivable {
-	a := &archivable{changed: make(chan struct{}), stopped: make(chan struct{}), closed: make(chan struct{})}
+	a := &archivable{changed: make(chan struct{}), stopped: make(chan struct{}), hold: make(chan struct{}), closed: make(chan struct{})}
 	a.org = echoOrg(name)
-	a.org.Stop = func(context.Context) error { close(a.stopped); return nil }
+	a.org.Stop = func(context.Context) error { close(a.stopped); <-a.hold; return nil }
 	a.org.Close = func() { close(a.closed) }
 	a.org.Archived = func(context.Context) (time.Time, bool, error) {
 		return time.Date(2026, 12, 1, 17, 30, 0, 0, time.UTC), a.archived.Load(), nil
@@ -142,11 +143,11 @@ func (a *archivable) archive() {
 	a.changed = make(chan struct{})
 }
 
-// TestOrgsArchive: an org archived while it is served answers 410 from
-// the next request, saying since when and how to restore it, and its
-// loops stop and what it holds closes — at that request, or with no
-// request at all once its settings change; a restored org is opened
-// again; the default org stays served throughout.
+// TestOrgsArchive: an org archived while it is served is stopped and
+// closed — found at a request, or with no request at all once its
+// settings change — and from then on answers 410, saying since when and
+// how to restore it; a restored org is opened again; the default org
+// stays served throughout.
 func TestOrgsArchive(t *testing.T) {
 	var mu sync.Mutex
 	current := map[string]*archivable{}
@@ -204,17 +205,26 @@ func TestOrgsArchive(t *testing.T) {
 		mu.Lock()
 		archivedOnDisk["acme"] = true
 		mu.Unlock()
-		for range 2 { // the stack's answer, then the opener's
-			if code, body := get("/orgs/acme/workers/w-owner/mcp"); code != http.StatusGone || !strings.Contains(body, gone) {
-				t.Errorf("an archived org: %d %q, want 410 %q", code, body, gone)
-			}
+		// The request that finds it archived is served: the org's runs
+		// reach their endpoints until they have ended.
+		if code, body := get("/orgs/acme/workers/w-owner/mcp"); code != http.StatusOK {
+			t.Errorf("the request that finds acme archived: %d %q, want it served", code, body)
 		}
 		wait(a.stopped, "acme's loops stopping")
+		close(a.hold)
 		wait(a.closed, "acme's database closing")
+		if code, body := get("/orgs/acme/workers/w-owner/mcp"); code != http.StatusGone || !strings.Contains(body, gone) {
+			t.Errorf("an archived org: %d %q, want 410 %q", code, body, gone)
+		}
 	})
 	t.Run("with no request", func(t *testing.T) {
 		b := archive("beta")
 		wait(b.stopped, "beta's loops stopping")
+		// While its runs finish, they (and anyone) still reach it.
+		if code, body := get("/orgs/beta/workers/w-x/mcp"); code != http.StatusOK || body != "beta /workers/w-x/mcp" {
+			t.Errorf("beta while its runs finish: %d %q, want it served", code, body)
+		}
+		close(b.hold)
 		wait(b.closed, "beta's database closing")
 		if code, _ := get("/orgs/beta/ui/"); code != http.StatusGone {
 			t.Errorf("beta archived: %d, want 410", code)
@@ -231,6 +241,13 @@ func TestOrgsArchive(t *testing.T) {
 			t.Errorf("acme restored: %d %q, want it served", code, body)
 		}
 	})
+	mu.Lock()
+	select { // the restored acme's runs end at once
+	case <-current["acme"].hold:
+	default:
+		close(current["acme"].hold)
+	}
+	mu.Unlock()
 	if err := orgs.Shutdown(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -303,10 +303,12 @@ func newOrgsArchiveCmd() *cobra.Command {
 		Use:   "archive <name>",
 		Short: "Archive an org: a running server stops its runs and serves nothing of it; its data is kept",
 		Long: `archive takes an org out of service without deleting anything. A running
-server notices within seconds: requests under /orgs/<name>/ are answered
-410 Gone, its dispatcher, schedules, deliveries and transports stop (runs
-in flight get the --shutdown-grace a shutdown gives them; triggers not
-yet run stay pending), and nothing of it starts again until
+server notices within seconds and stops it as a shutdown does: no run
+starts, runs in flight get --shutdown-grace to finish (and are
+interrupted after it, their triggers waiting with those not yet run),
+its dispatcher, schedules, deliveries and transports stop, and from then
+on requests under /orgs/<name>/ are answered 410 Gone. Nothing of it
+starts again until
 helix-org orgs restore <name>. Its database and key stay where they are,
 so backup, export and config --org <name> still work. The default org
 cannot be archived.`,
@@ -318,7 +320,7 @@ cannot be archived.`,
 				if err != nil {
 					return fmt.Errorf("org %s: %w", name, err)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "archived org %s at %s: a running server stops its runs and answers 410 at %s/ within seconds; its data stays in %s; helix-org orgs restore %s serves it again\n",
+				fmt.Fprintf(cmd.OutOrStdout(), "archived org %s at %s: a running server lets its runs finish (up to its --shutdown-grace), then stops it and answers 410 at %s/; its data stays in %s; helix-org orgs restore %s serves it again\n",
 					name, at.Format(time.RFC3339), server.OrgPrefix(name), st.Path(), name)
 				return nil
 			})

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -445,7 +446,7 @@ func TestArchiveAnOrg(t *testing.T) {
 	waitForReply(t, north.owner, "s-inbox", "w-echo", before.Seq)
 
 	out := mustRun(t, append([]string{"orgs", "archive", "north"}, with...)...)
-	if !regexp.MustCompile(`^archived org north at \S+: a running server stops its runs and answers 410 at /orgs/north/ within seconds; its data stays in \S+; helix-org orgs restore north serves it again\n$`).MatchString(out) {
+	if !regexp.MustCompile(`^archived org north at \S+: a running server lets its runs finish \(up to its --shutdown-grace\), then stops it and answers 410 at /orgs/north/; its data stays in \S+; helix-org orgs restore north serves it again\n$`).MatchString(out) {
 		t.Errorf("orgs archive printed:\n%s", out)
 	}
 	// No request comes: the server finds out by itself and stops north.
@@ -525,5 +526,83 @@ func TestArchiveAnOrg(t *testing.T) {
 	}
 	if _, _, err := run(t, "", append([]string{"orgs", "restore", "north"}, with...)...); err == nil || !strings.Contains(err.Error(), "org north: restore: conflict: it is not archived") {
 		t.Errorf("restoring north twice: %v, want it refused as not archived", err)
+	}
+}
+
+// TestArchiveInterruptsRuns: a run in flight when its org is archived
+// has the shutdown grace to finish; one still going after it is
+// interrupted, and its trigger waits: once the org is restored, the run
+// is made again.
+func TestArchiveInterruptsRuns(t *testing.T) {
+	t.Parallel()
+	db, key, st := orgsDB(t, "north")
+	logs := &demoLogBuffer{}
+	base, envs, _ := startServeWith(t, st, logs, serveConfig{dbFlags: dbFlags{DB: db, KeyFile: key}})
+	north := newOrgSite(t, db, key, base, "north")
+	with := []string{"--db", db, "--key-file", key}
+	envs = orgEnvs(envs, "north")
+	of, err := dbFlags{DB: db, KeyFile: key}.forOrg("north")
+	if err != nil {
+		t.Fatal(err)
+	}
+	openNorth := func() *store.Store {
+		t.Helper()
+		nst, err := store.Open(t.Context(), of.DB, store.Options{KeyFile: of.KeyFile, Transports: transports.Specs()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nst.Close() })
+		return nst
+	}
+	nst := openNorth()
+	shareWithAgents(t, nst, envs) // for ../handled.log and ../release
+	mustRun(t, append([]string{"--org", "north", "config", "set", "agent.runtime", "command"}, with...)...)
+	mustRun(t, append([]string{"--org", "north", "config", "set", "agent.command", agentCommand(t, "slow")}, with...)...)
+	north.call(t, "create_role", map[string]any{"id": "r-slow", "title": "Slow", "content": "Take your time."})
+	north.call(t, "create_position", map[string]any{"id": "p-slow", "role": "r-slow", "title": "Slow"})
+	// Being hired wakes w-slow, whose run holds until ../release exists.
+	north.call(t, "hire_worker", map[string]any{"id": "w-slow", "position": "p-slow", "kind": "ai", "name": "Slow"})
+	handled, release := filepath.Join(envs, "handled.log"), filepath.Join(envs, "release")
+	started := func(state string) func() bool {
+		return func() bool {
+			return slices.ContainsFunc(readHandled(t, handled), func(l handledLine) bool { return l.state == state })
+		}
+	}
+	until(t, time.Minute, "w-slow's run to start", started("start"))
+
+	mustRun(t, append([]string{"orgs", "archive", "north"}, with...)...)
+	logs.waitFor(t, `msg="org archived: stopped" component=orgs org=north`, 30*time.Second)
+	acts, err := nst.ListActivations(t.Context(), "w-slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(acts) != 1 || acts[0].Status != domain.ActivationInterrupted {
+		t.Fatalf("w-slow's runs once north is archived: %+v, want one, interrupted", acts)
+	}
+	if n, err := nst.PendingTriggers(t.Context()); err != nil || n == 0 {
+		t.Fatalf("pending triggers once north is archived: %d, %v; want the interrupted run's", n, err)
+	}
+
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, append([]string{"orgs", "restore", "north"}, with...)...)
+	if code, body := scrape(t, north.url+"/ui/signin", ""); code != http.StatusOK {
+		t.Fatalf("north's sign-in page after the restore: %d %.200s", code, body)
+	}
+	until(t, time.Minute, "w-slow's run to be made again", func() bool {
+		n, err := nst.PendingTriggers(t.Context())
+		return err == nil && n == 0 && started("done")()
+	})
+	acts, err = nst.ListActivations(t.Context(), "w-slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var statuses []domain.ActivationStatus
+	for _, a := range acts {
+		statuses = append(statuses, a.Status)
+	}
+	if !slices.Contains(statuses, domain.ActivationSucceeded) || !slices.Contains(statuses, domain.ActivationInterrupted) {
+		t.Errorf("w-slow's runs after the restore: %v, want the interrupted one and one that succeeded", statuses)
 	}
 }
