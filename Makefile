@@ -64,7 +64,7 @@ PG_ALL       ?= $(shell $(GO) list -test -f '{{if .ForTest}}{{range .Deps}}{{$$.
 PG_OMIT      ?= agent agent/docker agent/helix agent/kubernetes agent/skill cmd/helix-org-load demos/getting-started \
 	gateway server/metrics transports/discord transports/github transports/gitlab transports/slack transports/telegram
 PG_PACKAGES  ?= $(filter-out $(addprefix github.com/helixml/helix-org/,$(PG_OMIT)),$(PG_ALL))
-PG_CMD_TESTS ?= ^(TestSeveralOrgs|TestArchiveAnOrg)
+PG_CMD_TESTS ?= ^(TestSeveralOrgs|TestArchive)
 PG_RACE      ?= -race
 PG_SKIP      ?= ^TestMemoryOutcome$$
 test-postgres:
