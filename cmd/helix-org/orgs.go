@@ -308,10 +308,9 @@ starts, runs in flight get --shutdown-grace to finish (and are
 interrupted after it, their triggers waiting with those not yet run),
 its dispatcher, schedules, deliveries and transports stop, and from then
 on requests under /orgs/<name>/ are answered 410 Gone. Nothing of it
-starts again until
-helix-org orgs restore <name>. Its database and key stay where they are,
-so backup, export and config --org <name> still work. The default org
-cannot be archived.`,
+starts again until helix-org orgs restore <name>. Its database and key
+stay where they are, so backup, export and config --org <name> still
+work. The default org cannot be archived.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
