@@ -104,6 +104,10 @@ type cachedServer struct {
 	catalog string
 }
 
+// Close ends what the handler keeps open beyond a request (the web UI's
+// live views), once the org has stopped.
+func (s *Server) Close() { s.ui.Close() }
+
 // New builds the server's handler tree.
 func New(st *store.Store, cfg Config) *Server {
 	if cfg.Logger == nil {

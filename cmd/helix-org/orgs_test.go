@@ -371,6 +371,23 @@ func (s *liveStream) until(t *testing.T, want string) string {
 	}
 }
 
+// ends waits for the server to end the live view, reading what it sends
+// meanwhile.
+func (s *liveStream) ends(t *testing.T, within time.Duration) {
+	t.Helper()
+	timeout := time.After(within)
+	for {
+		select {
+		case _, ok := <-s.lines:
+			if !ok {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("the live view was still open %s later", within)
+		}
+	}
+}
+
 // dropOrgDatabases drops the PostgreSQL databases `orgs create` made
 // beside the test's default one.
 func dropOrgDatabases(t *testing.T, defURL string, names ...string) {
@@ -445,12 +462,22 @@ func TestArchiveAnOrg(t *testing.T) {
 	before := servertest.Call[domain.Event](t, north.owner, "publish", map[string]any{"stream": "s-inbox", "body": "before"})
 	waitForReply(t, north.owner, "s-inbox", "w-echo", before.Seq)
 
+	// A page of north open in a browser, with its live view.
+	page := north.get(t, north.url+"/ui/streams/s-inbox", http.StatusOK)
+	m := regexp.MustCompile(`data-live="([^"]+)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("north's stream page has no live view")
+	}
+	live := openOrgLive(t, north.web, base+html.UnescapeString(m[1]))
+
 	out := mustRun(t, append([]string{"orgs", "archive", "north"}, with...)...)
 	if !regexp.MustCompile(`^archived org north at \S+: a running server lets its runs finish \(up to its --shutdown-grace\), then stops it and answers 410 at /orgs/north/; its data stays in \S+; helix-org orgs restore north serves it again\n$`).MatchString(out) {
 		t.Errorf("orgs archive printed:\n%s", out)
 	}
 	// No request comes: the server finds out by itself and stops north.
 	logs.waitFor(t, `msg="org archived: stopped" component=orgs org=north`, 30*time.Second)
+	// The live view ends with it (the page reconnects, to a 410).
+	live.ends(t, 10*time.Second)
 
 	// A trigger that reaches north's database while it is archived (its
 	// dispatcher is stopped) waits for it.

@@ -283,7 +283,7 @@ func (o orgServe) startOrg(ctx context.Context, name string, st *store.Store, en
 		<-helixDone
 		return err
 	}
-	return &server.Org{Handler: srv, Stop: stop, Close: outside.Close, Release: func() { st.ReleaseMemory() }, Metrics: m.Handler()}, nil
+	return &server.Org{Handler: srv, Stop: stop, Close: func() { srv.Close(); outside.Close() }, Release: func() { st.ReleaseMemory() }, Metrics: m.Handler()}, nil
 }
 
 // serveMetrics serves every org's /metrics on ln, if any, without a

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -21,6 +22,8 @@ type hub struct {
 	subs map[*watch]struct{}
 	// run is the current reader; nil when no one watches.
 	run *hubRun
+	// closed is set once the org has stopped (close).
+	closed bool
 }
 
 type hubRun struct {
@@ -50,6 +53,9 @@ func newHub(st *store.Store, log *slog.Logger) *hub {
 func (h *hub) subscribe(ctx context.Context, match func(domain.Event) bool) (*watch, int64, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.closed {
+		return nil, 0, errStopped
+	}
 	if h.run == nil {
 		last, err := h.st.LastSeq(ctx)
 		if err != nil {
@@ -68,6 +74,26 @@ func (h *hub) unsubscribe(w *watch) {
 	defer h.mu.Unlock()
 	delete(h.subs, w)
 	if len(h.subs) == 0 && h.run != nil {
+		close(h.run.stop)
+		h.run = nil
+	}
+}
+
+// errStopped is subscribe's error once the org has stopped.
+var errStopped = errors.New("this org has stopped")
+
+// close ends every live view and refuses new ones: the org has stopped
+// (archived, or the server is shutting down). Their pages reconnect and
+// find what the server answers now.
+func (h *hub) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for w := range h.subs {
+		delete(h.subs, w)
+		close(w.ch)
+	}
+	if h.run != nil {
 		close(h.run.stop)
 		h.run = nil
 	}

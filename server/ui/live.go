@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -65,6 +66,10 @@ func (u *UI) handleLive(w http.ResponseWriter, r *http.Request, v *viewer) {
 	}
 	defer closeView()
 	wt, upTo, err := u.hub.subscribe(ctx, view.match)
+	if errors.Is(err, errStopped) {
+		http.Error(w, "live view refused: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
 	if err != nil {
 		u.log.Error("live view", "err", err)
 		http.Error(w, "live view failed; the server's log says why", http.StatusInternalServerError)

@@ -72,6 +72,10 @@ func New(st *store.Store, cfg Config) *UI {
 
 func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) { u.h.ServeHTTP(w, r) }
 
+// Close ends the org's open live views, once it has stopped: otherwise
+// each would wait for its next keep-alive to find the database closed.
+func (u *UI) Close() { u.hub.close() }
+
 // routes is the one table of the UI's routes. Pages need a session;
 // signed-out visitors reach only sign-in and the static assets.
 func (u *UI) routes() {
