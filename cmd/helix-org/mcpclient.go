@@ -130,8 +130,9 @@ func (f *clientFlags) connectError(url string, err error) error {
 		return fmt.Errorf("%s refused the token: unknown, expired or revoked (helix-org token list)", url)
 	case strings.Contains(msg, "403") || strings.Contains(msg, "Forbidden"):
 		return fmt.Errorf("%s refused the token: it is not %s's (pass --worker), or %s has been dismissed", url, f.Worker, f.Worker)
-	case strings.Contains(msg, "410") || strings.Contains(msg, "Gone"):
-		// Only an archived org answers 410 (server.Orgs).
+	case strings.HasSuffix(msg, ": Gone") || strings.Contains(msg, "410 Gone"):
+		// Only an archived org answers 410 (server.Orgs). Not "410"
+		// alone: a port such as :41023 in an error's URL holds it.
 		name := "<name>"
 		if _, rest, ok := strings.Cut(url, "/orgs/"); ok {
 			name, _, _ = strings.Cut(rest, "/")
