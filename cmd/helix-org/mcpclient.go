@@ -126,13 +126,14 @@ func (f *clientFlags) connectError(url string, err error) error {
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Errorf("nothing answers at %s: is the server running (helix-org serve)? Point --url (or HELIX_ORG_URL) at it", f.URL)
-	case strings.Contains(msg, "401") || strings.Contains(msg, "Unauthorized"):
+	// By the status's text, not its code: a port such as :40123 in an
+	// error's URL holds a code.
+	case strings.Contains(msg, "Unauthorized"):
 		return fmt.Errorf("%s refused the token: unknown, expired or revoked (helix-org token list)", url)
-	case strings.Contains(msg, "403") || strings.Contains(msg, "Forbidden"):
+	case strings.Contains(msg, "Forbidden"):
 		return fmt.Errorf("%s refused the token: it is not %s's (pass --worker), or %s has been dismissed", url, f.Worker, f.Worker)
 	case strings.HasSuffix(msg, ": Gone") || strings.Contains(msg, "410 Gone"):
-		// Only an archived org answers 410 (server.Orgs). Not "410"
-		// alone: a port such as :41023 in an error's URL holds it.
+		// Only an archived org answers 410 (server.Orgs).
 		name := "<name>"
 		if _, rest, ok := strings.Cut(url, "/orgs/"); ok {
 			name, _, _ = strings.Cut(rest, "/")
