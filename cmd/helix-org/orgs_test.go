@@ -371,6 +371,22 @@ func (s *liveStream) until(t *testing.T, want string) string {
 	}
 }
 
+// openOrgStore opens the named org's database beside db, as another
+// process would (the CLI, another server), until t ends.
+func openOrgStore(t *testing.T, db, key, name string) *store.Store {
+	t.Helper()
+	of, err := dbFlags{DB: db, KeyFile: key}.forOrg(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.Context(), of.DB, store.Options{KeyFile: of.KeyFile, Transports: transports.Specs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 // ends waits for the server to end the live view, reading what it sends
 // meanwhile.
 func (s *liveStream) ends(t *testing.T, within time.Duration) {
@@ -481,16 +497,7 @@ func TestArchiveAnOrg(t *testing.T) {
 
 	// A trigger that reaches north's database while it is archived (its
 	// dispatcher is stopped) waits for it.
-	of, err := dbFlags{DB: db, KeyFile: key}.forOrg("north")
-	if err != nil {
-		t.Fatal(err)
-	}
-	nst, err := store.Open(t.Context(), of.DB, store.Options{KeyFile: of.KeyFile, Transports: transports.Specs()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waiting, err := nst.Append(t.Context(), domain.Event{StreamID: "s-inbox", Source: "w-owner", Message: domain.Message{Body: "while archived"}}, store.AppendOptions{})
-	nst.Close()
+	waiting, err := openOrgStore(t, db, key, "north").Append(t.Context(), domain.Event{StreamID: "s-inbox", Source: "w-owner", Message: domain.Message{Body: "while archived"}}, store.AppendOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -568,20 +575,7 @@ func TestArchiveInterruptsRuns(t *testing.T) {
 	north := newOrgSite(t, db, key, base, "north")
 	with := []string{"--db", db, "--key-file", key}
 	envs = orgEnvs(envs, "north")
-	of, err := dbFlags{DB: db, KeyFile: key}.forOrg("north")
-	if err != nil {
-		t.Fatal(err)
-	}
-	openNorth := func() *store.Store {
-		t.Helper()
-		nst, err := store.Open(t.Context(), of.DB, store.Options{KeyFile: of.KeyFile, Transports: transports.Specs()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { nst.Close() })
-		return nst
-	}
-	nst := openNorth()
+	nst := openOrgStore(t, db, key, "north")
 	shareWithAgents(t, nst, envs) // for ../handled.log and ../release
 	mustRun(t, append([]string{"--org", "north", "config", "set", "agent.runtime", "command"}, with...)...)
 	mustRun(t, append([]string{"--org", "north", "config", "set", "agent.command", agentCommand(t, "slow")}, with...)...)
