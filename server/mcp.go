@@ -60,7 +60,7 @@ func (s *Server) cachedLocked(c *caller) *cachedServer {
 func (s *Server) env(c *caller) *tools.Env {
 	held := c.held
 	return &tools.Env{Store: s.store, Root: s.cfg.Root, Caller: c.worker, Known: tools.KnownTools(c.skills, c.outside), ActivationID: c.activation,
-		Skills: s.cfg.Skills, SkillDefs: c.skills, Outside: s.cfg.Outside, OutsideTools: c.outside, Logger: s.cfg.Logger.With("component", "tools"),
+		Skills: s.cfg.Skills, SkillDefs: c.skills, Outside: s.cfg.Outside, OutsideTools: c.outside, Logger: s.cfg.Logger.With("component", "tools"), Draining: s.draining,
 		ApprovalRequired: func(tool string) bool { return slices.Contains(held, tool) }}
 }
 

@@ -41,6 +41,9 @@ type Org struct {
 	// Stop ends the org's loops (dispatcher, outbox, transports), letting
 	// running activations finish until ctx ends; HTTP still serves.
 	Stop func(ctx context.Context) error
+	// Drain ends the requests it would otherwise hold open (live views,
+	// long-polls), once its runs have ended; may be nil.
+	Drain func()
 	// Close closes what it holds open (its database, but the default
 	// org's), once HTTP has stopped.
 	Close func()
@@ -316,6 +319,9 @@ func (o *Orgs) retire(name string, org *Org) {
 			delete(o.open, name)
 		}
 		o.mu.Unlock()
+		if org.Drain != nil {
+			org.Drain()
+		}
 		if org.Close != nil {
 			org.Close()
 		}
@@ -366,6 +372,16 @@ func (o *Orgs) Shutdown(ctx context.Context) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// Drain ends the requests every org would otherwise hold open, so an
+// HTTP shutdown after it waits for none; call it after Shutdown.
+func (o *Orgs) Drain() {
+	for _, org := range o.all(false) {
+		if org.Drain != nil {
+			org.Drain()
+		}
+	}
 }
 
 // Close closes what every org holds open (the default's database is its

@@ -93,6 +93,9 @@ type Server struct {
 	viaSDK      bool
 	// catalogs keeps each grant set's catalog and tools/list answer.
 	catalogs catalogCache
+	// draining is closed by Drain.
+	draining  chan struct{}
+	drainOnce sync.Once
 }
 
 type cachedServer struct {
@@ -104,9 +107,14 @@ type cachedServer struct {
 	catalog string
 }
 
-// Close ends what the handler keeps open beyond a request (the web UI's
-// live views), once the org has stopped.
-func (s *Server) Close() { s.ui.Close() }
+// Drain ends what a request would otherwise hold open once the org stops
+// serving: the web UI's live views end, and long-polls (read_events and
+// worker_log waiting) answer with what they have. Neither then holds up
+// an HTTP shutdown, nor reads a database closed under it.
+func (s *Server) Drain() {
+	s.drainOnce.Do(func() { close(s.draining) })
+	s.ui.Close()
+}
 
 // New builds the server's handler tree.
 func New(st *store.Store, cfg Config) *Server {
@@ -120,7 +128,7 @@ func New(st *store.Store, cfg Config) *Server {
 		cfg.CallTimeout = DefaultCallTimeout
 	}
 	s := &Server{store: st, cfg: cfg, log: cfg.Logger.With("component", "server"), mux: http.NewServeMux(), servers: map[string]*cachedServer{},
-		running: map[string]runningTask{}, taskRenew: store.TaskLease / 3, catalogs: catalogCache{entries: map[string]*catalogEntry{}}}
+		running: map[string]runningTask{}, taskRenew: store.TaskLease / 3, catalogs: catalogCache{entries: map[string]*catalogEntry{}}, draining: make(chan struct{})}
 	// No call of a task can still be running in a new process.
 	if n, err := st.FailInterruptedTasks(context.Background()); err != nil {
 		s.log.Error("fail interrupted tasks", "err", err)

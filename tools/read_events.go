@@ -37,7 +37,7 @@ func readEvents() Tool {
 			if err != nil {
 				return readEventsOut{}, err
 			}
-			evs, err := waitForEvents(ctx, env.Store, store.EventQuery{StreamIDs: streams, Since: in.Since, Limit: in.Limit},
+			evs, err := waitForEvents(ctx, env, store.EventQuery{StreamIDs: streams, Since: in.Since, Limit: in.Limit},
 				time.Duration(in.Wait*float64(time.Second)))
 			if err == nil {
 				err = env.sawEvents(ctx, evs)
@@ -57,8 +57,10 @@ func streamsToRead(ctx context.Context, env *Env, ids []string) ([]string, error
 }
 
 // waitForEvents reads, and if nothing is there waits for the next commit
-// and reads again, until something arrives or the wait runs out.
-func waitForEvents(ctx context.Context, st *store.Store, q store.EventQuery, wait time.Duration) ([]domain.Event, error) {
+// and reads again, until something arrives, the wait runs out or the org
+// stops serving.
+func waitForEvents(ctx context.Context, env *Env, q store.EventQuery, wait time.Duration) ([]domain.Event, error) {
+	st := env.Store
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {
@@ -72,6 +74,8 @@ func waitForEvents(ctx context.Context, st *store.Store, q store.EventQuery, wai
 		case <-timer.C:
 			return nil, nil
 		case <-ctx.Done():
+			return nil, nil
+		case <-env.Draining:
 			return nil, nil
 		}
 	}

@@ -213,6 +213,26 @@ func TestReadEventsLongPoll(t *testing.T) {
 			}
 		})
 	})
+	t.Run("the org stopping ends the wait, empty", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := newFixture(t)
+			f.follow(t, store.OwnerWorker, "s-inbox")
+			since := lastSeq(t, f.env.Store)
+			draining := make(chan struct{})
+			f.env.Draining = draining
+			done := readAsync(f.env, map[string]any{"streams": []string{"s-inbox"}, "since": since, "wait": 60})
+			synctest.Wait()
+			start := time.Now()
+			close(draining)
+			got := receive(t, done)
+			if len(got.Events) != 0 || got.Cursor != since {
+				t.Errorf("read = %d events, cursor %d; want none and cursor %d", len(got.Events), got.Cursor, since)
+			}
+			if waited := time.Since(start); waited != 0 {
+				t.Errorf("read returned %v after the org stopped, want at once", waited)
+			}
+		})
+	})
 	t.Run("times out empty with the cursor unchanged", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			f := newFixture(t)

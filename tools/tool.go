@@ -46,6 +46,10 @@ type Env struct {
 	// OutsideTools are the tools of every outside server; each is served
 	// as <server>__<tool> to workers granted it.
 	OutsideTools []domain.OutsideTool
+	// Draining is closed once the org stops serving (the server shuts
+	// down, or the org is archived): a wait answers at once with what it
+	// has rather than hold the request open. Nil never closes.
+	Draining <-chan struct{}
 	// Root is the path the caller's org is served under, /orgs/<name>,
 	// or "" for the default org: links a tool gives people start with it.
 	Root string

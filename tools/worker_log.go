@@ -38,7 +38,7 @@ func workerLog() Tool {
 				return readEventsOut{}, err
 			}
 			q := store.EventQuery{StreamIDs: []string{domain.ActivationStreamPrefix + w.ID}, Since: in.Since, Limit: in.Limit}
-			evs, err := waitForEvents(ctx, env.Store, q, time.Duration(in.Wait*float64(time.Second)))
+			evs, err := waitForEvents(ctx, env, q, time.Duration(in.Wait*float64(time.Second)))
 			if err == nil {
 				err = env.sawEvents(ctx, evs)
 			}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +33,22 @@ func startServe(t *testing.T, st *store.Store, logs io.Writer) (base, envs strin
 // startServeWith is startServe with more of serve's config.
 func startServeWith(t *testing.T, st *store.Store, logs io.Writer, cfg serveConfig) (base, envs string, owner *mcp.ClientSession) {
 	t.Helper()
+	base, envs, _ = serveInProcess(t, st, logs, cfg)
+	if _, err := st.Bootstrap(t.Context(), tools.Names()); err != nil {
+		t.Fatal(err)
+	}
+	owner, err := servertest.Dial(t, base+"/workers/w-owner/mcp", servertest.Token(t, st, "w-owner"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base, envs, owner
+}
+
+// serveInProcess runs serve on a loopback listener until stop, which
+// returns what serve returned, as a SIGTERM would; t's end stops it too,
+// and fails t if serve failed.
+func serveInProcess(t *testing.T, st *store.Store, logs io.Writer, cfg serveConfig) (base, envs string, stop func() error) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -45,21 +62,16 @@ func startServeWith(t *testing.T, st *store.Store, logs io.Writer, cfg serveConf
 		log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	go func() { done <- serveOn(ctx, ln, st, cfg, log) }()
-	t.Cleanup(func() {
+	stop = sync.OnceValue(func() error {
 		cancel()
-		if err := <-done; err != nil {
+		return <-done
+	})
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	if _, err := st.Bootstrap(t.Context(), tools.Names()); err != nil {
-		t.Fatal(err)
-	}
-	base = "http://" + ln.Addr().String()
-	owner, err = servertest.Dial(t, base+"/workers/w-owner/mcp", servertest.Token(t, st, "w-owner"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return base, cfg.EnvsDir, owner
+	return "http://" + ln.Addr().String(), cfg.EnvsDir, stop
 }
 
 // agentCommand is a command line that runs this test binary as an agent.

@@ -176,6 +176,9 @@ func serveOn(ctx context.Context, ln net.Listener, st *store.Store, cfg serveCon
 		log.Warn("shutdown", "err", err)
 	}
 	defer orgs.Close()
+	// A browser's live view or a client's long-poll would otherwise hold
+	// HTTP's shutdown until its deadline, and fail it.
+	orgs.Drain()
 	httpCtx, cancelHTTP := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancelHTTP()
 	if ms != nil {
@@ -283,7 +286,7 @@ func (o orgServe) startOrg(ctx context.Context, name string, st *store.Store, en
 		<-helixDone
 		return err
 	}
-	return &server.Org{Handler: srv, Stop: stop, Close: func() { srv.Close(); outside.Close() }, Release: func() { st.ReleaseMemory() }, Metrics: m.Handler()}, nil
+	return &server.Org{Handler: srv, Stop: stop, Drain: srv.Drain, Close: func() { srv.Drain(); outside.Close() }, Release: func() { st.ReleaseMemory() }, Metrics: m.Handler()}, nil
 }
 
 // serveMetrics serves every org's /metrics on ln, if any, without a
