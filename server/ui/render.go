@@ -167,6 +167,7 @@ var funcs = template.FuncMap{
 	"dict":       dict,
 	"pct":        func(f float64) string { return fmt.Sprintf("%.0f %%", f*100) },
 	"logStep":    logStep,
+	"exitStatus": exitStatus,
 	// statusClass is a status's CSS class: its first word, so "waiting
 	// for approval" and "waiting for budget" share status-waiting.
 	"statusClass": func(s string) string { first, _, _ := strings.Cut(s, " "); return first },
@@ -177,6 +178,24 @@ var funcs = template.FuncMap{
 func logStep(ev domain.Event) (step struct{ Tool, Status string }) {
 	json.Unmarshal(ev.Message.Extra, &step)
 	return step
+}
+
+// exitStatus is how the run an exit entry ends came out, read from the
+// status its text starts with ("succeeded", "failed: exit status 1"); ""
+// for any other entry, or one that starts with no status.
+func exitStatus(ev domain.Event) string {
+	if ev.Message.Subject != string(domain.LogExit) {
+		return ""
+	}
+	word := ev.Message.Body
+	if i := strings.IndexAny(word, ": \n"); i >= 0 {
+		word = word[:i]
+	}
+	switch s := domain.ActivationStatus(word); s {
+	case domain.ActivationSucceeded, domain.ActivationFailed, domain.ActivationInterrupted, domain.ActivationCancelled:
+		return string(s)
+	}
+	return ""
 }
 
 // when formats a time for people: date and minute, UTC, stated.
