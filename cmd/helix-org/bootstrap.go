@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -92,8 +93,26 @@ func runBootstrap(ctx context.Context, st *store.Store, w io.Writer, baseURL str
 	if err != nil {
 		return err
 	}
-	printReconnect(w, baseURL, res.Owner.ID, len(live), link)
+	printReconnect(w, baseURL, res.Owner.ID, countOwn(live), link)
 	return nil
+}
+
+// cliLabels label the tokens the CLI mints for itself, never shown: a web
+// sign-in link's, and call's and chat's for one run.
+var cliLabels = []string{"web sign-in", "call", "chat"}
+
+// countOwn counts the tokens a person minted and pasted somewhere
+// (bootstrap, token create): the ones "keep working" speaks of. The CLI's
+// own short-lived tokens, agent runs' and MCP clients' are not theirs to
+// keep, and counting them told a user of one token that nine kept working.
+func countOwn(toks []store.Token) int {
+	n := 0
+	for _, t := range toks {
+		if t.Kind == store.TokenOperator && !slices.Contains(cliLabels, t.Label) {
+			n++
+		}
+	}
+	return n
 }
 
 // printRepaired says what bootstrap had to put right on an existing owner,
@@ -157,10 +176,15 @@ mcp.json:
 
 // printReconnect is bootstrap's output when the owner already exists: no
 // token, and the ways to get one.
-func printReconnect(w io.Writer, baseURL, worker string, live int, signIn string) {
-	have := fmt.Sprintf("none minted; the %d live token(s) of %s keep working (helix-org token list)", live, worker)
-	if live == 0 {
-		have = fmt.Sprintf("none minted, and %s has no live token", worker)
+func printReconnect(w io.Writer, baseURL, worker string, own int, signIn string) {
+	var have string
+	switch own {
+	case 0:
+		have = fmt.Sprintf("none minted, and %s has no token of yours left", worker)
+	case 1:
+		have = fmt.Sprintf("none minted; %s's 1 token keeps working (helix-org token list shows it)", worker)
+	default:
+		have = fmt.Sprintf("none minted; %s's %d tokens keep working (helix-org token list shows them)", worker, own)
 	}
 	printSignIn(w, signIn)
 	fmt.Fprintf(w, `Worker:    %s
