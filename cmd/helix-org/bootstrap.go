@@ -46,9 +46,14 @@ sign-in link, and mint no token: the one you have keeps working. Mint
 another with --new-token (optionally --ttl), or helix-org token create.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return cfg.with(cmd.Context(), func(st *store.Store) error {
+			err := cfg.with(cmd.Context(), func(st *store.Store) error {
 				return runBootstrap(cmd.Context(), st, cmd.OutOrStdout(), orgURL(cmd.Context(), cfg.URL), cfg.Opts)
 			})
+			if err != nil {
+				return err
+			}
+			warnNoServer(cmd, cfg.URL)
+			return nil
 		},
 	}
 	cfg.bind(cmd.Flags())
