@@ -102,9 +102,13 @@ func runBootstrap(ctx context.Context, st *store.Store, w io.Writer, baseURL str
 	return nil
 }
 
+// signInLabel labels the token a sign-in link without a printed token
+// stands on.
+const signInLabel = "web sign-in"
+
 // cliLabels label the tokens the CLI mints for itself, never shown: a web
 // sign-in link's, and call's and chat's for one run.
-var cliLabels = []string{"web sign-in", "call", "chat"}
+var cliLabels = []string{signInLabel, "call", "chat"}
 
 // countOwn counts the tokens a person minted and pasted somewhere
 // (bootstrap, token create): the ones "keep working" speaks of. The CLI's
@@ -147,10 +151,16 @@ func signInLink(ctx context.Context, st *store.Store, baseURL, tok string) (stri
 // signInOnly is a sign-in link when no token is printed. A session stands
 // on an operator token, so one is minted for it alone, never shown, and
 // lasting only as long as a session can: the link's life, then one
-// ui.session_ttl.
+// ui.session_ttl. Earlier runs' links never followed are dropped with
+// their tokens, so a make run at every restart does not leave one live
+// token each (a link printed minutes ago stops working: this one
+// replaces it).
 func signInOnly(ctx context.Context, st *store.Store, baseURL, worker string) (string, error) {
+	if _, err := st.RevokeUnusedTokens(ctx, worker, signInLabel); err != nil {
+		return "", err
+	}
 	ttl := st.DurationSetting(ctx, ui.SessionTTLSetting) + store.SignInCodeTTL
-	tok, err := st.CreateToken(ctx, store.TokenSpec{WorkerID: worker, Kind: store.TokenOperator, TTL: ttl, Label: "web sign-in"})
+	tok, err := st.CreateToken(ctx, store.TokenSpec{WorkerID: worker, Kind: store.TokenOperator, TTL: ttl, Label: signInLabel})
 	if err != nil {
 		return "", err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -181,6 +182,50 @@ func TestBootstrapCountsYourTokens(t *testing.T) {
 		})
 	}
 }
+
+// TestBootstrapDropsUnusedSignIns: each later bootstrap mints a token for
+// its sign-in link; the links never followed no longer leave theirs live
+// (one per make run, 12 hours each), while a signed-in browser's stays.
+func TestBootstrapDropsUnusedSignIns(t *testing.T) {
+	db := tempDB(t)
+	mustRun(t, "bootstrap", "--init", "--db", db)
+	signIns := func() int {
+		var listed struct{ Tokens []store.Token }
+		if err := json.Unmarshal([]byte(mustRun(t, "token", "list", "--db", db, "-o", "json")), &listed); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, tok := range listed.Tokens {
+			if tok.Label == "web sign-in" {
+				n++
+			}
+		}
+		return n
+	}
+	code := signInCode.FindStringSubmatch(mustRun(t, "bootstrap", "--db", db))
+	if code == nil {
+		t.Fatal("no sign-in link in the second bootstrap's output")
+	}
+	if _, _, err := openStore(t, db).SignInWithCode(t.Context(), code[1], time.Hour); err != nil {
+		t.Fatalf("following the link: %v", err)
+	}
+	tests := []struct {
+		name string
+		want int
+	}{
+		{"third run: the followed link's and its own", 2},
+		{"fourth run: the third's link, never followed, is dropped", 2},
+		{"fifth run: likewise", 2},
+	}
+	for _, tt := range tests {
+		mustRun(t, "bootstrap", "--db", db)
+		if got := signIns(); got != tt.want {
+			t.Errorf("%s: token list shows %d web sign-in tokens, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+var signInCode = regexp.MustCompile(`/ui/signin\?code=(\S+)`)
 
 var haveLine = regexp.MustCompile(`(?m)^Token:\s+(.*)$`)
 
