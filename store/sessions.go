@@ -285,3 +285,25 @@ func newSecret(prefix string) (secret, hash string, err error) {
 	secret = prefix + base64.RawURLEncoding.EncodeToString(raw)
 	return secret, hashToken(secret), nil
 }
+
+// RevokeUnusedTokens revokes worker's live operator tokens labelled label
+// that no live web session stands on, and returns how many. bootstrap
+// mints one for each sign-in link it prints; without this, the links
+// never followed leave a live token each for a session's length.
+func (s *Store) RevokeUnusedTokens(ctx context.Context, worker, label string) (int64, error) {
+	var n int64
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		now := s.Now()
+		inUse := tx.Model(&sessionRow{}).Select("token_hash").Where("expires_at > ?", now)
+		res := tx.Model(&tokenRow{}).
+			Where("worker_id = ? AND kind = ? AND label = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)", worker, TokenOperator, label, now).
+			Where("hash NOT IN (?)", inUse).
+			Update("revoked_at", &now)
+		n = res.RowsAffected
+		return res.Error
+	})
+	if err != nil {
+		return 0, fmt.Errorf("revoke unused %q tokens of %s: %w", label, worker, err)
+	}
+	return n, nil
+}

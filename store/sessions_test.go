@@ -230,3 +230,49 @@ func TestSessionSecretsNotStored(t *testing.T) {
 		}
 	}
 }
+
+// TestRevokeUnusedTokens: of a worker's tokens with one label, those no
+// live session stands on are revoked; one a browser signed in with, other
+// labels' and other workers' stay live.
+func TestRevokeUnusedTokens(t *testing.T) {
+	o := newSessionOrg(t)
+	ctx := t.Context()
+	mint := func(worker, label string) string {
+		tok, err := o.st.CreateToken(ctx, store.TokenSpec{WorkerID: worker, Kind: store.TokenOperator, TTL: time.Hour, Label: label})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	unused, followed, ended := mint("w-owner", "web sign-in"), mint("w-owner", "web sign-in"), mint("w-owner", "web sign-in")
+	other, maya := mint("w-owner", "call"), mint("w-maya", "web sign-in")
+	if _, _, err := o.st.SignInWithToken(ctx, followed, 2*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := o.st.SignInWithToken(ctx, ended, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	o.clock.Advance(2 * time.Minute)
+
+	n, err := o.st.RevokeUnusedTokens(ctx, "w-owner", "web sign-in")
+	if err != nil || n != 2 {
+		t.Fatalf("RevokeUnusedTokens = %d, %v; want 2 (the unused one and the one whose session ended)", n, err)
+	}
+	tests := []struct {
+		name string
+		tok  string
+		live bool
+	}{
+		{"never followed", unused, false},
+		{"its session ended", ended, false},
+		{"a browser is signed in with it", followed, true},
+		{"another label", other, true},
+		{"another worker", maya, true},
+	}
+	for _, tt := range tests {
+		_, err := o.st.VerifyToken(ctx, tt.tok)
+		if live := err == nil; live != tt.live {
+			t.Errorf("%s: live = %v (%v), want %v", tt.name, live, err, tt.live)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -45,9 +46,14 @@ sign-in link, and mint no token: the one you have keeps working. Mint
 another with --new-token (optionally --ttl), or helix-org token create.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return cfg.with(cmd.Context(), func(st *store.Store) error {
+			err := cfg.with(cmd.Context(), func(st *store.Store) error {
 				return runBootstrap(cmd.Context(), st, cmd.OutOrStdout(), orgURL(cmd.Context(), cfg.URL), cfg.Opts)
 			})
+			if err != nil {
+				return err
+			}
+			warnNoServer(cmd, cfg.URL)
+			return nil
 		},
 	}
 	cfg.bind(cmd.Flags())
@@ -92,8 +98,30 @@ func runBootstrap(ctx context.Context, st *store.Store, w io.Writer, baseURL str
 	if err != nil {
 		return err
 	}
-	printReconnect(w, baseURL, res.Owner.ID, len(live), link)
+	printReconnect(w, baseURL, res.Owner.ID, countOwn(live), link)
 	return nil
+}
+
+// signInLabel labels the token a sign-in link without a printed token
+// stands on.
+const signInLabel = "web sign-in"
+
+// cliLabels label the tokens the CLI mints for itself, never shown: a web
+// sign-in link's, and call's and chat's for one run.
+var cliLabels = []string{signInLabel, "call", "chat"}
+
+// countOwn counts the tokens a person minted and pasted somewhere
+// (bootstrap, token create): the ones "keep working" speaks of. The CLI's
+// own short-lived tokens, agent runs' and MCP clients' are not theirs to
+// keep, and counting them told a user of one token that nine kept working.
+func countOwn(toks []store.Token) int {
+	n := 0
+	for _, t := range toks {
+		if t.Kind == store.TokenOperator && !slices.Contains(cliLabels, t.Label) {
+			n++
+		}
+	}
+	return n
 }
 
 // printRepaired says what bootstrap had to put right on an existing owner,
@@ -123,10 +151,16 @@ func signInLink(ctx context.Context, st *store.Store, baseURL, tok string) (stri
 // signInOnly is a sign-in link when no token is printed. A session stands
 // on an operator token, so one is minted for it alone, never shown, and
 // lasting only as long as a session can: the link's life, then one
-// ui.session_ttl.
+// ui.session_ttl. Earlier runs' links never followed are dropped with
+// their tokens, so a make run at every restart does not leave one live
+// token each (a link printed minutes ago stops working: this one
+// replaces it).
 func signInOnly(ctx context.Context, st *store.Store, baseURL, worker string) (string, error) {
+	if _, err := st.RevokeUnusedTokens(ctx, worker, signInLabel); err != nil {
+		return "", err
+	}
 	ttl := st.DurationSetting(ctx, ui.SessionTTLSetting) + store.SignInCodeTTL
-	tok, err := st.CreateToken(ctx, store.TokenSpec{WorkerID: worker, Kind: store.TokenOperator, TTL: ttl, Label: "web sign-in"})
+	tok, err := st.CreateToken(ctx, store.TokenSpec{WorkerID: worker, Kind: store.TokenOperator, TTL: ttl, Label: signInLabel})
 	if err != nil {
 		return "", err
 	}
@@ -157,10 +191,15 @@ mcp.json:
 
 // printReconnect is bootstrap's output when the owner already exists: no
 // token, and the ways to get one.
-func printReconnect(w io.Writer, baseURL, worker string, live int, signIn string) {
-	have := fmt.Sprintf("none minted; the %d live token(s) of %s keep working (helix-org token list)", live, worker)
-	if live == 0 {
-		have = fmt.Sprintf("none minted, and %s has no live token", worker)
+func printReconnect(w io.Writer, baseURL, worker string, own int, signIn string) {
+	var have string
+	switch own {
+	case 0:
+		have = fmt.Sprintf("none minted, and %s has no token of yours left", worker)
+	case 1:
+		have = fmt.Sprintf("none minted; %s's 1 token keeps working (helix-org token list shows it)", worker)
+	default:
+		have = fmt.Sprintf("none minted; %s's %d tokens keep working (helix-org token list shows them)", worker, own)
 	}
 	printSignIn(w, signIn)
 	fmt.Fprintf(w, `Worker:    %s

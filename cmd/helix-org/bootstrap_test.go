@@ -50,7 +50,7 @@ func TestBootstrapRestoresTheOwner(t *testing.T) {
 		"Restored w-owner (recorded on s-org):",
 		"  - w-owner was dismissed at ",
 		"  - granted 2 tool(s) it did not hold: dismiss_worker, grant_tool",
-		"Token:     none minted; the 2 live token(s) of w-owner keep working (helix-org token list)", // bootstrap's and the test server's
+		"Token:     none minted; w-owner's 2 tokens keep working (helix-org token list shows them)", // bootstrap's and the test server's
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bootstrap output lacks %q:\n%s", want, out)

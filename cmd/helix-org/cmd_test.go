@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -89,7 +91,7 @@ func TestBootstrapMintsOnce(t *testing.T) {
 	for _, want := range []string{
 		"Web UI:    http://org.example:9000/ui/signin?code=" + store.SignInCodePrefix,
 		"MCP URL:   http://org.example:9000/workers/w-owner/mcp\n",
-		"Token:     none minted; the 1 live token(s) of w-owner keep working (helix-org token list)\n",
+		"Token:     none minted; w-owner's 1 token keeps working (helix-org token list shows it)\n",
 		"           mint another with: helix-org bootstrap --new-token [--ttl 24h]  (or: helix-org token create w-owner)\n",
 	} {
 		if !strings.Contains(again, want) {
@@ -131,6 +133,101 @@ func TestBootstrapMintsOnce(t *testing.T) {
 		t.Errorf("owner holds %d grants after three bootstraps (%v), want one per tool (%d)", len(grants), err, len(tools.Names()))
 	}
 }
+
+// TestBootstrapCountsYourTokens: a later bootstrap counts the tokens the
+// user minted, not the web sign-in, call and chat tokens the CLI minted
+// for itself, which once made one token read as "the 9 live token(s)".
+func TestBootstrapCountsYourTokens(t *testing.T) {
+	tests := []struct {
+		name   string
+		extra  []store.TokenSpec
+		revoke bool // the first bootstrap's token
+		want   string
+	}{
+		{name: "after make run twice", want: "none minted; w-owner's 1 token keeps working (helix-org token list shows it)"},
+		{name: "the CLI's own tokens are not counted", extra: []store.TokenSpec{
+			{Label: "web sign-in", TTL: time.Hour}, {Label: "web sign-in", TTL: time.Hour}, {Label: "call", TTL: time.Hour}, {Label: "chat", TTL: time.Hour},
+		}, want: "none minted; w-owner's 1 token keeps working (helix-org token list shows it)"},
+		{name: "token create counts", extra: []store.TokenSpec{{Label: "token create"}, {Label: "call", TTL: time.Hour}},
+			want: "none minted; w-owner's 2 tokens keep working (helix-org token list shows them)"},
+		{name: "only sign-ins left", extra: []store.TokenSpec{{Label: "web sign-in", TTL: time.Hour}}, revoke: true,
+			want: "none minted, and w-owner has no token of yours left"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := tempDB(t)
+			first := printedToken(t, mustRun(t, "bootstrap", "--init", "--db", db))
+			// A second run mints a web sign-in token, which the third sees.
+			mustRun(t, "bootstrap", "--db", db)
+			st := openStore(t, db)
+			for _, spec := range tt.extra {
+				spec.WorkerID, spec.Kind = store.OwnerWorker, store.TokenOperator
+				if _, err := st.CreateToken(t.Context(), spec); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.revoke {
+				if err := st.RevokeToken(t.Context(), first); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out := mustRun(t, "bootstrap", "--db", db)
+			got := ""
+			if m := haveLine.FindStringSubmatch(out); m != nil {
+				got = m[1]
+			}
+			if got != tt.want {
+				t.Errorf("Token: line = %q, want %q\n%s", got, tt.want, out)
+			}
+		})
+	}
+}
+
+// TestBootstrapDropsUnusedSignIns: each later bootstrap mints a token for
+// its sign-in link; the links never followed no longer leave theirs live
+// (one per make run, 12 hours each), while a signed-in browser's stays.
+func TestBootstrapDropsUnusedSignIns(t *testing.T) {
+	db := tempDB(t)
+	mustRun(t, "bootstrap", "--init", "--db", db)
+	signIns := func() int {
+		var listed struct{ Tokens []store.Token }
+		if err := json.Unmarshal([]byte(mustRun(t, "token", "list", "--db", db, "-o", "json")), &listed); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, tok := range listed.Tokens {
+			if tok.Label == "web sign-in" {
+				n++
+			}
+		}
+		return n
+	}
+	code := signInCode.FindStringSubmatch(mustRun(t, "bootstrap", "--db", db))
+	if code == nil {
+		t.Fatal("no sign-in link in the second bootstrap's output")
+	}
+	if _, _, err := openStore(t, db).SignInWithCode(t.Context(), code[1], time.Hour); err != nil {
+		t.Fatalf("following the link: %v", err)
+	}
+	tests := []struct {
+		name string
+		want int
+	}{
+		{"third run: the followed link's and its own", 2},
+		{"fourth run: the third's link, never followed, is dropped", 2},
+		{"fifth run: likewise", 2},
+	}
+	for _, tt := range tests {
+		mustRun(t, "bootstrap", "--db", db)
+		if got := signIns(); got != tt.want {
+			t.Errorf("%s: token list shows %d web sign-in tokens, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+var signInCode = regexp.MustCompile(`/ui/signin\?code=(\S+)`)
+
+var haveLine = regexp.MustCompile(`(?m)^Token:\s+(.*)$`)
 
 // longLived counts live tokens that never expire.
 func longLived(t *testing.T, st *store.Store) int {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -226,16 +225,20 @@ func newConfigListCmd() *cobra.Command {
 					}
 					return emit(cmd.OutOrStdout(), cfg.Output, map[string]any{"settings": views}, nil)
 				}
-				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "KEY\tVALUE\tTYPE\tDESCRIPTION")
-				for _, spec := range specs {
+				rows := make([]configRow, len(specs))
+				for i, spec := range specs {
 					value, ok, err := st.Setting(cmd.Context(), spec.Key)
 					if err != nil {
 						return err
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", spec.Key, listValue(spec, value, ok, cfg.RevealSecrets), spec.Type, spec.Description)
+					rows[i] = configRow{spec.Key, listValue(spec, value, ok, cfg.RevealSecrets), string(spec.Type), spec.Description}
 				}
-				return tw.Flush()
+				cut, err := writeConfigTable(cmd.OutOrStdout(), rows, tableWidth(cmd.OutOrStdout()))
+				if cut {
+					// On stderr, so the table piped on is only the table.
+					fmt.Fprintln(cmd.ErrOrStderr(), "(… marks what was cut to fit: helix-org config get <key> or config list -o json shows it whole)")
+				}
+				return err
 			})
 		},
 	}
@@ -246,18 +249,18 @@ func newConfigListCmd() *cobra.Command {
 }
 
 // listValue is one table cell: the value, or the default marked as such,
-// kept on one line so the table stays aligned.
+// kept on one line and short so the table stays aligned and narrow.
 func listValue(spec domain.SettingSpec, value string, set, reveal bool) string {
 	if !set {
 		if spec.Default == "" {
 			return "(not set)"
 		}
-		return oneLine(spec.Default) + " (default)"
+		return fit(oneLine(spec.Default), listValueRunes) + " (default)"
 	}
 	if value == "" {
 		return `""`
 	}
-	return oneLine(shown(spec, value, reveal))
+	return fit(oneLine(shown(spec, value, reveal)), listValueRunes)
 }
 
 // oneLine shortens a multi-line value (a policy, say) to its first line;

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -334,6 +335,7 @@ func TestConfigListIsATable(t *testing.T) {
 	if !strings.HasPrefix(header, "KEY") || !strings.Contains(header, "VALUE") || typeCol < 0 || strings.Index(header, "DESCRIPTION") < typeCol {
 		t.Fatalf("header = %q, want KEY VALUE TYPE DESCRIPTION", header)
 	}
+	descCol := utf8.RuneCountInString(header[:strings.Index(header, "DESCRIPTION")])
 	var keys []string
 	for _, line := range lines[1:] {
 		key, _, _ := strings.Cut(line, " ")
@@ -343,11 +345,12 @@ func TestConfigListIsATable(t *testing.T) {
 			t.Errorf("row %q: %v", line, err)
 			continue
 		}
-		if len(line) < typeCol || !strings.HasPrefix(line[typeCol:], string(spec.Type)+" ") {
+		if row := []rune(line); len(row) < typeCol || !strings.HasPrefix(string(row[typeCol:]), string(spec.Type)+" ") {
 			t.Errorf("row %q: type %q not in the TYPE column at %d", line, spec.Type, typeCol)
 		}
-		if !strings.HasSuffix(line, spec.Description) {
-			t.Errorf("row %q does not end with the description %q", line, spec.Description)
+		desc := strings.TrimSpace(string([]rune(line)[min(descCol, utf8.RuneCountInString(line)):]))
+		if !strings.HasPrefix(spec.Description, strings.TrimSuffix(desc, "…")) {
+			t.Errorf("row %q does not end with the description %q, whole or cut", line, spec.Description)
 		}
 	}
 	var want []string
@@ -356,6 +359,67 @@ func TestConfigListIsATable(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, keys, cmpSorted); diff != "" {
 		t.Errorf("listed keys (-want +got):\n%s", diff)
+	}
+}
+
+// TestConfigListFitsATerminal: config list's table fits 120 columns
+// (once 782, padded by one long default), cutting long values and
+// descriptions with …, while config get and -o json keep them whole.
+func TestConfigListFitsATerminal(t *testing.T) {
+	db := newDB(t)
+	out, stderr, err := run(t, "", "config", "list", "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	for _, line := range lines {
+		if n := utf8.RuneCountInString(line); n > listWidth {
+			t.Errorf("a row of %d columns, wider than %d:\n%s", n, listWidth, line)
+		}
+	}
+	if want := "(… marks what was cut to fit: helix-org config get <key> or config list -o json shows it whole)\n"; stderr != want {
+		t.Errorf("stderr = %q, want %q", stderr, want)
+	}
+	highRisk := tools.HighRiskSetting
+	tests := []struct {
+		key, value string
+		desc       string // "…": the description cut to fit
+	}{
+		{"approvals.high_risk", string([]rune(highRisk.Default)[:listValueRunes-1]) + "… (default)", "…"},
+		{"agent.max_tokens", "4096 (default)", "Most output tokens per model reply."},
+		{"skill.call_timeout", "2m (default)", "Longest one POST /execute may take."},
+	}
+	header := lines[0]
+	valueCol, typeCol, descCol := strings.Index(header, "VALUE"), strings.Index(header, "TYPE"), strings.Index(header, "DESCRIPTION")
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, tt.key+" ") })
+			if i < 0 {
+				t.Fatalf("no row for %s:\n%s", tt.key, out)
+			}
+			row := []rune(lines[i])
+			if got := strings.TrimSpace(string(row[valueCol:typeCol])); got != tt.value {
+				t.Errorf("VALUE = %q, want %q", got, tt.value)
+			}
+			got := strings.TrimSpace(string(row[descCol:]))
+			if tt.desc == "…" {
+				if !strings.HasSuffix(got, "…") || !strings.HasPrefix(highRisk.Description, strings.TrimSuffix(got, "…")) {
+					t.Errorf("DESCRIPTION = %q, want the start of %q cut with …", got, highRisk.Description)
+				}
+			} else if got != tt.desc {
+				t.Errorf("DESCRIPTION = %q, want %q", got, tt.desc)
+			}
+		})
+	}
+
+	whole := mustRun(t, "config", "list", "--db", db, "-o", "json")
+	for _, want := range []string{highRisk.Default, highRisk.Description} {
+		if !strings.Contains(whole, want) {
+			t.Errorf("config list -o json lacks %q", want)
+		}
+	}
+	if got := mustRun(t, "config", "get", highRisk.Key, "--db", db); got != highRisk.Default+"\n" {
+		t.Errorf("config get %s = %q, want the whole default", highRisk.Key, got)
 	}
 }
 

@@ -62,7 +62,7 @@ func newServeCmd() *cobra.Command {
 	}
 	cfg.bind(cmd.Flags())
 	cfg.bindInit(cmd.Flags())
-	cmd.Flags().BoolVar(&cfg.Bootstrap, "bootstrap", false, "once listening, create or restore the owner and print how to connect, as `helix-org bootstrap` does")
+	cmd.Flags().BoolVar(&cfg.Bootstrap, "bootstrap", false, "once listening, create or restore the owner and print how to connect, as helix-org bootstrap does")
 	cmd.Flags().StringVar(&cfg.URL, "url", os.Getenv("HELIX_ORG_URL"), "with --bootstrap: the base URL clients use; default the listen address (env HELIX_ORG_URL)")
 	cfg.BootstrapOpts.bind(cmd)
 	cfg.Edge.bind(cmd.Flags())

@@ -179,7 +179,7 @@ func TestMakeRunTwice(t *testing.T) {
 
 	second, stop := makeRun(t, dir)
 	defer stop()
-	for _, want := range []string{"Web UI:    http://127.0.0.1:", "Token:     none minted; the 1 live token(s) of w-owner keep working (helix-org token list)",
+	for _, want := range []string{"Web UI:    http://127.0.0.1:", "Token:     none minted; w-owner's 1 token keeps working (helix-org token list shows it)",
 		"mint another with: helix-org bootstrap --new-token [--ttl 24h]  (or: helix-org token create w-owner)"} {
 		if !strings.Contains(second, want) {
 			t.Errorf("second make run lacks %q:\n%s", want, second)

@@ -46,6 +46,7 @@ func newTokenCreateCmd() *cobra.Command {
 					}
 				}
 				printConnect(cmd.OutOrStdout(), orgURL(cmd.Context(), cfg.URL), w.ID, tok, link)
+				warnNoServer(cmd, cfg.URL)
 				return nil
 			})
 		},
