@@ -42,7 +42,7 @@ A list-shaped result prints as a table, anything else as YAML; -o json or
 		Example: `  helix-org call list_roles
   helix-org call publish stream=s-inbox subject=hi body='hello there'
   helix-org call create_role '{"title":"Echo","content":"Reply echo."}'
-  helix-org call read_events -o json < args.json`,
+  helix-org call read_events - -o json < args.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCall(cmd, cfg, args[0], args[1:])

@@ -373,3 +373,22 @@ func callTokens(t *testing.T, st *store.Store, all bool) []store.Token {
 	}
 	return out
 }
+
+// TestCallHelpStdinExample: an example in call --help that feeds stdin
+// passes -, since call reads stdin only then.
+func TestCallHelpStdinExample(t *testing.T) {
+	out := mustRun(t, "call", "--help")
+	found := false
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.Contains(line, "helix-org call ") || !strings.Contains(line, " < ") {
+			continue
+		}
+		found = true
+		if !strings.Contains(line, " - ") {
+			t.Errorf("example feeds stdin without -, which call would not read:\n%s", line)
+		}
+	}
+	if !found {
+		t.Errorf("call --help has no example reading arguments from stdin:\n%s", out)
+	}
+}
