@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -393,5 +394,40 @@ func TestCallHelpStdinExample(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("call --help has no example reading arguments from stdin:\n%s", out)
+	}
+}
+
+// TestURLNeedsScheme: a --url without http:// is named as such by every
+// command that takes the server's base URL, not read as another machine
+// or a path.
+func TestURLNeedsScheme(t *testing.T) {
+	db := newDB(t)
+	cmds := [][]string{
+		{"call", "list_roles"}, {"tools"}, {"token", "create", "w-owner"}, {"bootstrap"}, {"chat"},
+		{"serve", "--bootstrap", "--addr", "127.0.0.1:0"},
+	}
+	urls := []struct{ url, want string }{
+		{"127.0.0.1:18437", "--url 127.0.0.1:18437 has no scheme: use http://127.0.0.1:18437"},
+		{"localhost:8080", "--url localhost:8080 has no scheme: use http://localhost:8080"},
+		{"ftp://127.0.0.1:8080", "--url ftp://127.0.0.1:8080: give an http:// or https:// URL, e.g. http://127.0.0.1:8080"},
+	}
+	for _, args := range cmds {
+		for _, u := range urls {
+			t.Run(strings.Join(args[:min(2, len(args))], " ")+" "+u.url, func(t *testing.T) {
+				// Under an ended context, so a command that took the
+				// URL (serve) returns at once instead of serving.
+				ctx, cancel := context.WithCancel(t.Context())
+				cancel()
+				cmd := newRootCmd()
+				cmd.SetArgs(append(args, "--db", db, "--url", u.url))
+				cmd.SetIn(strings.NewReader(""))
+				cmd.SetOut(io.Discard)
+				cmd.SetErr(io.Discard)
+				err := cmd.ExecuteContext(ctx)
+				if err == nil || err.Error() != u.want {
+					t.Errorf("error = %v\nwant    %s", err, u.want)
+				}
+			})
+		}
 	}
 }
