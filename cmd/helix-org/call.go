@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
+
+	"github.com/helixml/helix-org/domain"
 )
 
 type callConfig struct {
@@ -76,6 +78,9 @@ func runCall(cmd *cobra.Command, cfg callConfig, tool string, args []string) err
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: in})
 	if err != nil {
+		if uerr := unknownTool(ctx, cs, tool); uerr != nil {
+			return uerr
+		}
 		return fmt.Errorf("call %s: %w", tool, err)
 	}
 	data, isJSON := resultData(res)
@@ -93,6 +98,24 @@ func runCall(cmd *cobra.Command, cfg callConfig, tool string, args []string) err
 		return err
 	}
 	return printResult(out, data, cfg.Output)
+}
+
+// unknownTool says so when the worker holds no tool of that name,
+// suggesting the nearest it holds; nil when it holds one, or the list
+// cannot be had. The SDK answers only a protocol error in its own words.
+func unknownTool(ctx context.Context, cs *mcp.ClientSession, tool string) error {
+	ts, err := toolsOf(ctx, cs)
+	if err != nil || slices.ContainsFunc(ts, func(t *mcp.Tool) bool { return t.Name == tool }) {
+		return nil
+	}
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.Name
+	}
+	if near := domain.Nearest(tool, names); near != "" {
+		return fmt.Errorf("unknown tool %q; did you mean %q? (helix-org tools lists the tools you hold)", tool, near)
+	}
+	return fmt.Errorf("unknown tool %q (helix-org tools lists the tools you hold)", tool)
 }
 
 // readAll reads r to its end, or returns when ctx ends (a signal): a
