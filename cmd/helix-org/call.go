@@ -92,12 +92,32 @@ func runCall(cmd *cobra.Command, cfg callConfig, tool string, args []string) err
 		}
 		return fmt.Errorf("%s: %s", tool, msg)
 	}
-	out := cmd.OutOrStdout()
+	out := &keptError{w: cmd.OutOrStdout()}
 	if !isJSON {
-		_, err := fmt.Fprintln(out, strings.TrimRight(string(data), "\n"))
-		return err
+		_, err = fmt.Fprintln(out, strings.TrimRight(string(data), "\n"))
+	} else {
+		err = printResult(out, data, cfg.Output)
 	}
-	return printResult(out, data, cfg.Output)
+	if out.err != nil {
+		// As written: the YAML encoder's error keeps only its text, and
+		// main must see a closed stdout (EPIPE) to end quietly.
+		return out.err
+	}
+	return err
+}
+
+// keptError is a writer that keeps the first error writing returned.
+type keptError struct {
+	w   io.Writer
+	err error
+}
+
+func (k *keptError) Write(b []byte) (int, error) {
+	n, err := k.w.Write(b)
+	if err != nil && k.err == nil {
+		k.err = err
+	}
+	return n, err
 }
 
 // unknownTool says so when the worker holds no tool of that name,

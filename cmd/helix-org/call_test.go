@@ -435,3 +435,41 @@ func TestURLNeedsScheme(t *testing.T) {
 		}
 	}
 }
+
+// TestCallToClosedPipe: the real binary with its stdout a pipe whose
+// reader is gone (call … | head, head done) ends quietly and revokes the
+// token it minted, in every output format, rather than being killed by
+// SIGPIPE with the token live.
+func TestCallToClosedPipe(t *testing.T) {
+	o := newCallOrg(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"yaml", "json", "table"} {
+		t.Run(format, func(t *testing.T) {
+			before := len(callTokens(t, o.st, true))
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Close() // gone before call writes a byte
+			cmd := exec.Command(exe, "call", "read_events", `streams=["s-org"]`, "-o", format, "--db", o.db, "--url", o.base)
+			cmd.Env = append(os.Environ(), "HELIX_ORG_TEST_MAIN=1")
+			cmd.Stdout = w
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			err = cmd.Run()
+			w.Close()
+			if err != nil || stderr.Len() > 0 {
+				t.Errorf("call into a closed pipe: %v; want a quiet exit 0\nstderr: %s", err, stderr.String())
+			}
+			if n := len(callTokens(t, o.st, true)); n != before+1 {
+				t.Fatalf("call minted %d tokens, want 1", n-before)
+			}
+			if live := callTokens(t, o.st, false); len(live) != 0 {
+				t.Errorf("live call tokens after call's reader went away: %+v", live)
+			}
+		})
+	}
+}
