@@ -72,7 +72,7 @@ func runCall(cmd *cobra.Command, cfg callConfig, tool string, args []string) err
 		return err
 	}
 	defer closeSession()
-	in, err := callArgs(stdin, args, func() map[string]string { return propertyTypes(ctx, cs, tool) })
+	in, err := callArgs(tool, stdin, args, func() map[string]string { return propertyTypes(ctx, cs, tool) })
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func readAll(ctx context.Context, r io.Reader) ([]byte, error) {
 
 // callArgs builds the arguments object from the command line. types is
 // asked for the tool's property types only when key=value pairs need them.
-func callArgs(stdin io.Reader, args []string, types func() map[string]string) (map[string]any, error) {
+func callArgs(tool string, stdin io.Reader, args []string, types func() map[string]string) (map[string]any, error) {
 	in := map[string]any{}
 	switch {
 	case len(args) == 0:
@@ -188,8 +188,49 @@ func callArgs(stdin io.Reader, args []string, types func() map[string]string) (m
 			props = types()
 		}
 		in[k] = argValue(v, props[k])
+		if err := wrongType(tool, k, v, in[k], props[k]); err != nil {
+			return nil, err
+		}
 	}
 	return in, nil
+}
+
+// wrongType says how to write a key=value value that is not of the type
+// the tool's schema gives, in the caller's terms: the server would say it
+// in JSON Schema's.
+func wrongType(tool, k, v string, val any, typ string) error {
+	var got string
+	switch val.(type) {
+	case nil:
+		return nil // null: whether it will do is the server's to say
+	case []any:
+		got = "array"
+	case map[string]any:
+		got = "object"
+	case float64:
+		got = "number"
+	case bool:
+		got = "boolean"
+	case string:
+		got = "string"
+	}
+	if typ == "integer" {
+		typ = "number"
+	}
+	switch {
+	case typ == "" || typ == got:
+		return nil
+	case typ == "array":
+		list, _ := json.Marshal(append([]string{}, strings.FieldsFunc(v, func(r rune) bool { return r == ',' })...))
+		return fmt.Errorf("%s: %s takes a list here; write %s='%s'", k, tool, k, list)
+	case typ == "object":
+		return fmt.Errorf("%s: %s takes an object here; write %s='{\"name\":\"value\"}'", k, tool, k)
+	case typ == "number":
+		return fmt.Errorf("%s: %s takes a number here, e.g. %s=10", k, tool, k)
+	case typ == "boolean":
+		return fmt.Errorf("%s: %s takes true or false here, e.g. %s=true", k, tool, k)
+	}
+	return nil
 }
 
 // argValue reads a key=value value: JSON where the schema gives a type

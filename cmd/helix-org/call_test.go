@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -89,6 +91,10 @@ func TestCall(t *testing.T) {
 			errIs: `unknown tool "create_rol"; did you mean "create_role"? (helix-org tools lists the tools you hold)`},
 		{name: "a tool nothing is near", args: []string{"call", "frobnicate"},
 			errIs: `unknown tool "frobnicate" (helix-org tools lists the tools you hold)`},
+		{name: "a word for a list", args: []string{"call", "hire_worker", "kind=human", "name=Bo", "position=p-team", "grants=publish,dm"},
+			errIs: `grants: hire_worker takes a list here; write grants='["publish","dm"]'`},
+		{name: "a word for a number", args: []string{"call", "read_events", "limit=ten"},
+			errIs: `limit: read_events takes a number here, e.g. limit=10`},
 		{name: "not an object", args: []string{"call", "list_roles", "[1]"},
 			errIs: "argument \"[1]\": want key=value, a JSON object, or - (stdin)"},
 		{name: "bad JSON", args: []string{"call", "list_roles", "{nope"},
@@ -469,6 +475,37 @@ func TestCallToClosedPipe(t *testing.T) {
 			}
 			if live := callTokens(t, o.st, false); len(live) != 0 {
 				t.Errorf("live call tokens after call's reader went away: %+v", live)
+			}
+		})
+	}
+}
+
+// TestCallArgTypes: a key=value value that cannot be its property's type
+// is refused with the syntax to use; one that can is passed on.
+func TestCallArgTypes(t *testing.T) {
+	types := func() map[string]string {
+		return map[string]string{"to": "array", "extra": "object", "n": "integer", "wait": "number", "urgent": "boolean", "body": "string"}
+	}
+	tests := []struct{ arg, errIs string }{
+		{"to=w-maya", `to: t takes a list here; write to='["w-maya"]'`},
+		{"to=", `to: t takes a list here; write to='[]'`},
+		{"extra=x", `extra: t takes an object here; write extra='{"name":"value"}'`},
+		{"n=three", `n: t takes a number here, e.g. n=10`},
+		{`wait="5"`, `wait: t takes a number here, e.g. wait=10`},
+		{"urgent=yes", `urgent: t takes true or false here, e.g. urgent=true`},
+		{`to=["w-maya"]`, ""},
+		{"to=null", ""},
+		{`extra={"k":1}`, ""},
+		{"n=3", ""},
+		{"urgent=false", ""},
+		{"body=[1]", ""},
+		{"other=anything", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.arg, func(t *testing.T) {
+			_, err := callArgs("t", nil, []string{tt.arg}, types)
+			if got := fmt.Sprint(err); (tt.errIs == "" && err != nil) || (tt.errIs != "" && got != tt.errIs) {
+				t.Errorf("error = %v\nwant    %s", err, cmp.Or(tt.errIs, "none"))
 			}
 		})
 	}
