@@ -117,7 +117,11 @@ func (r Settings) Lookup(key string) (SettingSpec, error) {
 			return s, nil
 		}
 	}
-	if near := r.nearest(key); near != "" {
+	keys := make([]string, len(r))
+	for i, s := range r {
+		keys[i] = s.Key
+	}
+	if near := Nearest(key, keys); near != "" {
 		return SettingSpec{}, invalidError(fmt.Sprintf("unknown config key %q; did you mean %q?", key, near))
 	}
 	return SettingSpec{}, invalidError(fmt.Sprintf("unknown config key %q", key))
@@ -130,13 +134,14 @@ type invalidError string
 func (e invalidError) Error() string { return string(e) }
 func (e invalidError) Unwrap() error { return ErrInvalid }
 
-// nearest is the key closest to key by edit distance, if it is close
-// enough to be a typo: at most a third of the key's length, and at least 2.
-func (r Settings) nearest(key string) string {
-	best, bestDist := "", max(2, len(key)/3)+1
-	for _, s := range r {
-		if d := editDistance(key, s.Key); d < bestDist {
-			best, bestDist = s.Key, d
+// Nearest is the name among names closest to name by edit distance, if
+// it is close enough to be a typo of it: at most a third of name's
+// length, and at least 2. A "did you mean" fixes a typo in one step.
+func Nearest(name string, names []string) string {
+	best, bestDist := "", max(2, len(name)/3)+1
+	for _, n := range names {
+		if d := editDistance(name, n); d < bestDist {
+			best, bestDist = n, d
 		}
 	}
 	return best

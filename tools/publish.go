@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
@@ -93,12 +92,10 @@ func maxBody(ctx context.Context, env *Env) int {
 	return int(env.Store.IntSetting(ctx, MaxBodySetting))
 }
 
-// appendMessage stores the caller's message; the store checks it.
+// appendMessage stores the caller's message; the store checks it. Its
+// error is not prefixed: a tool error is read as the called tool's
+// (publish, dm, invite), and clients name that tool already.
 func appendMessage(ctx context.Context, env *Env, stream string, e envelope) (domain.Event, error) {
-	ev, err := env.Store.Append(ctx, domain.Event{StreamID: stream, Source: env.Caller, CausedBy: env.ActivationID, Message: e.message(env.Caller)},
+	return env.Store.Append(ctx, domain.Event{StreamID: stream, Source: env.Caller, CausedBy: env.ActivationID, Message: e.message(env.Caller)},
 		store.AppendOptions{MaxBody: maxBody(ctx, env)})
-	if err != nil {
-		return domain.Event{}, fmt.Errorf("publish: %w", err)
-	}
-	return ev, nil
 }

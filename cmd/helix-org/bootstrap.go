@@ -46,6 +46,9 @@ sign-in link, and mint no token: the one you have keeps working. Mint
 another with --new-token (optionally --ttl), or helix-org token create.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkBaseURL(cfg.URL); err != nil {
+				return err
+			}
 			err := cfg.with(cmd.Context(), func(st *store.Store) error {
 				return runBootstrap(cmd.Context(), st, cmd.OutOrStdout(), orgURL(cmd.Context(), cfg.URL), cfg.Opts)
 			})

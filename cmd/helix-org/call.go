@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
+
+	"github.com/helixml/helix-org/domain"
 )
 
 type callConfig struct {
@@ -42,7 +44,7 @@ A list-shaped result prints as a table, anything else as YAML; -o json or
 		Example: `  helix-org call list_roles
   helix-org call publish stream=s-inbox subject=hi body='hello there'
   helix-org call create_role '{"title":"Echo","content":"Reply echo."}'
-  helix-org call read_events -o json < args.json`,
+  helix-org call read_events - -o json < args.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCall(cmd, cfg, args[0], args[1:])
@@ -70,12 +72,15 @@ func runCall(cmd *cobra.Command, cfg callConfig, tool string, args []string) err
 		return err
 	}
 	defer closeSession()
-	in, err := callArgs(stdin, args, func() map[string]string { return propertyTypes(ctx, cs, tool) })
+	in, err := callArgs(tool, stdin, args, func() map[string]string { return propertyTypes(ctx, cs, tool) })
 	if err != nil {
 		return err
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: in})
 	if err != nil {
+		if uerr := unknownTool(ctx, cs, tool); uerr != nil {
+			return uerr
+		}
 		return fmt.Errorf("call %s: %w", tool, err)
 	}
 	data, isJSON := resultData(res)
@@ -87,12 +92,50 @@ func runCall(cmd *cobra.Command, cfg callConfig, tool string, args []string) err
 		}
 		return fmt.Errorf("%s: %s", tool, msg)
 	}
-	out := cmd.OutOrStdout()
+	out := &keptError{w: cmd.OutOrStdout()}
 	if !isJSON {
-		_, err := fmt.Fprintln(out, strings.TrimRight(string(data), "\n"))
-		return err
+		_, err = fmt.Fprintln(out, strings.TrimRight(string(data), "\n"))
+	} else {
+		err = printResult(out, data, cfg.Output)
 	}
-	return printResult(out, data, cfg.Output)
+	if out.err != nil {
+		// As written: the YAML encoder's error keeps only its text, and
+		// main must see a closed stdout (EPIPE) to end quietly.
+		return out.err
+	}
+	return err
+}
+
+// keptError is a writer that keeps the first error writing returned.
+type keptError struct {
+	w   io.Writer
+	err error
+}
+
+func (k *keptError) Write(b []byte) (int, error) {
+	n, err := k.w.Write(b)
+	if err != nil && k.err == nil {
+		k.err = err
+	}
+	return n, err
+}
+
+// unknownTool says so when the worker holds no tool of that name,
+// suggesting the nearest it holds; nil when it holds one, or the list
+// cannot be had. The SDK answers only a protocol error in its own words.
+func unknownTool(ctx context.Context, cs *mcp.ClientSession, tool string) error {
+	ts, err := toolsOf(ctx, cs)
+	if err != nil || slices.ContainsFunc(ts, func(t *mcp.Tool) bool { return t.Name == tool }) {
+		return nil
+	}
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.Name
+	}
+	if near := domain.Nearest(tool, names); near != "" {
+		return fmt.Errorf("unknown tool %q; did you mean %q? (helix-org tools lists the tools you hold)", tool, near)
+	}
+	return fmt.Errorf("unknown tool %q (helix-org tools lists the tools you hold)", tool)
 }
 
 // readAll reads r to its end, or returns when ctx ends (a signal): a
@@ -117,7 +160,7 @@ func readAll(ctx context.Context, r io.Reader) ([]byte, error) {
 
 // callArgs builds the arguments object from the command line. types is
 // asked for the tool's property types only when key=value pairs need them.
-func callArgs(stdin io.Reader, args []string, types func() map[string]string) (map[string]any, error) {
+func callArgs(tool string, stdin io.Reader, args []string, types func() map[string]string) (map[string]any, error) {
 	in := map[string]any{}
 	switch {
 	case len(args) == 0:
@@ -145,8 +188,49 @@ func callArgs(stdin io.Reader, args []string, types func() map[string]string) (m
 			props = types()
 		}
 		in[k] = argValue(v, props[k])
+		if err := wrongType(tool, k, v, in[k], props[k]); err != nil {
+			return nil, err
+		}
 	}
 	return in, nil
+}
+
+// wrongType says how to write a key=value value that is not of the type
+// the tool's schema gives, in the caller's terms: the server would say it
+// in JSON Schema's.
+func wrongType(tool, k, v string, val any, typ string) error {
+	var got string
+	switch val.(type) {
+	case nil:
+		return nil // null: whether it will do is the server's to say
+	case []any:
+		got = "array"
+	case map[string]any:
+		got = "object"
+	case float64:
+		got = "number"
+	case bool:
+		got = "boolean"
+	case string:
+		got = "string"
+	}
+	if typ == "integer" {
+		typ = "number"
+	}
+	switch {
+	case typ == "" || typ == got:
+		return nil
+	case typ == "array":
+		list, _ := json.Marshal(append([]string{}, strings.FieldsFunc(v, func(r rune) bool { return r == ',' })...))
+		return fmt.Errorf("%s: %s takes a list here; write %s='%s'", k, tool, k, list)
+	case typ == "object":
+		return fmt.Errorf("%s: %s takes an object here; write %s='{\"name\":\"value\"}'", k, tool, k)
+	case typ == "number":
+		return fmt.Errorf("%s: %s takes a number here, e.g. %s=10", k, tool, k)
+	case typ == "boolean":
+		return fmt.Errorf("%s: %s takes true or false here, e.g. %s=true", k, tool, k)
+	}
+	return nil
 }
 
 // argValue reads a key=value value: JSON where the schema gives a type

@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -79,8 +82,19 @@ func TestCall(t *testing.T) {
 			want: []string{"No events.\ncursor: 1000\n"}},
 		{name: "a tool error fails with its text", args: []string{"call", "publish", "stream=s-nope", "body=x"},
 			errIs: `publish: stream "s-nope": not found`},
+		{name: "a stream to publish on", args: []string{"call", "create_stream", "id=s-hello", "name=hello"}, want: []string{"id: s-hello\n"}},
+		{name: "a tool error is prefixed once, by the tool's name", args: []string{"call", "publish", "stream=s-hello", "body="},
+			errIs: `publish: append to s-hello: body: is required`},
 		{name: "a tool the worker does not hold", args: []string{"call", "list_roles", "--worker", "w-maya"},
 			errIs: `list_roles: missing grant: worker w-maya does not hold grant "list_roles"; a worker with grant_tool can grant it`},
+		{name: "a mistyped tool", args: []string{"call", "create_rol", "title=x"},
+			errIs: `unknown tool "create_rol"; did you mean "create_role"? (helix-org tools lists the tools you hold)`},
+		{name: "a tool nothing is near", args: []string{"call", "frobnicate"},
+			errIs: `unknown tool "frobnicate" (helix-org tools lists the tools you hold)`},
+		{name: "a word for a list", args: []string{"call", "hire_worker", "kind=human", "name=Bo", "position=p-team", "grants=publish,dm"},
+			errIs: `grants: hire_worker takes a list here; write grants='["publish","dm"]'`},
+		{name: "a word for a number", args: []string{"call", "read_events", "limit=ten"},
+			errIs: `limit: read_events takes a number here, e.g. limit=10`},
 		{name: "not an object", args: []string{"call", "list_roles", "[1]"},
 			errIs: "argument \"[1]\": want key=value, a JSON object, or - (stdin)"},
 		{name: "bad JSON", args: []string{"call", "list_roles", "{nope"},
@@ -372,4 +386,127 @@ func callTokens(t *testing.T, st *store.Store, all bool) []store.Token {
 		}
 	}
 	return out
+}
+
+// TestCallHelpStdinExample: an example in call --help that feeds stdin
+// passes -, since call reads stdin only then.
+func TestCallHelpStdinExample(t *testing.T) {
+	out := mustRun(t, "call", "--help")
+	found := false
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.Contains(line, "helix-org call ") || !strings.Contains(line, " < ") {
+			continue
+		}
+		found = true
+		if !strings.Contains(line, " - ") {
+			t.Errorf("example feeds stdin without -, which call would not read:\n%s", line)
+		}
+	}
+	if !found {
+		t.Errorf("call --help has no example reading arguments from stdin:\n%s", out)
+	}
+}
+
+// TestURLNeedsScheme: a --url without http:// is named as such by every
+// command that takes the server's base URL, not read as another machine
+// or a path.
+func TestURLNeedsScheme(t *testing.T) {
+	db := newDB(t)
+	cmds := [][]string{
+		{"call", "list_roles"}, {"tools"}, {"token", "create", "w-owner"}, {"bootstrap"}, {"chat"},
+		{"serve", "--bootstrap", "--addr", "127.0.0.1:0"},
+	}
+	urls := []struct{ url, want string }{
+		{"127.0.0.1:18437", "--url 127.0.0.1:18437 has no scheme: use http://127.0.0.1:18437"},
+		{"localhost:8080", "--url localhost:8080 has no scheme: use http://localhost:8080"},
+		{"ftp://127.0.0.1:8080", "--url ftp://127.0.0.1:8080: give an http:// or https:// URL, e.g. http://127.0.0.1:8080"},
+	}
+	for _, args := range cmds {
+		for _, u := range urls {
+			t.Run(strings.Join(args[:min(2, len(args))], " ")+" "+u.url, func(t *testing.T) {
+				// Under an ended context, so a command that took the
+				// URL (serve) returns at once instead of serving.
+				ctx, cancel := context.WithCancel(t.Context())
+				cancel()
+				cmd := newRootCmd()
+				cmd.SetArgs(append(args, "--db", db, "--url", u.url))
+				cmd.SetIn(strings.NewReader(""))
+				cmd.SetOut(io.Discard)
+				cmd.SetErr(io.Discard)
+				err := cmd.ExecuteContext(ctx)
+				if err == nil || err.Error() != u.want {
+					t.Errorf("error = %v\nwant    %s", err, u.want)
+				}
+			})
+		}
+	}
+}
+
+// TestCallToClosedPipe: the real binary with its stdout a pipe whose
+// reader is gone (call … | head, head done) ends quietly and revokes the
+// token it minted, in every output format, rather than being killed by
+// SIGPIPE with the token live.
+func TestCallToClosedPipe(t *testing.T) {
+	o := newCallOrg(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"yaml", "json", "table"} {
+		t.Run(format, func(t *testing.T) {
+			before := len(callTokens(t, o.st, true))
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Close() // gone before call writes a byte
+			cmd := exec.Command(exe, "call", "read_events", `streams=["s-org"]`, "-o", format, "--db", o.db, "--url", o.base)
+			cmd.Env = append(os.Environ(), "HELIX_ORG_TEST_MAIN=1")
+			cmd.Stdout = w
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			err = cmd.Run()
+			w.Close()
+			if err != nil || stderr.Len() > 0 {
+				t.Errorf("call into a closed pipe: %v; want a quiet exit 0\nstderr: %s", err, stderr.String())
+			}
+			if n := len(callTokens(t, o.st, true)); n != before+1 {
+				t.Fatalf("call minted %d tokens, want 1", n-before)
+			}
+			if live := callTokens(t, o.st, false); len(live) != 0 {
+				t.Errorf("live call tokens after call's reader went away: %+v", live)
+			}
+		})
+	}
+}
+
+// TestCallArgTypes: a key=value value that cannot be its property's type
+// is refused with the syntax to use; one that can is passed on.
+func TestCallArgTypes(t *testing.T) {
+	types := func() map[string]string {
+		return map[string]string{"to": "array", "extra": "object", "n": "integer", "wait": "number", "urgent": "boolean", "body": "string"}
+	}
+	tests := []struct{ arg, errIs string }{
+		{"to=w-maya", `to: t takes a list here; write to='["w-maya"]'`},
+		{"to=", `to: t takes a list here; write to='[]'`},
+		{"extra=x", `extra: t takes an object here; write extra='{"name":"value"}'`},
+		{"n=three", `n: t takes a number here, e.g. n=10`},
+		{`wait="5"`, `wait: t takes a number here, e.g. wait=10`},
+		{"urgent=yes", `urgent: t takes true or false here, e.g. urgent=true`},
+		{`to=["w-maya"]`, ""},
+		{"to=null", ""},
+		{`extra={"k":1}`, ""},
+		{"n=3", ""},
+		{"urgent=false", ""},
+		{"body=[1]", ""},
+		{"other=anything", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.arg, func(t *testing.T) {
+			_, err := callArgs("t", nil, []string{tt.arg}, types)
+			if got := fmt.Sprint(err); (tt.errIs == "" && err != nil) || (tt.errIs != "" && got != tt.errIs) {
+				t.Errorf("error = %v\nwant    %s", err, cmp.Or(tt.errIs, "none"))
+			}
+		})
+	}
 }

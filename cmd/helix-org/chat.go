@@ -61,6 +61,9 @@ call and result is shown as it happens (in full with --verbose).`,
 const sessionFile = ".helix-chat-session"
 
 func runChat(cmd *cobra.Command, cfg chatConfig) error {
+	if err := checkBaseURL(cfg.URL); err != nil {
+		return err
+	}
 	claude, err := exec.LookPath("claude")
 	if err != nil {
 		// No Claude Code: chat through the built-in agent, if configured.

@@ -47,6 +47,9 @@ func (f *clientFlags) connect(parent context.Context) (ctx context.Context, cs *
 	if f.Timeout <= 0 {
 		return nil, nil, nil, fmt.Errorf("--timeout %s: give a positive duration, e.g. 15m", f.Timeout)
 	}
+	if err := checkBaseURL(f.URL); err != nil {
+		return nil, nil, nil, err
+	}
 	ctx, cancel := context.WithTimeout(parent, f.Timeout)
 	tok, revoke, err := f.token(ctx)
 	if err != nil {

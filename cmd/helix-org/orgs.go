@@ -47,6 +47,21 @@ func orgURL(ctx context.Context, base string) string {
 	return strings.TrimRight(base, "/") + server.OrgPrefix(orgOf(ctx))
 }
 
+// checkBaseURL refuses a --url (or HELIX_ORG_URL) that is not
+// http(s)://host: without a scheme Go reads 127.0.0.1:8080 as a path and
+// localhost:8080 as scheme localhost, and what failed later would be
+// told as something else.
+func checkBaseURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return nil
+	}
+	if !strings.Contains(raw, "://") {
+		return fmt.Errorf("--url %s has no scheme: use http://%s", raw, raw)
+	}
+	return fmt.Errorf("--url %s: give an http:// or https:// URL, e.g. http://127.0.0.1:8080", raw)
+}
+
 // forOrg is f pointed at the named org's database and key file.
 func (f dbFlags) forOrg(name string) (dbFlags, error) {
 	if name == "" {

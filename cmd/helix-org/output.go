@@ -159,7 +159,7 @@ func listShaped(n *yaml.Node) (name string, rows []*yaml.Node, rest [][2]*yaml.N
 }
 
 // printTable writes rows of objects as a table: one column per field, in
-// order of first appearance (id first); nested values as compact JSON; every cell on
+// the rows' field order (id first); nested values as compact JSON; every cell on
 // one line and clipped.
 func printTable(w io.Writer, name string, rows []*yaml.Node, rest [][2]*yaml.Node) error {
 	if len(rows) == 0 {
@@ -168,14 +168,7 @@ func printTable(w io.Writer, name string, rows []*yaml.Node, rest [][2]*yaml.Nod
 		}
 		fmt.Fprintf(w, "No %s.\n", name)
 	} else {
-		var cols []string
-		for _, r := range rows {
-			for i := 0; i < len(r.Content); i += 2 {
-				if k := r.Content[i].Value; !slices.Contains(cols, k) {
-					cols = append(cols, k)
-				}
-			}
-		}
+		cols := columns(rows)
 		// A record's id names it: first, whatever the field order.
 		if i := slices.Index(cols, "id"); i > 0 {
 			cols = slices.Insert(slices.Delete(cols, i, i+1), 0, "id")
@@ -197,6 +190,49 @@ func printTable(w io.Writer, name string, rows []*yaml.Node, rest [][2]*yaml.Nod
 		fmt.Fprintf(w, "%s: %s\n", kv[0].Value, cell(kv[1]))
 	}
 	return nil
+}
+
+// columns are the rows' fields in the order the rows agree on: a field
+// before another wherever a row holds both. By first appearance alone, a
+// field the first row leaves out (an event's causedBy, omitted when
+// empty) would move to the end, and the columns would change from page
+// to page. Where rows disagree, or never meet, first appearance decides.
+func columns(rows []*yaml.Node) []string {
+	var keys []string
+	next := map[string][]string{}
+	preceded := map[string]int{} // how many fields a row puts before it
+	for _, r := range rows {
+		prev := ""
+		for i := 0; i < len(r.Content); i += 2 {
+			k := r.Content[i].Value
+			if _, seen := preceded[k]; !seen {
+				keys, preceded[k] = append(keys, k), 0
+			}
+			if prev != "" && !slices.Contains(next[prev], k) {
+				next[prev] = append(next[prev], k)
+				preceded[k]++
+			}
+			prev = k
+		}
+	}
+	cols := make([]string, 0, len(keys))
+	for len(cols) < len(keys) {
+		i := slices.IndexFunc(keys, func(k string) bool { return preceded[k] == 0 })
+		if i < 0 { // the rows disagree on the order of what is left
+			for _, k := range keys {
+				if preceded[k] >= 0 {
+					cols = append(cols, k)
+				}
+			}
+			break
+		}
+		k := keys[i]
+		cols, preceded[k] = append(cols, k), -1
+		for _, n := range next[k] {
+			preceded[n]--
+		}
+	}
+	return cols
 }
 
 // cell is one table cell: a scalar as is, anything else as compact JSON.

@@ -78,6 +78,11 @@ func newServeCmd() *cobra.Command {
 // runServe binds the port first: a server that cannot listen creates,
 // mints and prints nothing.
 func runServe(ctx context.Context, cfg serveConfig, stdout io.Writer, log *slog.Logger) error {
+	if cfg.Bootstrap && cfg.URL != "" {
+		if err := checkBaseURL(cfg.URL); err != nil {
+			return err
+		}
+	}
 	ln, err := listen(cfg.Addr)
 	if err != nil {
 		return err

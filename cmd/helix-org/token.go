@@ -27,6 +27,9 @@ func newTokenCreateCmd() *cobra.Command {
 		Short: "Mint a bearer token for a worker by opening the database directly (operator only)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkBaseURL(cfg.URL); err != nil {
+				return err
+			}
 			return cfg.with(cmd.Context(), func(st *store.Store) error {
 				w, err := st.GetWorker(cmd.Context(), args[0])
 				if err != nil {
