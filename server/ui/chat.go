@@ -47,6 +47,9 @@ type chatPage struct {
 	Err      string
 	Pager    pager
 	Running  bool
+	// Mute is set when the worker is an AI holding neither publish nor
+	// dm: woken by a message, it has no tool to answer with.
+	Mute bool
 }
 
 // chatMessage is one message of a chat, marked when the viewer sent it.
@@ -74,6 +77,10 @@ func (u *UI) handleChat(w http.ResponseWriter, r *http.Request, v *viewer) {
 	}
 	if before != 0 {
 		live = ""
+	}
+	if with.Worker.Kind == domain.WorkerAI && with.Worker.Active() {
+		held, err := u.st.LiveTools(ctx, other)
+		p.Mute = err == nil && !slices.Contains(held, "publish") && !slices.Contains(held, "dm")
 	}
 	if v.Can("worker_log") && with.Worker.Kind == domain.WorkerAI {
 		running, _ := u.st.ActivationsBefore(ctx, store.ActivationQuery{Workers: []string{other}, Status: domain.ActivationRunning, Limit: 1})
