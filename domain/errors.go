@@ -49,6 +49,25 @@ func Invalid(field, format string, args ...any) error {
 	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
+// KindError is an error of a sentinel kind (ErrConflict…)
+// whose text is its message alone: errors.Is matches the kind, and the
+// reader is not shown the kind's word tacked on ("…: conflict").
+type KindError struct {
+	Kind error
+	Msg  string
+}
+
+func (e *KindError) Error() string { return e.Msg }
+
+// Unwrap lets errors.Is match the kind.
+func (e *KindError) Unwrap() error { return e.Kind }
+
+// Conflict is an ErrConflict that reads as its message (Forbidden is its
+// ErrForbidden twin).
+func Conflict(format string, args ...any) error {
+	return &KindError{Kind: ErrConflict, Msg: fmt.Sprintf(format, args...)}
+}
+
 // Required reports a missing field.
 func Required(field string) error { return Invalid(field, "is required") }
 

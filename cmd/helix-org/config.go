@@ -287,6 +287,7 @@ func newConfigDeleteCmd() *cobra.Command {
 	var cfg configConfig
 	cmd := &cobra.Command{
 		Use:          "delete <key>",
+		SuggestFor:   []string{"unset", "remove", "rm", "del"},
 		Short:        "Remove a config value so its default applies again",
 		Args:         cobra.ExactArgs(1),
 		SilenceUsage: true,

@@ -149,5 +149,6 @@ func newRootCmd() *cobra.Command {
 	}
 	root.AddCommand(newServeCmd(), newChatCmd(), newBootstrapCmd(), newTokenCmd(), newConfigCmd(), newVersionCmd(), newAgentCmd(), newActivationsCmd(), newAuditCmd(), newTriggersCmd(), newSpendCmd(), newTasksCmd(), newInsightsCmd())
 	root.AddCommand(newOrgsCmd(), newCallCmd(), newInviteCmd(), newInvitationsCmd(), newToolsCmd(), newMCPServersCmd(), newBackupCmd(), newExportCmd(), newImportCmd(), newSlackCmd())
+	refuseUnknownSubcommands(root)
 	return root
 }

@@ -72,12 +72,13 @@ func readme(t *testing.T) []block {
 
 func TestREADME(t *testing.T) {
 	blocks := readme(t)
-	for _, format := range []string{llm.Anthropic, llm.OpenAI} {
+	// "none" is the offline path: no model, the example agent.
+	for _, format := range []string{llm.Anthropic, llm.OpenAI, "none"} {
 		t.Run(format, func(t *testing.T) {
 			t.Parallel()
 			// The OpenAI run always uses the stand-in helpers, so both paths
 			// are tested wherever curl and jq are installed.
-			runREADME(t, blocks, format, format == llm.OpenAI || !haveCurlAndJQ())
+			runREADME(t, blocks, format, format != llm.Anthropic || !haveCurlAndJQ())
 		})
 	}
 }
@@ -89,9 +90,15 @@ func haveCurlAndJQ() bool {
 }
 
 // runREADME follows the README as a newcomer would, choosing the provider
-// option that matches format and pointing it at a fake.
+// option that matches format and pointing it at a fake; format "none"
+// takes the offline option, with no model.
 func runREADME(t *testing.T, blocks []block, format string, standIn bool) {
-	fake := llmtest.New(t, format, llmtest.FollowRole)
+	offline := format == "none"
+	fakeFormat := format
+	if offline {
+		fakeFormat = llm.Anthropic // never called
+	}
+	fake := llmtest.New(t, fakeFormat, llmtest.FollowRole)
 	work := t.TempDir()
 	os.Mkdir(filepath.Join(work, "bin"), 0o755)
 	if err := os.Symlink(exe, filepath.Join(work, "bin", "helix-org")); err != nil {
@@ -111,6 +118,8 @@ func runREADME(t *testing.T, blocks []block, format string, standIn bool) {
 		switch {
 		case b.kind == "setup":
 			before.WriteString(dropLines(text, "make build"))
+		case b.kind == "provider-"+format && offline:
+			before.WriteString(text)
 		case b.kind == "provider-"+format:
 			before.WriteString(provider(format, text, fake.BaseURL()))
 		case strings.HasPrefix(b.kind, "provider-"):
@@ -138,19 +147,25 @@ func runREADME(t *testing.T, blocks []block, format string, standIn bool) {
 	if want := `tool_call: {"body":"echo: hello","inReplyTo":"e-`; !strings.Contains(log, want) {
 		t.Errorf("w-echo's activation log lacks %q:\n%s", want, log)
 	}
-	for _, want := range []string{
+	wants := []string{
 		"w-echo: echo: hello",
 		"start: activation a-",
 		"exit: succeeded",
 		"w-echo: loud: HELLO",
 		"w-echo  3            0       500        50          550", // hire + two messages: 5 model calls
-	} {
+	}
+	turns := 5
+	if offline {
+		wants[len(wants)-1] = "w-echo  3            0       0          0           0"
+		turns = 0
+	}
+	for _, want := range wants {
 		if !strings.Contains(out, want) {
 			t.Errorf("the README's commands printed no %q:\n%s", want, out)
 		}
 	}
-	if len(fake.Turns()) != 5 {
-		t.Errorf("the fake provider got %d requests, want 5", len(fake.Turns()))
+	if len(fake.Turns()) != turns {
+		t.Errorf("the fake provider got %d requests, want %d", len(fake.Turns()), turns)
 	}
 }
 

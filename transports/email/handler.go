@@ -72,7 +72,7 @@ func authorize(cfg Config, r *http.Request) error {
 
 // errUnknownAlias is a refusal (403) so Postmark stops retrying a message
 // no stream will ever take.
-var errUnknownAlias = fmt.Errorf("unknown alias: %w", domain.ErrForbidden)
+var errUnknownAlias = domain.Forbidden("unknown alias")
 
 // streamFor finds the email stream with the alias.
 func streamFor(ctx context.Context, st transport.Store, alias string) (domain.Stream, error) {

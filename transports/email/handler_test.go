@@ -177,7 +177,7 @@ func TestInbound(t *testing.T) {
 		{name: "alias matched case-insensitively", posts: []post{ok(withRecipient(t, "inbound.json", "Billing"))},
 			wantStatus: 200, wantNew: counts{Billing: 1}},
 		{name: "unknown alias: 403 so Postmark stops", posts: []post{ok(withRecipient(t, "inbound.json", "nobody"))},
-			wantStatus: 403, wantBody: `no email stream has alias \"nobody\"`},
+			wantStatus: 403, wantBody: `"unknown alias: no email stream has alias \"nobody\""`},
 		{name: "no alias at all", posts: []post{ok([]byte(`{"From":"a@b.c","OriginalRecipient":"h@inbound.postmarkapp.com","MessageID":"x","TextBody":"hi"}`))},
 			wantStatus: 403},
 		{name: "missing basic auth", posts: []post{{"", "", first}}, wantStatus: 401, wantBody: "basic auth required"},

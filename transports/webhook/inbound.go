@@ -34,7 +34,7 @@ func check(st transport.Store, now func() time.Time, r *http.Request) (inbound.R
 		return inbound.Request{}, err
 	}
 	if s.Transport.Kind != Kind {
-		return inbound.Request{}, fmt.Errorf("stream %s is a %s stream, not a webhook stream: %w", s.ID, s.Transport.Kind, domain.ErrConflict)
+		return inbound.Request{}, domain.Conflict("stream %s is a %s stream, not a webhook stream", s.ID, s.Transport.Kind)
 	}
 	id := r.Header.Get(HeaderID)
 	if len(id) > MaxIDLength {

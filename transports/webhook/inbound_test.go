@@ -183,7 +183,7 @@ func TestInbound(t *testing.T) {
 		{name: "inbound budget in use: 503, nothing read", path: "/webhooks/s-open", header: plain("text/plain"), body: "hi", busy: true, wantStatus: 503,
 			wantIn: "too many request bodies in flight"},
 		{name: "unknown stream", path: "/webhooks/s-nope", header: plain("text/plain"), body: "hi", wantStatus: 404, wantIn: `s-nope\": not found`},
-		{name: "wrong kind", path: "/webhooks/s-local", header: plain("text/plain"), body: "hi", wantStatus: 409, wantIn: "is a local stream, not a webhook stream"},
+		{name: "wrong kind", path: "/webhooks/s-local", header: plain("text/plain"), body: "hi", wantStatus: 409, wantIn: `s-local is a local stream, not a webhook stream"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

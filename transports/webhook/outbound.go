@@ -98,8 +98,12 @@ func (s *Sender) Send(ctx context.Context, st domain.Stream, ev domain.Event, at
 	req.Header.Set("User-Agent", s.opts.UserAgent)
 	resp, err := s.client.Do(req)
 	if err != nil {
-		// A refused address stays refused: retrying would only repeat it.
-		return delivery.Outcome{Err: fmt.Errorf("POST %s: %w", cfg.OutboundURL, err), Permanent: errors.Is(err, safedial.ErrBlocked)}
+		if errors.Is(err, safedial.ErrBlocked) {
+			// A refused address stays refused: retrying would only repeat it.
+			return delivery.Outcome{Err: fmt.Errorf("POST %s: %w; to let outbound webhooks reach private addresses, run `helix-org config set %s true` "+
+				"(this delivery is not retried; events published after that are sent)", cfg.OutboundURL, err, safedial.AllowPrivateSetting.Key), Permanent: true}
+		}
+		return delivery.Outcome{Err: fmt.Errorf("POST %s: %w", cfg.OutboundURL, err)}
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, s.opts.MaxResponseBytes))

@@ -193,6 +193,10 @@ func TestSenderRefusesPrivate(t *testing.T) {
 	if !errors.Is(out.Err, safedial.ErrBlocked) || !out.Permanent {
 		t.Errorf("outcome = %+v, want a permanent ErrBlocked", out)
 	}
+	// The operator reads how to allow it.
+	if want := "run `helix-org config set transport.webhook.allow_private true`"; !strings.Contains(out.Err.Error(), want) {
+		t.Errorf("error %q does not say %q", out.Err, want)
+	}
 	if conns.Load() != 0 {
 		t.Errorf("loopback listener accepted %d connections", conns.Load())
 	}

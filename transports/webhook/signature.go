@@ -87,8 +87,8 @@ func Check(key []byte, h http.Header, now time.Time) (*Verifier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s %q is not a Unix time in seconds", ErrSignature, HeaderTimestamp, ts)
 	}
-	if d := now.Sub(time.Unix(sec, 0)); d > Tolerance || d < -Tolerance {
-		return nil, fmt.Errorf("%w: %s is %s away from now; the tolerance is %s", ErrSignature, HeaderTimestamp, d.Round(time.Second), Tolerance)
+	if err := checkTime(sec, ts, now); err != nil {
+		return nil, err
 	}
 	v := &Verifier{mac: hmac.New(sha256.New, key)}
 	for _, s := range strings.Split(sigs, " ") {
@@ -104,6 +104,46 @@ func Check(key []byte, h http.Header, now time.Time) (*Verifier, error) {
 	// different content, and a signature over one must not pass for the other.
 	fmt.Fprintf(v.mac, "%s.%s.", id, ts)
 	return v, nil
+}
+
+// checkTime reports a timestamp outside Tolerance of now, in seconds so no
+// value overflows a time.Duration, and names the unit of one that is far
+// too large to be seconds (a sender's milliseconds, say).
+func checkTime(sec int64, ts string, now time.Time) error {
+	if unit := largeUnit(sec); unit != "" {
+		return fmt.Errorf("%w: %s %s is not in seconds since the epoch (it looks like %s)", ErrSignature, HeaderTimestamp, ts, unit)
+	}
+	d := now.Unix() - sec
+	if tol := int64(Tolerance / time.Second); d > tol || d < -tol {
+		return fmt.Errorf("%w: %s is %s away from now; the tolerance is %s", ErrSignature, HeaderTimestamp, seconds(d), Tolerance)
+	}
+	return nil
+}
+
+// seconds prints d seconds as a time.Duration does, or as seconds when it
+// would overflow one (more than 272 years).
+func seconds(d int64) string {
+	if d > 1<<33 || d < -1<<33 {
+		return strconv.FormatInt(d, 10) + "s"
+	}
+	return (time.Duration(d) * time.Second).String()
+}
+
+// largeUnit names the unit a timestamp too large for seconds (past the
+// year 5000) seems to be in, or is "" for one that may be seconds.
+func largeUnit(sec int64) string {
+	if sec < 0 {
+		sec = -sec // math.MinInt64 stays negative: seconds, far away
+	}
+	switch {
+	case sec >= 1e17:
+		return "nanoseconds"
+	case sec >= 1e14:
+		return "microseconds"
+	case sec >= 1e11:
+		return "milliseconds"
+	}
+	return ""
 }
 
 // Write feeds body bytes to the signature; it never fails.

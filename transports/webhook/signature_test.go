@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,5 +101,34 @@ func TestKey(t *testing.T) {
 		if _, err := webhook.Key(tt.secret); (err == nil) != tt.ok {
 			t.Errorf("Key(%q) err = %v, want ok=%v", tt.secret, err, tt.ok)
 		}
+	}
+}
+
+// TestVerifyTimestampSaysWhy: a timestamp out of tolerance says how far
+// off it is, and one in another unit says so instead of overflowing.
+func TestVerifyTimestampSaysWhy(t *testing.T) {
+	now := time.Unix(1_764_620_000, 0)
+	key, _ := webhook.Key(specSecret)
+	tests := []struct {
+		ts, want string
+	}{
+		{"1764620000000", "webhook-timestamp 1764620000000 is not in seconds since the epoch (it looks like milliseconds)"},
+		{"1764620000000000", "webhook-timestamp 1764620000000000 is not in seconds since the epoch (it looks like microseconds)"},
+		{"1764620000000000000", "webhook-timestamp 1764620000000000000 is not in seconds since the epoch (it looks like nanoseconds)"},
+		{"-1764620000000", "webhook-timestamp -1764620000000 is not in seconds since the epoch (it looks like milliseconds)"},
+		{"1764619000", "webhook-timestamp is 16m40s away from now; the tolerance is 5m0s"},
+		{"1764621000", "webhook-timestamp is -16m40s away from now; the tolerance is 5m0s"},
+		{"0", "webhook-timestamp is 490172h13m20s away from now; the tolerance is 5m0s"},
+		{"99999999999", "webhook-timestamp is -98235379999s away from now; the tolerance is 5m0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ts, func(t *testing.T) {
+			h := webhooktest.Sign(specSecret, specID, now, []byte(specBody))
+			h.Set(webhook.HeaderTimestamp, tt.ts)
+			err := webhook.Verify(key, h, []byte(specBody), now)
+			if !errors.Is(err, webhook.ErrSignature) || !strings.HasSuffix(err.Error(), ": "+tt.want) {
+				t.Errorf("Verify: %v, want ErrSignature ending %q", err, tt.want)
+			}
+		})
 	}
 }
