@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -44,6 +45,16 @@ type SettingSpec struct {
 	Validate func(value string) error
 }
 
+// Choices lists the spec's enum as a person reads it, the empty value
+// named for what it means rather than left as an empty item.
+func (s SettingSpec) Choices() string {
+	out := make([]string, len(s.Enum))
+	for i, v := range s.Enum {
+		out[i] = cmp.Or(v, `"" (unset: the default)`)
+	}
+	return strings.Join(out, ", ")
+}
+
 // Check validates a raw value against the spec's type.
 func (s SettingSpec) Check(value string) error {
 	switch s.Type {
@@ -69,7 +80,7 @@ func (s SettingSpec) Check(value string) error {
 		}
 	}
 	if len(s.Enum) > 0 && !slices.Contains(s.Enum, value) {
-		return invalidError(fmt.Sprintf("%s: unknown value %q (valid: %s)", s.Key, value, strings.Join(s.Enum, ", ")))
+		return invalidError(fmt.Sprintf("%s: unknown value %q (valid: %s)", s.Key, value, s.Choices()))
 	}
 	if s.Validate != nil {
 		if err := s.Validate(value); err != nil {

@@ -66,7 +66,7 @@ func invite() Tool {
 				return inviteOut{}, err
 			}
 			out := inviteOut{Invitation: inv, Resent: resent, Link: inviteLink(ctx, env, inv)}
-			if out.NotSent = emailUnready(ctx, env); out.NotSent == "" {
+			if out.NotSent = EmailUnready(ctx, env); out.NotSent == "" {
 				out.Sent, out.Stream, err = sendInvitation(ctx, env, inv, out.Link)
 			}
 			return out, err
@@ -80,10 +80,10 @@ func inviteLink(ctx context.Context, env *Env, inv store.Invitation) string {
 	return strings.TrimSuffix(base, "/") + env.Root + "/ui/signin?invitation=" + url.QueryEscape(inv.ID)
 }
 
-// emailUnready says why an invitation cannot be emailed now: the server
+// EmailUnready says why an invitation cannot be emailed now: the server
 // has no email transport, or its settings lack what sending needs. ""
-// when it can.
-func emailUnready(ctx context.Context, env *Env) string {
+// when it can. The web UI's People page says it after an invite.
+func EmailUnready(ctx context.Context, env *Env) string {
 	spec, err := env.Store.Transports().Contact("email", "email")
 	if err != nil {
 		return "this server has no email transport: copy the link to them"

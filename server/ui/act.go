@@ -28,7 +28,7 @@ func (u *UI) handleAct(w http.ResponseWriter, r *http.Request, v *viewer) {
 		out, err = tools.Invoke(r.Context(), v.env, v.granted, tool, args)
 	}
 	if wantsJSON(r) {
-		u.actJSON(w, err)
+		u.actJSON(w, r, err)
 		return
 	}
 	if err != nil {
@@ -53,7 +53,11 @@ func (u *UI) showFailure(w http.ResponseWriter, r *http.Request, v *viewer, tool
 		u.log.Error("tool call from the web UI", "tool", tool, "worker", v.Worker.ID, "err", err)
 		msg = "internal error: " + tool + " could not complete; the server's log says why"
 	}
-	f := &flash{Tool: tool, Err: tool + ": " + msg, Status: status, Form: r.PostForm}
+	shown := tool + ": " + msg
+	if plain, ok := formTerms(msg, r.PostForm); ok {
+		shown = plain
+	}
+	f := &flash{Tool: tool, Err: shown, Status: status, Form: r.PostForm}
 	target, _ := url.Parse(next)
 	g := r.Clone(r.Context())
 	g.Method, g.URL, g.RequestURI, g.Body = http.MethodGet, target, next, http.NoBody
@@ -83,7 +87,7 @@ func wantsJSON(r *http.Request) bool {
 	return strings.Contains(r.Header.Get("Accept"), "application/json")
 }
 
-func (u *UI) actJSON(w http.ResponseWriter, err error) {
+func (u *UI) actJSON(w http.ResponseWriter, r *http.Request, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	if err == nil {
 		w.Write([]byte(`{"ok":true}`))
@@ -97,6 +101,7 @@ func (u *UI) actJSON(w http.ResponseWriter, err error) {
 		u.log.Error("tool call from the web UI", "err", err)
 		msg = "internal error; the server's log says why"
 	}
+	msg, _ = formTerms(msg, r.PostForm)
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }

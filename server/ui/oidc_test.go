@@ -412,6 +412,13 @@ func TestPeoplePage(t *testing.T) {
 	if !strings.Contains(row, "ada@example.com") || !strings.Contains(row, "pending") || !strings.Contains(row, "viewer") {
 		t.Fatalf("invitation row = %q", row)
 	}
+	// Postmark is not set up here: the page says no email went and gives the
+	// whole link to copy.
+	notice := uitest.Run(t, tab, chromedp.Evaluate[[]string](`[document.querySelector(".invited p")?.textContent ?? "", document.querySelector(".invited input")?.value ?? ""]`))
+	if !strings.Contains(notice[0], "ada@example.com") || !strings.Contains(notice[0], "no email went") ||
+		!strings.HasPrefix(notice[1], o.base+"/ui/signin?invitation=inv-") {
+		t.Errorf("after inviting, the notice says %q with link %q; want no email went and %s/ui/signin?invitation=inv-…", notice[0], notice[1], o.base)
+	}
 	uitest.Do(t, tab, chromedp.SetValue(chromedp.CSS(`form[action="/ui/act/set_org_role"] input[value="w-maya"] ~ select`), "admin"),
 		chromedp.Click(chromedp.CSS(`form[action="/ui/act/set_org_role"] input[value="w-maya"] ~ button`)))
 	// The form stays visible across the POST, so wait for the stored role.

@@ -2,9 +2,11 @@ package ui
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/tools"
 )
 
 type peoplePage struct {
@@ -13,6 +15,14 @@ type peoplePage struct {
 	Positions   []domain.Position
 	People      []person
 	Roles       []domain.OrgRole
+	// Invited is the invitation just made, with its link to copy.
+	Invited *invited
+}
+
+// invited is what the inviter needs after an invite: the absolute link
+// to give the person, and why no email went, if none did.
+type invited struct {
+	Email, Link, NotSent string
 }
 
 // person is a human worker with its org role, for the roles form.
@@ -33,6 +43,7 @@ func (u *UI) handlePeople(w http.ResponseWriter, r *http.Request, v *viewer) {
 	p := peoplePage{Roles: domain.OrgRoles}
 	got, err := invoke[struct{ Invitations []store.Invitation }](ctx, v, "list_invitations", nil)
 	p.Invitations, p.Err = got.Invitations, sectionErr(err)
+	p.Invited = u.justInvited(r, v, p.Invitations)
 	if pos, err := invoke[struct{ Positions []domain.Position }](ctx, v, "list_positions", nil); err == nil {
 		p.Positions = pos.Positions
 	}
@@ -50,4 +61,17 @@ func (u *UI) handlePeople(w http.ResponseWriter, r *http.Request, v *viewer) {
 		p.People = append(p.People, person{Worker: h, Role: role})
 	}
 	u.render(w, r, http.StatusOK, "people", pageData{Title: "People", Nav: "people", V: v, Body: p})
+}
+
+// justInvited is the notice after an invite (the form goes on to
+// ?invited=inv-…): only for a pending invitation this admin can list.
+func (u *UI) justInvited(r *http.Request, v *viewer, invs []store.Invitation) *invited {
+	id := r.URL.Query().Get("invited")
+	for _, inv := range invs {
+		if id != "" && inv.ID == id && inv.Status == store.InvitePending {
+			return &invited{Email: inv.Email, NotSent: tools.EmailUnready(r.Context(), v.env),
+				Link: BaseURL(u.st, r) + "/ui/signin?invitation=" + url.QueryEscape(inv.ID)}
+		}
+	}
+	return nil
 }

@@ -33,6 +33,9 @@ type settingRow struct {
 	// Edit is what the form starts with: never a secret.
 	Edit      string
 	Multiline bool
+	// Err is why a save of this key just failed; the page opens at it,
+	// with what was typed.
+	Err string
 }
 
 // handleSettings shows operational config to the owner: every key of the
@@ -44,6 +47,10 @@ func (u *UI) handleSettings(w http.ResponseWriter, r *http.Request, v *viewer) {
 	}
 	specs := slices.SortedFunc(slices.Values(u.cfg.Settings), func(a, b domain.SettingSpec) int { return strings.Compare(a.Key, b.Key) })
 	var p settingsPage
+	failed := flashFrom(r.Context())
+	if failed != nil && failed.Tool != "config" {
+		failed = nil
+	}
 	if !v.Session.Strong() {
 		p.ReadOnly = tokenOnly
 	}
@@ -58,6 +65,12 @@ func (u *UI) handleSettings(w http.ResponseWriter, r *http.Request, v *viewer) {
 			row.Shown = shownValue(spec, value)
 			if !spec.Secret {
 				row.Edit = row.Shown
+			}
+		}
+		if failed != nil && failed.Form.Get("key") == spec.Key {
+			row.Err = failed.Err
+			if !spec.Secret {
+				row.Edit = failed.Form.Get("value")
 			}
 		}
 		p.Settings = append(p.Settings, row)

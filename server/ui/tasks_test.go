@@ -48,9 +48,10 @@ func TestTaskForms(t *testing.T) {
 		return c.post(t, "/ui/act/"+tool, form, nil)
 	}
 
+	// No builder ticked: the page posts only its hidden empty builders[].
 	code, body := post(owner, "create_spec_task", url.Values{"title": {"Login"}, "prompt": {"Add a login."}, "planner": {"w-plan"},
-		"next": {"/ui/tasks/{id}"}, "back": {"/ui/tasks"}})
-	if code != http.StatusBadRequest || !strings.Contains(body, "builders") || !strings.Contains(body, `value="Login"`) {
+		"builders[]": {""}, "next": {"/ui/tasks/{id}"}, "back": {"/ui/tasks"}})
+	if code != http.StatusBadRequest || !strings.Contains(body, `role="alert">Builders: choose at least one</div>`) || !strings.Contains(body, `value="Login"`) {
 		t.Errorf("start without builders = %d, want 400 naming builders with the title kept:\n%s", code, body)
 	}
 	code, _ = post(owner, "create_spec_task", url.Values{"title": {"Login"}, "prompt": {"Add a login."}, "planner": {"w-plan"},
