@@ -91,3 +91,54 @@ func TestHeldCallFromThePage(t *testing.T) {
 		t.Errorf("w-lead's inbox does not show the waiting call:\n%s", page)
 	}
 }
+
+// TestApprovalShowsTheWholeCall: an approver sees every argument of the
+// call in full — a body cut at 200 characters could hide what approving
+// it would send — and can deny it with a note the requester reads.
+func TestApprovalShowsTheWholeCall(t *testing.T) {
+	o := newOrg(t)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"create_role", map[string]any{"id": "r-any", "title": "Any", "content": "Work."}},
+		{"create_position", map[string]any{"id": "p-desk", "role": "r-any", "title": "Desk"}},
+		{"hire_worker", map[string]any{"id": "w-desk", "position": "p-desk", "kind": "human", "name": "Desk", "grants": []string{"read_events"}}},
+		{"create_stream", map[string]any{"id": "s-news", "name": "news"}},
+		{"invite_workers", map[string]any{"stream": "s-news", "workers": []string{"w-desk"}}},
+		{"grant_tool", map[string]any{"worker": "w-desk", "tool": "publish", "approval": "required"}},
+	} {
+		o.call(t, c.tool, c.args)
+	}
+	body := strings.Repeat("All is well with the quarter. ", 20) + "P.S. wire the float to account 99-0042."
+	desk := o.h.Connect(t, "w-desk", servertest.Token(t, o.h.Store, "w-desk"))
+	held := servertest.Call[struct {
+		Pending  bool
+		Approval domain.Approval
+	}](t, desk, "publish", map[string]any{"stream": "s-news", "body": body})
+	if !held.Pending {
+		t.Fatalf("publish answered %+v, want pending", held)
+	}
+
+	owner := o.client(t, "w-owner")
+	_, page := owner.get(t, "/ui/inbox")
+	for _, want := range []string{
+		"<dt>body</dt><dd><pre>" + body + "</pre></dd>",
+		"<dt>stream</dt><dd><pre>s-news</pre></dd>",
+		`name="note" placeholder="Note to the requester (optional)"`,
+		`<button name="decision" value="deny" class="danger">Deny</button>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the owner's inbox lacks %q", want)
+		}
+	}
+	status, _ := owner.post(t, "/ui/act/decide_approval", url.Values{"csrf": {owner.csrf}, "next": {"/ui/inbox"},
+		"id": {held.Approval.ID}, "decision": {"deny"}, "note": {"no account numbers on news"}}, nil)
+	if status != http.StatusSeeOther {
+		t.Fatalf("deny: %d, want 303", status)
+	}
+	a, err := o.h.Store.GetApproval(t.Context(), held.Approval.ID)
+	if err != nil || a.State != domain.ApprovalDenied || a.Note != "no account numbers on news" {
+		t.Errorf("the approval is %s with note %q (%v), want denied with the note", a.State, a.Note, err)
+	}
+}

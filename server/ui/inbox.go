@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -33,6 +34,9 @@ type inboxItem struct {
 	Link  string
 	// Approval, when set, is a request the viewer may decide here.
 	Approval string
+	// Args are a request's arguments, each in full: what approving it
+	// would run, which an excerpt could cut off.
+	Args []callArg
 	// About is the approval request a notice is about; Request marks the
 	// item that lists the request itself, whose notice is then left out.
 	About   string
@@ -199,6 +203,32 @@ func myNotices(ctx context.Context, u *UI, v *viewer, before time.Time, limit in
 	return out, nil
 }
 
+// callArg is one argument of a call: a string as it is, anything else as
+// compact JSON.
+type callArg struct{ Name, Value string }
+
+// callArgs are a call's arguments by name; arguments that are not a JSON
+// object come back whole, under no name.
+func callArgs(raw json.RawMessage) []callArg {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		if len(raw) == 0 {
+			return nil
+		}
+		return []callArg{{Value: string(raw)}}
+	}
+	out := make([]callArg, 0, len(fields))
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		v := string(fields[name])
+		var str string
+		if json.Unmarshal(fields[name], &str) == nil {
+			v = str
+		}
+		out = append(out, callArg{Name: name, Value: v})
+	}
+	return out
+}
+
 // approvalOutcome says how a request was decided and what came of it;
 // nothing while it waits.
 func approvalOutcome(a domain.Approval) (kind, text string) {
@@ -265,12 +295,12 @@ func approvalsToDecide(ctx context.Context, u *UI, v *viewer, before time.Time, 
 		if (!before.IsZero() && !a.CreatedAt.Before(before)) || len(out) == limit {
 			continue
 		}
-		text := string(a.Arguments) + " — " + a.Why
+		text := a.Why
 		if a.Reason != "" {
 			text += " — " + a.Reason
 		}
 		item := inboxItem{At: a.CreatedAt, Kind: "approval", Label: "approval", Link: u.cfg.Root + "/ui/workers/" + a.WorkerID,
-			Title: a.WorkerID + " asks to call " + a.Tool, Text: text, Approval: a.ID, About: a.ID, Request: true}
+			Title: a.WorkerID + " asks to call " + a.Tool, Text: text, Args: callArgs(a.Arguments), Approval: a.ID, About: a.ID, Request: true}
 		switch a.Kind {
 		case domain.ApprovalDeclassify:
 			// What only its readers may read would reach others: one of
