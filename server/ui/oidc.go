@@ -43,12 +43,12 @@ type oidcClient struct {
 }
 
 // oidcName is the provider's name for the sign-in button, "" when
-// sign-in with a provider is off.
+// sign-in with a provider is off or lacks its issuer or client id.
 func (u *UI) oidcName(ctx context.Context) string {
-	issuer, _ := u.st.SettingOr(ctx, OIDCIssuerSetting)
-	if issuer == "" {
+	if len(tools.IdentityProviderUnset(ctx, u.st)) > 0 {
 		return ""
 	}
+	issuer, _ := u.st.SettingOr(ctx, tools.OIDCIssuerSetting)
 	if name, _ := u.st.SettingOr(ctx, OIDCNameSetting); name != "" {
 		return name
 	}
@@ -62,9 +62,9 @@ func (u *UI) oidcName(ctx context.Context) string {
 // server's, from auth.public_url or else the request's own host.
 func (u *UI) oidcClientFor(r *http.Request) (*oidcClient, error) {
 	ctx := r.Context()
-	issuer, _ := u.st.SettingOr(ctx, OIDCIssuerSetting)
-	id, _ := u.st.SettingOr(ctx, OIDCClientIDSetting)
-	secret, _ := u.st.SettingOr(ctx, OIDCClientSecretSetting)
+	issuer, _ := u.st.SettingOr(ctx, tools.OIDCIssuerSetting)
+	id, _ := u.st.SettingOr(ctx, tools.OIDCClientIDSetting)
+	secret, _ := u.st.SettingOr(ctx, tools.OIDCClientSecretSetting)
 	if issuer == "" || id == "" {
 		return nil, errors.New("sign-in with an identity provider is not configured: an admin sets auth.oidc.issuer and auth.oidc.client_id")
 	}

@@ -62,9 +62,9 @@ func withProvider(t *testing.T, o *org) *provider {
 			t.Fatal(err)
 		}
 	}
-	set(ui.OIDCIssuerSetting, cfg.Issuer)
-	set(ui.OIDCClientIDSetting, cfg.ClientID)
-	set(ui.OIDCClientSecretSetting, cfg.ClientSecret)
+	set(tools.OIDCIssuerSetting, cfg.Issuer)
+	set(tools.OIDCClientIDSetting, cfg.ClientID)
+	set(tools.OIDCClientSecretSetting, cfg.ClientSecret)
 	set(ui.OIDCNameSetting, "Acme ID")
 	set(ui.OIDCAllowPrivateSetting, "true")
 	set(tools.PublicURLSetting, o.base)
