@@ -2,7 +2,9 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"net/url"
+	"strings"
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
@@ -42,4 +44,21 @@ func IdentityProviderUnset(ctx context.Context, st *store.Store) []string {
 		}
 	}
 	return unset
+}
+
+// InvitationUnacceptable says why no invitation can be accepted now: the
+// invitee signs in with the identity provider, and there is none. ""
+// when there is. The web UI's People page says it after an invite.
+func InvitationUnacceptable(ctx context.Context, st *store.Store) string {
+	unset := IdentityProviderUnset(ctx, st)
+	if len(unset) == 0 {
+		return ""
+	}
+	verb := "is"
+	if len(unset) > 1 {
+		verb = "are"
+	}
+	return fmt.Sprintf("No one can accept this invitation yet: an invited person signs in with the identity provider, and this server has none (%s %s not set). "+
+		"Set %s, %s and, if the provider issued one, %s (helix-org config set, or the Settings page); the invitation is kept, and its link works once they are set.",
+		strings.Join(unset, " and "), verb, OIDCIssuerSetting.Key, OIDCClientIDSetting.Key, OIDCClientSecretSetting.Key)
 }

@@ -38,16 +38,17 @@ type inviteIn struct {
 
 type inviteOut struct {
 	store.Invitation
-	// Resent says the email had a pending invitation, renewed and sent again.
-	Resent bool `json:"resent"`
-	// Link is the sign-in page to give them, to copy when no email went.
-	Link string `json:"link"`
+	Resent bool   `json:"resent" jsonschema:"true when the email had a pending invitation, now renewed and sent again"`
+	Link   string `json:"link" jsonschema:"the sign-in page to give them (/ui/signin?invitation=inv-…, absolute when auth.public_url is set); copy it to them when no email went"`
 	// Sent says how the invitation went out: "email" (queued on the
 	// worker's contact stream), or "" — copy the link to them.
 	Sent   string `json:"sent,omitempty" jsonschema:"email when the invitation was emailed to them; absent when it was not: give them the link"`
-	Stream string `json:"stream,omitempty"`
+	Stream string `json:"stream,omitempty" jsonschema:"the DM stream (s-dm-…) the emailed invitation went on, when it was emailed"`
 	// NotSent says why no email went, when none did.
 	NotSent string `json:"not_sent,omitempty" jsonschema:"why no email went, when none did (no email transport, or transport.postmark lacks what sending needs)"`
+	// CannotAccept says why the invitation cannot be accepted yet, when it
+	// cannot: it is kept, and works once sign-in is set up.
+	CannotAccept string `json:"cannot_accept,omitempty" jsonschema:"why the person cannot accept the invitation yet, when they cannot: this server has no identity provider to sign in with, and the auth.oidc.* settings it names must be set first. The invitation is kept and works once they are. Absent when it can be accepted"`
 }
 
 func invite() Tool {
@@ -65,7 +66,7 @@ func invite() Tool {
 			if err != nil {
 				return inviteOut{}, err
 			}
-			out := inviteOut{Invitation: inv, Resent: resent, Link: inviteLink(ctx, env, inv)}
+			out := inviteOut{Invitation: inv, Resent: resent, Link: inviteLink(ctx, env, inv), CannotAccept: InvitationUnacceptable(ctx, env.Store)}
 			if out.NotSent = EmailUnready(ctx, env); out.NotSent == "" {
 				out.Sent, out.Stream, err = sendInvitation(ctx, env, inv, out.Link)
 			}

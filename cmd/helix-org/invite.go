@@ -20,8 +20,10 @@ a pending human worker in --position with the org role --role (default
 member) and emails the sign-in link when the server can send mail
 (transport.postmark holds a server_token and a from address); otherwise
 not_sent says why. The link is printed either way. The person signs in to the web UI with the
-identity provider (auth.oidc.*) and becomes that worker. Inviting the same
-email again resends; invitations expire after auth.invite_ttl.`,
+identity provider (auth.oidc.*) and becomes that worker; until that provider
+is set up, cannot_accept says the invitation cannot be accepted yet (it is
+kept, and works once it is). Inviting the same email again resends;
+invitations expire after auth.invite_ttl.`,
 		Example: `  helix-org invite lee@example.com --position p-support --role viewer`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -412,12 +412,17 @@ func TestPeoplePage(t *testing.T) {
 	if !strings.Contains(row, "ada@example.com") || !strings.Contains(row, "pending") || !strings.Contains(row, "viewer") {
 		t.Fatalf("invitation row = %q", row)
 	}
-	// Postmark is not set up here: the page says no email went and gives the
-	// whole link to copy.
-	notice := uitest.Run(t, tab, chromedp.Evaluate[[]string](`[document.querySelector(".invited p")?.textContent ?? "", document.querySelector(".invited input")?.value ?? ""]`))
+	// Neither Postmark nor an identity provider is set up here: the page
+	// says no email went, that the invitation cannot be accepted yet and
+	// what to set, and gives the whole link to copy.
+	notice := uitest.Run(t, tab, chromedp.Evaluate[[]string](`[document.querySelector(".invited p")?.textContent ?? "", document.querySelector(".invited input")?.value ?? "", document.querySelector(".invited .cannot-accept")?.textContent ?? ""]`))
 	if !strings.Contains(notice[0], "ada@example.com") || !strings.Contains(notice[0], "no email went") ||
 		!strings.HasPrefix(notice[1], o.base+"/ui/signin?invitation=inv-") {
 		t.Errorf("after inviting, the notice says %q with link %q; want no email went and %s/ui/signin?invitation=inv-…", notice[0], notice[1], o.base)
+	}
+	if want := "No one can accept this invitation yet: an invited person signs in with the identity provider, and this server has none (auth.oidc.issuer and auth.oidc.client_id are not set)."; !strings.Contains(notice[2], want) ||
+		!strings.Contains(notice[2], "the invitation is kept, and its link works once they are set.") {
+		t.Errorf("after inviting, the notice says %q; want %q and that the invitation is kept", notice[2], want)
 	}
 	uitest.Do(t, tab, chromedp.SetValue(chromedp.CSS(`form[action="/ui/act/set_org_role"] input[value="w-maya"] ~ select`), "admin"),
 		chromedp.Click(chromedp.CSS(`form[action="/ui/act/set_org_role"] input[value="w-maya"] ~ button`)))

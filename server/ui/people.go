@@ -20,9 +20,10 @@ type peoplePage struct {
 }
 
 // invited is what the inviter needs after an invite: the absolute link
-// to give the person, and why no email went, if none did.
+// to give the person, why no email went, if none did, and why it cannot
+// be accepted yet, if it cannot.
 type invited struct {
-	Email, Link, NotSent string
+	Email, Link, NotSent, CannotAccept string
 }
 
 // person is a human worker with its org role, for the roles form.
@@ -69,7 +70,7 @@ func (u *UI) justInvited(r *http.Request, v *viewer, invs []store.Invitation) *i
 	id := r.URL.Query().Get("invited")
 	for _, inv := range invs {
 		if id != "" && inv.ID == id && inv.Status == store.InvitePending {
-			return &invited{Email: inv.Email, NotSent: tools.EmailUnready(r.Context(), v.env),
+			return &invited{Email: inv.Email, NotSent: tools.EmailUnready(r.Context(), v.env), CannotAccept: tools.InvitationUnacceptable(r.Context(), u.st),
 				Link: BaseURL(u.st, r) + "/ui/signin?invitation=" + url.QueryEscape(inv.ID)}
 		}
 	}
