@@ -28,7 +28,8 @@ type signInPage struct {
 }
 
 // handleSignInForm shows the token form or, for a one-click link, a page
-// whose button spends the link's code. A GET never spends it: a mail
+// whose button spends the link's code; an invitation link, while no
+// identity provider is set up, says it cannot be accepted yet. A GET never spends it: a mail
 // scanner or prefetcher that opens the link would use it up, and a page
 // elsewhere could sign a browser in as someone else by linking to it.
 func (u *UI) handleSignInForm(w http.ResponseWriter, r *http.Request) {
@@ -38,6 +39,10 @@ func (u *UI) handleSignInForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	if p.Invitation != "" && p.Code == "" && u.oidcName(r.Context()) == "" {
+		u.showStalledInvitation(w, r, p.Invitation)
+		return
+	}
 	u.showSignIn(w, r, http.StatusOK, p)
 }
 
