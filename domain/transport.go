@@ -54,10 +54,12 @@ type TransportSpec struct {
 	// Contact, when set, lets a human worker be reached on the kind
 	// (set_contact).
 	Contact *ContactSpec
-	// Admit, when set, bounds what one worker may make of the kind: the
-	// store asks it in the transaction that creates a stream, with the
-	// config, how many streams of the kind the creator made before, and a
-	// reader of settings; its error names the setting that sets the bound.
+	// Admit, when set, bounds what one worker may make of the kind, by
+	// count or by what the settings in force allow (a schedule's rate, a
+	// webhook's private addresses): the store asks it in the transaction
+	// that creates a stream, with the config, how many streams of the kind
+	// the creator made before, and a reader of settings; its error names
+	// the setting that sets the bound.
 	Admit func(config json.RawMessage, made int, setting func(SettingSpec) string) error
 }
 

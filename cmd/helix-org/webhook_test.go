@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -146,16 +147,38 @@ func TestWebhookBridge(t *testing.T) {
 	waitIdle(t, st)
 }
 
-// TestWebhookOutboundGuard: by default the engine refuses the loopback
-// receiver (permanently, with the reason recorded) and it sees no
-// connection; turning allow_private on applies to the next delivery
-// without a restart.
+// TestWebhookOutboundGuard: while transport.webhook.allow_private is
+// off, create_stream refuses a loopback outbound_url at once, saying what
+// to set; with it on, the stream is made. Delivery still checks the
+// address it dials: the setting turned off again, the engine refuses the
+// loopback receiver (permanently, with the reason recorded) and it sees
+// no connection; turning it on applies to the next delivery without a
+// restart.
 func TestWebhookOutboundGuard(t *testing.T) {
 	st := openTestStore(t)
 	rcv := webhooktest.NewReceiver(t, hookSecret)
 	_, _, owner := startServe(t, st, io.Discard)
-	servertest.Call[map[string]any](t, owner, "create_stream", map[string]any{"id": "s-out", "name": "out", "transport": map[string]any{"kind": "webhook",
-		"config": map[string]any{"secret": hookSecret, "outbound_url": rcv.URL}}})
+	allowPrivate := func(v string) {
+		t.Helper()
+		if err := st.SetSetting(t.Context(), safedial.AllowPrivateSetting, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stream := map[string]any{"id": "s-out", "name": "out", "transport": map[string]any{"kind": "webhook",
+		"config": map[string]any{"secret": hookSecret, "outbound_url": rcv.URL}}}
+	msg := servertest.CallErr(t, owner, "create_stream", stream)
+	for _, want := range []string{"transport.config.outbound_url: " + rcv.URL + " is on 127.0.0.1, a loopback, private or special-purpose address",
+		"every delivery would be refused", "run `helix-org config set transport.webhook.allow_private true`, then create the stream"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("create_stream to loopback says %q; want %q", msg, want)
+		}
+	}
+	if _, err := st.GetStream(t.Context(), "s-out"); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("after the refusal, s-out: %v; want none made", err)
+	}
+	allowPrivate("true")
+	servertest.Call[map[string]any](t, owner, "create_stream", stream)
+	allowPrivate("false")
 
 	refused := servertest.Call[domain.Event](t, owner, "publish", map[string]any{"stream": "s-out", "body": "to loopback"})
 	d := waitDelivery(t, st, refused.ID)
@@ -166,9 +189,7 @@ func TestWebhookOutboundGuard(t *testing.T) {
 		t.Errorf("the receiver got %d requests", n)
 	}
 
-	if err := st.SetSetting(t.Context(), safedial.AllowPrivateSetting, "true"); err != nil {
-		t.Fatal(err)
-	}
+	allowPrivate("true")
 	allowed := servertest.Call[domain.Event](t, owner, "publish", map[string]any{"stream": "s-out", "body": "now allowed"})
 	if d := waitDelivery(t, st, allowed.ID); d.Status != domain.DeliveryDelivered {
 		t.Errorf("delivery with allow_private = %+v, want delivered", d)

@@ -22,6 +22,7 @@ var Transport = transport.Descriptor{
 		Check:   func(raw json.RawMessage) error { _, err := ParseConfig(raw); return err },
 		Secrets: []string{"secret"},
 		Publish: true,
+		Admit:   admit,
 	},
 	Settings: Settings,
 	Endpoints: func(d transport.Deps) []inbound.Endpoint {
