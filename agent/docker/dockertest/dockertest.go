@@ -76,7 +76,10 @@ func BuildStatic(pkg, out string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(goTool(), "build", "-trimpath", "-o", out, pkg)
+	// No -trimpath: it is in every package's build-cache key, std's too, so
+	// it would compile the whole tree once more instead of reusing what the
+	// suite's other non-race builds left in the cache (all but cgo's few).
+	cmd := exec.Command(goTool(), "build", "-o", out, pkg)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
 	if b, err := cmd.CombinedOutput(); err != nil {
