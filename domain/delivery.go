@@ -22,16 +22,20 @@ var DeliveryStatuses = []DeliveryStatus{DeliveryPending, DeliveryDelivered, Deli
 
 // Delivery is one event on its way out of the org through a transport.
 type Delivery struct {
-	ID            int64          `json:"id"`
-	EventID       string         `json:"eventId"`
-	EventSeq      int64          `json:"eventSeq"`
-	StreamID      string         `json:"streamId"`
-	Kind          TransportKind  `json:"kind"`
-	Status        DeliveryStatus `json:"status"`
-	Attempts      int            `json:"attempts"`
-	NextAttemptAt *time.Time     `json:"nextAttemptAt,omitempty"`
-	LastStatus    int            `json:"lastStatus,omitempty"`
-	LastError     string         `json:"lastError,omitempty"`
+	ID       int64          `json:"id"`
+	EventID  string         `json:"eventId"`
+	EventSeq int64          `json:"eventSeq"`
+	StreamID string         `json:"streamId"`
+	Kind     TransportKind  `json:"kind"`
+	Status   DeliveryStatus `json:"status"`
+	Attempts int            `json:"attempts"`
+	// RetriedAfter is how many attempts had been made when an operator
+	// last sent the delivery again (retry_delivery): its budget of
+	// attempts counts from there.
+	RetriedAfter  int        `json:"retriedAfter,omitempty"`
+	NextAttemptAt *time.Time `json:"nextAttemptAt,omitempty"`
+	LastStatus    int        `json:"lastStatus,omitempty"`
+	LastError     string     `json:"lastError,omitempty"`
 	// RemoteID is the remote's id of the delivered message, when it gave
 	// one (Slack's ts, Telegram's message_id).
 	RemoteID  string            `json:"remoteId,omitempty"`

@@ -35,7 +35,7 @@ func (r OrgRole) Validate(field string) error {
 // AdminTools are the tools that run the org rather than act in it: only
 // an admin calls them, whatever its grants say.
 var AdminTools = []string{"set_budget", "invite", "list_invitations", "revoke_invitation", "set_org_role",
-	"add_mcp_server", "remove_mcp_server", "enable_endpoint"}
+	"add_mcp_server", "remove_mcp_server", "enable_endpoint", "retry_delivery"}
 
 // MayCall is the one decision of what an org role lets a person call:
 // a viewer only tools that change nothing, a member any tool but the

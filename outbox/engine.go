@@ -245,7 +245,7 @@ const AttemptLease = time.Minute
 // claim is also when an attempt a crash cut short is tried again.
 func (e *Engine) attempt(ctx context.Context, d domain.Delivery) error {
 	now := e.opts.Now()
-	d, err := e.st.ClaimDelivery(ctx, d.ID, now, now.Add(max(e.backoff(d.Attempts+1), AttemptLease)))
+	d, err := e.st.ClaimDelivery(ctx, d.ID, now, now.Add(max(e.backoff(round(d)+1), AttemptLease)))
 	if errors.Is(err, domain.ErrConflict) {
 		return nil
 	}
@@ -285,15 +285,20 @@ func (e *Engine) finish(ctx context.Context, d domain.Delivery, start time.Time,
 		res.Status = domain.DeliveryDelivered
 	case out.Disable:
 		res.Status, res.DisableStream = domain.DeliveryDisabled, true
-	case out.Permanent || d.Attempts >= maxAttempts:
+	case out.Permanent || round(d) >= maxAttempts:
 		res.Status = domain.DeliveryFailed
 	default:
 		res.Status = domain.DeliveryPending
-		res.NextAttemptAt = e.opts.Now().Add(e.retryDelay(d.Attempts, out.RetryAfter))
+		res.NextAttemptAt = e.opts.Now().Add(e.retryDelay(round(d), out.RetryAfter))
 	}
 	e.logAttempt(d, res, maxAttempts)
 	return e.st.FinishDelivery(ctx, d.ID, res)
 }
+
+// round is how many attempts a delivery has made since an operator last
+// sent it again (retry_delivery), or in all: the budget of attempts and
+// the backoff count from there, while the log numbers every attempt.
+func round(d domain.Delivery) int { return d.Attempts - d.RetriedAfter }
 
 // logAttempt writes the one server-log line of an attempt and reports
 // it. Senders keep secrets out of their errors (a bot token in a URL is

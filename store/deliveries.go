@@ -25,8 +25,10 @@ type deliveryRow struct {
 	Status        string `gorm:"not null;index:idx_delivery_due,priority:1"`
 	NextAttemptNs int64  `gorm:"not null;index:idx_delivery_due,priority:2"`
 	Attempts      int    `gorm:"not null"`
-	LastStatus    int
-	LastError     string
+	// RetriedAfter is Attempts when an operator last retried the delivery.
+	RetriedAfter int `gorm:"not null;default:0"`
+	LastStatus   int
+	LastError    string
 	// RemoteID is the remote's id of the delivered message (Slack's ts,
 	// Telegram's message_id): a chat answer names it (relayAnswer).
 	RemoteID  string `gorm:"index:idx_delivery_remote,priority:2"`
@@ -38,7 +40,7 @@ func (deliveryRow) TableName() string { return "deliveries" }
 
 func (r deliveryRow) toDomain() domain.Delivery {
 	d := domain.Delivery{ID: r.ID, EventID: r.EventID, EventSeq: r.EventSeq, StreamID: r.StreamID, Kind: domain.TransportKind(r.Kind),
-		Status: domain.DeliveryStatus(r.Status), Attempts: r.Attempts, LastStatus: r.LastStatus, LastError: r.LastError,
+		Status: domain.DeliveryStatus(r.Status), Attempts: r.Attempts, RetriedAfter: r.RetriedAfter, LastStatus: r.LastStatus, LastError: r.LastError,
 		RemoteID: r.RemoteID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	if r.Status == string(domain.DeliveryPending) {
 		t := time.Unix(0, r.NextAttemptNs).UTC()

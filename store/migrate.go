@@ -172,6 +172,12 @@ var migrations = []migration{
 		return autoMigrate(tx, &creditCheckpointRow{})
 	}},
 	{71, "events by stream: the dialect's one index (27 had brought back the one 25 dropped on PostgreSQL)", migrateStreamIndex},
+	{72, "deliveries an operator sent again count their attempts from then", func(tx *gorm.DB) error {
+		if tx.Migrator().HasColumn(&deliveryRow{}, "RetriedAfter") {
+			return nil
+		}
+		return tx.Migrator().AddColumn(&deliveryRow{}, "RetriedAfter")
+	}},
 }
 
 type schemaMigration struct {

@@ -46,7 +46,7 @@ type audience struct {
 var sharesNothing = map[string]bool{
 	"cancel_activation": true, "claim_item": true, "delete_skill": true, "dismiss_worker": true,
 	"enable_endpoint": true, "endorse_insight": true, "grant_tool": true, "link_insights": true,
-	"revoke_tool": true, "rollback_skill": true, "set_budget": true, "subscribe": true, "unsubscribe": true,
+	"retry_delivery": true, "revoke_tool": true, "rollback_skill": true, "set_budget": true, "subscribe": true, "unsubscribe": true,
 }
 
 // audienceOf is who would read what a call of tool writes; ok is false

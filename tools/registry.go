@@ -24,7 +24,7 @@ var All = sync.OnceValue(func() []Tool {
 		subscribe(), unsubscribe(), inviteWorkers(), streamMembers(),
 		publish(), readEvents(), dm(), askHuman(), getAttachment(),
 		workerLog(), cancelActivation(), messageActivation(),
-		listDeliveries(), enableEndpoint(),
+		listDeliveries(), enableEndpoint(), retryDelivery(),
 		createSkill(), listSkills(), getSkill(), callSkill(), rollbackSkill(), deleteSkill(),
 		addMCPServer(), listMCPServers(), removeMCPServer(),
 		setBudget(), listBudgets(),

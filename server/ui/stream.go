@@ -25,6 +25,8 @@ type streamPage struct {
 	// Preview is what ?preview=<processor> would write for the input's
 	// latest events: preview_processor, which writes nothing.
 	Preview *processorPreview
+	// Outbound is what the stream has sent out, if anything.
+	Outbound *outbound
 }
 
 // processorPreview is preview_processor's answer, as the page shows it.
@@ -102,6 +104,7 @@ func (u *UI) handleStream(w http.ResponseWriter, r *http.Request, v *viewer) {
 		}
 		p.Preview = &got
 	}
+	p.Outbound = streamOutbound(ctx, v, got.Stream)
 	if v.Can("subscribe") && !p.IsDM {
 		all, _ := invoke[struct{ Workers []domain.Worker }](ctx, v, "list_workers", nil)
 		p.Others = all.Workers

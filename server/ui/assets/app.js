@@ -155,6 +155,7 @@
             const open = [...main.querySelectorAll("details[open]")].map((d) => d.id || "");
             main.innerHTML = fresh.innerHTML;
             tick();
+            watchDue();
             open.filter(Boolean).forEach((id) => { const d = document.getElementById(id); if (d) d.open = true; });
           }
         })
@@ -162,6 +163,20 @@
         .finally(() => { this.busy = false; this.run(); });
     },
   };
+
+  // ---- Deliveries due soon ----------------------------------------------
+  // A stream's page shows its deliveries as they were when it loaded. One
+  // due within a minute (a Resend just pressed) is reloaded a second after
+  // it is due, so the person sees how it went; at most ten times a page.
+  let dueReloads = 0;
+  function watchDue() {
+    const due = [...document.querySelectorAll("tr[data-due]")].map((r) => Date.parse(r.dataset.due)).filter((t) => !isNaN(t));
+    if (!due.length || dueReloads >= 10) return;
+    const wait = Math.min(...due) - Date.now();
+    if (wait > 60000) return;
+    dueReloads++;
+    setTimeout(() => refresh.request(), Math.max(wait, 0) + 1000);
+  }
 
   // ---- Markdown preview ------------------------------------------------
   const previewTimers = new WeakMap();
@@ -234,6 +249,7 @@
   function init() {
     startLive();
     tick();
+    watchDue();
     setInterval(tick, 1000);
     const bubbles = document.getElementById("messages");
     if (bubbles) bubbles.scrollTop = bubbles.scrollHeight;
