@@ -41,8 +41,9 @@ func deliveryOf(t *testing.T, st *store.Store, eventID string) domain.Delivery {
 }
 
 // TestResendAFailedDelivery: a delivery the server refused to send (the
-// receiver is on a private address) shows on its stream's page as failed,
-// with why, at 360 px as at 1280. Once the operator allows private
+// receiver is on a private address, allowed when the stream was made and
+// not since) shows on its stream's page as failed, with why, at 360 px as
+// at 1280. Once the operator allows private
 // addresses, pressing Resend queues it — the page shows it pending — and
 // when the outbox has sent it the page shows it delivered by itself.
 func TestResendAFailedDelivery(t *testing.T) {
@@ -51,8 +52,18 @@ func TestResendAFailedDelivery(t *testing.T) {
 	ctx := t.Context()
 	rcv := webhooktest.NewReceiver(t, hookSecret)
 	engine := newOutbox(st)
+	// The stream is made while private addresses are allowed (creation
+	// refuses a loopback URL otherwise), then they are not: the send fails.
+	allowPrivate := func(v string) {
+		t.Helper()
+		if err := st.SetSetting(ctx, safedial.AllowPrivateSetting, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allowPrivate("true")
 	o.call(t, "create_stream", map[string]any{"id": "s-out", "name": "out", "transport": map[string]any{"kind": "webhook",
 		"config": map[string]any{"secret": hookSecret, "outbound_url": rcv.URL}}})
+	allowPrivate("false")
 	ev := o.call(t, "publish", map[string]any{"stream": "s-out", "body": "deploy 118 finished"})
 	if err := engine.Step(ctx); err != nil {
 		t.Fatal(err)
@@ -61,9 +72,7 @@ func TestResendAFailedDelivery(t *testing.T) {
 	if d.Status != domain.DeliveryFailed {
 		t.Fatalf("the delivery to loopback is %s, want failed", d.Status)
 	}
-	if err := st.SetSetting(ctx, safedial.AllowPrivateSetting, "true"); err != nil {
-		t.Fatal(err)
-	}
+	allowPrivate("true")
 
 	tab := o.tab(t, "w-owner")
 	row := func(status domain.DeliveryStatus) string {
