@@ -29,9 +29,10 @@ type signInPage struct {
 
 // handleSignInForm shows the token form or, for a one-click link, a page
 // whose button spends the link's code; an invitation link, while no
-// identity provider is set up, says it cannot be accepted yet. A GET never spends it: a mail
-// scanner or prefetcher that opens the link would use it up, and a page
-// elsewhere could sign a browser in as someone else by linking to it.
+// identity provider is set up, says it cannot be accepted yet. A GET
+// never spends it: a mail scanner or prefetcher that opens the link would
+// use it up, and a page elsewhere could sign a browser in as someone else
+// by linking to it.
 func (u *UI) handleSignInForm(w http.ResponseWriter, r *http.Request) {
 	p := signInPage{Next: localPath(r.URL.Query().Get("next")), Code: r.URL.Query().Get("code"), Invitation: r.URL.Query().Get("invitation")}
 	if _, err := u.viewerOf(r); err == nil && p.Code == "" {
