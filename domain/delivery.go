@@ -32,7 +32,7 @@ type Delivery struct {
 	// RetriedAfter is how many attempts had been made when an operator
 	// last sent the delivery again (retry_delivery): its budget of
 	// attempts counts from there.
-	RetriedAfter  int        `json:"retriedAfter,omitempty"`
+	RetriedAfter  int        `json:"retriedAfter,omitempty" jsonschema:"attempts already made when an operator last sent it again (retry_delivery); later attempts count from here"`
 	NextAttemptAt *time.Time `json:"nextAttemptAt,omitempty"`
 	LastStatus    int        `json:"lastStatus,omitempty"`
 	LastError     string     `json:"lastError,omitempty"`
