@@ -12,6 +12,9 @@ import (
 	"github.com/helixml/helix-org/transports/webhook/webhooktest"
 )
 
+// secret is the streams' signing secret in this package's tests.
+const secret = "whsec_c2VjcmV0LWtleS1mb3ItdGVzdHMtMTIzNDU2Nzg="
+
 const (
 	specSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 	specID     = "msg_p5jXN8AQM9LWM0D4loKWxJek"
