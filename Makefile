@@ -140,8 +140,8 @@ lean-compare:
 # duration run at its deadline with nothing found (golang/go#75804).
 # -tags fuzzonly leaves out the test files that reach the store: -fuzz
 # compiles every package in the test binary with coverage instrumentation,
-# and theirs would have it build gorm, pgx and SQLite's C again (about four
-# CPU-minutes of the stage's five, cold).
+# and theirs would have it build gorm, pgx and SQLite's C again: cold, the
+# stage took 577 CPU-seconds with them and 205 without (2026-12-02).
 FUZZTIME ?= 50000x
 FUZZ      = $(GO) test -tags fuzzonly -run '^$$' -fuzztime $(FUZZTIME)
 fuzz:
