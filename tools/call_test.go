@@ -50,7 +50,7 @@ func TestCallAudit(t *testing.T) {
 		"w-desk dismiss_worker pending approval " + a.ID + " ",
 		"w-owner get_role ok  ",
 		`w-owner get_role error  role "r-none": not found`,
-		`w-owner get_role error  validating "arguments": validating root: unexpected additional properties ["colour"]`,
+		`w-owner get_role error  colour: unknown argument (valid: "id")`,
 		`w-maya list_roles refused  missing grant: worker w-maya does not hold grant "list_roles"; a worker with grant_tool can grant it`,
 		`w-owner no_such_tool refused  name: unknown tool "no_such_tool"`,
 		"w-desk dismiss_worker ok " + a.ID + " ",

@@ -66,8 +66,9 @@ var builtinIndex = sync.OnceValue(func() map[string]int {
 })
 
 // checkArgs validates arguments against the input schema and applies its
-// defaults, answering with the SDK's wording so a page and an MCP client
-// read the same error.
+// defaults. A refusal names each field and what it takes (explainArgs),
+// as handlers' errors do, rather than the validator's JSON pointers; a
+// page and an MCP client read the same error.
 func checkArgs(name string, input func() (*jsonschema.Resolved, error), args json.RawMessage) (json.RawMessage, error) {
 	resolved, err := input()
 	if err != nil {
@@ -84,12 +85,16 @@ func checkArgs(name string, input func() (*jsonschema.Resolved, error), args jso
 		return nil, badArguments{err}
 	}
 	if err := resolved.Validate(&instance); err != nil {
+		if plain := explainArgs(name, resolved.Schema(), instance); plain != nil {
+			return nil, plain
+		}
 		return nil, badArguments{err}
 	}
 	return json.Marshal(instance)
 }
 
-// badArguments is a schema failure, worded as the SDK words it.
+// badArguments is a schema failure explainArgs cannot word, in the
+// validator's words.
 type badArguments struct{ err error }
 
 func (e badArguments) Error() string { return fmt.Sprintf("validating \"arguments\": %v", e.err) }

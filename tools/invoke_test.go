@@ -30,7 +30,7 @@ func TestInvoke(t *testing.T) {
 			wantErr: `missing grant: worker w-maya does not hold grant "create_role"; a worker with grant_tool can grant it`, wantIs: domain.ErrForbidden},
 		{name: "missing required argument", caller: "w-maya", grant: []string{"publish"},
 			tool: "publish", args: `{"stream":"s-inbox"}`,
-			wantErr: `validating "arguments": validating root: required: missing properties: ["body"]`, wantIs: domain.ErrInvalid},
+			wantErr: `body: is required: a string`, wantIs: domain.ErrInvalid},
 		{name: "value outside an enum", caller: "w-maya", grant: []string{"list_workers"},
 			tool: "list_workers", args: `{"kind":"robot"}`, wantIs: domain.ErrInvalid},
 		{name: "handler error", caller: "w-maya", grant: []string{"get_role"},

@@ -196,8 +196,8 @@ func callArgs(tool string, stdin io.Reader, args []string, types func() map[stri
 }
 
 // wrongType says how to write a key=value value that is not of the type
-// the tool's schema gives, in the caller's terms: the server would say it
-// in JSON Schema's.
+// the tool's schema gives, in the caller's terms: the server would name
+// the JSON type, not how to write it on a command line.
 func wrongType(tool, k, v string, val any, typ string) error {
 	var got string
 	switch val.(type) {

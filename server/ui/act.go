@@ -54,7 +54,7 @@ func (u *UI) showFailure(w http.ResponseWriter, r *http.Request, v *viewer, tool
 		msg = "internal error: " + tool + " could not complete; the server's log says why"
 	}
 	shown := tool + ": " + msg
-	if plain, ok := formTerms(msg, r.PostForm); ok {
+	if plain, ok := formTerms(err, r.PostForm); ok {
 		shown = plain
 	}
 	f := &flash{Tool: tool, Err: shown, Status: status, Form: r.PostForm}
@@ -101,7 +101,9 @@ func (u *UI) actJSON(w http.ResponseWriter, r *http.Request, err error) {
 		u.log.Error("tool call from the web UI", "err", err)
 		msg = "internal error; the server's log says why"
 	}
-	msg, _ = formTerms(msg, r.PostForm)
+	if plain, ok := formTerms(err, r.PostForm); ok {
+		msg = plain
+	}
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }

@@ -1,51 +1,39 @@
 package ui
 
 import (
+	"errors"
 	"net/url"
-	"regexp"
 	"strings"
 	"unicode"
-)
 
-var (
-	// missingProps and wrongType match the schema validator's wording
-	// of a tool's refused arguments (tools' badArguments).
-	missingProps = regexp.MustCompile(`(?:validating /properties/([^/:]+)(?:/[^:]*)?: )?required: missing properties: \[(.*)\]`)
-	wrongType    = regexp.MustCompile(`validating /properties/([^/:]+)(?:/[^:]*)?: type: .* want (?:one of )?"?\[?"?(\w+)`)
-	quoted       = regexp.MustCompile(`"([^"]*)"`)
+	"github.com/helixml/helix-org/tools"
 )
 
 // formTerms words a tool's refusal of its arguments in the form's terms —
 // "Builders: choose at least one", "Name: required" — rather than the
-// schema validator's; any other error comes back as it is. form is what
-// was posted: a field whose name ends in [] is a list, so a missing one
-// means nothing was chosen.
-func formTerms(msg string, form url.Values) (string, bool) {
-	if !strings.Contains(msg, `validating "arguments"`) {
-		return msg, false
+// tool's; any other error is not. form is what was posted: a field whose
+// name ends in [] is a list, so a missing one means nothing was chosen.
+func formTerms(err error, form url.Values) (string, bool) {
+	var bad *tools.ArgumentsError
+	if !errors.As(err, &bad) {
+		return "", false
 	}
-	if m := missingProps.FindStringSubmatch(msg); m != nil {
-		var says []string
-		for _, q := range quoted.FindAllStringSubmatch(m[2], -1) {
-			name := q[1]
-			if _, list := form[name+"[]"]; list {
-				says = append(says, fieldLabel(name)+": choose at least one")
-			} else {
-				says = append(says, fieldLabel(name)+": required")
-			}
-		}
-		if len(says) > 0 {
-			return strings.Join(says, "; "), true
+	var says []string
+	for _, p := range bad.Problems {
+		name := p.Field[:strings.IndexAny(p.Field+".", ".[")] // the form's field
+		label := fieldLabel(name)
+		switch _, list := form[name+"[]"]; {
+		case p.Missing && list:
+			says = append(says, label+": choose at least one")
+		case p.Missing:
+			says = append(says, label+": required")
+		case len(p.Want) > 0:
+			says = append(says, label+": should be "+typeWords[p.Want[len(p.Want)-1]])
+		default:
+			says = append(says, label+": "+p.Msg)
 		}
 	}
-	if m := wrongType.FindStringSubmatch(msg); m != nil {
-		want, ok := typeWords[m[2]]
-		if !ok {
-			want = m[2]
-		}
-		return fieldLabel(m[1]) + ": should be " + want, true
-	}
-	return msg, false
+	return strings.Join(says, "; "), true
 }
 
 var typeWords = map[string]string{

@@ -28,7 +28,7 @@ func TestFormErrorsInFormTerms(t *testing.T) {
 		tc.form.Set("csrf", c.csrf)
 		tc.form.Set("back", "/ui/")
 		status, body := c.post(t, "/ui/act/"+tc.tool, tc.form, nil)
-		if status != http.StatusBadRequest || strings.Contains(body, "missing properties") {
+		if status != http.StatusBadRequest || strings.Contains(body, "is required:") {
 			t.Errorf("%s: status %d, want 400 without the schema's wording", tc.tool, status)
 		}
 		for _, want := range tc.want {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -52,8 +53,8 @@ func checkHeaders(secret string, h http.Header, now time.Time) (*verifier, error
 	if err != nil {
 		return nil, inbound.Unauthorized("", "%s %q is not a Unix time in seconds", HeaderTimestamp, ts)
 	}
-	if d := now.Sub(time.Unix(sec, 0)); d > Tolerance || d < -Tolerance {
-		return nil, inbound.Unauthorized("", "%s is %s away from now; the tolerance is %s", HeaderTimestamp, d.Round(time.Second), Tolerance)
+	if err := checkTime(sec, ts, now); err != nil {
+		return nil, err
 	}
 	hexSig, ok := strings.CutPrefix(sig, "v0=")
 	digest, err := hex.DecodeString(hexSig)
@@ -67,6 +68,34 @@ func checkHeaders(secret string, h http.Header, now time.Time) (*verifier, error
 	// signature over "1700000000" must not pass for "+1700000000".
 	fmt.Fprintf(v.mac, "v0:%s:", ts)
 	return v, nil
+}
+
+// checkTime refuses a timestamp more than Tolerance before or after now.
+// It compares whole seconds, as Slack's documented check does: time.Unix
+// wraps near the int64 limits and time.Duration saturates, which would
+// report a far-future timestamp as 2562047h in the past.
+func checkTime(sec int64, ts string, now time.Time) error {
+	n, tol := now.Unix(), int64(Tolerance/time.Second)
+	switch {
+	case sec < n-tol:
+		return inbound.Unauthorized("", "%s %s is %s before now, so it may be a replay; the tolerance is %s", HeaderTimestamp, ts, distance(n, sec), Tolerance)
+	case sec > n+tol:
+		return inbound.Unauthorized("", "%s %s is %s after now; the tolerance is %s", HeaderTimestamp, ts, distance(sec, n), Tolerance)
+	}
+	return nil
+}
+
+// distance is hi-lo seconds (hi > lo) as a time.Duration prints it, or
+// in seconds past 272 years, where a time.Duration would overflow.
+func distance(hi, lo int64) string {
+	d := hi - lo
+	switch {
+	case d < 0: // wrapped: farther apart than int64 holds
+		return "more than " + strconv.FormatInt(math.MaxInt64, 10) + "s"
+	case d > 1<<33:
+		return strconv.FormatInt(d, 10) + "s"
+	}
+	return (time.Duration(d) * time.Second).String()
 }
 
 func (v *verifier) Write(p []byte) (int, error) { return v.mac.Write(p) }
