@@ -113,18 +113,23 @@ func checkTime(sec int64, ts string, now time.Time) error {
 	if unit := largeUnit(sec); unit != "" {
 		return fmt.Errorf("%w: %s %s is not in seconds since the epoch (it looks like %s)", ErrSignature, HeaderTimestamp, ts, unit)
 	}
-	d := now.Unix() - sec
-	if tol := int64(Tolerance / time.Second); d > tol || d < -tol {
-		return fmt.Errorf("%w: %s is %s away from now; the tolerance is %s", ErrSignature, HeaderTimestamp, seconds(d), Tolerance)
+	// Compared, not subtracted: now minus an extreme sec overflows. The
+	// distance between two int64s fits a uint64.
+	n, tol := now.Unix(), int64(Tolerance/time.Second)
+	switch {
+	case sec < n-tol:
+		return fmt.Errorf("%w: %s is %s before now; the tolerance is %s", ErrSignature, HeaderTimestamp, seconds(uint64(n)-uint64(sec)), Tolerance)
+	case sec > n+tol:
+		return fmt.Errorf("%w: %s is %s after now; the tolerance is %s", ErrSignature, HeaderTimestamp, seconds(uint64(sec)-uint64(n)), Tolerance)
 	}
 	return nil
 }
 
 // seconds prints d seconds as a time.Duration does, or as seconds when it
 // would overflow one (more than 272 years).
-func seconds(d int64) string {
-	if d > 1<<33 || d < -1<<33 {
-		return strconv.FormatInt(d, 10) + "s"
+func seconds(d uint64) string {
+	if d > 1<<33 {
+		return strconv.FormatUint(d, 10) + "s"
 	}
 	return (time.Duration(d) * time.Second).String()
 }

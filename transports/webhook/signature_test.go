@@ -119,10 +119,11 @@ func TestVerifyTimestampSaysWhy(t *testing.T) {
 		{"1764620000000000", "webhook-timestamp 1764620000000000 is not in seconds since the epoch (it looks like microseconds)"},
 		{"1764620000000000000", "webhook-timestamp 1764620000000000000 is not in seconds since the epoch (it looks like nanoseconds)"},
 		{"-1764620000000", "webhook-timestamp -1764620000000 is not in seconds since the epoch (it looks like milliseconds)"},
-		{"1764619000", "webhook-timestamp is 16m40s away from now; the tolerance is 5m0s"},
-		{"1764621000", "webhook-timestamp is -16m40s away from now; the tolerance is 5m0s"},
-		{"0", "webhook-timestamp is 490172h13m20s away from now; the tolerance is 5m0s"},
-		{"99999999999", "webhook-timestamp is -98235379999s away from now; the tolerance is 5m0s"},
+		{"1764619000", "webhook-timestamp is 16m40s before now; the tolerance is 5m0s"},
+		{"1764621000", "webhook-timestamp is 16m40s after now; the tolerance is 5m0s"},
+		{"0", "webhook-timestamp is 490172h13m20s before now; the tolerance is 5m0s"},
+		{"99999999999", "webhook-timestamp is 98235379999s after now; the tolerance is 5m0s"},
+		{"-9223372036854775808", "webhook-timestamp is 9223372038619395808s before now; the tolerance is 5m0s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.ts, func(t *testing.T) {
