@@ -59,7 +59,8 @@ type TransportSpec struct {
 	// webhook's private addresses): the store asks it in the transaction
 	// that creates a stream, with the config, how many streams of the kind
 	// the creator made before, and a reader of settings; its error names
-	// the setting that sets the bound.
+	// the setting that sets the bound. An update of a stream's config asks
+	// it too, with made 0: an update makes no new stream.
 	Admit func(config json.RawMessage, made int, setting func(SettingSpec) string) error
 }
 
