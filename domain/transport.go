@@ -20,8 +20,8 @@ const TransportSchedule TransportKind = "schedule"
 
 // Transport is a stream's connection: a kind plus kind-specific config.
 type Transport struct {
-	Kind   TransportKind   `json:"kind"`
-	Config json.RawMessage `json:"config,omitempty"`
+	Kind   TransportKind   `json:"kind" jsonschema:"the transport kind: local, or the outside system it connects (webhook, email, …)"`
+	Config json.RawMessage `json:"config,omitempty" jsonschema:"the kind's settings, as an object"`
 }
 
 // TransportSpec is what the core knows of one transport kind. Its package
