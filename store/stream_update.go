@@ -116,8 +116,8 @@ func (s *Store) mergeConfig(kind domain.TransportKind, stored string, patch map[
 	}
 	m := map[string]json.RawMessage{}
 	if err := json.Unmarshal([]byte(opened), &m); err != nil || m == nil {
-		// A config that is not an object (a local stream's "{}" always is)
-		// is replaced by what is given.
+		// A stored config that is not an object has no keys to keep: what
+		// is given replaces it.
 		m = map[string]json.RawMessage{}
 	}
 	was, _ := json.Marshal(m)
