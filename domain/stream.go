@@ -36,15 +36,15 @@ var ReservedStreamIDs = []string{StreamOrg}
 
 // Stream is a named pub/sub channel.
 type Stream struct {
-	ID          string    `json:"id"`
-	Name        string    `json:"name"`
-	Description string    `json:"description,omitempty"`
-	Transport   Transport `json:"transport"`
-	CreatedBy   string    `json:"createdBy,omitempty"`
-	CreatedAt   time.Time `json:"createdAt"`
+	ID          string    `json:"id" jsonschema:"the stream's id (s-…)"`
+	Name        string    `json:"name" jsonschema:"the stream's name"`
+	Description string    `json:"description,omitempty" jsonschema:"what the stream is for, shown to its readers"`
+	Transport   Transport `json:"transport" jsonschema:"where its events go or come from: local, or a kind with its config, secrets shown as ********"`
+	CreatedBy   string    `json:"createdBy,omitempty" jsonschema:"the worker who made it (w-…); none when the operator did"`
+	CreatedAt   time.Time `json:"createdAt" jsonschema:"when it was made (RFC 3339)"`
 	// Private streams are read only by their members: what is on them
 	// may be written on only where all its readers are among them.
-	Private bool `json:"private,omitempty"`
+	Private bool `json:"private,omitempty" jsonschema:"readable only by its members"`
 }
 
 // Validate checks a stream's own fields before storing; its transport is

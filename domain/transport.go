@@ -20,8 +20,8 @@ const TransportSchedule TransportKind = "schedule"
 
 // Transport is a stream's connection: a kind plus kind-specific config.
 type Transport struct {
-	Kind   TransportKind   `json:"kind"`
-	Config json.RawMessage `json:"config,omitempty"`
+	Kind   TransportKind   `json:"kind" jsonschema:"the transport kind: local, or the outside system it connects (webhook, email, …)"`
+	Config json.RawMessage `json:"config,omitempty" jsonschema:"the kind's settings, as an object"`
 }
 
 // TransportSpec is what the core knows of one transport kind. Its package
@@ -59,7 +59,8 @@ type TransportSpec struct {
 	// webhook's private addresses): the store asks it in the transaction
 	// that creates a stream, with the config, how many streams of the kind
 	// the creator made before, and a reader of settings; its error names
-	// the setting that sets the bound.
+	// the setting that sets the bound. An update of a stream's config asks
+	// it too, with made 0: an update makes no new stream.
 	Admit func(config json.RawMessage, made int, setting func(SettingSpec) string) error
 }
 

@@ -33,10 +33,17 @@ type fixture struct {
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
+	return newFixtureWith(t, testTransports)
+}
+
+// newFixtureWith is newFixture on the transport kinds ts: a test that
+// needs a kind's real Admit gives its package's spec.
+func newFixtureWith(t *testing.T, ts *domain.Transports) fixture {
+	t.Helper()
 	clock := storetest.NewClock(t0)
 	// NoListen: several tests run in synctest bubbles (read_events' long
 	// polls), and one store needs no other server's wake-ups.
-	st := storetest.NewWith(t, store.Options{Now: clock.Now, Transports: testTransports, NoListen: true})
+	st := storetest.NewWith(t, store.Options{Now: clock.Now, Transports: ts, NoListen: true})
 	ctx := t.Context()
 	if _, err := st.Bootstrap(ctx, Names()); err != nil {
 		t.Fatalf("bootstrap: %v", err)

@@ -168,7 +168,7 @@ func TestWebhookOutboundGuard(t *testing.T) {
 		"config": map[string]any{"secret": hookSecret, "outbound_url": rcv.URL}}}
 	msg := servertest.CallErr(t, owner, "create_stream", stream)
 	for _, want := range []string{"transport.config.outbound_url: " + rcv.URL + " is on 127.0.0.1, a loopback, private or special-purpose address",
-		"every delivery would be refused", "run `helix-org config set transport.webhook.allow_private true`, then create the stream"} {
+		"every delivery would be refused", "run `helix-org config set transport.webhook.allow_private true`, then create or update the stream"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("create_stream to loopback says %q; want %q", msg, want)
 		}

@@ -77,7 +77,7 @@ func TestAdmitPrivateOutbound(t *testing.T) {
 				return
 			}
 			want := "transport.config.outbound_url: " + tt.url + " is on " + tt.wantAt + ", a loopback, private or special-purpose address, which outbound webhooks may not reach while transport.webhook.allow_private is false: " +
-				"every delivery would be refused. If you mean it, run `helix-org config set transport.webhook.allow_private true`, then create the stream"
+				"every delivery would be refused. If you mean it, run `helix-org config set transport.webhook.allow_private true`, then create or update the stream"
 			if !errors.Is(err, domain.ErrInvalid) || err.Error() != want {
 				t.Fatalf("err = %v\nwant %s", err, want)
 			}
