@@ -69,7 +69,7 @@ func gate(ctx context.Context, env *Env, t Tool, args json.RawMessage) (gated, e
 		g.args = args
 		return g, nil
 	}
-	if carriesSecrets[t.Name] {
+	if carriesSecret(ctx, env, t.Name, args) {
 		// An approval keeps its arguments for the approver to read.
 		return g, domain.Forbidden("%s carries a credential, which no approval may hold, and this call would wait (%s): call it outside a run", t.Name, h.why)
 	}
@@ -93,9 +93,46 @@ func gate(ctx context.Context, env *Env, t Tool, args json.RawMessage) (gated, e
 	return g, nil
 }
 
-// carriesSecrets are the tools whose arguments hold a credential: their
-// calls never wait for approval, which would keep the arguments.
-var carriesSecrets = map[string]bool{"add_mcp_server": true}
+// carriesSecret says a call's arguments hold a credential: such a call
+// never waits for approval, which would keep the arguments in clear for
+// the approver. add_mcp_server's always do; a stream's transport config
+// does when it sets one of its kind's secret keys (a webhook's secret),
+// other than to the mask a read shows.
+func carriesSecret(ctx context.Context, env *Env, tool string, args json.RawMessage) bool {
+	switch tool {
+	case "add_mcp_server":
+		return true
+	case "create_stream", "update_stream":
+	default:
+		return false
+	}
+	var in struct {
+		ID        string `json:"id"`
+		Transport struct {
+			Kind   domain.TransportKind       `json:"kind"`
+			Config map[string]json.RawMessage `json:"config"`
+		} `json:"transport"`
+	}
+	if json.Unmarshal(args, &in) != nil {
+		return false // the tool's own check refuses it
+	}
+	kind := in.Transport.Kind
+	if kind == "" && tool == "update_stream" {
+		st, err := env.Store.GetStream(ctx, in.ID)
+		if err != nil {
+			return false
+		}
+		kind = st.Transport.Kind
+	}
+	for _, key := range env.Store.Transports().Secrets(kind) {
+		var v string
+		raw, ok := in.Transport.Config[key]
+		if ok && string(raw) != "null" && !(json.Unmarshal(raw, &v) == nil && (v == "" || v == domain.Redacted)) {
+			return true
+		}
+	}
+	return false
+}
 
 // hold is why a call must wait — empty when it need not — under which
 // rule, and the caller's run's label (zero outside a run).

@@ -119,4 +119,30 @@ func TestTaintedRunHoldsHighRiskTools(t *testing.T) {
 			}
 		})
 	}
+	// A held call's arguments are kept for the approver to read, so one
+	// that sets a stream's secret is refused instead; the mask a read
+	// shows is no secret and may wait.
+	env := f.as("w-desk")
+	env.ActivationID = tainted.ID
+	granted, err := st.LiveTools(ctx, "w-desk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const newSecret = "whsec_dGhlLW5ldy1zZWNyZXQtb2YtczE2Ynl0ZXM="
+	_, err = Invoke(ctx, env, granted, "update_stream", json.RawMessage(`{"id":"s-out","transport":{"config":{"secret":"`+newSecret+`"}}}`))
+	if !errors.Is(err, domain.ErrForbidden) || !strings.Contains(err.Error(), "update_stream carries a credential, which no approval may hold") {
+		t.Errorf("update_stream setting a secret in a tainted run: err = %v, want it refused as carrying a credential", err)
+	}
+	held, err := st.ListApprovals(ctx, "w-lead", store.ApprovalFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range held {
+		if strings.Contains(string(a.Arguments), newSecret) {
+			t.Errorf("approval %s holds the new secret: %s", a.ID, a.Arguments)
+		}
+	}
+	if p := invokeAs(t, f, "w-desk", tainted.ID, "update_stream", `{"id":"s-out","transport":{"config":{"secret":"********","outbound_url":"https://example.com/b"}}}`); !p.Pending {
+		t.Errorf("update_stream sending the mask back in a tainted run = %+v, want it held", p)
+	}
 }
