@@ -96,7 +96,7 @@ func (s *Store) updatedRow(ctx context.Context, actor string, before streamRow, 
 	if err := s.transports.Validate(t); err != nil {
 		return after, err
 	}
-	if err := s.admitUpdate(ctx, actor, t); err != nil {
+	if err := s.admit(ctx, actor, t, nil); err != nil {
 		return after, err
 	}
 	sealed, _, err := s.sealConfig(kind, string(cfg))
@@ -136,21 +136,6 @@ func (s *Store) mergeConfig(kind domain.TransportKind, stored string, patch map[
 	}
 	merged, err := json.Marshal(m)
 	return merged, !bytes.Equal(merged, was), err
-}
-
-// admitUpdate asks the kind's Admit whether the changed config may be
-// stored, as CreateStream asks it of a new one; the operator is not
-// bound. An update makes no new stream, so the count Admit bounds is not
-// its to refuse: it passes none made.
-func (s *Store) admitUpdate(ctx context.Context, actor string, t domain.Transport) error {
-	spec, err := s.transports.Spec("transport.kind", t.Kind)
-	if err != nil || spec.Admit == nil || actor == "" {
-		return err
-	}
-	return spec.Admit(t.Config, 0, func(set domain.SettingSpec) string {
-		v, _ := s.SettingOr(ctx, set)
-		return v
-	})
 }
 
 // createStreamTool is the tool that makes a stream: who may not call it

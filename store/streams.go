@@ -85,15 +85,28 @@ func (s *Store) CreateStream(ctx context.Context, actor string, st domain.Stream
 // admitStream asks the kind's Admit, if it has one, whether actor may
 // make one more stream of it; the operator is not bound.
 func (s *Store) admitStream(ctx context.Context, tx *gorm.DB, actor string, t domain.Transport) error {
+	return s.admit(ctx, actor, t, func() (made int64, err error) {
+		err = tx.Model(&streamRow{}).Where("transport_kind = ? AND created_by = ?", string(t.Kind), actor).Count(&made).Error
+		return made, err
+	})
+}
+
+// admit asks the kind's Admit, if it has one, whether t may be stored
+// for actor, who has made made() streams of the kind (nil: a change makes
+// none, so the count Admit bounds is not its to refuse); the operator is
+// not bound.
+func (s *Store) admit(ctx context.Context, actor string, t domain.Transport, made func() (int64, error)) error {
 	spec, err := s.transports.Spec("transport.kind", t.Kind)
 	if err != nil || spec.Admit == nil || actor == "" {
 		return err
 	}
-	var made int64
-	if err := tx.Model(&streamRow{}).Where("transport_kind = ? AND created_by = ?", string(t.Kind), actor).Count(&made).Error; err != nil {
-		return err
+	var n int64
+	if made != nil {
+		if n, err = made(); err != nil {
+			return err
+		}
 	}
-	return spec.Admit(t.Config, int(made), func(set domain.SettingSpec) string {
+	return spec.Admit(t.Config, int(n), func(set domain.SettingSpec) string {
 		v, _ := s.SettingOr(ctx, set)
 		return v
 	})
