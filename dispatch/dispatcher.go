@@ -101,12 +101,13 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 		return err
 	}
 	var adopt []domain.Activation
-	var keep []string
+	var keep, interrupt []string
 	orphans = slices.DeleteFunc(orphans, func(a domain.Activation) bool {
 		if d.opts.Adopts != nil && d.opts.Adopts(ctx, a) {
 			adopt, keep = append(adopt, a), append(keep, a.ID)
 			return true
 		}
+		interrupt = append(interrupt, a.ID)
 		return false
 	})
 	if d.opts.Reap != nil {
@@ -116,7 +117,7 @@ func (d *Dispatcher) Recover(ctx context.Context) error {
 			d.log.Error("stop agents a crash left running", "err", err)
 		}
 	}
-	n, err := d.st.RecoverActivations(ctx, keep...)
+	n, err := d.st.RecoverActivations(ctx, interrupt, keep)
 	if n > 0 {
 		d.log.Info("recovered interrupted activations", "count", n)
 	}

@@ -127,7 +127,7 @@ func TestAdoptingARun(t *testing.T) {
 	if ok, err := st.TakeLapsedLease(ctx, act.ID, time.Minute); !ok || err != nil {
 		t.Fatalf("take a lapsed lease = %v, %v; want true", ok, err)
 	}
-	if n, err := st.RecoverActivations(ctx, act.ID); n != 0 || err != nil {
+	if n, err := st.RecoverActivations(ctx, nil, []string{act.ID}); n != 0 || err != nil {
 		t.Fatalf("recover, keeping the run = %d, %v; want 0", n, err)
 	}
 	got, err := st.GetActivation(ctx, act.ID)
@@ -142,7 +142,7 @@ func TestAdoptingARun(t *testing.T) {
 		t.Errorf("triggers pending or running = %d, %v; want the kept run's %d", n, err, len(trigs))
 	}
 	clock.Advance(2 * time.Minute) // on a shared database, only a lapsed run is recovered
-	if n, err := st.RecoverActivations(ctx); n != 1 || err != nil {
+	if n, err := st.RecoverActivations(ctx, []string{act.ID}, nil); n != 1 || err != nil {
 		t.Fatalf("recover, keeping nothing = %d, %v; want 1", n, err)
 	}
 	if ok, err := st.TakeLapsedLease(ctx, act.ID, time.Minute); ok || err != nil {

@@ -403,20 +403,23 @@ func (s *Store) orphaned(q *gorm.DB) *gorm.DB {
 	return q
 }
 
-// RecoverActivations runs at start-up: the activations a crash left
-// running (OrphanedActivations) are marked interrupted and their triggers
-// become pending again — all but those in keep, whose agents go on
-// outside the server and which the dispatcher adopts.
-func (s *Store) RecoverActivations(ctx context.Context, keep ...string) (int, error) {
+// RecoverActivations runs at start-up on the orphans the caller found
+// (OrphanedActivations): those in interrupt, if still orphaned, are
+// marked interrupted and their triggers become pending again; those in
+// keep, whose agents go on outside the server, are left running for the
+// dispatcher to adopt. It touches no other run: on a shared database more
+// leases lapse between the caller's look and this write, and their agents
+// may live (the next ReapLapsed asks).
+func (s *Store) RecoverActivations(ctx context.Context, interrupt, keep []string) (int, error) {
 	// Reads first: a start after a clean stop (nearly every one) finds
 	// nothing to recover and takes no write lock.
-	if none, err := s.nothingToRecover(ctx, keep); err != nil || none {
+	if none, err := s.nothingToRecover(ctx, interrupt, keep); err != nil || none {
 		return 0, err
 	}
 	var n int
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var rows []activationRow
-		if err := s.recoverable(tx, keep).Find(&rows).Error; err != nil {
+		if err := s.recoverable(tx, interrupt).Find(&rows).Error; err != nil {
 			return err
 		}
 		n = len(rows)
@@ -444,10 +447,10 @@ func (s *Store) RecoverActivations(ctx context.Context, keep ...string) (int, er
 // nothingToRecover says whether RecoverActivations would change nothing:
 // no orphaned activation outside keep, and no trigger it would return to
 // pending.
-func (s *Store) nothingToRecover(ctx context.Context, keep []string) (bool, error) {
+func (s *Store) nothingToRecover(ctx context.Context, interrupt, keep []string) (bool, error) {
 	db := s.read(ctx)
 	var orphans, claimed int64
-	if err := s.recoverable(db.Model(&activationRow{}), keep).Count(&orphans).Error; err != nil {
+	if err := s.recoverable(db.Model(&activationRow{}), interrupt).Count(&orphans).Error; err != nil {
 		return false, fmt.Errorf("recover activations: %w", err)
 	}
 	if orphans > 0 {
@@ -460,13 +463,9 @@ func (s *Store) nothingToRecover(ctx context.Context, keep []string) (bool, erro
 }
 
 // recoverable narrows a query on activations to the orphans recovery
-// interrupts: all but keep.
-func (s *Store) recoverable(q *gorm.DB, keep []string) *gorm.DB {
-	q = s.orphaned(q)
-	if len(keep) > 0 {
-		q = q.Where("id NOT IN ?", keep)
-	}
-	return q
+// interrupts: those of interrupt still orphaned.
+func (s *Store) recoverable(q *gorm.DB, interrupt []string) *gorm.DB {
+	return s.orphaned(q).Where("id IN ?", append(slices.Clone(interrupt), ""))
 }
 
 // reclaimable narrows a query on triggers to the claimed ones recovery
