@@ -45,8 +45,9 @@ func (s *Store) UpdateStream(ctx context.Context, actor, id string, u StreamUpda
 		if err := s.updatesStream(tx, actor, before); err != nil {
 			return err
 		}
+		var moved bool
 		var err error
-		after, err = s.updatedRow(ctx, actor, before, u)
+		after, moved, err = s.updatedRow(ctx, actor, before, u)
 		if err != nil || after == before {
 			// Nothing changed: no write, and nothing to audit.
 			return err
@@ -55,7 +56,13 @@ func (s *Store) UpdateStream(ctx context.Context, actor, id string, u StreamUpda
 			Updates(map[string]any{"name": after.Name, "description": after.Description, "transport_config": after.TransportConfig}).Error; err != nil {
 			return err
 		}
-		return s.audit(tx, Change{Action: "update_stream", Actor: actor, Target: id, Before: s.stream(before), After: s.stream(after)})
+		if err := s.audit(tx, Change{Action: "update_stream", Actor: actor, Target: id, Before: s.stream(before), After: s.stream(after)}); err != nil {
+			return err
+		}
+		if !moved {
+			return nil
+		}
+		return s.liftGone(tx, actor, id)
 	})
 	if err != nil {
 		return domain.Stream{}, fmt.Errorf("update stream %s: %w", id, err)
@@ -63,9 +70,30 @@ func (s *Store) UpdateStream(ctx context.Context, actor, id string, u StreamUpda
 	return s.stream(after), nil
 }
 
+// liftGone enables a stream's endpoint that a 410 Gone disabled, once its
+// config sends elsewhere: the Gone was the old destination's answer. A
+// rotated secret alone leaves it disabled (enable_endpoint lifts that).
+func (s *Store) liftGone(tx *gorm.DB, actor, stream string) error {
+	var row disabledEndpointRow
+	err := tx.Where("stream_id = ?", stream).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := tx.Where("stream_id = ?", stream).Delete(&disabledEndpointRow{}).Error; err != nil {
+		return err
+	}
+	return s.audit(tx, Change{Action: "enable_endpoint", Actor: actor, Target: stream,
+		Before: map[string]string{"stream": stream, "disabled": row.Reason},
+		After:  map[string]string{"stream": stream, "enabled": "update_stream changed where it sends"}})
+}
+
 // updatedRow is before with u applied, checked as CreateStream checks a
-// new stream, its config sealed.
-func (s *Store) updatedRow(ctx context.Context, actor string, before streamRow, u StreamUpdate) (streamRow, error) {
+// new stream, its config sealed; moved says a key other than a secret
+// changed — where the stream sends.
+func (s *Store) updatedRow(ctx context.Context, actor string, before streamRow, u StreamUpdate) (streamRow, bool, error) {
 	after := before
 	if u.Name != nil {
 		after.Name = *u.Name
@@ -78,41 +106,42 @@ func (s *Store) updatedRow(ctx context.Context, actor string, before streamRow, 
 	checked := after.toDomain()
 	checked.ID = ""
 	if err := checked.Validate(); err != nil {
-		return after, err
+		return after, false, err
 	}
 	kind := domain.TransportKind(before.TransportKind)
 	if u.Kind != "" && u.Kind != kind {
-		return after, domain.Invalid("transport.kind", "%s is a %q stream and a stream's kind cannot change (valid: %q): its history and subscriptions are of that kind; "+
+		return after, false, domain.Invalid("transport.kind", "%s is a %q stream and a stream's kind cannot change (valid: %q): its history and subscriptions are of that kind; "+
 			"to connect %q, create a new stream", before.ID, kind, kind, u.Kind)
 	}
 	if len(u.Config) == 0 {
-		return after, nil
+		return after, false, nil
 	}
-	cfg, changed, err := s.mergeConfig(kind, before.TransportConfig, u.Config)
+	cfg, changed, moved, err := s.mergeConfig(kind, before.TransportConfig, u.Config)
 	if err != nil || !changed {
-		return after, err
+		return after, false, err
 	}
 	t := domain.Transport{Kind: kind, Config: cfg}
 	if err := s.transports.Validate(t); err != nil {
-		return after, err
+		return after, false, err
 	}
 	if err := s.admit(ctx, actor, t, nil); err != nil {
-		return after, err
+		return after, false, err
 	}
 	sealed, _, err := s.sealConfig(kind, string(cfg))
 	if err != nil {
-		return after, fmt.Errorf("encrypt transport secrets: %w", err)
+		return after, false, fmt.Errorf("encrypt transport secrets: %w", err)
 	}
 	after.TransportConfig = sealed
-	return after, nil
+	return after, moved, nil
 }
 
 // mergeConfig applies patch to the stored config, opened, and returns the
-// plaintext result for the kind's checks, and whether it differs.
-func (s *Store) mergeConfig(kind domain.TransportKind, stored string, patch map[string]json.RawMessage) (json.RawMessage, bool, error) {
+// plaintext result for the kind's checks, whether it differs, and whether
+// a key other than a secret does.
+func (s *Store) mergeConfig(kind domain.TransportKind, stored string, patch map[string]json.RawMessage) (json.RawMessage, bool, bool, error) {
 	opened, err := s.openConfig(kind, stored)
 	if err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
 	m := map[string]json.RawMessage{}
 	if err := json.Unmarshal([]byte(opened), &m); err != nil || m == nil {
@@ -135,7 +164,30 @@ func (s *Store) mergeConfig(kind domain.TransportKind, stored string, patch map[
 		}
 	}
 	merged, err := json.Marshal(m)
-	return merged, !bytes.Equal(merged, was), err
+	if err != nil {
+		return nil, false, false, err
+	}
+	var plain map[string]json.RawMessage
+	if err := json.Unmarshal(was, &plain); err != nil {
+		return nil, false, false, err
+	}
+	moved := false
+	for k := range patch {
+		if !slices.Contains(secrets, k) {
+			moved = moved || !sameJSON(plain[k], m[k])
+		}
+	}
+	return merged, !bytes.Equal(merged, was), moved, nil
+}
+
+// sameJSON says two values are the same JSON, spacing aside; absent is
+// neither.
+func sameJSON(a, b json.RawMessage) bool {
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+		return bytes.Equal(a, b)
+	}
+	return bytes.Equal(ca.Bytes(), cb.Bytes())
 }
 
 // createStreamTool is the tool that makes a stream: who may not call it

@@ -26,7 +26,8 @@ type updateStreamTransport struct {
 // or moving its outbound_url keeps the stream's history and members.
 func updateStream() Tool {
 	return define("update_stream", "Change a Stream's name, description or transport config (merged key by key; the kind cannot change), "+
-		"checked as create_stream checks a new one; its creator or an admin may. Outbound deliveries from then on use the new config.",
+		"checked as create_stream checks a new one; its creator or an admin may. Outbound deliveries from then on use the new config; "+
+		"an endpoint a 410 Gone disabled is enabled again when a key other than a secret (outbound_url) changes.",
 		func(ctx context.Context, env *Env, in updateStreamIn) (domain.Stream, error) {
 			if in.ID == "" {
 				return domain.Stream{}, domain.Required("id")

@@ -251,3 +251,47 @@ func TestUpdateStreamRedirectsDeliveries(t *testing.T) {
 		t.Errorf("A got %q after the update, want nothing more", got)
 	}
 }
+
+// TestUpdateStreamLiftsGone: once a 410 Gone disabled s-hook's endpoint,
+// moving where it sends enables it again, on the audit trail: the Gone
+// was the old URL's answer. A rotated secret, a new name or the same URL
+// leave it disabled until enable_endpoint.
+func TestUpdateStreamLiftsGone(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    string
+		enabled bool
+	}{
+		{"a new outbound_url", `{"id":"s-hook","transport":{"config":{"outbound_url":"https://b.example/in"}}}`, true},
+		{"outbound_url removed", `{"id":"s-hook","transport":{"config":{"outbound_url":null}}}`, true},
+		{"a new secret", `{"id":"s-hook","transport":{"config":{"secret":"` + rotatedSecret + `"}}}`, false},
+		{"a new name", `{"id":"s-hook","name":"hooks"}`, false},
+		{"the same outbound_url", `{"id":"s-hook","transport":{"config":{"outbound_url":"https://example.com/in"}}}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			disableHook(t, f)
+			ctx := t.Context()
+			if o := Call(ctx, f.env, Names(), "update_stream", json.RawMessage(tt.args)); o.Err != nil {
+				t.Fatalf("update_stream: %v", o.Err)
+			}
+			ids, err := f.env.Store.DisabledEndpoints(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if enabled := len(ids) == 0; enabled != tt.enabled {
+				t.Errorf("endpoint enabled = %v (disabled: %v), want %v", enabled, ids, tt.enabled)
+			}
+			evs, err := f.env.Store.ReadEvents(ctx, store.EventQuery{StreamIDs: []string{"s-org"}})
+			must(t)(evs, err)
+			var audited bool
+			for _, ev := range evs {
+				audited = audited || ev.Message.Subject == "enable_endpoint s-hook"
+			}
+			if audited != tt.enabled {
+				t.Errorf("s-org has an enable_endpoint of s-hook: %v, want %v", audited, tt.enabled)
+			}
+		})
+	}
+}
