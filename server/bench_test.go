@@ -330,3 +330,49 @@ func plainCallHeader(token string) http.Header {
 		"Mcp-Protocol-Version": {"2025-11-25"},
 	}
 }
+
+// BenchmarkLongPollWake measures how soon a reader parked in
+// read_events(wait=10) answers once another client calls publish: the
+// publish's round trip and the wake-up (p50_ms, p99_ms; the reader often
+// answers before the publish's own answer is back).
+func BenchmarkLongPollWake(b *testing.B) {
+	h := startBench(b)
+	reader := h.Owner(b)
+	writer := sessions(b, h, 1)[0]
+	servertest.Call[domain.Stream](b, reader, "create_stream", map[string]any{"id": "s-wake", "name": "wake"})
+	servertest.Call[any](b, reader, "subscribe", map[string]any{"stream": "s-wake"})
+	type answer struct {
+		err  error
+		done time.Time
+	}
+	var since int64
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		got := make(chan answer, 1)
+		go func() {
+			res, err := reader.CallTool(b.Context(), &mcp.CallToolParams{Name: "read_events",
+				Arguments: map[string]any{"streams": []string{"s-wake"}, "since": since, "wait": 10}})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("tool error: %s", servertest.Text(res))
+			}
+			got <- answer{err, time.Now()}
+		}()
+		b.StopTimer()
+		waitUntilParked(b) // a publish before it would be found by the first read
+		b.StartTimer()
+		publishing := time.Now()
+		ev := servertest.Call[domain.Event](b, writer, "publish", map[string]any{"stream": "s-wake", "body": "wake up"})
+		a := <-got
+		if a.err != nil {
+			b.Fatalf("read_events: %v", a.err)
+		}
+		lat = append(lat, a.done.Sub(publishing))
+		since = ev.Seq
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	ms := func(p int) float64 { return float64(lat[min(len(lat)*p/100, len(lat)-1)]) / float64(time.Millisecond) }
+	b.ReportMetric(ms(50), "p50_ms")
+	b.ReportMetric(ms(99), "p99_ms")
+}

@@ -20,8 +20,10 @@ type readResult struct {
 	Cursor int64          `json:"cursor"`
 }
 
-// TestLongPollWakesOnPublish: a reader parked in read_events(wait=10) gets
-// another client's publish within 100 ms, not at the end of its wait.
+// TestLongPollWakesOnPublish: a reader parked in read_events(wait=10) is
+// woken by another client's publish, not by the end of its wait: within
+// 2 s, a margin a loaded CI machine keeps. How soon is
+// BenchmarkLongPollWake's figure (a few milliseconds).
 func TestLongPollWakesOnPublish(t *testing.T) {
 	h := servertest.Start(t, server.Config{})
 	reader := h.Owner(t)
@@ -58,8 +60,8 @@ func TestLongPollWakesOnPublish(t *testing.T) {
 	}
 	lag := a.done.Sub(published)
 	t.Logf("read_events returned %v after the publish returned", lag)
-	if lag >= 100*time.Millisecond {
-		t.Errorf("read_events returned %v after the publish, want < 100ms", lag)
+	if lag >= 2*time.Second {
+		t.Errorf("read_events returned %v after the publish, want it woken (< 2s) well before its 10 s wait ends", lag)
 	}
 	var out readResult
 	decode(t, a.res, &out)
@@ -72,7 +74,7 @@ func TestLongPollWakesOnPublish(t *testing.T) {
 // blocked in its wait, so the publish that follows can reach it only by
 // waking it. Publishing any earlier would let the reader find the event on
 // its first read and the test would prove nothing.
-func waitUntilParked(t *testing.T) {
+func waitUntilParked(t testing.TB) {
 	t.Helper()
 	buf := make([]byte, 1<<20)
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
