@@ -81,7 +81,7 @@ pg-coverage:
 # `make bench-read` runs that one on both stores.
 # Two servers on one throwaway PostgreSQL database, 10,000 events to 100
 # AI workers through both, one server killed mid-run (make test runs the
-# same test with 2,000 events).
+# same test with 1,000 events).
 cluster:
 	HELIX_ORG_CLUSTER_EVENTS=10000 $(GO) test -race -count=1 -timeout 20m -run '^TestClusterTwoServersOneDatabase$$' -v ./cmd/helix-org/
 
