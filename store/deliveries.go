@@ -331,21 +331,32 @@ func (s *Store) DisabledEndpoints(ctx context.Context) ([]string, error) {
 // surprise the remote more than the gap does.
 func (s *Store) EnableEndpoint(ctx context.Context, actor, stream string) error {
 	err := s.write(ctx, func(tx *gorm.DB) error {
-		var row disabledEndpointRow
-		if err := tx.Where("stream_id = ?", stream).Take(&row).Error; err != nil {
-			if errors.Is(err, gorm.ErrRecordNotFound) {
-				return fmt.Errorf("stream %q has no disabled endpoint: %w", stream, domain.ErrNotFound)
-			}
-			return err
+		found, err := s.enableEndpoint(tx, actor, stream, nil)
+		if err == nil && !found {
+			return fmt.Errorf("stream %q has no disabled endpoint: %w", stream, domain.ErrNotFound)
 		}
-		if err := tx.Where("stream_id = ?", stream).Delete(&disabledEndpointRow{}).Error; err != nil {
-			return err
-		}
-		return s.audit(tx, Change{Action: "enable_endpoint", Actor: actor, Target: stream,
-			Before: map[string]string{"stream": stream, "disabled": row.Reason}})
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("enable endpoint of %s: %w", stream, err)
 	}
 	return nil
+}
+
+// enableEndpoint lifts stream's disabled endpoint in tx, audited as an
+// enable_endpoint (after, when given, says why); found says it was
+// disabled.
+func (s *Store) enableEndpoint(tx *gorm.DB, actor, stream string, after any) (found bool, err error) {
+	var row disabledEndpointRow
+	if err := tx.Where("stream_id = ?", stream).Take(&row).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return false, nil
+		}
+		return false, err
+	}
+	if err := tx.Where("stream_id = ?", stream).Delete(&disabledEndpointRow{}).Error; err != nil {
+		return true, err
+	}
+	return true, s.audit(tx, Change{Action: "enable_endpoint", Actor: actor, Target: stream,
+		Before: map[string]string{"stream": stream, "disabled": row.Reason}, After: after})
 }

@@ -62,32 +62,15 @@ func (s *Store) UpdateStream(ctx context.Context, actor, id string, u StreamUpda
 		if !moved {
 			return nil
 		}
-		return s.liftGone(tx, actor, id)
+		// A 410 Gone that disabled its endpoint was the old destination's
+		// answer; a rotated secret alone leaves it (enable_endpoint lifts it).
+		_, err = s.enableEndpoint(tx, actor, id, map[string]string{"stream": id, "enabled": "update_stream changed where it sends"})
+		return err
 	})
 	if err != nil {
 		return domain.Stream{}, fmt.Errorf("update stream %s: %w", id, err)
 	}
 	return s.stream(after), nil
-}
-
-// liftGone enables a stream's endpoint that a 410 Gone disabled, once its
-// config sends elsewhere: the Gone was the old destination's answer. A
-// rotated secret alone leaves it disabled (enable_endpoint lifts that).
-func (s *Store) liftGone(tx *gorm.DB, actor, stream string) error {
-	var row disabledEndpointRow
-	err := tx.Where("stream_id = ?", stream).Take(&row).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := tx.Where("stream_id = ?", stream).Delete(&disabledEndpointRow{}).Error; err != nil {
-		return err
-	}
-	return s.audit(tx, Change{Action: "enable_endpoint", Actor: actor, Target: stream,
-		Before: map[string]string{"stream": stream, "disabled": row.Reason},
-		After:  map[string]string{"stream": stream, "enabled": "update_stream changed where it sends"}})
 }
 
 // updatedRow is before with u applied, checked as CreateStream checks a
@@ -151,8 +134,10 @@ func (s *Store) mergeConfig(kind domain.TransportKind, stored string, patch map[
 	}
 	was, _ := json.Marshal(m)
 	secrets := s.transports.Secrets(kind)
+	moved := false
 	for k, v := range patch {
 		v = bytes.TrimSpace(v)
+		old := m[k]
 		var str string
 		switch {
 		case len(v) == 0 || string(v) == "null":
@@ -162,22 +147,10 @@ func (s *Store) mergeConfig(kind domain.TransportKind, stored string, patch map[
 		default:
 			m[k] = v
 		}
+		moved = moved || !slices.Contains(secrets, k) && !sameJSON(old, m[k])
 	}
 	merged, err := json.Marshal(m)
-	if err != nil {
-		return nil, false, false, err
-	}
-	var plain map[string]json.RawMessage
-	if err := json.Unmarshal(was, &plain); err != nil {
-		return nil, false, false, err
-	}
-	moved := false
-	for k := range patch {
-		if !slices.Contains(secrets, k) {
-			moved = moved || !sameJSON(plain[k], m[k])
-		}
-	}
-	return merged, !bytes.Equal(merged, was), moved, nil
+	return merged, !bytes.Equal(merged, was), moved, err
 }
 
 // sameJSON says two values are the same JSON, spacing aside; absent is
