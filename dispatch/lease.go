@@ -50,7 +50,7 @@ func (d *Dispatcher) holdLease(ctx context.Context, id string, proc *atomic.Poin
 			return
 		case <-t.C:
 		}
-		if p := proc.Load(); p != nil && p.PGID > 0 && d.opts.Alive != nil && !d.opts.Alive(id, *p) {
+		if d.agentGone(id, proc.Load()) {
 			continue // let the lease lapse
 		}
 		running, err := d.st.RenewLease(context.WithoutCancel(ctx), id, lease)
@@ -63,6 +63,13 @@ func (d *Dispatcher) holdLease(ctx context.Context, id string, proc *atomic.Poin
 			return
 		}
 	}
+}
+
+// agentGone reports whether a run's agent process is known to have died:
+// only then may a run in flight here lose its lease. Before its agent
+// starts, or with no process group to look at, the run is taken as alive.
+func (d *Dispatcher) agentGone(id string, p *domain.AgentProcess) bool {
+	return p != nil && p.PGID > 0 && d.opts.Alive != nil && !d.opts.Alive(id, *p)
 }
 
 // stopEnded stops the runs in flight whose activation ended elsewhere —
@@ -117,6 +124,18 @@ func (d *Dispatcher) ReapLapsed(ctx context.Context) error {
 		d.mu.Lock()
 		_, here := d.runs[a.ID]
 		d.mu.Unlock()
+		if here && !d.agentGone(a.ID, a.Process) {
+			// Its renewal was late (a stalled or overloaded machine), not its
+			// agent dead: take the lease back rather than kill live work and
+			// run its triggers twice. Only if still lapsed, so a server that
+			// adopted it meanwhile keeps it.
+			if ok, err := d.st.TakeLapsedLease(ctx, a.ID, d.lease(ctx)); err != nil {
+				errs = append(errs, err)
+			} else if ok {
+				d.log.Warn("lease lapsed while its agent runs here: renewal was late; lease taken back", "activation", a.ID, "worker", a.WorkerID)
+			}
+			continue
+		}
 		if !here && d.opts.Adopts != nil && d.opts.Adopts(ctx, a) {
 			d.adopt(ctx, a, true) // its server died; its agent did not
 			continue

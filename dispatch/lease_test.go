@@ -143,10 +143,44 @@ func TestLeaseIsHeldWhileTheAgentRuns(t *testing.T) {
 	}
 }
 
+// TestLateRenewalKeepsLiveWork: when a run's lease lapses here while its
+// agent lives — the renewal came late, as on a stalled or overloaded
+// machine — the reaper takes the lease back instead of failing the run
+// and running its trigger a second time.
+func TestLateRenewalKeepsLiveWork(t *testing.T) {
+	clock := storetest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	rt := &hangOnce{stopped: make(chan struct{})}
+	f := newFixtureAt(t, rt, clock.Now, dispatch.Options{Tick: 20 * time.Millisecond, Alive: func(string, domain.AgentProcess) bool { return true }})
+	f.st.SetSetting(t.Context(), dispatch.LeaseSetting, "1m")
+	runServing(t, f.d)
+	f.hire(t, "w-echo", domain.WorkerAI)
+	act := waitActivations(t, f.st, "w-echo", func(acts []domain.Activation) bool { return len(acts) == 1 && acts[0].Process != nil })[0]
+	clock.Advance(2 * time.Minute) // past the lease, before a renewal (every 20 s) comes
+	if err := f.d.ReapLapsed(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	a, err := f.st.GetActivation(t.Context(), act.ID)
+	if err != nil || a.Status != domain.ActivationRunning || a.LeaseUntil == nil || !a.LeaseUntil.After(clock.Now()) {
+		t.Fatalf("after a late renewal: %+v, %v; want running with its lease taken back", a, err)
+	}
+	if acts, _ := f.st.ListActivations(t.Context(), "w-echo"); len(acts) != 1 {
+		t.Errorf("activations = %d, want the one run (its trigger not run again)", len(acts))
+	}
+	// The operator ends it; its agent stops on the dispatcher's next step.
+	if _, err := dispatch.CancelActivation(t.Context(), f.st, act.ID, "", true); err != nil {
+		t.Fatal(err)
+	}
+	<-rt.stopped
+}
+
 // hangOnce is a runtime whose first run reports an agent process and then
 // hangs until cancelled, as a run whose agent died but whose pipes stay
-// open would; later runs succeed.
-type hangOnce struct{ runs atomic.Int32 }
+// open would; later runs succeed. stopped, if set, is closed when the
+// hanging run returns.
+type hangOnce struct {
+	runs    atomic.Int32
+	stopped chan struct{}
+}
 
 func (h *hangOnce) Run(ctx context.Context, run domain.Run) (domain.RunResult, error) {
 	run.Started(domain.AgentProcess{PGID: 4242, StartTicks: 1})
@@ -154,6 +188,9 @@ func (h *hangOnce) Run(ctx context.Context, run domain.Run) (domain.RunResult, e
 		return domain.RunResult{}, nil
 	}
 	<-ctx.Done()
+	if h.stopped != nil {
+		close(h.stopped)
+	}
 	return domain.RunResult{ExitStatus: -1}, ctx.Err()
 }
 
