@@ -25,9 +25,9 @@ type archivedChange struct {
 // and no new member (Subscribe), and sends nothing: in the same
 // transaction its pending deliveries are parked as disabled, where
 // list_deliveries shows them, and none is sent again. Its members stay,
-// so they still read it and a private stream keeps its readers; nothing
-// new arrives to wake them. Archiving an archived stream returns it as it
-// is, unaudited.
+// so a private stream keeps its readers, and nothing new arrives to wake
+// them; its history is read without following it (ReadableStreams).
+// Archiving an archived stream returns it as it is, unaudited.
 func (s *Store) ArchiveStream(ctx context.Context, actor, id string) (domain.Stream, error) {
 	if err := systemStream(id, "archive"); err != nil {
 		return domain.Stream{}, err

@@ -266,6 +266,27 @@ func TestArchivedStreamTakesNothing(t *testing.T) {
 		t.Errorf("pending triggers %d → %d: a refused write woke someone", triggers0, n)
 	}
 
+	t.Run("whoever could follow it reads its history without following it", func(t *testing.T) {
+		streams, err := st.ReadableStreams(ctx, "w-lee", []string{"s-hook"})
+		if err != nil {
+			t.Fatalf("w-lee, no member, reading s-hook: %v", err)
+		}
+		if evs, err := st.ReadEvents(ctx, store.EventQuery{StreamIDs: streams}); err != nil || len(evs) != 1 || evs[0].ID != before.ID {
+			t.Errorf("w-lee reads %v, %v on s-hook; want the event from before", evs, err)
+		}
+	})
+	t.Run("a private one only its members", func(t *testing.T) {
+		must(st.CreateStream(ctx, store.OwnerWorker, domain.Stream{ID: "s-board", Name: "board", Private: true, Transport: domain.Transport{Kind: domain.TransportLocal}}))
+		must(st.Subscribe(ctx, store.OwnerWorker, "s-board", "w-maya"))
+		must(st.ArchiveStream(ctx, store.OwnerWorker, "s-board"))
+		if _, err := st.ReadableStreams(ctx, "w-maya", []string{"s-board"}); err != nil {
+			t.Errorf("w-maya, a member, reading the archived private s-board: %v", err)
+		}
+		_, err := st.ReadableStreams(ctx, "w-lee", []string{"s-board"})
+		if !errors.Is(err, domain.ErrForbidden) || !strings.Contains(err.Error(), "s-board is private and archived: only its members read it") {
+			t.Errorf("w-lee reading the archived private s-board = %v, want forbidden", err)
+		}
+	})
 	t.Run("its followers stay and read its history", func(t *testing.T) {
 		members, err := st.StreamMembers(ctx, "s-hook")
 		if err != nil {

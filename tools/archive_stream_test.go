@@ -207,10 +207,12 @@ func TestArchivedStreamThroughTools(t *testing.T) {
 			t.Errorf("deliveries of s-hook (-want +got):\n%s", diff)
 		}
 	})
-	t.Run("its members read its history", func(t *testing.T) {
-		got := mustCall[readEventsOut](t, maya, "read_events", map[string]any{"streams": []string{"s-hook"}})
-		if len(got.Events) != 2 {
-			t.Errorf("w-maya reads %d events on s-hook, want the 2 from before", len(got.Events))
+	t.Run("its members read its history, and so does whoever could have followed it", func(t *testing.T) {
+		for _, env := range []*Env{maya, f.as("w-echo")} {
+			got := mustCall[readEventsOut](t, env, "read_events", map[string]any{"streams": []string{"s-hook"}})
+			if len(got.Events) != 2 {
+				t.Errorf("%s reads %d events on s-hook, want the 2 from before", env.Caller, len(got.Events))
+			}
 		}
 		members := mustCall[struct{ Members []string }](t, f.env, "get_stream", map[string]any{"id": "s-hook"})
 		if !cmp.Equal(members.Members, []string{"w-maya"}) {
