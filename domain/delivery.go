@@ -13,7 +13,7 @@ const (
 	// DeliveryFailed was given up: out of attempts or a permanent error.
 	DeliveryFailed DeliveryStatus = "failed"
 	// DeliveryDisabled will not be sent: its stream's endpoint was disabled
-	// (e.g. the remote answered 410 Gone).
+	// (e.g. the remote answered 410 Gone), or its stream archived.
 	DeliveryDisabled DeliveryStatus = "disabled"
 )
 

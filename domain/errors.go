@@ -18,6 +18,9 @@ var (
 	// reached. HTTP answers 503 with the reason and Retry-After; over MCP
 	// it is a tool error saying so, and the client may retry.
 	ErrUnavailable = errors.New("temporarily unavailable")
+	// ErrGone is a request to what was archived: it is kept, and takes
+	// nothing new. HTTP answers 410 Gone, so that a sender stops.
+	ErrGone = errors.New("gone")
 )
 
 // UnavailableError is ErrUnavailable with its reason, in words for the
@@ -48,6 +51,12 @@ func (e *FieldError) Unwrap() error { return ErrInvalid }
 func Invalid(field, format string, args ...any) error {
 	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
 }
+
+// goneError is an ErrInvalid of a field naming what was archived, which
+// errors.Is matches as ErrGone too.
+type goneError struct{ FieldError }
+
+func (e *goneError) Unwrap() []error { return []error{ErrInvalid, ErrGone} }
 
 // KindError is an error of a sentinel kind (ErrConflict…)
 // whose text is its message alone: errors.Is matches the kind, and the

@@ -45,6 +45,17 @@ type Stream struct {
 	// Private streams are read only by their members: what is on them
 	// may be written on only where all its readers are among them.
 	Private bool `json:"private,omitempty" jsonschema:"readable only by its members"`
+	// ArchivedAt is set once the stream is archived (archive_stream): it
+	// takes nothing new, and its history stays.
+	ArchivedAt *time.Time `json:"archivedAt,omitempty" jsonschema:"when it was archived (RFC 3339): since then it takes no new events or subscribers and sends nothing, and its events stay readable; absent while it is in use"`
+}
+
+// StreamArchived is the refusal of a new event or subscriber on archived
+// stream id: an ErrInvalid of field that is also ErrGone, so an inbound
+// sender is answered 410 Gone and stops.
+func StreamArchived(field, id string) error {
+	msg := id + " is archived: it takes no new events or subscribers and sends nothing; its events stay readable"
+	return &goneError{FieldError{Field: field, Msg: msg}}
 }
 
 // Validate checks a stream's own fields before storing; its transport is

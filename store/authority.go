@@ -37,7 +37,10 @@ func (s *Store) CheckReads(ctx context.Context, reader, stream string) error {
 // ReadableStreams resolves the streams reader asks to read. With none
 // named it is every stream reader follows that the reading rules allow
 // (a subscription made before the rules is skipped, not an error); each
-// named stream must exist, be followed by reader and pass the rules.
+// named stream must exist, be followed by reader and pass the rules. An
+// archived stream takes no new member, so its history is read without
+// following it, by whom the rules allow; a private one still only by its
+// members, its only readers.
 func (s *Store) ReadableStreams(ctx context.Context, reader string, want []string) ([]string, error) {
 	subscribed, err := s.SubscribedStreams(ctx, reader)
 	if err != nil {
@@ -55,16 +58,23 @@ func (s *Store) ReadableStreams(ctx context.Context, reader string, want []strin
 		}
 		return out, nil
 	}
+	streams := map[string]domain.Stream{}
 	for _, id := range want {
-		if _, err := s.GetStream(ctx, id); err != nil {
+		st, err := s.GetStream(ctx, id)
+		if err != nil {
 			return nil, err
 		}
+		streams[id] = st
 	}
 	for _, id := range want {
 		if err := a.reads(reader, id); err != nil {
 			return nil, err
 		}
-		if !slices.Contains(subscribed, id) {
+		switch st := streams[id]; {
+		case slices.Contains(subscribed, id), st.ArchivedAt != nil && !st.Private:
+		case st.ArchivedAt != nil:
+			return nil, domain.Forbidden("%s is private and archived: only its members read it, and it takes no new one", id)
+		default:
 			return nil, domain.Forbidden("%s is not subscribed to %s; subscribe to it first (subscribe {\"stream\": %q})", reader, id, id)
 		}
 	}

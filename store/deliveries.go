@@ -134,20 +134,27 @@ func (s *Store) DeliveryCursor(ctx context.Context, name string) (int64, error) 
 }
 
 // EnqueueDeliveries records deliveries (due now, or disabled when their
-// stream's endpoint is) and moves the cursor, in one transaction. A
-// delivery that already exists for its event and kind is left as it is,
-// so re-reading the log after a crash adds nothing twice.
+// stream's endpoint is, or their stream archived since the event) and
+// moves the cursor, in one transaction. A delivery that already exists
+// for its event and kind is left as it is, so re-reading the log after a
+// crash adds nothing twice.
 func (s *Store) EnqueueDeliveries(ctx context.Context, cursor string, seq int64, ds []domain.Delivery) error {
 	now := s.Now()
 	err := s.write(ctx, func(tx *gorm.DB) error {
-		var disabled []string
+		var disabled, archived []string
 		if err := tx.Model(&disabledEndpointRow{}).Pluck("stream_id", &disabled).Error; err != nil {
+			return err
+		}
+		if err := tx.Model(&streamRow{}).Where("archived_at IS NOT NULL").Pluck("id", &archived).Error; err != nil {
 			return err
 		}
 		for _, d := range ds {
 			row := deliveryRow{EventID: d.EventID, Kind: string(d.Kind), EventSeq: d.EventSeq, StreamID: d.StreamID,
 				Status: string(domain.DeliveryPending), NextAttemptNs: now.UnixNano(), CreatedAt: now, UpdatedAt: now}
-			if slices.Contains(disabled, d.StreamID) {
+			switch {
+			case slices.Contains(archived, d.StreamID):
+				row.Status, row.LastError = string(domain.DeliveryDisabled), archivedNote
+			case slices.Contains(disabled, d.StreamID):
 				row.Status, row.LastError = string(domain.DeliveryDisabled), "the stream's endpoint is disabled"
 			}
 			if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
@@ -239,6 +246,17 @@ func (s *Store) FinishDelivery(ctx context.Context, id int64, r DeliveryResult) 
 			return err
 		}
 		set := map[string]any{"status": string(r.Status), "last_status": a.Status, "last_error": a.Error, "next_attempt_ns": next, "updated_at": s.Now()}
+		if r.Status == domain.DeliveryPending {
+			// Archived while this attempt was under way: it is parked as
+			// archiving parked the rest, not tried again.
+			parked, err := onArchived(tx, id)
+			if err != nil {
+				return err
+			}
+			if parked {
+				set["status"], set["last_error"] = string(domain.DeliveryDisabled), archivedNote
+			}
+		}
 		if r.RemoteID != "" {
 			set["remote_id"] = r.RemoteID
 		}

@@ -19,8 +19,8 @@ import (
 // disabled one once its stream's endpoint is enabled again, as the
 // operator's own choice (EnableEndpoint does not resend them by itself);
 // none while its stream's endpoint is disabled, since that remote asked
-// to stop. A pending or delivered one is ErrConflict: retrying it would
-// send it twice.
+// to stop, nor once its stream is archived. A pending or delivered one is
+// ErrConflict: retrying it would send it twice.
 func (s *Store) RetryDelivery(ctx context.Context, actor string, id int64) (domain.Delivery, error) {
 	var row deliveryRow
 	err := s.write(ctx, func(tx *gorm.DB) error {
@@ -94,9 +94,16 @@ func retryable(tx *gorm.DB, row deliveryRow) error {
 	return endpointEnabled(tx, row.StreamID)
 }
 
-// endpointEnabled refuses a stream whose remote answered 410 Gone.
+// endpointEnabled refuses a stream that sends nothing more: one archived,
+// or whose remote answered 410 Gone.
 func endpointEnabled(tx *gorm.DB, stream string) error {
 	var n int64
+	if err := tx.Model(&streamRow{}).Where("id = ? AND archived_at IS NOT NULL", stream).Count(&n).Error; err != nil {
+		return err
+	}
+	if n > 0 {
+		return domain.Conflict("stream %s is archived: it sends nothing more, and what it had not sent stays unsent", stream)
+	}
 	if err := tx.Model(&disabledEndpointRow{}).Where("stream_id = ?", stream).Count(&n).Error; err != nil {
 		return err
 	}

@@ -136,7 +136,8 @@ func deduped(tx *gorm.DB, stream, key string) (domain.Event, bool, error) {
 // appendTx is the single place events enter the log, so every append —
 // publish, DM, audit, inbox, activation log, inbound transport — follows
 // the same message rules: a body that is not blank and within the
-// appender's limit, every other field within its fixed limit.
+// appender's limit, every other field within its fixed limit — and none
+// on an archived stream, so nothing on it wakes its members again.
 func (s *Store) appendTx(tx *gorm.DB, ev domain.Event, opts AppendOptions) (domain.Event, error) {
 	stored, _, err := s.appendOnce(tx, ev, opts)
 	return stored, err
@@ -146,7 +147,7 @@ func (s *Store) appendTx(tx *gorm.DB, ev domain.Event, opts AppendOptions) (doma
 // whose dedup key its stream already stored inserts nothing and returns
 // no row.
 const (
-	streamKindSQL  = "SELECT transport_kind FROM streams WHERE id = ?"
+	streamKindSQL  = "SELECT transport_kind, archived_at IS NOT NULL FROM streams WHERE id = ?"
 	sourceKindSQL  = "SELECT kind FROM workers WHERE id = ?"
 	insertEventSQL = `INSERT INTO events (id, stream_id, source, source_kind, caused_by, dedup_key, depth, created_at, body, label)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedup_key) DO NOTHING RETURNING seq`
@@ -165,12 +166,16 @@ func (s *Store) appendOnce(tx *gorm.DB, ev domain.Event, opts AppendOptions) (st
 		return ev, false, err
 	}
 	var kind string
-	ok, err := s.scanFixed(tx, streamKindSQL, []any{ev.StreamID}, &kind)
+	var archived bool
+	ok, err := s.scanFixed(tx, streamKindSQL, []any{ev.StreamID}, &kind, &archived)
 	if err != nil {
 		return ev, false, err
 	}
 	if !ok {
 		return ev, false, domain.NotFound("stream", ev.StreamID)
+	}
+	if archived {
+		return ev, false, domain.StreamArchived("stream", ev.StreamID)
 	}
 	if ev.ID == "" {
 		ev.ID = domain.NewEventID()

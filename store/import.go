@@ -154,7 +154,7 @@ func (im *Importer) Stream(st domain.Stream) error {
 		return fmt.Errorf("stream %s: %w", st.ID, err)
 	}
 	row := streamRow{ID: st.ID, Name: st.Name, Description: st.Description, TransportKind: string(st.Transport.Kind),
-		TransportConfig: cfg, CreatedBy: st.CreatedBy, CreatedAt: st.CreatedAt, Private: st.Private}
+		TransportConfig: cfg, CreatedBy: st.CreatedBy, CreatedAt: st.CreatedAt, Private: st.Private, ArchivedAt: st.ArchivedAt}
 	if st.ID == domain.StreamOrg {
 		im.counts["streams"]++
 		return im.tx.Model(&streamRow{}).Where("id = ?", row.ID).Updates(map[string]any{"name": row.Name, "description": row.Description,

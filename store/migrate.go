@@ -178,6 +178,12 @@ var migrations = []migration{
 		}
 		return tx.Migrator().AddColumn(&deliveryRow{}, "RetriedAfter")
 	}},
+	{73, "archived streams: kept and readable, taking nothing new", func(tx *gorm.DB) error {
+		if tx.Migrator().HasColumn(&streamRow{}, "ArchivedAt") {
+			return nil
+		}
+		return tx.Migrator().AddColumn(&streamRow{}, "ArchivedAt")
+	}},
 }
 
 type schemaMigration struct {

@@ -93,6 +93,9 @@ func (s *Store) processorInput(tx *gorm.DB, actor, input string, own domain.Labe
 	if err := newAuthz(tx).reads(actor, input); err != nil {
 		return own, err
 	}
+	if err := inUse(tx, "input", input); err != nil {
+		return own, err
+	}
 	readers, err := streamReaders(tx, input)
 	if err != nil {
 		return own, err
@@ -112,7 +115,7 @@ func (s *Store) processorOutput(tx *gorm.DB, actor, field, id string, label doma
 		return domain.Invalid(field, "%s is a stream the system writes; a processor writes to streams of its own", id)
 	}
 	var st streamRow
-	err := tx.Select("id", "transport_kind", "created_by", "private").Where("id = ?", id).Take(&st).Error
+	err := tx.Select("id", "transport_kind", "created_by", "private", "archived_at").Where("id = ?", id).Take(&st).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		row := streamRow{ID: id, Name: strings.TrimPrefix(id, domain.PrefixStream), Description: "Written by a processor.",
 			TransportKind: string(domain.TransportLocal), TransportConfig: "{}", CreatedBy: actor, CreatedAt: s.Now()}
@@ -126,6 +129,8 @@ func (s *Store) processorOutput(tx *gorm.DB, actor, field, id string, label doma
 		return err
 	} else if st.TransportKind != string(domain.TransportLocal) {
 		return domain.Invalid(field, "%s is a %s stream; a processor writes only to local streams (a worker's publish sends outside)", id, st.TransportKind)
+	} else if st.ArchivedAt != nil {
+		return domain.StreamArchived(field, id)
 	}
 	readers, err := streamReaders(tx, id)
 	if err != nil {

@@ -34,7 +34,7 @@ type StreamUpdate struct {
 // at creation, its secrets are sealed, and the change is audited. Every
 // server sees it at once: the streams epoch moves with the row.
 func (s *Store) UpdateStream(ctx context.Context, actor, id string, u StreamUpdate) (domain.Stream, error) {
-	if err := systemStream(id); err != nil {
+	if err := systemStream(id, "update"); err != nil {
 		return domain.Stream{}, err
 	}
 	var before, after streamRow
@@ -42,7 +42,7 @@ func (s *Store) UpdateStream(ctx context.Context, actor, id string, u StreamUpda
 		if err := tx.Where("id = ?", id).Take(&before).Error; err != nil {
 			return notFoundOr(err, "stream", id)
 		}
-		if err := s.updatesStream(tx, actor, before); err != nil {
+		if err := s.updatesStream(tx, actor, "update", before); err != nil {
 			return err
 		}
 		var moved bool
@@ -167,18 +167,20 @@ func sameJSON(a, b json.RawMessage) bool {
 // may not change one either.
 const createStreamTool = "create_stream"
 
-// updatesStream is who may change a stream: whoever may still make one
-// (a live create_stream grant) and either made this one or is an admin.
-// An AI worker has no org role, so it changes only its own streams and
-// cannot redirect another's outbound webhook. The operator is not bound.
-func (s *Store) updatesStream(tx *gorm.DB, actor string, st streamRow) error {
+// updatesStream is who may change a stream — update or archive it, as
+// verb says in a refusal: whoever may still make one (a live
+// create_stream grant) and either made this one or is an admin. An AI
+// worker has no org role, so it changes only its own streams and cannot
+// redirect or archive another's outbound webhook. The operator is not
+// bound.
+func (s *Store) updatesStream(tx *gorm.DB, actor, verb string, st streamRow) error {
 	if actor == "" {
 		return nil
 	}
 	var g grantRow
 	err := tx.Where("worker_id = ? AND tool = ?", actor, createStreamTool).Take(&g).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && !g.toDomain().Live(s.Now())) {
-		return domain.Forbidden("%s may not update %s: it holds no live %s grant, and who may not make a stream may not change one", actor, st.ID, createStreamTool)
+		return domain.Forbidden("%s may not %s %s: it holds no live %s grant, and who may not make a stream may not change one", actor, verb, st.ID, createStreamTool)
 	}
 	if err != nil {
 		return err
@@ -191,20 +193,21 @@ func (s *Store) updatesStream(tx *gorm.DB, actor string, st streamRow) error {
 	if creator == "" {
 		creator = "the operator"
 	}
-	return domain.Forbidden("%s may not update %s: only its creator (%s) or an admin may", actor, st.ID, creator)
+	return domain.Forbidden("%s may not %s %s: only its creator (%s) or an admin may", actor, verb, st.ID, creator)
 }
 
-// systemStream refuses the streams the server makes and keeps for
-// itself, saying why changing one would break what relies on it.
-func systemStream(id string) error {
+// systemStream refuses to verb (update, archive) the streams the server
+// makes and keeps for itself, saying why changing one would break what
+// relies on it.
+func systemStream(id, verb string) error {
 	if id == domain.StreamOrg {
-		return domain.Invalid("id", "%s is the org's audit trail, which the system keeps; it cannot be updated", id)
+		return domain.Invalid("id", "%s is the org's audit trail, which the system keeps; it cannot be %sd", id, verb)
 	}
 	kind, _ := domain.StreamKindOf(id)
 	if kind == domain.StreamShared {
 		return nil
 	}
-	return domain.Invalid("id", "%s is %s; it cannot be updated (update_stream changes streams made with create_stream)", id, systemStreams[kind])
+	return domain.Invalid("id", "%s is %s; it cannot be %sd (%s_stream %ss only streams made with create_stream)", id, systemStreams[kind], verb, verb, verb)
 }
 
 // systemStreams say what each kind of system stream is and why it stays

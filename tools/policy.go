@@ -44,7 +44,7 @@ type audience struct {
 // stream's or position's name, a skill's code — so a narrowed run's call
 // of it waits, as a publish to the org would.
 var sharesNothing = map[string]bool{
-	"cancel_activation": true, "claim_item": true, "delete_skill": true, "dismiss_worker": true,
+	"archive_stream": true, "cancel_activation": true, "claim_item": true, "delete_skill": true, "dismiss_worker": true,
 	"enable_endpoint": true, "endorse_insight": true, "grant_tool": true, "link_insights": true,
 	"retry_delivery": true, "revoke_tool": true, "rollback_skill": true, "set_budget": true, "subscribe": true, "unsubscribe": true,
 }

@@ -12,7 +12,7 @@ import (
 const MaxWait = 60
 
 type readEventsIn struct {
-	Streams []string `json:"streams,omitempty" jsonschema:"the streams to read (s-…), each one you follow; by default every one you follow"`
+	Streams []string `json:"streams,omitempty" jsonschema:"the streams to read (s-…), each one you follow or an archived one; by default every one you follow"`
 	Since   int64    `json:"since,omitempty" jsonschema:"a cursor: only events after this seq, as the last read's cursor gives it; 0 from the start"`
 	Limit   int      `json:"limit,omitempty" jsonschema:"at most this many events, oldest first; 1 to 500, by default 500"`
 	Wait    float64  `json:"wait,omitempty" jsonschema:"seconds to wait for an event when there is none yet, up to 60; 0 answers at once"`

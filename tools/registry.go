@@ -19,7 +19,7 @@ var All = sync.OnceValue(func() []Tool {
 		hireWorker(), dismissWorker(), updateIdentity(), setContact(), listWorkers(), getWorker(),
 		invite(), listInvitations(), revokeInvitation(), setOrgRole(),
 		grantTool(), revokeTool(), listGrants(),
-		createStream(), listStreams(), getStream(), updateStream(),
+		createStream(), listStreams(), getStream(), updateStream(), archiveStream(),
 		createProcessor(), previewProcessor(), listProcessors(), deleteProcessor(),
 		subscribe(), unsubscribe(), inviteWorkers(), streamMembers(),
 		publish(), readEvents(), dm(), askHuman(), getAttachment(),

@@ -39,6 +39,7 @@ func TestGrantsShapeThePage(t *testing.T) {
 		"new stream form":   "/ui/streams|form[action='/ui/act/create_stream']",
 		"composer":          "/ui/streams/s-inbox|form[action='/ui/act/publish']",
 		"subscribe form":    "/ui/streams/s-inbox|form[action='/ui/act/subscribe']",
+		"archive form":      "/ui/streams/s-inbox|form[action='/ui/act/archive_stream']",
 		"role editor":       "/ui/roles/r-staff|form[action='/ui/act/update_role']",
 		"grant form":        "/ui/workers/w-maya|form[action='/ui/act/grant_tool']",
 		"settings link":     "/ui/|nav a[href='/ui/settings']",

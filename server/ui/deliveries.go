@@ -14,6 +14,8 @@ type outbound struct {
 	// Disabled says the stream's remote answered 410 Gone, so nothing
 	// more is sent until enable_endpoint.
 	Disabled bool
+	// Archived says the stream is archived: nothing more is sent, ever.
+	Archived bool
 }
 
 type delivery struct {
@@ -36,9 +38,9 @@ func streamOutbound(ctx context.Context, v *viewer, st domain.Stream) *outbound 
 	if err != nil || len(got.Deliveries) == 0 {
 		return nil
 	}
-	out := &outbound{Disabled: slices.Contains(got.DisabledStreams, st.ID)}
+	out := &outbound{Disabled: slices.Contains(got.DisabledStreams, st.ID), Archived: st.ArchivedAt != nil}
 	for _, d := range got.Deliveries {
-		again := d.Status == domain.DeliveryFailed || d.Status == domain.DeliveryDisabled && !out.Disabled
+		again := !out.Archived && (d.Status == domain.DeliveryFailed || d.Status == domain.DeliveryDisabled && !out.Disabled)
 		out.Deliveries = append(out.Deliveries, delivery{Delivery: d, Resend: again && v.Can("retry_delivery")})
 	}
 	return out

@@ -27,6 +27,9 @@ type streamPage struct {
 	Preview *processorPreview
 	// Outbound is what the stream has sent out, if anything.
 	Outbound *outbound
+	// CanArchive: the viewer may archive the stream (archive_stream): it
+	// is in use, made with create_stream, and theirs or they an admin.
+	CanArchive bool
 }
 
 // processorPreview is preview_processor's answer, as the page shows it.
@@ -105,7 +108,9 @@ func (u *UI) handleStream(w http.ResponseWriter, r *http.Request, v *viewer) {
 		p.Preview = &got
 	}
 	p.Outbound = streamOutbound(ctx, v, got.Stream)
-	if v.Can("subscribe") && !p.IsDM {
+	archived := got.Stream.ArchivedAt != nil
+	p.CanArchive = !archived && v.Can("archive_stream") && archivable(id) && (got.Stream.CreatedBy == v.Worker.ID || v.IsAdmin())
+	if v.Can("subscribe") && !p.IsDM && !archived {
 		all, _ := invoke[struct{ Workers []domain.Worker }](ctx, v, "list_workers", nil)
 		p.Others = all.Workers
 	}
@@ -146,12 +151,20 @@ func threads(evs []domain.Event) []thread {
 	return out
 }
 
+// archivable: a stream made with create_stream, not one the system keeps.
+func archivable(id string) bool {
+	kind, _ := domain.StreamKindOf(id)
+	return kind == domain.StreamShared && id != domain.StreamOrg
+}
+
 // readOnly says why a stream takes no messages from people, as publish
 // would refuse them.
 func readOnly(kinds *domain.Transports, st domain.Stream) string {
 	spec, err := kinds.Spec("stream", st.Transport.Kind)
 	kind, _ := domain.StreamKindOf(st.ID)
 	switch {
+	case st.ArchivedAt != nil:
+		return "This stream is archived: it takes no new events or members and sends nothing; its history stays here."
 	case st.ID == domain.StreamOrg:
 		return "This is the org's audit trail: the system writes it as the org changes."
 	case kind == domain.StreamActivations:

@@ -13,13 +13,16 @@ type streamsPage struct {
 	Err     string
 	Pager   pager
 	Kinds   []domain.TransportKind
+	// Archived: archived streams are listed too (?archived=1).
+	Archived bool
 }
 
 // handleStreams lists the streams list_streams shows the viewer, paged by
-// id, with a form to create one for holders of create_stream.
+// id, archived ones too with ?archived=1, with a form to create one for
+// holders of create_stream.
 func (u *UI) handleStreams(w http.ResponseWriter, r *http.Request, v *viewer) {
-	p := streamsPage{Kinds: u.st.Transports().Kinds()}
-	got, err := invoke[struct{ Streams []domain.Stream }](r.Context(), v, "list_streams", nil)
+	p := streamsPage{Kinds: u.st.Transports().Kinds(), Archived: r.URL.Query().Get("archived") != ""}
+	got, err := invoke[struct{ Streams []domain.Stream }](r.Context(), v, "list_streams", map[string]any{"archived": p.Archived})
 	p.Err = sectionErr(err)
 	// People's streams first, then direct messages, activation logs and
 	// the audit trail.

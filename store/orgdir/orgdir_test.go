@@ -33,6 +33,14 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	labelled := labelled(t, st)
+	// An archived stream stays archived: its members and history refer to it.
+	if _, err := st.CreateStream(t.Context(), "w-owner", domain.Stream{ID: "s-old", Name: "old", Transport: domain.Transport{Kind: domain.TransportLocal}}); err != nil {
+		t.Fatal(err)
+	}
+	archived, err := st.ArchiveStream(t.Context(), "", "s-old")
+	if err != nil {
+		t.Fatal(err)
+	}
 	first := t.TempDir()
 	rep, err := orgdir.Export(t.Context(), st, first, registry)
 	if err != nil || len(rep.Secrets) != 0 {
@@ -77,6 +85,9 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("recall after import = %+v, %v", res, err)
 	}
 	labelled.check(t, st2)
+	if got, err := st2.GetStream(t.Context(), "s-old"); err != nil || got.ArchivedAt == nil || !got.ArchivedAt.Equal(*archived.ArchivedAt) {
+		t.Errorf("imported s-old = %+v, %v; want it archived at %v", got, err, archived.ArchivedAt)
+	}
 	if _, err := orgdir.Import(t.Context(), st2, first, orgdir.ImportOptions{Settings: registry, Tools: []string{"publish", "read_events"}}); err == nil || !strings.Contains(err.Error(), "already holds an org") {
 		t.Errorf("a second import into the same store: %v", err)
 	}

@@ -8,8 +8,9 @@ import (
 )
 
 // streams.yaml: every stream — the org's own, activation logs, inboxes and
-// DMs too, since subscriptions and reading rights refer to them — with its
-// transport config minus secrets. A record's secrets lists the fields left
+// DMs too, since subscriptions and reading rights refer to them, and
+// archived ones, which stay archived — with its transport config minus
+// secrets. A record's secrets lists the fields left
 // out.
 var streamsKind = kind{name: "streams", export: exportStreams, load: loadStreams}
 
@@ -23,10 +24,11 @@ type streamRecord struct {
 	CreatedBy   string         `yaml:"createdBy,omitempty"`
 	CreatedAt   string         `yaml:"createdAt"`
 	Private     bool           `yaml:"private,omitempty"`
+	ArchivedAt  string         `yaml:"archivedAt,omitempty"`
 }
 
 func exportStreams(x *exporter) error {
-	ss, err := x.st.ListStreams(x.ctx, "")
+	ss, err := x.st.ListAllStreams(x.ctx, "")
 	if err != nil {
 		return err
 	}
@@ -37,7 +39,7 @@ func exportStreams(x *exporter) error {
 			return err
 		}
 		rec := streamRecord{ID: s.ID, Name: s.Name, Description: s.Description, Kind: string(s.Transport.Kind), CreatedBy: s.CreatedBy, CreatedAt: stamp(s.CreatedAt),
-			Private: s.Private}
+			Private: s.Private, ArchivedAt: stampPtr(s.ArchivedAt)}
 		if len(full.Transport.Config) > 0 {
 			if err := json.Unmarshal(full.Transport.Config, &rec.Config); err != nil {
 				return fmt.Errorf("stream %s: transport config: %w", s.ID, err)
@@ -81,8 +83,12 @@ func loadStreams(in *importer) error {
 		if err != nil {
 			return err
 		}
+		archived, err := parseStampPtr("stream "+r.ID+": archivedAt", r.ArchivedAt)
+		if err != nil {
+			return err
+		}
 		st := domain.Stream{ID: r.ID, Name: r.Name, Description: r.Description, CreatedBy: r.CreatedBy, CreatedAt: created,
-			Transport: domain.Transport{Kind: domain.TransportKind(r.Kind), Config: raw}, Private: r.Private}
+			Transport: domain.Transport{Kind: domain.TransportKind(r.Kind), Config: raw}, Private: r.Private, ArchivedAt: archived}
 		if err := in.im.Stream(st); err != nil {
 			return err
 		}

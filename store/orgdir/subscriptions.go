@@ -12,7 +12,7 @@ type subscriptionRecord struct {
 }
 
 func exportSubscriptions(x *exporter) error {
-	ss, err := x.st.ListStreams(x.ctx, "")
+	ss, err := x.st.ListAllStreams(x.ctx, "")
 	if err != nil {
 		return err
 	}

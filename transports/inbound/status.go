@@ -37,8 +37,8 @@ func Unauthorized(challenge, format string, args ...any) error {
 // Status is the one mapping of errors to HTTP statuses, for the server and
 // every transport: read errors (413, 503, 400), a database that cannot
 // take the request for now (503), credentials (401), bodies of the wrong
-// kind (415), then the domain's sentinels; anything else is a fault of
-// ours (500).
+// kind (415), then the domain's sentinels, of which an archived stream's
+// refusal is 410 Gone; anything else is a fault of ours (500).
 func Status(err error) int {
 	switch {
 	case errors.Is(err, ErrRead), errors.Is(err, ErrBusy):
@@ -49,6 +49,9 @@ func Status(err error) int {
 		return http.StatusUnauthorized
 	case errors.Is(err, ErrUnsupported):
 		return http.StatusUnsupportedMediaType
+	case errors.Is(err, domain.ErrGone):
+		// Before ErrInvalid, which it also is: a sender stops at a 410.
+		return http.StatusGone
 	case errors.Is(err, domain.ErrInvalid):
 		return http.StatusBadRequest
 	case errors.Is(err, domain.ErrNotFound):

@@ -25,9 +25,9 @@ func Endpoint(st transport.Store, now func() time.Time) inbound.Endpoint {
 		Check: func(r *http.Request) (inbound.Request, error) { return check(st, now, r) }}
 }
 
-// check refuses on the headers alone — an unknown or non-webhook stream,
-// an overlong id, missing or stale signature headers — before any of the
-// body is read.
+// check refuses on the headers alone — an unknown, non-webhook or
+// archived stream (410 Gone, so the sender stops), an overlong id,
+// missing or stale signature headers — before any of the body is read.
 func check(st transport.Store, now func() time.Time, r *http.Request) (inbound.Request, error) {
 	s, err := st.StreamWithSecrets(r.Context(), r.PathValue("streamId"))
 	if err != nil {
@@ -35,6 +35,9 @@ func check(st transport.Store, now func() time.Time, r *http.Request) (inbound.R
 	}
 	if s.Transport.Kind != Kind {
 		return inbound.Request{}, domain.Conflict("stream %s is a %s stream, not a webhook stream", s.ID, s.Transport.Kind)
+	}
+	if s.ArchivedAt != nil {
+		return inbound.Request{}, domain.StreamArchived("stream", s.ID)
 	}
 	id := r.Header.Get(HeaderID)
 	if len(id) > MaxIDLength {

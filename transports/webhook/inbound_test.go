@@ -30,9 +30,10 @@ import (
 	"github.com/helixml/helix-org/transports/webhook/webhooktest"
 )
 
-// inboundRig is a real server over a real store with three streams — s-hook
-// (webhook, secret), s-open (webhook, no secret), s-local (local) — and an
-// AI worker w-bot subscribed to all of them.
+// inboundRig is a real server over a real store with four streams — s-hook
+// (webhook, secret), s-open (webhook, no secret), s-local (local), s-gone
+// (webhook, secret, archived) — and an AI worker w-bot subscribed to all
+// of them.
 type inboundRig struct {
 	st     *store.Store
 	url    string
@@ -59,10 +60,12 @@ func newInboundRig(t *testing.T, wrap func(*store.Store) backend) inboundRig {
 		{ID: "s-hook", Name: "hook", Transport: domain.Transport{Kind: webhook.Kind, Config: json.RawMessage(`{"secret":"` + secret + `"}`)}},
 		{ID: "s-open", Name: "open", Transport: domain.Transport{Kind: webhook.Kind}},
 		{ID: "s-local", Name: "local", Transport: domain.Transport{Kind: domain.TransportLocal}},
+		{ID: "s-gone", Name: "gone", Transport: domain.Transport{Kind: webhook.Kind, Config: json.RawMessage(`{"secret":"` + secret + `"}`)}},
 	} {
 		must(t)(st.CreateStream(ctx, "w-owner", s))
 		must(t)(st.Subscribe(ctx, "w-owner", s.ID, "w-bot"))
 	}
+	must(t)(st.ArchiveStream(ctx, "", "s-gone"))
 	must(t)(nil, st.SetSetting(ctx, webhook.MaxBodySetting, "1024"))
 	var ws backend = st
 	if wrap != nil {
@@ -187,6 +190,9 @@ func TestInbound(t *testing.T) {
 			wantIn: "too many request bodies in flight"},
 		{name: "unknown stream", path: "/webhooks/s-nope", header: plain("text/plain"), body: "hi", wantStatus: 404, wantIn: `s-nope\": not found`},
 		{name: "wrong kind", path: "/webhooks/s-local", header: plain("text/plain"), body: "hi", wantStatus: 409, wantIn: `s-local is a local stream, not a webhook stream"`},
+		{name: "an archived stream: 410, so the sender stops", path: "/webhooks/s-gone", header: signed("msg_10", "text/plain", "hi", now), body: "hi",
+			wantStatus: 410, wantIn: `"stream: s-gone is archived: it takes no new events`},
+		{name: "an archived stream, unsigned", path: "/webhooks/s-gone", header: plain("text/plain"), body: "hi", wantStatus: 410, wantIn: "s-gone is archived"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -264,6 +270,34 @@ func TestInboundDedup(t *testing.T) {
 	// The same id on another stream is another delivery.
 	if code, _ := post(t, r.url+"/webhooks/s-open", http.Header{"Webhook-Id": {"msg_retry"}}, "other"); code != 200 {
 		t.Errorf("same id on another stream: %d", code)
+	}
+}
+
+// archivingAppend is the real store except that the stream is archived
+// just before a message is stored on it, after the request's check.
+type archivingAppend struct{ *store.Store }
+
+func (a archivingAppend) AppendInbound(ctx context.Context, in []domain.Inbound, maxBody int) ([]domain.Receipt, error) {
+	if _, err := a.ArchiveStream(ctx, "", in[0].StreamID); err != nil {
+		return nil, err
+	}
+	return a.Store.AppendInbound(ctx, in, maxBody)
+}
+
+// TestInboundArchivedMeanwhile: a stream archived while a request to it
+// was read answers 410 Gone too, and stores nothing on it.
+func TestInboundArchivedMeanwhile(t *testing.T) {
+	r := newInboundRig(t, func(st *store.Store) backend { return archivingAppend{st} })
+	triggers := r.state(t).triggers
+	code, answer := post(t, r.url+"/webhooks/s-open", plain("text/plain"), "hi")
+	if code != http.StatusGone || !strings.Contains(answer, "stream: s-open is archived") {
+		t.Errorf("got %d %s, want 410 saying s-open is archived", code, answer)
+	}
+	if evs, err := r.st.ReadEvents(t.Context(), store.EventQuery{StreamIDs: []string{"s-open"}}); err != nil || len(evs) != 0 {
+		t.Errorf("events on s-open = %v, %v; want none", evs, err)
+	}
+	if now := r.state(t).triggers; now != triggers {
+		t.Errorf("triggers %d → %d, want no one woken", triggers, now)
 	}
 }
 
