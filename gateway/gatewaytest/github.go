@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -27,16 +28,33 @@ const GitHubMCPVersion = "v0.23.0"
 
 // GitHubMCPServer builds github.com/github/github-mcp-server at
 // GitHubMCPVersion from the module proxy, once per machine: the binary is
-// kept in the user's cache directory.
+// kept in the user's cache directory. Test binaries of several packages
+// may ask at once on a fresh machine: one builds, under a lock, and the
+// others wait for it and take its binary.
 func GitHubMCPServer(t testing.TB) string {
 	t.Helper()
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(cache, "helix-org-test", "github-mcp-server-"+GitHubMCPVersion)
+	dir := filepath.Join(cache, "helix-org-test")
+	out := filepath.Join(dir, "github-mcp-server-"+GitHubMCPVersion)
 	if _, err := os.Stat(out); err == nil {
 		return out
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := os.OpenFile(out+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close() // closing it releases the lock
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatalf("lock %s: %v", lock.Name(), err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		return out // built while this one waited
 	}
 	// The checksum database has no entry for the module (the proxy
 	// answers 404), so it is fetched unchecked; its own go.sum pins the
@@ -52,12 +70,21 @@ func GitHubMCPServer(t testing.TB) string {
 	if err := json.Unmarshal(b, &mod); err != nil || mod.Dir == "" {
 		t.Fatalf("go mod download github-mcp-server: no directory in %s", b)
 	}
-	build := exec.Command(goTool(), "build", "-trimpath", "-o", out+".tmp", "./cmd/github-mcp-server")
+	// Built under a name of its own beside the final one and renamed,
+	// so a binary at out is always whole, even after a build killed
+	// halfway.
+	tmp, err := os.CreateTemp(dir, filepath.Base(out)+".tmp-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	build := exec.Command(goTool(), "build", "-trimpath", "-o", tmp.Name(), "./cmd/github-mcp-server")
 	build.Env, build.Dir = env, mod.Dir
 	if b, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build github-mcp-server %s: %v\n%s", GitHubMCPVersion, err, b)
 	}
-	if err := os.Rename(out+".tmp", out); err != nil {
+	if err := os.Rename(tmp.Name(), out); err != nil {
 		t.Fatal(err)
 	}
 	return out
