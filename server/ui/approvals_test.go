@@ -13,6 +13,7 @@ import (
 // TestApproveFromTheInbox: a call held for a person shows in that
 // person's inbox with approve and deny; approving there runs it.
 func TestApproveFromTheInbox(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	for _, c := range []struct {
 		tool string
@@ -65,6 +66,7 @@ func TestApproveFromTheInbox(t *testing.T) {
 // TestHeldCallFromThePage: a person whose grant needs approval acts from
 // a page; nothing runs, and their inbox shows the call waiting.
 func TestHeldCallFromThePage(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	for _, c := range []struct {
 		tool string
@@ -96,6 +98,7 @@ func TestHeldCallFromThePage(t *testing.T) {
 // call in full — a body cut at 200 characters could hide what approving
 // it would send — and can deny it with a note the requester reads.
 func TestApprovalShowsTheWholeCall(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	for _, c := range []struct {
 		tool string

@@ -22,6 +22,7 @@ import (
 // client's loopback redirect with a code that trades for a token of her
 // endpoint. The page's policy lets that one form answer leave the site.
 func TestConsentInTheBrowser(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	withMaya(t, o)
 	landed := make(chan url.Values, 1)

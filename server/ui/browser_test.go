@@ -27,6 +27,7 @@ import (
 // hold, and a write forged from their own signed-in page, CSRF token and
 // all, is refused by the tool layer with the store unchanged.
 func TestGrantsShapeThePage(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	withMaya(t, o)
 	o.call(t, "create_stream", map[string]any{"id": "s-inbox", "name": "inbox"})
@@ -94,6 +95,7 @@ func trueOnly(m map[string]bool) map[string]bool {
 // the same host, so even a SameSite=Strict cookie rides along) that posts
 // a form at the UI is refused, and the org is unchanged.
 func TestCrossOriginPageCannotAct(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
@@ -119,6 +121,7 @@ func TestCrossOriginPageCannotAct(t *testing.T) {
 // request went to the server's origin, and that no script from the
 // message ran.
 func TestNoRequestLeavesTheOrigin(t *testing.T) {
+	t.Parallel()
 	o, _ := demoOrg(t)
 	o.call(t, "publish", map[string]any{"stream": "s-inbox", "body": "![tracker](https://tracker.example/pixel.png) <img src=\"https://tracker.example/raw.png\"> <script>window.pwned=1</script> [site](https://example.com)"})
 	tab := o.tab(t, "w-owner")
@@ -153,6 +156,7 @@ func TestNoRequestLeavesTheOrigin(t *testing.T) {
 // TestMarkdownPreview: typing in the role editor shows the rendered
 // markdown beside it.
 func TestMarkdownPreview(t *testing.T) {
+	t.Parallel()
 	o, _ := demoOrg(t)
 	tab := o.tab(t, "w-owner")
 	uitest.Do(t, tab, chromedp.Navigate(o.base+"/ui/roles/r-echo"), chromedp.WaitVisible(chromedp.CSS("#role-preview")),
@@ -229,6 +233,7 @@ const streamBodies = `[...document.querySelectorAll("#events article.event .md")
 // 20 events are published meanwhile; when the browser reconnects (with
 // Last-Event-ID) all 20 appear, once each, in order.
 func TestLiveReconnect(t *testing.T) {
+	t.Parallel()
 	gate := &liveGate{}
 	o := newOrgBehind(t, gate.wrap)
 	o.call(t, "create_stream", map[string]any{"id": "s-a", "name": "a"})
@@ -272,6 +277,7 @@ func TestLiveReconnect(t *testing.T) {
 // BenchmarkLivePublishToDOM's, since a test under -race on a busy
 // machine measured 317 ms.
 func TestLivePublishAppears(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	o.call(t, "create_stream", map[string]any{"id": "s-a", "name": "a"})
 	o.call(t, "subscribe", map[string]any{"stream": "s-a"}) // reading needs a subscription

@@ -16,6 +16,7 @@ import (
 // manager only those of itself and the workers below it, and anyone else
 // nothing but why; its filters narrow by worker and tool.
 func TestCallsPage(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	o.call(t, "create_role", map[string]any{"id": "r-lead", "title": "Lead", "content": "Lead."})
 	o.call(t, "create_position", map[string]any{"id": "p-lead", "role": "r-lead", "title": "Lead"})
@@ -70,6 +71,7 @@ func TestCallsPage(t *testing.T) {
 // would otherwise join the count whenever the audit writer got to it
 // first).
 func TestCallsPagePages(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	for range 5 {
 		o.call(t, "list_budgets", nil)

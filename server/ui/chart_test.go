@@ -12,6 +12,7 @@ import (
 )
 
 func TestNiceCeil(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want float64 }{
 		{0, 1}, {-3, 1}, {1, 1}, {1.2, 2}, {2, 2}, {2.1, 2.5}, {3, 5}, {7, 10}, {0.034, 0.05}, {120, 200}, {9500, 10000},
 	}
@@ -34,6 +35,7 @@ func pt(bucket int, key string, n int64) store.SeriesPoint {
 // first at the bottom, scaled to a round top; past five groups the
 // smallest fold into "other"; a chart with nothing spent says so.
 func TestStackedBars(t *testing.T) {
+	t.Parallel()
 	labels := []string{"a", "b", "c", "d"}
 	tests := []struct {
 		name   string
@@ -83,6 +85,7 @@ func TestStackedBars(t *testing.T) {
 }
 
 func TestNewMeter(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		part, whole, soft float64
 		want              meter

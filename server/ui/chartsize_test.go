@@ -26,6 +26,7 @@ const orgChartSize = `(() => {
 // the column scrolls inside it instead of shrinking — while each of the
 // Money page's charts still fills its box.
 func TestChartsKeepTheirSize(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	tab := o.tab(t, "w-owner")
 	emulate(t, tab, 1280, 800, false)

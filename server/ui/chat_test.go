@@ -10,6 +10,7 @@ import (
 // holds no tool to answer with says so, and where to grant one, instead
 // of leaving the message unanswered with no word why.
 func TestChatSaysWhenAWorkerCannotReply(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	o.call(t, "create_role", map[string]any{"id": "r-echo", "title": "Echo", "content": "Reply `echo: <body>`."})
 	for _, p := range []string{"p-mute", "p-pub", "p-dm", "p-person"} {

@@ -47,6 +47,7 @@ func deliveryOf(t *testing.T, st *store.Store, eventID string) domain.Delivery {
 // addresses, pressing Resend queues it — the page shows it pending — and
 // when the outbox has sent it the page shows it delivered by itself.
 func TestResendAFailedDelivery(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	st := o.h.Store
 	ctx := t.Context()

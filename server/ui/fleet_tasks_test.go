@@ -11,6 +11,7 @@ import (
 // TestFleetShowsSpecTaskItem: a running builder's card names its spec
 // task, its item with the elapsed time, and the items around it.
 func TestFleetShowsSpecTaskItem(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	ctx := t.Context()
 	o.call(t, "create_role", map[string]any{"id": "r-dev", "title": "Dev", "content": "Build."})

@@ -13,6 +13,7 @@ import (
 )
 
 func TestFormArgs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		form    url.Values
@@ -52,6 +53,7 @@ func TestFormArgs(t *testing.T) {
 }
 
 func TestLocalPath(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"/ui/workers/w-maya":       "/ui/workers/w-maya",
 		"/ui/streams/s-a?before=9": "/ui/streams/s-a?before=9",
@@ -69,6 +71,7 @@ func TestLocalPath(t *testing.T) {
 }
 
 func TestMarkdownIsSafe(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, in, want, never string }{
 		{"raw HTML is dropped", "hi <script>alert(1)</script><b>x</b>", "hi", "<script"},
 		{"javascript links lose their target", "[x](javascript:alert(1))", `<a href="">x</a>`, "javascript:"},

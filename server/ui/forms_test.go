@@ -11,6 +11,7 @@ import (
 // browser's required) is refused in the form's words, not JSON Schema's,
 // with the rest of what was typed kept.
 func TestFormErrorsInFormTerms(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	o.call(t, "create_role", map[string]any{"id": "r-any", "title": "Any", "content": "Work."})
 	o.call(t, "create_position", map[string]any{"id": "p-desk", "role": "r-any", "title": "Desk"})

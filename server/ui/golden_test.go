@@ -27,6 +27,7 @@ var unstable = []struct {
 // TestGoldenPages renders every page of the demo org as the owner and
 // compares it with testdata/<page>.html; go test -update rewrites them.
 func TestGoldenPages(t *testing.T) {
+	t.Parallel()
 	o, _ := demoOrg(t)
 	c := o.client(t, "w-owner")
 	pages := append(uiPages[:len(uiPages):len(uiPages)], struct{ name, path string }{"not-found", "/ui/nope"}, struct{ name, path string }{"audit-filtered", "/ui/audit?action=hire_worker&limit=2"})

@@ -9,6 +9,7 @@ import (
 // TestGrantRequiringApprovalFromThePage: the worker page grants a tool
 // with approval required, and the grant then says its calls wait.
 func TestGrantRequiringApprovalFromThePage(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	o.call(t, "create_role", map[string]any{"id": "r-bot", "title": "Bot", "content": "Answer."})
 	o.call(t, "create_position", map[string]any{"id": "p-bot", "role": "r-bot", "title": "Bot"})

@@ -16,6 +16,7 @@ import (
 // form they have no token for; a link naming no pending invitation gives
 // nothing away. Once a provider is set up, the same link offers it.
 func TestInvitationWithoutIdentityProvider(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	withMaya(t, o)
 	invite := func(email string) map[string]any {

@@ -1,3 +1,8 @@
+// The live views' tests run one at a time, before the package's parallel
+// tests start: they hold servers with read and write timeouts of a few
+// hundred milliseconds and pings every hundred, which other tests' load
+// would upset (CONTRIBUTING.md).
+
 package ui_test
 
 import (

@@ -17,6 +17,7 @@ import (
 // for the server, are refused with 429 and a message naming the setting;
 // a view that closes frees its place.
 func TestLiveViewCaps(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	o.call(t, "create_stream", map[string]any{"id": "s-a", "name": "a"})
 	o.call(t, "subscribe", map[string]any{"stream": "s-a"})

@@ -16,6 +16,7 @@ import (
 // with its button; the page then lists it among the trusted ones,
 // endorsed by the owner, and recall's store says the same.
 func TestEndorseOnTheMemoryPage(t *testing.T) {
+	t.Parallel()
 	o, _ := demoOrg(t)
 	ctx := t.Context()
 	all, err := o.h.Store.ListInsights(ctx, "", store.InsightFilter{})
@@ -56,6 +57,7 @@ func TestEndorseOnTheMemoryPage(t *testing.T) {
 // call ran — until the person dismisses it; the notice stays on its
 // stream.
 func TestApprovedItemShowsItsOutcome(t *testing.T) {
+	t.Parallel()
 	o, _ := demoOrg(t)
 	ctx := t.Context()
 	pending, err := o.h.Store.ListApprovals(ctx, "w-owner", store.ApprovalFilter{})
@@ -106,6 +108,7 @@ func TestApprovedItemShowsItsOutcome(t *testing.T) {
 // show the viewer, Endorse only to those who hold endorse_insight, and a
 // filter it cannot apply is a 400 that names the valid values.
 func TestMemoryPageFollowsGrants(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	withMaya(t, o)
 	hooked := store.Writing(t.Context(), domain.Untrusted("webhook event e-1 on s-hooks"))

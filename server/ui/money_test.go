@@ -38,6 +38,7 @@ func spendRun(t *testing.T, st *store.Store, worker, activation string, usage ..
 // stream and model and the costliest runs link to the run; a bad limit
 // is refused on the page with the field named and what was typed kept.
 func TestMoneyPage(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	taskTeam(t, o)
 	owner := o.client(t, "w-owner")
@@ -102,6 +103,7 @@ func TestMoneyPage(t *testing.T) {
 // TestMoneyPageRefuses: a person without list_budgets is told so, and
 // one who manages nobody sees no one's spend.
 func TestMoneyPageRefuses(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	taskTeam(t, o)
 	spendRun(t, o.h.Store, "w-b1", "act-b1", store.Usage{Model: "m", Input: 10, Output: 1})

@@ -120,6 +120,7 @@ func signInWithProvider(t *testing.T, o *org, from string) (worker, refusal stri
 // nobody invited, an expired or revoked invitation, a forged state or
 // nonce and an unverified email are refused, each with a page saying why.
 func TestOIDCSignIn(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	withMaya(t, o)
 	p := withProvider(t, o)
@@ -188,6 +189,7 @@ func TestOIDCSignIn(t *testing.T) {
 // sign-in page, and signing in with the provider binds the invited
 // worker.
 func TestInvitationByEmail(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	withMaya(t, o)
 	p := withProvider(t, o)
@@ -237,6 +239,7 @@ func TestInvitationByEmail(t *testing.T) {
 // transport.postmark, an invitation says no email went and why, gives the
 // link to copy, and queues nothing for the outbox to fail on.
 func TestInvitationUnsentWithoutPostmark(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		config *email.Config // nil: never set
@@ -295,6 +298,7 @@ func oidcClient(t *testing.T, o *org, p *provider, email string) *client {
 // TestOIDCSignOut: signing out of a session the provider opened ends it
 // here and goes on to the provider's end_session_endpoint.
 func TestOIDCSignOut(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	withMaya(t, o)
 	p := withProvider(t, o)
@@ -317,6 +321,7 @@ func TestOIDCSignOut(t *testing.T) {
 // role, with the org unchanged; a member may not change settings; an
 // admin may. The settings link shows only to an admin.
 func TestOrgRolesInTheUI(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	withMaya(t, o)
 	o.call(t, "create_stream", map[string]any{"id": "s-inbox", "name": "inbox"})
@@ -399,6 +404,7 @@ func firstLines(s string) string {
 // TestPeoplePage: an admin invites a person from the People page and sets
 // an org role there; both go through the tools. A member has no such page.
 func TestPeoplePage(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	withMaya(t, o)
 	tab := o.tab(t, "w-owner")

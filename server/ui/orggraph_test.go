@@ -12,6 +12,7 @@ import (
 // each position is centred over its reports, each level is a row below
 // the tallest card of the one above, and the picture holds every card.
 func TestLayoutOrg(t *testing.T) {
+	t.Parallel()
 	node := func(id string, workers int, children ...*orgNode) *orgNode {
 		n := &orgNode{Position: domain.Position{ID: id}, Children: children}
 		for range workers {

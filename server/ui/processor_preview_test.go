@@ -10,6 +10,7 @@ import (
 // input's latest events, showing what each would become, and writes
 // nothing.
 func TestProcessorPreview(t *testing.T) {
+	t.Parallel()
 	o, _ := demoOrg(t)
 	before, err := o.h.Store.CountEvents(t.Context(), "s-refunds")
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 // in the person's inbox as open, with an answer box; answering there
 // closes it and the asker's DM gets the answer, quoting the question.
 func TestAnswerQuestionFromTheInbox(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	for _, c := range []struct {
 		tool string

@@ -11,6 +11,7 @@ import (
 // /orgs/<name>/ never sends the browser to another org's pages. (A form's
 // "next" value stays a path of the org's own, which redirects prefix.)
 func TestTemplatesLinkUnderRoot(t *testing.T) {
+	t.Parallel()
 	bare := regexp.MustCompile(`\b(href|action|src|data-live)="/[^/"]`)
 	files, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil || len(files) == 0 {

@@ -75,6 +75,7 @@ const widest = `(() => {
 // that no page scrolls sideways: on failure it names the page and the
 // element that sticks out.
 func TestScreenshots(t *testing.T) {
+	t.Parallel()
 	o, _ := demoOrg(t)
 	tab := o.tab(t, "w-owner")
 	for _, size := range uiSizes {

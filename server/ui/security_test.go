@@ -53,6 +53,7 @@ func withMaya(t *testing.T, o *org) {
 // a status and a page that say why, and the org is unchanged; the same
 // form with everything right goes through.
 func TestWritesAreGuarded(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	withMaya(t, o)
 	owner := o.client(t, "w-owner")
@@ -119,6 +120,7 @@ func TestWritesAreGuarded(t *testing.T) {
 // TestToolErrorShownOnPage: a refused tool call re-renders the page the
 // form came from, naming the cause, with what was typed still there.
 func TestToolErrorShownOnPage(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	c := o.client(t, "w-owner")
 	form := url.Values{"csrf": {c.csrf}, "back": {"/ui/"}, "next": {"/ui/roles/{id}"}, "id": {"r-Bad Id"}, "title": {"Typed title"}, "content": {"typed *content*"}}
@@ -134,6 +136,7 @@ func TestToolErrorShownOnPage(t *testing.T) {
 }
 
 func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	c := o.client(t, "w-owner")
 	for _, path := range []string{"/ui/", "/ui/signin", "/ui/streams", "/ui/assets/app.js", "/ui/nope"} {
@@ -156,6 +159,7 @@ func TestSecurityHeaders(t *testing.T) {
 }
 
 func TestRootAndRebinding(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := noFollow.Get(o.base + "/")
@@ -182,6 +186,7 @@ func TestRootAndRebinding(t *testing.T) {
 // in, what the cookie is like, and that a link works once and leaves the
 // address bar at once.
 func TestSignIn(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	withMaya(t, o)
 	o.call(t, "hire_worker", map[string]any{"id": "w-bot", "position": "p-staff", "kind": "ai", "name": "Bot"})
@@ -327,6 +332,7 @@ func TestSignIn(t *testing.T) {
 // TestSecureCookie: over TLS, or with ui.secure_cookies, the session
 // cookie is Secure.
 func TestSecureCookie(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	if _, err := st.Bootstrap(t.Context(), nil); err != nil {
 		t.Fatal(err)
@@ -369,6 +375,7 @@ func TestSecureCookie(t *testing.T) {
 // TestSettingsPage: only the owner sees config; secrets stay redacted;
 // set and clear go through the same validation as helix-org config.
 func TestSettingsPage(t *testing.T) {
+	t.Parallel()
 	secret := domain.SettingSpec{Key: "test.api_key", Type: domain.SettingString, Secret: true, Description: "a key"}
 	limit := domain.SettingSpec{Key: "test.limit", Type: domain.SettingInt, Default: "4", Description: "a limit"}
 	st := storetest.New(t)
@@ -451,6 +458,7 @@ func mustURL(s string) *url.URL {
 // token an agent's MCP config may hold — sees settings but cannot change
 // them; the refusal says how to, and nothing is stored.
 func TestSettingsNeedASignInLink(t *testing.T) {
+	t.Parallel()
 	limit := domain.SettingSpec{Key: "test.limit", Type: domain.SettingInt, Default: "4", Description: "a limit"}
 	st := storetest.New(t)
 	h := servertest.StartWith(t, st, server.Config{Settings: domain.Settings{limit, ui.SessionTTLSetting}})

@@ -18,6 +18,7 @@ import (
 // set) has passed, an open live view is told the session ended and
 // stops, and the next page asks to sign in again.
 func TestSessionExpiry(t *testing.T) {
+	t.Parallel()
 	// The store's clock starts at the real time, as a server's does.
 	clock := storetest.NewClock(time.Now().UTC().Truncate(time.Second))
 	st := storetest.NewWith(t, store.Options{Now: clock.Now, Transports: servertest.Transports})

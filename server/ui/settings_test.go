@@ -36,6 +36,7 @@ func settingsOrg(t *testing.T) *org {
 // scroll sideways; a refused value brings the page back at that setting,
 // with the error beside it and what was typed still in the field.
 func TestSettingsFitAndKeepPlace(t *testing.T) {
+	t.Parallel()
 	o := settingsOrg(t)
 	tab := o.tab(t, "w-owner")
 	emulate(t, tab, 1280, 800, false)
@@ -60,6 +61,7 @@ func TestSettingsFitAndKeepPlace(t *testing.T) {
 // TestSettingsNameTheEmptyChoice: an enum's empty value is named for what
 // it means, on the page and in a refusal.
 func TestSettingsNameTheEmptyChoice(t *testing.T) {
+	t.Parallel()
 	o := settingsOrg(t)
 	c := o.client(t, "w-owner")
 	const want = `Valid: &#34;&#34; (unset: the default), fast.`

@@ -13,6 +13,7 @@ import (
 // read there, and the stream list shows it only when asked for archived
 // streams.
 func TestArchiveStreamFromItsPage(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	o.call(t, "create_stream", map[string]any{"id": "s-old", "name": "old", "transport": map[string]any{"kind": "webhook"}})
 	o.call(t, "create_stream", map[string]any{"id": "s-live", "name": "live"})

@@ -40,6 +40,7 @@ func submitSpec(t *testing.T, o *org, task string) {
 // page it came from, with its status, the field named and what was typed
 // kept.
 func TestTaskForms(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	taskTeam(t, o)
 	owner := o.client(t, "w-owner")
@@ -124,6 +125,7 @@ func column(t *testing.T, page string, state domain.ItemState) string {
 // TestTaskPagesRefuse: a person without the spec-task tools is told which
 // one they lack; a task that does not exist is a 404 naming it.
 func TestTaskPagesRefuse(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	taskTeam(t, o)
 	maya := o.client(t, "w-maya")
@@ -154,6 +156,7 @@ func TestTaskPagesRefuse(t *testing.T) {
 // TestTaskPageShowsExploration: a task exploring its repository shows
 // each explorer's partition, what it read and what is unknown.
 func TestTaskPageShowsExploration(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	taskTeam(t, o)
 	ctx := t.Context()

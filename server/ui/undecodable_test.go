@@ -17,6 +17,7 @@ import (
 // without its extra, with a marker, since MCP clients stop decoding at
 // 1,000 levels.
 func TestUndecodableEventsShown(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	st := o.h.Store
 	o.call(t, "create_stream", map[string]any{"id": "s-raw", "name": "raw"})

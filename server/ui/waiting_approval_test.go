@@ -19,6 +19,7 @@ import (
 // it to "waiting for approval", naming the call and who must approve it,
 // without a reload; approving it from the inbox makes it idle again.
 func TestWaitingOnApproval(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	o.call(t, "create_role", map[string]any{"id": "r-bot", "title": "Bot", "content": "Tidy up."})
 	o.call(t, "create_position", map[string]any{"id": "p-bot", "role": "r-bot", "title": "Bot"})

@@ -15,6 +15,7 @@ import (
 // pending shows as waiting, with the budget it waits for, on the org
 // chart and the fleet; raising the budget makes it idle again.
 func TestWaitingOnBudget(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	ctx := t.Context()
 	o.call(t, "create_role", map[string]any{"id": "r-bot", "title": "Bot", "content": "Answer."})
@@ -80,6 +81,7 @@ func TestWaitingOnBudget(t *testing.T) {
 // it cannot start, and why; parked, they say so with the reason; a
 // successful run makes it idle again.
 func TestCannotStartShowsAtOnce(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	ctx, st := t.Context(), o.h.Store
 	o.call(t, "create_role", map[string]any{"id": "r-bot", "title": "Bot", "content": "Answer."})
@@ -148,6 +150,7 @@ func TestCannotStartShowsAtOnce(t *testing.T) {
 // the owner, a box to message it and a button to stop it; the message is
 // kept for the run to read, and Stop ends the run as cancelled.
 func TestSteerAndStopARunFromItsPage(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	ctx, st := t.Context(), o.h.Store
 	o.call(t, "create_role", map[string]any{"id": "r-bot", "title": "Bot", "content": "Answer."})

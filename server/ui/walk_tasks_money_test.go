@@ -39,6 +39,7 @@ func cardIn(column string, seq, text string) string {
 // on the Money page and, without a reload, sees its spend rise when a run
 // that spent ends.
 func TestWalkTasksAndMoney(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	taskTeam(t, o)
 	tab := o.tab(t, "w-owner")

@@ -15,6 +15,7 @@ import (
 // of a run that succeeded is not shown in the red of a failure, and the
 // exit of one that failed is.
 func TestExitLineSaysHowTheRunEnded(t *testing.T) {
+	t.Parallel()
 	o := newOrg(t)
 	taskTeam(t, o)
 	end := func(activation string, status domain.ActivationStatus, text string) {
