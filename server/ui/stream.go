@@ -109,6 +109,9 @@ func (u *UI) handleStream(w http.ResponseWriter, r *http.Request, v *viewer) {
 	}
 	p.Outbound = streamOutbound(ctx, v, got.Stream)
 	archived := got.Stream.ArchivedAt != nil
+	if archived {
+		live = "" // it takes no new events: nothing would come down a live view
+	}
 	p.CanArchive = !archived && v.Can("archive_stream") && archivable(id) && (got.Stream.CreatedBy == v.Worker.ID || v.IsAdmin())
 	if v.Can("subscribe") && !p.IsDM && !archived {
 		all, _ := invoke[struct{ Workers []domain.Worker }](ctx, v, "list_workers", nil)

@@ -18,10 +18,11 @@ func TestArchiveStreamFromItsPage(t *testing.T) {
 	o.call(t, "create_stream", map[string]any{"id": "s-old", "name": "old", "transport": map[string]any{"kind": "webhook"}})
 	o.call(t, "create_stream", map[string]any{"id": "s-live", "name": "live"})
 	o.call(t, "publish", map[string]any{"stream": "s-old", "body": "Last words before the archive."})
+	o.call(t, "subscribe", map[string]any{"stream": "s-old"})
 	c := o.client(t, "w-owner")
 	if _, page := c.get(t, "/ui/streams/s-old"); !strings.Contains(page, `<details class="danger-zone"><summary>Archive this stream</summary>`) ||
-		!strings.Contains(page, `action="/ui/act/archive_stream"`) {
-		t.Fatalf("the page of a stream in use offers no archive behind its danger zone:\n%s", page)
+		!strings.Contains(page, `action="/ui/act/archive_stream"`) || !strings.Contains(page, `<span class="hint">live</span>`) {
+		t.Fatalf("the page of a stream in use is not live or offers no archive behind its danger zone:\n%s", page)
 	}
 	status, _ := c.post(t, "/ui/act/archive_stream", url.Values{"csrf": {c.csrf}, "next": {"/ui/streams/s-old"}, "id": {"s-old"}}, nil)
 	if status != http.StatusSeeOther || c.location != "/ui/streams/s-old" {
@@ -34,7 +35,8 @@ func TestArchiveStreamFromItsPage(t *testing.T) {
 		{name: "an archived stream's page", path: "/ui/streams/s-old",
 			want: []string{`<span class="pill status-archived">archived `, "This stream is archived: it takes no new events or members and sends nothing; its history stays here.", "<dt>Archived</dt>",
 				"Last words before the archive."},
-			not: []string{`action="/ui/act/archive_stream"`, `action="/ui/act/publish"`, `action="/ui/act/subscribe"`, "not subscribed"}},
+			not: []string{`action="/ui/act/archive_stream"`, `action="/ui/act/publish"`, `action="/ui/act/subscribe"`, "not subscribed",
+				`<span class="hint">live</span>`, `data-live="`}},
 		{name: "a stream in use", path: "/ui/streams/s-live",
 			want: []string{`action="/ui/act/archive_stream"`, `action="/ui/act/publish"`},
 			not:  []string{"status-archived"}},
