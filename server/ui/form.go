@@ -16,6 +16,7 @@ import (
 //	name[]          a list: every value, each split at commas and lines
 //	name:json       a JSON value typed into a text area
 //	name:bool       true when checked
+//	name:str        a string sent even when empty, so an edit form can clear it
 //	a.b             a nested object {"a": {"b": …}}
 //
 // csrf, next and back belong to the page, not the tool.
@@ -63,6 +64,8 @@ func formValue(name, kind string, values []string) (any, bool, error) {
 	case "bool":
 		b, _ := strconv.ParseBool(v)
 		return b || v == "on", true, nil
+	case "str":
+		return values[len(values)-1], true, nil
 	}
 	// Markdown keeps its own whitespace; only a blank field is left out.
 	return values[len(values)-1], v != "", nil

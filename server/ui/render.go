@@ -154,12 +154,20 @@ func sectionErr(err error) string {
 }
 
 var funcs = template.FuncMap{
-	"md":         markdown,
-	"when":       when,
-	"iso":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"dur":        duration,
-	"short":      short,
-	"json":       prettyJSON,
+	"md":    markdown,
+	"when":  when,
+	"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"dur":   duration,
+	"short": short,
+	"json":  prettyJSON,
+	// configText is a config as an edit form's text area starts: empty
+	// when there is none.
+	"configText": func(raw json.RawMessage) string {
+		if t := strings.TrimSpace(string(raw)); t == "" || t == "{}" || t == "null" {
+			return ""
+		}
+		return prettyJSON(raw)
+	},
 	"join":       strings.Join,
 	"clip":       clip,
 	"initials":   initials,

@@ -30,6 +30,12 @@ type streamPage struct {
 	// CanArchive: the viewer may archive the stream (archive_stream): it
 	// is in use, made with create_stream, and theirs or they an admin.
 	CanArchive bool
+	// CanEdit: the viewer may change its name, description and transport
+	// config (update_stream), on the same terms as archiving it.
+	CanEdit bool
+	// ConfigKeys describes the config the stream's kind takes (its
+	// TransportSpec.Config); empty for a kind that takes none.
+	ConfigKeys string
 }
 
 // processorPreview is preview_processor's answer, as the page shows it.
@@ -112,7 +118,12 @@ func (u *UI) handleStream(w http.ResponseWriter, r *http.Request, v *viewer) {
 	if archived {
 		live = "" // it takes no new events: nothing would come down a live view
 	}
-	p.CanArchive = !archived && v.Can("archive_stream") && archivable(id) && (got.Stream.CreatedBy == v.Worker.ID || v.IsAdmin())
+	mine := archivable(id) && (got.Stream.CreatedBy == v.Worker.ID || v.IsAdmin())
+	p.CanArchive = !archived && mine && v.Can("archive_stream")
+	p.CanEdit = !archived && mine && v.Can("update_stream")
+	if spec, err := u.st.Transports().Spec("stream", got.Stream.Transport.Kind); err == nil {
+		p.ConfigKeys = spec.Config
+	}
 	if v.Can("subscribe") && !p.IsDM && !archived {
 		all, _ := invoke[struct{ Workers []domain.Worker }](ctx, v, "list_workers", nil)
 		p.Others = all.Workers
