@@ -12,6 +12,7 @@ import (
 // TestHeldCalls: the pending requests, oldest first; a decided or
 // expired one is no longer held.
 func TestHeldCalls(t *testing.T) {
+	t.Parallel()
 	st, clock := approvalOrg(t)
 	first := request(t, st, "w-ai", `{"id":"w-peer"}`)
 	clock.Advance(time.Minute)

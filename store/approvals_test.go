@@ -53,6 +53,7 @@ func request(t *testing.T, st *store.Store, worker, args string) domain.Approval
 // TestApprovalGoesToTheNearestPerson: the approver is the nearest human
 // above the requester, else the owner, and is told in its inbox.
 func TestApprovalGoesToTheNearestPerson(t *testing.T) {
+	t.Parallel()
 	st, _ := approvalOrg(t)
 	for _, c := range []struct{ worker, approver string }{{"w-ai", "w-lead"}, {"w-bot", "w-owner"}, {"w-lead", "w-owner"}} {
 		a := request(t, st, c.worker, `{ "id" : "w-peer" }`)
@@ -69,6 +70,7 @@ func TestApprovalGoesToTheNearestPerson(t *testing.T) {
 // TestDecideApproval: who may decide, and that a request moves out of
 // pending once, so replays and late decisions change nothing.
 func TestDecideApproval(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		actor    string
@@ -122,6 +124,7 @@ func TestDecideApproval(t *testing.T) {
 // TestExpiredRequestsListAsExpired: a request past its TTL is shown, and
 // stays, expired.
 func TestExpiredRequestsListAsExpired(t *testing.T) {
+	t.Parallel()
 	st, clock := approvalOrg(t)
 	a := request(t, st, "w-ai", `{"id":"w-peer"}`)
 	clock.Advance(2 * time.Hour)
@@ -141,6 +144,7 @@ func TestExpiredRequestsListAsExpired(t *testing.T) {
 // TestFinishApprovalRunsOnce: only an approved request is finished, once,
 // and its requester is told the result.
 func TestFinishApprovalRunsOnce(t *testing.T) {
+	t.Parallel()
 	st, _ := approvalOrg(t)
 	a := request(t, st, "w-ai", `{"id":"w-peer"}`)
 	if _, err := st.FinishApproval(t.Context(), a.ID, []byte(`{}`), ""); !errors.Is(err, domain.ErrConflict) {
@@ -165,6 +169,7 @@ func TestFinishApprovalRunsOnce(t *testing.T) {
 // TestConcurrentApprovalsDecideOnce: many approvers racing on one request
 // move it out of pending exactly once.
 func TestConcurrentApprovalsDecideOnce(t *testing.T) {
+	t.Parallel()
 	st, _ := approvalOrg(t)
 	a := request(t, st, "w-ai", `{"id":"w-peer"}`)
 	const n = 8

@@ -13,6 +13,7 @@ import (
 )
 
 func TestAppendInbound(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()
@@ -72,6 +73,7 @@ func TestAppendInbound(t *testing.T) {
 }
 
 func TestLatestInbound(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()
@@ -127,6 +129,7 @@ func appendOne(ctx context.Context, st *store.Store, in domain.Inbound) (domain.
 // TestAppendInboundIsOneTransaction: a batch either commits whole or not
 // at all, so a transport answers one status for all of it.
 func TestAppendInboundIsOneTransaction(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()

@@ -19,6 +19,7 @@ import (
 // server's very next Authenticate shows it. A token's or a skill's last
 // use changes nothing kept, and leaves the epoch where it was.
 func TestAuthenticateSeesEveryChange(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	clock := storetest.NewClock(time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC))
 	server, cli := twoHandles(t, clock.Now)

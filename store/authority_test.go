@@ -71,6 +71,7 @@ func chartOrg(t *testing.T) *store.Store {
 // s-org or a peer's log made before the reading rules reads nothing, and
 // naming the stream is refused.
 func TestReadableStreamsSkipsSubscriptionsTheRulesRefuse(t *testing.T) {
+	t.Parallel()
 	st := chartOrg(t)
 	ctx := t.Context()
 	db := rawDB(t, st)
@@ -93,6 +94,7 @@ func TestReadableStreamsSkipsSubscriptionsTheRulesRefuse(t *testing.T) {
 // TestACycleInTheDataRefusesInsteadOfLooping: positions edited by hand into
 // a cycle make every check that walks them fail, naming the cycle.
 func TestACycleInTheDataRefusesInsteadOfLooping(t *testing.T) {
+	t.Parallel()
 	st := chartOrg(t)
 	if err := rawDB(t, st).Exec("UPDATE positions SET reports_to = 'p-desk' WHERE id = 'p-lead'").Error; err != nil {
 		t.Fatal(err)
@@ -110,6 +112,7 @@ func TestACycleInTheDataRefusesInsteadOfLooping(t *testing.T) {
 // puts it back, says what it repaired and records it on s-org; run again,
 // it has nothing to say.
 func TestBootstrapRestoresTheOwner(t *testing.T) {
+	t.Parallel()
 	st := chartOrg(t)
 	ctx := t.Context()
 	tools := []string{"publish", "grant_tool"}

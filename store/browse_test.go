@@ -22,6 +22,7 @@ func bodies(evs []domain.Event) []string {
 }
 
 func TestEventsBefore(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()
@@ -73,6 +74,7 @@ func TestEventsBefore(t *testing.T) {
 }
 
 func TestEventsBeforeAuditFilters(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st) // owner, r-a, p-a, s-a
 	ctx := t.Context()
@@ -105,6 +107,7 @@ func TestEventsBeforeAuditFilters(t *testing.T) {
 }
 
 func TestActivationsBrowse(t *testing.T) {
+	t.Parallel()
 	clock := storetest.NewClock(time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC))
 	st := storetest.NewWithClock(t, clock.Now)
 	seed(t, st)

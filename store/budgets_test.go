@@ -135,6 +135,7 @@ func pendingWorkers(t *testing.T, st *store.Store) []string {
 // triggers wait, pending, with the budget as their reason, until the
 // limit is raised, which releases them; a new day starts from zero.
 func TestWorkerBudget(t *testing.T) {
+	t.Parallel()
 	st, clock := budgetOrg(t)
 	ctx := t.Context()
 	setBudget(t, st, domain.Budget{Scope: domain.BudgetWorker, Target: "w-bot", Window: domain.BudgetDay,
@@ -226,6 +227,7 @@ func TestWorkerBudget(t *testing.T) {
 // each; a stream budget reached holds only that stream's triggers — the
 // worker's others run, and other workers' triggers on it wait too.
 func TestStreamBudget(t *testing.T) {
+	t.Parallel()
 	st, _ := budgetOrg(t)
 	ctx := t.Context()
 	if _, err := st.HireWorker(ctx, "w-owner", domain.Worker{ID: "w-two", Kind: domain.WorkerAI, PositionID: "p-bot", Name: "two"}, nil); err != nil {
@@ -270,6 +272,7 @@ func TestStreamBudget(t *testing.T) {
 
 // TestOrgBudget: the org's budget reached, nothing runs.
 func TestOrgBudget(t *testing.T) {
+	t.Parallel()
 	st, _ := budgetOrg(t)
 	setBudget(t, st, domain.Budget{Scope: domain.BudgetOrg, Window: domain.BudgetMonth, Hard: domain.Limit{Money: domain.USD(0.001)}})
 	publishOn(t, st, "s-a")
@@ -292,6 +295,7 @@ func TestOrgBudget(t *testing.T) {
 // TestSpend: spend by worker, stream and model is exactly the usage
 // recorded, money only for priced calls, in a period.
 func TestSpend(t *testing.T) {
+	t.Parallel()
 	st, clock := budgetOrg(t)
 	ctx := t.Context()
 	publishOn(t, st, "s-a", "s-b")
@@ -341,6 +345,7 @@ func TestSpend(t *testing.T) {
 // TestSoftNoticeOncePerCrossing: a soft threshold warns once per window,
 // and again after a raise puts it above the spend and it is crossed anew.
 func TestSoftNoticeOncePerCrossing(t *testing.T) {
+	t.Parallel()
 	st, clock := budgetOrg(t)
 	b := domain.Budget{Scope: domain.BudgetWorker, Target: "w-bot", Window: domain.BudgetDay, Hard: domain.Limit{Tokens: 10000}, Soft: domain.Limit{Tokens: 400}}
 	setBudget(t, st, b)

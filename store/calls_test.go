@@ -17,6 +17,7 @@ import (
 // redacted before they are stored; calls past audit.retention are pruned;
 // and what is queued when the store closes is written, not lost.
 func TestCallAudit(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
 	clock := storetest.NewClock(t0)
 	db := storetest.DB(t)

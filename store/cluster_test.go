@@ -42,6 +42,7 @@ func publishOne(t *testing.T, st *store.Store, body string) {
 // dispatcher is not even offered the worker — and it is claimed once the
 // run ends.
 func TestClaimRefusesAWorkerThatRuns(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	hireAI(t, st)
 	ctx := t.Context()
@@ -74,6 +75,7 @@ func TestClaimRefusesAWorkerThatRuns(t *testing.T) {
 // race to claim the same workers' triggers; each trigger goes to exactly
 // one run and no worker gets two runs at once.
 func TestPostgresServersClaimOneRunPerWorker(t *testing.T) {
+	t.Parallel()
 	url := storetest.PostgresURL(t)
 	a, b := openPostgres(t, url, nil), openPostgres(t, url, nil)
 	hireAI(t, a)
@@ -122,6 +124,7 @@ func TestPostgresServersClaimOneRunPerWorker(t *testing.T) {
 // lapses between the look and the write is not recovered: nobody asked
 // whether its agent lives (a Kubernetes Job outliving its server).
 func TestRecoverOnASharedDatabase(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name          string
 		db            func(t testing.TB) string
@@ -195,6 +198,7 @@ func openDB(t *testing.T, db string, now func() time.Time) *store.Store {
 // long-polls of another (LISTEN/NOTIFY), also after the listening
 // connection was cut and came back.
 func TestPostgresWakesOtherServers(t *testing.T) {
+	t.Parallel()
 	url := storetest.PostgresURL(t)
 	a, b := openPostgres(t, url, nil), openPostgres(t, url, nil)
 	seed(t, a)

@@ -33,6 +33,7 @@ var chatTransports = domain.NewTransports(domain.TransportSpec{Kind: kindChat, P
 // its thread) lands where that one came from, in its thread; a reply
 // that names none, or an id nothing was delivered as, answers the last.
 func TestChatAnswerFindsItsMessage(t *testing.T) {
+	t.Parallel()
 	st := storetest.NewWith(t, store.Options{Transports: chatTransports})
 	seed(t, st)
 	ctx := t.Context()
@@ -141,6 +142,7 @@ func answerTo(t *testing.T, st *store.Store, inbound string, streams ...string) 
 // their inbox, a message naming them or their position, their DMs — and
 // what they are not: other traffic, what they said themselves.
 func TestRelayReachesWhomItConcerns(t *testing.T) {
+	t.Parallel()
 	st := storetest.NewWith(t, store.Options{Transports: chatTransports})
 	seed(t, st)
 	ctx := t.Context()
@@ -213,6 +215,7 @@ func TestRelayReachesWhomItConcerns(t *testing.T) {
 // from the address it claims. Either way Kim's channel gets it and Lee's
 // does not.
 func TestContactAnswerNeedsItsSender(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		from    string

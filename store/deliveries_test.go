@@ -15,6 +15,7 @@ import (
 // TestOutboundEvents: only worker-published events on streams of the asked
 // kinds, inside the window, and the log's end as the safe cursor.
 func TestOutboundEvents(t *testing.T) {
+	t.Parallel()
 	st := storetest.NewWith(t, store.Options{Transports: testTransports})
 	seed(t, st)
 	ctx := t.Context()
@@ -72,6 +73,7 @@ func TestOutboundEvents(t *testing.T) {
 // TestDeliveryLifecycle: enqueueing is idempotent, a claim is exclusive,
 // and disabling a stream stops its other pending deliveries.
 func TestDeliveryLifecycle(t *testing.T) {
+	t.Parallel()
 	st := storetest.NewWith(t, store.Options{Transports: testTransports})
 	seed(t, st)
 	ctx := t.Context()

@@ -95,6 +95,7 @@ func (r retryRig) get(t *testing.T, id int64) domain.Delivery {
 // trail. A delivered or pending one, or one whose endpoint is still
 // disabled, is refused and left as it was, so nothing is sent twice.
 func TestRetryDelivery(t *testing.T) {
+	t.Parallel()
 	failed, pending, delivered, disabled := domain.DeliveryFailed, domain.DeliveryPending, domain.DeliveryDelivered, domain.DeliveryDisabled
 	tests := []struct {
 		name string
@@ -192,6 +193,7 @@ func TestRetryDelivery(t *testing.T) {
 // and at most limit of them, go back to pending; the others stay as they
 // are, and a stream with none failed retries nothing.
 func TestRetryFailedDeliveries(t *testing.T) {
+	t.Parallel()
 	r := newRetryRig(t)
 	ctx := t.Context()
 	f1 := r.deliver(t, "s-hook", domain.DeliveryFailed)

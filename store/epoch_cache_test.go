@@ -20,6 +20,7 @@ var limitSetting = domain.SettingSpec{Key: "test.limit", Type: domain.SettingInt
 // — is what the server's very next read returns, though it had the value
 // cached.
 func TestSettingSeenAtOnce(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	server, cli := twoHandles(t, nil)
 	for _, by := range []struct {
@@ -72,6 +73,7 @@ func twoHandles(t *testing.T, now func() time.Time) (server, cli *store.Store) {
 // another process before it was authenticated, and so the next request
 // sees any change, whatever the one before it read and kept.
 func TestRequestsAtTheirEpochs(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	server, cli := twoHandles(t, nil)
 	if _, err := server.Bootstrap(ctx, nil); err != nil {
@@ -114,6 +116,7 @@ func TestRequestsAtTheirEpochs(t *testing.T) {
 // process is what the next request reads — in its authentication's
 // epochs or reading its own — though the server kept the old one.
 func TestAccessSeenAtOnce(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	server, cli := twoHandles(t, nil)
 	seed(t, server)
@@ -169,6 +172,7 @@ func TestAccessSeenAtOnce(t *testing.T) {
 // anew from its first write on, so a change another process made before
 // that write — here after the request was authenticated — is seen after it.
 func TestWriteRequestReadsAnewOnceItWrites(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	server, cli := twoHandles(t, nil)
 	seed(t, server)

@@ -15,6 +15,7 @@ import (
 // has them, whether they are on the streams read or elsewhere, and a
 // full page stays what it was.
 func TestReadEventsSeesEveryAppend(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	server, cli := twoHandles(t, nil)
 	if _, err := server.Bootstrap(ctx, nil); err != nil {

@@ -74,6 +74,7 @@ func streamBodies(t *testing.T, st *store.Store, stream string) []string {
 // caller — fail alone; their batch-mates commit, in order, and nothing
 // of the failed ones is left behind.
 func TestGroupCommitFailuresStayAlone(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()
@@ -149,6 +150,7 @@ func TestGroupCommitFailuresStayAlone(t *testing.T) {
 // its batch wrote, though none is committed yet — the stream created just
 // before, the inbound delivery stored just before under the same key.
 func TestGroupCommitSeesEarlierWrites(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()
@@ -190,6 +192,7 @@ func TestGroupCommitSeesEarlierWrites(t *testing.T) {
 // under it, the writes that ran in it fail — nothing of theirs is stored —
 // and those not yet run commit in a new one.
 func TestGroupCommitLostTransaction(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()
@@ -222,6 +225,7 @@ func TestGroupCommitLostTransaction(t *testing.T) {
 // commits never land out of seq order. Without group commit each write
 // is its own commit.
 func TestConcurrentAppends(t *testing.T) {
+	t.Parallel()
 	const clients, perClient = 8, 40
 	for _, noGroup := range []bool{false, true} {
 		t.Run(fmt.Sprintf("NoGroupCommit=%v", noGroup), func(t *testing.T) {
@@ -347,6 +351,7 @@ func follow(ctx context.Context, st *store.Store, stream string, n int) []int64 
 // TestGroupCommitBoundsBatches: 65 writes queued at once commit in two
 // transactions, so the first of a burst never waits on all the others.
 func TestGroupCommitBoundsBatches(t *testing.T) {
+	t.Parallel()
 	const writes = 65
 	st := storetest.New(t)
 	seed(t, st)
@@ -378,6 +383,7 @@ func TestGroupCommitBoundsBatches(t *testing.T) {
 // fails or panics is rolled back and lets the next write in (a panic
 // must not leave SQLite's write lock held).
 func TestCommitPerWriteFailuresUndo(t *testing.T) {
+	t.Parallel()
 	st := storetest.NewWith(t, store.Options{NoGroupCommit: true})
 	seed(t, st)
 	ctx := t.Context()

@@ -15,6 +15,7 @@ import (
 // replaces the last (the session recorded, then forgotten); a put with
 // no project is refused.
 func TestHelixWorkspace(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	ctx := t.Context()
 	if _, err := st.HelixWorkspace(ctx, "w-x"); !errors.Is(err, domain.ErrNotFound) {

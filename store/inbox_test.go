@@ -13,6 +13,7 @@ import (
 // inbox with its worker subscribed; an AI worker is woken by every notice;
 // the inbox is read by the worker, the owner and workers above it only.
 func TestNotifyCreatesTheInboxAndWakesItsWorker(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()

@@ -45,6 +45,7 @@ func mustInsight(t *testing.T, st *store.Store, id string) domain.Insight {
 // its own success; a person's rating outweighs both; each replaces the
 // last, so the cited insight holds one outcome at every step.
 func TestOneOutcomePerRun(t *testing.T) {
+	t.Parallel()
 	st, clock := insightOrg(t)
 	ctx := t.Context()
 	cited := storeInsight(t, st, "w-owner", domain.Insight{Trigger: "deploy the payments service", Resolution: "drain the queue first"})
@@ -119,6 +120,7 @@ func TestOneOutcomePerRun(t *testing.T) {
 // a manager of the insight's scope counts twice; an AI worker cannot vote
 // outside a run; every vote is in the history.
 func TestVotes(t *testing.T) {
+	t.Parallel()
 	st, _ := insightOrg(t)
 	ctx := t.Context()
 	bots := storeInsight(t, st, "w-owner", domain.Insight{Trigger: "flaky build", Resolution: "rerun it", Scope: domain.ScopeRole, Target: "r-b"})
@@ -165,6 +167,7 @@ func TestVotes(t *testing.T) {
 // work is the outcome of the runs that delivered its items, overriding
 // their own success.
 func TestWorkAcceptedOrSentBack(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		approve bool
 		want    counts
@@ -222,6 +225,7 @@ func TestWorkAcceptedOrSentBack(t *testing.T) {
 // advice since proven the first failure was x's own, and x sinks; beside
 // advice since shown unsound it was mostly y's, and x holds.
 func TestCreditInHindsight(t *testing.T) {
+	t.Parallel()
 	type run struct {
 		cited string // x, y or both ("xy")
 		ok    bool
@@ -267,6 +271,7 @@ func TestCreditInHindsight(t *testing.T) {
 // also when the last led to the first (its ancestor's share comes with
 // it) — played afresh eight times, since the order once came from a map.
 func TestSharedFailureFoldsByID(t *testing.T) {
+	t.Parallel()
 	for play := range 8 {
 		st, clock := insightOrg(t)
 		var ids []string
@@ -291,6 +296,7 @@ func TestSharedFailureFoldsByID(t *testing.T) {
 // however many (the fold reads them in chunks), each with its one
 // outcome.
 func TestRunCitingManyInsights(t *testing.T) {
+	t.Parallel()
 	st, clock := insightOrg(t)
 	const n = 150 // more than two chunks
 	var ids []string
@@ -352,6 +358,7 @@ func citeRun(t *testing.T, st *store.Store, clock *storetest.Clock, id string, c
 // settled rows' shares were fixed as things stood then); a run judged
 // again and a vote changed after their rows settled count once.
 func TestCreditSettles(t *testing.T) {
+	t.Parallel()
 	st, clock := insightOrg(t)
 	ctx := t.Context()
 	x := storeInsight(t, st, "w-owner", domain.Insight{Trigger: "deploy the payments service", Resolution: "drain the queue first"}).ID

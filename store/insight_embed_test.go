@@ -16,6 +16,7 @@ import (
 // first. Insights stored before the embeddings read as BM25 alone until
 // the migration gives them vectors, and then rank as before.
 func TestHybridRecall(t *testing.T) {
+	t.Parallel()
 	st, _ := insightOrg(t)
 	ctx := t.Context()
 	pg := storeInsight(t, st, "w-owner", domain.Insight{Trigger: "postgres migration", Resolution: "take a backup first", Scope: domain.ScopeOrg})

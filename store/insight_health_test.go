@@ -15,6 +15,7 @@ import (
 // scope and state, finds the stale, contested, quarantined and sunk
 // insights, and reports the feedback the loop gets.
 func TestMemoryHealth(t *testing.T) {
+	t.Parallel()
 	clock := storetest.NewClock(time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC))
 	st := storetest.NewWithClock(t, clock.Now)
 	ctx := t.Context()

@@ -14,6 +14,7 @@ import (
 // shown to, newest first, with what each made of it: shown only, cited,
 // or cited and credited with the run's outcome.
 func TestInsightRuns(t *testing.T) {
+	t.Parallel()
 	st, clock := insightOrg(t)
 	ctx := t.Context()
 	in := storeInsight(t, st, "w-owner", domain.Insight{Trigger: "a refund is asked", Resolution: "check the order first"})

@@ -61,6 +61,7 @@ func providerRecall(t *testing.T, st *store.Store, hybrid bool) ([]string, map[s
 // provider that fails leaves the recall lexical, with no error; a new
 // embedding model re-embeds the insights before it is compared.
 func TestProviderEmbeddingsRecall(t *testing.T) {
+	// Not parallel: its subtests change maxIDParams, which other tests read.
 	for _, chunk := range []int{0, 1} {
 		name := "one statement"
 		if chunk > 0 {

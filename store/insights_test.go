@@ -78,6 +78,7 @@ func recallIDs(t *testing.T, st *store.Store, reader string, q store.RecallQuery
 // TestRecallScope: a worker recalls org insights and those of its own
 // role, position and self, never another's.
 func TestRecallScope(t *testing.T) {
+	t.Parallel()
 	st, _ := insightOrg(t)
 	q := store.RecallQuery{Query: "deploy payments service", Limit: 20}
 	ids := map[string]string{}
@@ -117,6 +118,7 @@ func TestRecallScope(t *testing.T) {
 }
 
 func TestStoreInsightAuthority(t *testing.T) {
+	t.Parallel()
 	st, _ := insightOrg(t)
 	for _, tc := range []struct {
 		actor, scope, target string
@@ -143,6 +145,7 @@ func TestStoreInsightAuthority(t *testing.T) {
 // version, whatever the query (its own words included); the history
 // shows both.
 func TestCorrectionSupersedes(t *testing.T) {
+	t.Parallel()
 	st, _ := insightOrg(t)
 	ctx := t.Context()
 	old := storeInsight(t, st, "w-bot", domain.Insight{Trigger: "auth tests flaky timeout", Resolution: "increase the zebra timeout", Tags: []string{"auth"}})
@@ -184,6 +187,7 @@ func TestCorrectionSupersedes(t *testing.T) {
 // linked led_to from them, and an outcome credits three levels up by the
 // documented decay; shown-but-unused insights get nothing.
 func TestLedToCredit(t *testing.T) {
+	t.Parallel()
 	st, _ := insightOrg(t)
 	ctx := t.Context()
 	a := storeInsight(t, st, "w-bot", domain.Insight{Trigger: "alpha build", Resolution: "one"})
@@ -239,6 +243,7 @@ func TestLedToCredit(t *testing.T) {
 // recall with follow brings in a linked insight the query does not match,
 // marked with the link.
 func TestSimilarLinksAndFollow(t *testing.T) {
+	t.Parallel()
 	st, _ := insightOrg(t)
 	a := storeInsight(t, st, "w-bot", domain.Insight{Trigger: "payments module blocked builder", Resolution: "ask finance for the sandbox key"})
 	b := storeInsight(t, st, "w-bot", domain.Insight{Trigger: "payments module blocked builder again", Resolution: "ask finance for the sandbox key"})
@@ -260,6 +265,7 @@ func TestSimilarLinksAndFollow(t *testing.T) {
 }
 
 func TestRecallBadInput(t *testing.T) {
+	t.Parallel()
 	st, _ := insightOrg(t)
 	for _, tc := range []struct {
 		q    store.RecallQuery
@@ -277,6 +283,7 @@ func TestRecallBadInput(t *testing.T) {
 // TestFollowKeepsScope: following a link never brings in an insight the
 // reader may not recall.
 func TestFollowKeepsScope(t *testing.T) {
+	t.Parallel()
 	st, _ := insightOrg(t)
 	open := storeInsight(t, st, "w-owner", domain.Insight{Trigger: "rotate the api keys", Resolution: "monthly"})
 	hidden := storeInsight(t, st, "w-other", domain.Insight{Trigger: "other's secret routine", Resolution: "x", Scope: domain.ScopeWorker, Target: "w-other"})
@@ -299,6 +306,7 @@ func TestFollowKeepsScope(t *testing.T) {
 // every match the reader sees returns — same insights, order and scores
 // — for readers in different roles and positions, both modes, any limit.
 func TestRecallRanksLikeFullScan(t *testing.T) {
+	t.Parallel()
 	clock := storetest.NewClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
 	st := storetest.NewWith(t, store.Options{Now: clock.Now})
 	newRecallWorld(t, st, 20)
@@ -342,6 +350,7 @@ func TestRecallRanksLikeFullScan(t *testing.T) {
 // world, whose ranking breaks ties by id, replays; another seed names
 // them differently.
 func TestInsightIDsReplay(t *testing.T) {
+	t.Parallel()
 	ids := func(seed byte) []string {
 		t.Helper()
 		ctx := t.Context()

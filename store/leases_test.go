@@ -34,6 +34,7 @@ func exitLog() domain.Event {
 // reaper, a cancel — wins; later ends change nothing and say so only when
 // the caller must know (EndActivation, RenewLease).
 func TestActivationEndsOnce(t *testing.T) {
+	t.Parallel()
 	clock := storetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	st := storetest.NewWithClock(t, clock.Now)
 	ctx := t.Context()
@@ -69,6 +70,7 @@ func TestActivationEndsOnce(t *testing.T) {
 }
 
 func TestRetryActivation(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		end     func(t *testing.T, st *store.Store, a domain.Activation)
@@ -113,6 +115,7 @@ func TestRetryActivation(t *testing.T) {
 // recovery (running, its triggers claimed, its token live), and its
 // lapsed lease is taken by one server only.
 func TestAdoptingARun(t *testing.T) {
+	t.Parallel()
 	clock := storetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	st := storetest.NewWithClock(t, clock.Now)
 	ctx := t.Context()

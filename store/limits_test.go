@@ -18,6 +18,7 @@ import (
 // appender's limit and a message over a field limit, naming the field
 // and the limit, and stores nothing.
 func TestAppendEnforcesLimits(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()
@@ -85,6 +86,7 @@ func appendVia(ctx context.Context, st *store.Store, source string) func(domain.
 // unescaped; a pathological role whose record cannot fit is still
 // changed, and its record says what was left out.
 func TestAuditOfLargeRolesFits(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()

@@ -21,6 +21,7 @@ const mcpToken = "ghs_outside-server-token-1234567890"
 // TestMCPServerCredentialEncryptedAtRest: the credential is nowhere in the
 // database file nor the audit trail, and only MCPServerAuth reads it back.
 func TestMCPServerCredentialEncryptedAtRest(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "org.db")
 	st := openAt(t, path, "")
 	ctx := t.Context()
@@ -60,6 +61,7 @@ func TestMCPServerCredentialEncryptedAtRest(t *testing.T) {
 }
 
 func TestAddMCPServerRefusesBadInput(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	ctx := t.Context()
 	if _, err := st.Bootstrap(ctx, nil); err != nil {
@@ -105,6 +107,7 @@ func TestAddMCPServerRefusesBadInput(t *testing.T) {
 // server's list and no other; a request's bearer sees the list at once,
 // and a removed server takes its tools and their grants with it.
 func TestOutsideToolsFollowTheirServer(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	ctx := t.Context()
 	if _, err := st.Bootstrap(ctx, nil); err != nil {

@@ -35,6 +35,7 @@ import "testing"
 // insight sunk within 5; the benchmark prints how far from those targets,
 // and from the oracle, each seed is.)
 func TestMemoryOutcome(t *testing.T) {
+	t.Parallel()
 	// The worlds are apart (a store each), so they play at once: this is
 	// the store package's longest test.
 	var base, learned, leanBase, lean, heavy memResult

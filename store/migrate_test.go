@@ -18,6 +18,7 @@ import (
 // what a struct declares. So a fresh database, migrated step by step,
 // must be left as it is by AutoMigrate of every row type.
 func TestSchemaIsAutoMigrateFixedPoint(t *testing.T) {
+	t.Parallel()
 	ctx, models := store.RecordMigrated(t.Context())
 	st := openEmpty(t, ctx)
 	if len(models()) < 50 {
@@ -36,6 +37,7 @@ func TestSchemaIsAutoMigrateFixedPoint(t *testing.T) {
 // dialect's index, and PostgreSQL keeps no second one that every write
 // would pay for — on a new database and on one migration 27 had given it.
 func TestEventsByStreamHaveOneIndex(t *testing.T) {
+	t.Parallel()
 	want, gone := "idx_events_stream_id", "idx_events_stream_seq"
 	if storetest.UsePostgres() {
 		want, gone = gone, want

@@ -14,6 +14,7 @@ import (
 // Every type the package declares is named by tableNamer as GORM's
 // default naming would, so no table is renamed under a database.
 func TestTableNamerAsGORM(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

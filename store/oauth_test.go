@@ -15,6 +15,7 @@ import (
 // TestOAuthGrants: what ends a code or a client's access — time, the
 // person's dismissal, a revoked token — and what a consent may name.
 func TestOAuthGrants(t *testing.T) {
+	t.Parallel()
 	const redirect = "http://127.0.0.1:9/cb"
 	const resource = "http://127.0.0.1:8080/workers/w-maya/mcp"
 	verifier := oauth2.GenerateVerifier()
@@ -88,6 +89,7 @@ func TestOAuthGrants(t *testing.T) {
 // TestOAuthClientRedirects: a client's redirect URIs match exactly, but
 // for a loopback URI's port (RFC 8252 §7.3).
 func TestOAuthClientRedirects(t *testing.T) {
+	t.Parallel()
 	c := store.OAuthClient{RedirectURIs: []string{"http://127.0.0.1:9/cb", "https://app.example.com/cb"}}
 	for uri, want := range map[string]bool{
 		"http://127.0.0.1:9/cb":          true,
@@ -116,6 +118,7 @@ func dismiss(t *testing.T, o sessionOrg) {
 // TestOAuthRefreshSweeps: a client refreshing every hour leaves one
 // access token of its grant in the token list, not one per hour.
 func TestOAuthRefreshSweeps(t *testing.T) {
+	t.Parallel()
 	o := newSessionOrg(t)
 	ctx := t.Context()
 	verifier := oauth2.GenerateVerifier()

@@ -14,6 +14,7 @@ import (
 // had read the org as served a moment before; archiving twice or
 // restoring an org that is not archived is a conflict that says so.
 func TestArchiveSeenByTheServer(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	now := time.Date(2026, 12, 1, 17, 30, 0, 0, time.UTC)
 	server, cli := twoHandles(t, func() time.Time { return now })

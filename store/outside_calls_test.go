@@ -15,6 +15,7 @@ import (
 // limits, and once one is reached the next call is refused before it goes
 // out, naming the budget; spend reports show them apart from model calls.
 func TestOutsideCallsAgainstBudgets(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		hard    domain.Limit
@@ -75,6 +76,7 @@ func TestOutsideCallsAgainstBudgets(t *testing.T) {
 
 // TestCallsLimitValidation: a calls limit is checked like the others.
 func TestCallsLimitValidation(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		b    domain.Budget
@@ -97,6 +99,7 @@ func TestCallsLimitValidation(t *testing.T) {
 // calls cost; its tokens stay what its runtime reported until a relayed
 // model call puts tokens on the ledger.
 func TestRunCostCountsOutsideCalls(t *testing.T) {
+	t.Parallel()
 	st, _ := budgetOrg(t)
 	ctx := t.Context()
 	publishOn(t, st, "s-a")

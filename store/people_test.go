@@ -13,6 +13,7 @@ import (
 )
 
 func TestInvitationSignIn(t *testing.T) {
+	t.Parallel()
 	ttl := 7 * 24 * time.Hour
 	tests := []struct {
 		name string
@@ -92,6 +93,7 @@ func TestInvitationSignIn(t *testing.T) {
 // it, when it is signed out and when it expires (swept at the next
 // sign-in), so `token list --all` does not fill with dead sign-ins.
 func TestOIDCSessionTokensGo(t *testing.T) {
+	t.Parallel()
 	o := newSessionOrg(t)
 	ctx := t.Context()
 	inv, _, err := o.st.Invite(ctx, "w-owner", store.InviteSpec{Email: "lee@example.com", Position: "p-a", Role: domain.RoleMember, TTL: time.Hour})
@@ -138,6 +140,7 @@ func TestOIDCSessionTokensGo(t *testing.T) {
 }
 
 func TestSignInWithEmailContact(t *testing.T) {
+	t.Parallel()
 	st := storetest.NewWith(t, store.Options{Transports: domain.NewTransports(email.Transport.TransportSpec)})
 	seed(t, st)
 	ctx := t.Context()
@@ -162,6 +165,7 @@ func TestSignInWithEmailContact(t *testing.T) {
 }
 
 func TestOrgRoles(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		actor    string
@@ -219,6 +223,7 @@ func TestOrgRoles(t *testing.T) {
 }
 
 func TestInviteRefusals(t *testing.T) {
+	t.Parallel()
 	o := newSessionOrg(t)
 	ctx := t.Context()
 	tests := []struct {

@@ -31,6 +31,7 @@ func openPostgres(t *testing.T, url string, now func() time.Time) *store.Store {
 // same title. Each write sees the ones before it, as on SQLite's single
 // writer: every create succeeds and every id is distinct.
 func TestPostgresServersWriteInTurn(t *testing.T) {
+	t.Parallel()
 	url := storetest.PostgresURL(t)
 	a := openPostgres(t, url, nil)
 	b := openPostgres(t, url, nil)
@@ -84,6 +85,7 @@ func TestPostgresServersWriteInTurn(t *testing.T) {
 // same queries rank in the same order with the same relevance (BM25) on
 // both stores.
 func TestPostgresRanksInsightsLikeSQLite(t *testing.T) {
+	t.Parallel()
 	clock := storetest.NewClock(time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC))
 	lite, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "org.db"), store.Options{Now: clock.Now, Synchronous: "NORMAL"})
 	if err != nil {

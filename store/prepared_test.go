@@ -7,6 +7,7 @@ import (
 )
 
 func TestNumberedPlaceholders(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, q, want string }{
 		{"none", "SELECT 1", "SELECT 1"},
 		{"in order", "SELECT a FROM t WHERE b = ? AND c IN (?, ?)", "SELECT a FROM t WHERE b = $1 AND c IN ($2, $3)"},

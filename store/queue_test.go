@@ -16,6 +16,7 @@ import (
 // start keep their worker out of WorkersWithPending and Claim until due,
 // newer triggers included; parked ones stay out for good.
 func TestRequeueHoldsTheWorkerUntilDue(t *testing.T) {
+	t.Parallel()
 	clock := storetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	st := storetest.NewWithClock(t, clock.Now)
 	seed(t, st)
@@ -68,6 +69,7 @@ func TestRequeueHoldsTheWorkerUntilDue(t *testing.T) {
 // TestReleaseAndDropTakeOnlyWaitingTriggers pins the operator commands'
 // refusals: all or nothing, with the reason named.
 func TestReleaseAndDropTakeOnlyWaitingTriggers(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()

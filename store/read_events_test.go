@@ -16,6 +16,7 @@ import (
 // whichever store the suite runs (SQLite hands the page over as one JSON
 // array, PostgreSQL as rows).
 func TestReadEventsReturnsWhatWasAppended(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()

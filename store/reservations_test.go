@@ -18,6 +18,7 @@ import (
 // store.ReservationTTL; a model without a price is refused while the
 // money limit applies.
 func TestReserveModelCall(t *testing.T) {
+	t.Parallel()
 	st, clock := budgetOrg(t)
 	ctx := t.Context()
 	setBudget(t, st, domain.Budget{Scope: domain.BudgetWorker, Target: "w-bot", Window: domain.BudgetDay,

@@ -12,6 +12,7 @@ import (
 // TestResults: a kept tool result is read back only by the worker it was
 // kept for and only until it expires.
 func TestResults(t *testing.T) {
+	t.Parallel()
 	clock := storetest.NewClock(time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC))
 	st := storetest.NewWithClock(t, clock.Now)
 	ctx := t.Context()

@@ -48,6 +48,7 @@ func newSessionOrg(t *testing.T) sessionOrg {
 }
 
 func TestSignInWithToken(t *testing.T) {
+	t.Parallel()
 	o := newSessionOrg(t)
 	mayaActivation, err := o.st.CreateToken(t.Context(), store.TokenSpec{WorkerID: "w-maya", Kind: store.TokenActivation})
 	if err != nil {
@@ -96,6 +97,7 @@ func TestSignInWithToken(t *testing.T) {
 
 // TestSessionEnds covers every way a session stops working.
 func TestSessionEnds(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		// ttl is the session's; longer than the token's 48h where the
@@ -154,6 +156,7 @@ func TestSessionEnds(t *testing.T) {
 }
 
 func TestSignInCode(t *testing.T) {
+	t.Parallel()
 	o := newSessionOrg(t)
 	ctx := t.Context()
 	code, err := o.st.CreateSignInCode(ctx, o.owner, store.SignInCodeTTL)
@@ -204,6 +207,7 @@ func TestSignInCode(t *testing.T) {
 // TestSessionSecretsNotStored: neither a session id nor a sign-in code is
 // anywhere in the bytes SQLite wrote.
 func TestSessionSecretsNotStored(t *testing.T) {
+	t.Parallel()
 	o := newSessionOrg(t)
 	code, err := o.st.CreateSignInCode(t.Context(), o.owner, store.SignInCodeTTL)
 	if err != nil {
@@ -235,6 +239,7 @@ func TestSessionSecretsNotStored(t *testing.T) {
 // live session stands on are revoked; one a browser signed in with, other
 // labels' and other workers' stay live.
 func TestRevokeUnusedTokens(t *testing.T) {
+	t.Parallel()
 	o := newSessionOrg(t)
 	ctx := t.Context()
 	mint := func(worker, label string) string {

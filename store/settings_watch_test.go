@@ -13,6 +13,7 @@ import (
 // it, at the server's next commit of anything; woken, it reads the new
 // value.
 func TestSettingsChangedWakes(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	server, cli := twoHandles(t, nil)
 	commit := func() error {

@@ -13,6 +13,7 @@ import (
 )
 
 func TestSkillVersions(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()
@@ -69,6 +70,7 @@ func TestSkillVersions(t *testing.T) {
 }
 
 func TestSaveFile(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	ctx := t.Context()
 	a, err := st.SaveFile(ctx, domain.Attachment{Name: "chart.svg", ContentType: "image/svg+xml"}, []byte("<svg/>"))

@@ -14,6 +14,7 @@ import (
 )
 
 func TestSkillLifecycle(t *testing.T) {
+	t.Parallel()
 	clock := storetest.NewClock(time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC))
 	st := storetest.NewWithClock(t, clock.Now)
 	seed(t, st)
@@ -88,6 +89,7 @@ func TestSkillLifecycle(t *testing.T) {
 }
 
 func TestSkillErrors(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()

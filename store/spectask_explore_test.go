@@ -14,6 +14,7 @@ import (
 // without report_exploration leaves its whole partition unknown, and the
 // planner is woken with what the others found rather than kept waiting.
 func TestExplorerRunEndingWithoutAReport(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()

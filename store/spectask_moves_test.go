@@ -17,6 +17,7 @@ import (
 // added by a re-plan — is told on the task's stream in the transaction
 // that made it, so a watcher of the stream sees the board change.
 func TestItemMovesOnTheTaskStream(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()

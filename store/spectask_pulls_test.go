@@ -15,6 +15,7 @@ import (
 // it back (project compared case-insensitively); bad records are refused
 // naming the field, and an unknown pull request is not found.
 func TestItemPullRequest(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()

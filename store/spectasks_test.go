@@ -14,6 +14,7 @@ import (
 // report_item gets its item handed out once more; the second such run
 // blocks the item, and with nothing else to do the planner is asked.
 func TestRunEndingWithoutAReport(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()

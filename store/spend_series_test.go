@@ -45,6 +45,7 @@ func spendDays(t *testing.T) (*store.Store, time.Time) {
 // and model, each bucket holding exactly the calls made in it; a filter
 // to other workers finds nothing.
 func TestSpendSeries(t *testing.T) {
+	t.Parallel()
 	st, day := spendDays(t)
 	edges := []time.Time{day, day.AddDate(0, 0, 1), day.AddDate(0, 0, 2), day.AddDate(0, 0, 3)}
 	a1 := domain.Spend{Calls: 2, InputTokens: 1050, OutputTokens: 205, Money: domain.USD(0.006), UnpricedTokens: 55}
@@ -88,6 +89,7 @@ func TestSpendSeries(t *testing.T) {
 // TestSpendSeriesRefuses: an unknown grouping or a period without
 // buckets is a clear error, not an empty chart.
 func TestSpendSeriesRefuses(t *testing.T) {
+	t.Parallel()
 	st, day := spendDays(t)
 	tests := []struct {
 		name string
@@ -110,6 +112,7 @@ func TestSpendSeriesRefuses(t *testing.T) {
 // TestTopRuns: the period's runs by cost, money first; a period that
 // leaves a run out, a limit and a worker filter each narrow the list.
 func TestTopRuns(t *testing.T) {
+	t.Parallel()
 	st, day := spendDays(t)
 	ctx := t.Context()
 	ids := func(since time.Time, until *time.Time, workers []string, limit int) []string {

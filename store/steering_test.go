@@ -15,6 +15,7 @@ import (
 // first run that asks, whose label rises by the sender's; a message to an
 // ended run is a conflict and stores nothing.
 func TestSteering(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	ctx := t.Context()
 	act := claimOne(t, st, "a-1")
@@ -56,6 +57,7 @@ func TestSteering(t *testing.T) {
 // worker's inbox, which wakes the worker, and the messages wait for that
 // run.
 func TestSteeringIsNeverLost(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	ctx := t.Context()
 	act := claimOne(t, st, "a-1")

@@ -30,6 +30,7 @@ func seed(t *testing.T, st *store.Store) {
 // TestErrorsMapToSentinels pins how constraint violations and missing rows
 // surface: callers branch on these, and the server maps them to statuses.
 func TestErrorsMapToSentinels(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()
@@ -71,6 +72,7 @@ func TestErrorsMapToSentinels(t *testing.T) {
 }
 
 func TestSlugIDsAreUniqueAndCallerIDsConflict(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()
@@ -91,6 +93,7 @@ func TestSlugIDsAreUniqueAndCallerIDsConflict(t *testing.T) {
 }
 
 func TestFailedMutationChangesNothing(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()
@@ -112,6 +115,7 @@ func TestFailedMutationChangesNothing(t *testing.T) {
 }
 
 func TestDedupKeyStoresOnce(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()
@@ -137,6 +141,7 @@ func TestDedupKeyStoresOnce(t *testing.T) {
 }
 
 func TestTriggersAreWrittenWithTheEvent(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()
@@ -161,6 +166,7 @@ func TestTriggersAreWrittenWithTheEvent(t *testing.T) {
 }
 
 func TestOpenSetsPragmasAndPrivateModes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "org.db")
 	st, err := store.Open(t.Context(), path, store.Options{})
@@ -195,6 +201,7 @@ func TestOpenSetsPragmasAndPrivateModes(t *testing.T) {
 // its page. ReleaseMemory then closes all but two, and 64 reads at once
 // still each get their page.
 func TestSQLitePoolIsBounded(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "org.db"), store.Options{Synchronous: "NORMAL"})
 	if err != nil {
@@ -263,6 +270,7 @@ func TestSQLitePoolIsBounded(t *testing.T) {
 }
 
 func TestMigrationsAreIdempotent(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "org.db")
 	for range 2 {
 		st, err := store.Open(t.Context(), path, store.Options{})
@@ -277,6 +285,7 @@ func TestMigrationsAreIdempotent(t *testing.T) {
 }
 
 func TestExpiredGrantIsNotLive(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "org.db"), store.Options{Now: func() time.Time { return now }})
 	if err != nil {

@@ -76,6 +76,7 @@ func lastChange(t *testing.T, st *store.Store) store.Change {
 // followed it; anyone else, or a stream the system keeps, is refused,
 // leaving it in use and the trail as it was.
 func TestArchiveStream(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		actor   string
@@ -152,6 +153,7 @@ func TestArchiveStream(t *testing.T) {
 // TestArchiveStreamTwice: archiving an archived stream answers it as it
 // is, and the trail holds one archive_stream.
 func TestArchiveStreamTwice(t *testing.T) {
+	t.Parallel()
 	r := newArchiveRig(t)
 	ctx := t.Context()
 	first, err := r.st.ArchiveStream(ctx, "w-maya", "s-maya")
@@ -195,6 +197,7 @@ func TestArchiveStreamTwice(t *testing.T) {
 // archived, and wakes no one; its followers stay and read its history;
 // it is left out of ListStreams unless asked for.
 func TestArchivedStreamTakesNothing(t *testing.T) {
+	t.Parallel()
 	r := newArchiveRig(t)
 	ctx := t.Context()
 	st := r.st
@@ -342,6 +345,7 @@ func TestArchivedStreamTakesNothing(t *testing.T) {
 // published before but read by the outbox after is parked too — and none
 // can be sent again. What was delivered or failed stays as it was.
 func TestArchiveStreamParksDeliveries(t *testing.T) {
+	t.Parallel()
 	r := newArchiveRig(t)
 	ctx := t.Context()
 	st := r.st
@@ -452,6 +456,7 @@ func mustJSON(t *testing.T, v any) []byte {
 // position's last worker followed, but not one archived since, which
 // takes no new member.
 func TestArchivedStreamIsNotInherited(t *testing.T) {
+	t.Parallel()
 	r := newArchiveRig(t)
 	ctx := t.Context()
 	st := r.st

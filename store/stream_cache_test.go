@@ -15,6 +15,7 @@ import (
 // PostgreSQL — is what the server's very next GetStream and
 // StreamWithSecrets return, though the server had the stream cached.
 func TestStreamSeenAtOnce(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	server, cli := twoHandles(t, nil)
 	if _, err := server.Bootstrap(ctx, []string{"publish"}); err != nil {

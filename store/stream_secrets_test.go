@@ -46,6 +46,7 @@ func openAt(t *testing.T, path string, keyFile string) *store.Store {
 // database files, is redacted by every read but StreamWithSecrets, and is
 // redacted in the audit trail.
 func TestStreamSecretEncryptedAtRest(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "org.db")
 	st := openAt(t, path, "")
 	ctx := t.Context()
@@ -107,6 +108,7 @@ func TestStreamSecretEncryptedAtRest(t *testing.T) {
 // TestPlaintextStreamSecretMigratedOnOpen: a row written before secrets
 // were encrypted is encrypted the next time the database is opened, once.
 func TestPlaintextStreamSecretMigratedOnOpen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "org.db")
 	st := openAt(t, path, "")

@@ -52,6 +52,7 @@ func rawStream(t *testing.T, st *store.Store, id string) (name, desc, cfg string
 // seals a secret given and keeps one not given, and is audited; a refused
 // one leaves the row byte for byte and audits nothing.
 func TestUpdateStream(t *testing.T) {
+	t.Parallel()
 	str := func(s string) *string { return &s }
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
 	tests := []struct {
@@ -161,6 +162,7 @@ func TestUpdateStream(t *testing.T) {
 // TestUpdateStreamSameValues: an update that changes nothing writes and
 // audits nothing.
 func TestUpdateStreamSameValues(t *testing.T) {
+	t.Parallel()
 	st := storetest.NewWith(t, store.Options{Transports: updateTransports})
 	ctx := t.Context()
 	if _, err := st.Bootstrap(ctx, []string{"create_stream"}); err != nil {
@@ -187,6 +189,7 @@ func TestUpdateStreamSameValues(t *testing.T) {
 // another server (or the CLI) on the same database updates it — what its
 // outbox signs the next delivery with.
 func TestUpdateStreamSeenByEveryServer(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	db, key := storetest.DB(t), filepath.Join(t.TempDir(), "helix-org.key")
 	open := func() *store.Store {

@@ -16,6 +16,7 @@ import (
 // TestTasks: a task ends once (a cancel before the call's end wins), is
 // seen only by its worker, and a restart fails the ones still working.
 func TestTasks(t *testing.T) {
+	t.Parallel()
 	clock := storetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	st := storetest.NewWithClock(t, clock.Now)
 	ctx := t.Context()
@@ -64,6 +65,7 @@ func TestTasks(t *testing.T) {
 // task whose lease lapses later is failed when it is read, and a lease of
 // an ended task is not renewed, so its server stops the call.
 func TestTasksOnASharedDatabase(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		db         func(t testing.TB) string

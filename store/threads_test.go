@@ -12,6 +12,7 @@ import (
 // a worker's, by threadId or as its first message — or that one of its
 // events was delivered as; not on another stream's thread.
 func TestOnThread(t *testing.T) {
+	t.Parallel()
 	st := storetest.NewWith(t, store.Options{Transports: chatTransports})
 	seed(t, st)
 	ctx := t.Context()

@@ -16,6 +16,7 @@ import (
 // id that is a prefix of the hash, never the secret; All adds revoked and
 // expired ones.
 func TestListTokens(t *testing.T) {
+	t.Parallel()
 	clock := storetest.NewClock(time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC))
 	st := storetest.NewWithClock(t, clock.Now)
 	ctx := t.Context()
@@ -73,6 +74,7 @@ func TestListTokens(t *testing.T) {
 // TestRevokeTokens: by id, or every live token of a worker; an id naming
 // nothing live is an error, and a revoked token stops verifying.
 func TestRevokeTokens(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	ctx := t.Context()
 	if _, err := st.Bootstrap(ctx, []string{"publish"}); err != nil {
@@ -112,6 +114,7 @@ func TestRevokeTokens(t *testing.T) {
 
 // TestTokenLastUsed: verifying a token records when, at most once a minute.
 func TestTokenLastUsed(t *testing.T) {
+	t.Parallel()
 	clock := storetest.NewClock(time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC))
 	st := storetest.NewWithClock(t, clock.Now)
 	ctx := t.Context()
@@ -160,6 +163,7 @@ func TestTokenLastUsed(t *testing.T) {
 // a reader asking (another process's `token list` sees it), and a use
 // still waiting when the store closes is written, not lost.
 func TestTokenUseWrittenInTheBackground(t *testing.T) {
+	t.Parallel()
 	db, keyFile := storetest.DB(t), t.TempDir()+"/key"
 	ctx := t.Context()
 	open := func() *store.Store {

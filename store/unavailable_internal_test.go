@@ -17,6 +17,7 @@ import (
 // TestUnavailable: which database errors mean "not now" (503, retry) and
 // with what reason; constraint errors and the like stay as they are.
 func TestUnavailable(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		err  error

@@ -30,6 +30,7 @@ func claimed(t *testing.T, st *store.Store, worker, activation string) string {
 // each verifies with its kind, and a token presented under the other
 // prefix does not verify.
 func TestTokenPrefixes(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	op, err := st.CreateToken(t.Context(), store.TokenSpec{WorkerID: "w-owner", Kind: store.TokenOperator})
@@ -71,6 +72,7 @@ func TestTokenPrefixes(t *testing.T) {
 // whatever the runtime reported; an activation without relayed calls
 // keeps the runtime's numbers.
 func TestRecordUsage(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()

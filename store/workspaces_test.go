@@ -15,6 +15,7 @@ import (
 // attachment, an attach makes the recorded checkout stale — and workers
 // that cannot have a workspace are refused with the sentinel callers map.
 func TestWorkspaces(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	seed(t, st)
 	ctx := t.Context()
