@@ -16,7 +16,7 @@ import (
 //	name[]          a list: every value, each split at commas and lines
 //	name:json       a JSON value typed into a text area
 //	name:bool       true when checked
-//	name:str        a string sent even when empty, so an edit form can clear it
+//	name:str        a line of text, trimmed, sent even when empty (an edit form clears with it)
 //	a.b             a nested object {"a": {"b": …}}
 //
 // csrf, next and back belong to the page, not the tool.
@@ -65,7 +65,7 @@ func formValue(name, kind string, values []string) (any, bool, error) {
 		b, _ := strconv.ParseBool(v)
 		return b || v == "on", true, nil
 	case "str":
-		return values[len(values)-1], true, nil
+		return v, true, nil
 	}
 	// Markdown keeps its own whitespace; only a blank field is left out.
 	return values[len(values)-1], v != "", nil

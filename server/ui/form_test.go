@@ -27,7 +27,8 @@ func TestFormArgs(t *testing.T) {
 		{"a list typed with commas", url.Values{"to[]": {"w-maya, sam@example.com,"}}, `{"to":["w-maya","sam@example.com"]}`, ""},
 		{"an empty list is left out", url.Values{"to[]": {" , "}}, `{}`, ""},
 		{"nested objects and JSON", url.Values{"transport.kind": {"webhook"}, "transport.config:json": {`{"secret":"whsec_x"}`}}, `{"transport":{"config":{"secret":"whsec_x"},"kind":"webhook"}}`, ""},
-		{"a string kept when empty, to clear it", url.Values{"description:str": {""}, "name": {""}}, `{"description":""}`, ""},
+		{"a string kept when empty, to clear it", url.Values{"description:str": {" "}, "name": {""}}, `{"description":""}`, ""},
+		{"a string trimmed", url.Values{"description:str": {" Deploys. "}}, `{"description":"Deploys."}`, ""},
 		{"a checkbox", url.Values{"includeDismissed:bool": {"on"}}, `{"includeDismissed":true}`, ""},
 		{"bad JSON names the field", url.Values{"transport.config:json": {`{"secret":`}}, "", "transport.config: is not valid JSON"},
 	}
