@@ -101,6 +101,9 @@ func (t *Toolbox) call(ctx context.Context, c llm.ToolCall) (string, bool) {
 	// With find_tools the worker holds more tools than were listed: the
 	// server says whether one exists.
 	if !slices.Contains(t.mcp, c.Name) && !slices.Contains(t.mcp, FindToolsName) {
+		if len(t.Names()) == 0 {
+			return fmt.Sprintf("there is no tool %q; this worker holds no tools", c.Name), true
+		}
 		return fmt.Sprintf("there is no tool %q; the tools are: %s", c.Name, strings.Join(t.Names(), ", ")), true
 	}
 	res, err := t.session.CallTool(ctx, &mcp.CallToolParams{Name: c.Name, Arguments: args})

@@ -33,7 +33,10 @@ func (m exampleModel) Complete(_ context.Context, req llm.Request) (llm.Response
 		return llm.Response{}, fmt.Errorf("example agent: no prompt")
 	}
 	if res := req.Messages[len(req.Messages)-1].ToolResults; len(res) > 0 {
-		return m.say(summarise(res)), nil
+		if err := refused(res); err != nil {
+			return llm.Response{}, err
+		}
+		return m.say("Answered."), nil
 	}
 	var calls []llm.ToolCall
 	for i, t := range triggers.Parse(req.Messages[0].Text) {
@@ -55,6 +58,9 @@ func (m exampleModel) Complete(_ context.Context, req llm.Request) (llm.Response
 	if len(calls) == 0 {
 		return m.say("Nothing here for me to answer."), nil
 	}
+	if !offers(req.Tools, "publish") && !offers(req.Tools, FindToolsName) {
+		return llm.Response{}, fmt.Errorf("could not answer: %s holds no grant of publish; its manager can give it one with grant_tool {\"worker\": %q, \"tool\": \"publish\"}", m.self, m.self)
+	}
 	resp := m.say("Answering as my role says.")
 	resp.Message.ToolCalls, resp.StopReason = calls, "tool_use"
 	return resp, nil
@@ -64,18 +70,25 @@ func (exampleModel) say(text string) llm.Response {
 	return llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Text: text}, StopReason: "end_turn"}
 }
 
-// summarise is the run's last word: done, or what the server refused.
-func summarise(res []llm.ToolResult) string {
+func offers(tools []llm.Tool, name string) bool {
+	return slices.ContainsFunc(tools, func(t llm.Tool) bool { return t.Name == name })
+}
+
+// refused is what the server refused of the example agent's answers, as
+// the run's error: an answer that was not sent fails the run, so it shows
+// as failed where people look (the activations, a manager's inbox) rather
+// than as a success with the reason buried in its log.
+func refused(res []llm.ToolResult) error {
 	var failed []string
 	for _, r := range res {
 		if r.IsError {
 			failed = append(failed, r.Content)
 		}
 	}
-	if len(failed) > 0 {
-		return "Could not answer: " + strings.Join(failed, "; ")
+	if len(failed) == 0 {
+		return nil
 	}
-	return "Answered."
+	return fmt.Errorf("could not answer: %s", strings.Join(failed, "; "))
 }
 
 // systemStream: the server's own streams (the org's record, inboxes,
