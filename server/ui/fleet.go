@@ -43,6 +43,7 @@ type fleetCard struct {
 // fleet shows where in its list a run is.
 type taskView struct {
 	Task    string
+	Title   string
 	Before  []string
 	Current string
 	After   []string
@@ -63,7 +64,7 @@ func (u *UI) taskOf(ctx context.Context, act domain.Activation) (*taskView, erro
 		}
 		return ""
 	}
-	tv := &taskView{Task: view.Task.ID, Current: fmt.Sprintf("%s (%s)", title(f.Item), f.Elapsed)}
+	tv := &taskView{Task: view.Task.ID, Title: view.Task.Title, Current: fmt.Sprintf("%s (%s)", title(f.Item), f.Elapsed)}
 	if f.Before > 0 {
 		tv.Before = []string{title(f.Before)}
 	}

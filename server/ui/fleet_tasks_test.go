@@ -35,7 +35,7 @@ func TestFleetShowsSpecTaskItem(t *testing.T) {
 	}
 	card := body[i:]
 	card = card[:strings.Index(card, "</article>")]
-	for _, want := range []string{"<code>t-login</code>", `<li class="current">1. Schema (`, "<li>2. Handler</li>"} {
+	for _, want := range []string{`<a href="/ui/tasks/t-login">Login</a> <code class="id">t-login</code>`, `<li class="current">1. Schema (`, "<li>2. Handler</li>"} {
 		if !strings.Contains(card, want) {
 			t.Errorf("w-b1's card lacks %q:\n%s", want, card)
 		}
