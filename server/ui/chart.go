@@ -64,6 +64,8 @@ type barChart struct {
 	Ticks       []chartTick
 	Legend      []chartKey
 	Empty       bool
+	// Note says how to read the chart, where its bars are not a plain split.
+	Note string
 }
 
 type chartBar struct {

@@ -140,9 +140,11 @@ func (u *UI) spendSection(ctx context.Context, v *viewer, measureName string, p 
 	for _, name := range []string{"usd", "tokens"} {
 		p.Measures = append(p.Measures, choice{Label: measureOf(name, total).Name, Href: u.cfg.Root + "/ui/money" + queryString("period", per.Name, "measure", name), Current: name == measureKey(m)})
 	}
+	byStream := stackedBars("By stream", per.Labels, series[store.SpendByStream], m)
+	byStream.Note = "a run woken on several streams counts in each, so streams can add up to more than the total"
 	p.Charts = []barChart{
 		stackedBars("By worker", per.Labels, series[store.SpendByWorker], m),
-		stackedBars("By stream", per.Labels, series[store.SpendByStream], m),
+		byStream,
 		stackedBars("By model", per.Labels, series[store.SpendByModel], m),
 	}
 	until := per.Edges[len(per.Edges)-1]
