@@ -10,7 +10,9 @@ import (
 )
 
 type settingsPage struct {
-	Settings []settingRow
+	// Groups are the keys by their first part (agent, auth, dispatch…),
+	// so a long registry reads as sections with a contents line.
+	Groups []settingGroup
 	// ReadOnly says why the values cannot be changed from this session.
 	ReadOnly string
 }
@@ -22,6 +24,14 @@ type settingsPage struct {
 // the identity provider vouching for the person.
 const tokenOnly = "this session began with a token, so settings are read-only here: operational config changes run on the server, " +
 	"and a token alone may sit in an agent's MCP config. Sign in with your identity provider or a one-time link (helix-org bootstrap or helix-org token create prints one) to change them, or use helix-org config"
+
+// settingGroup is the keys that share a first part; Set counts the ones
+// with a stored value.
+type settingGroup struct {
+	Name     string
+	Settings []settingRow
+	Set      int
+}
 
 // settingRow is one config key as the owner may see it: secrets redacted.
 type settingRow struct {
@@ -73,7 +83,15 @@ func (u *UI) handleSettings(w http.ResponseWriter, r *http.Request, v *viewer) {
 				row.Edit = failed.Form.Get("value")
 			}
 		}
-		p.Settings = append(p.Settings, row)
+		group, _, _ := strings.Cut(spec.Key, ".")
+		if n := len(p.Groups); n == 0 || p.Groups[n-1].Name != group {
+			p.Groups = append(p.Groups, settingGroup{Name: group})
+		}
+		g := &p.Groups[len(p.Groups)-1]
+		g.Settings = append(g.Settings, row)
+		if set {
+			g.Set++
+		}
 	}
 	u.render(w, r, http.StatusOK, "settings", pageData{Title: "Settings", Nav: "settings", V: v, Body: p})
 }

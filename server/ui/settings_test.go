@@ -73,3 +73,27 @@ func TestSettingsNameTheEmptyChoice(t *testing.T) {
 		t.Errorf("refusing bogus does not name the empty choice:\n%s", between(body, `id="test.mode"`, "</li>"))
 	}
 }
+
+// TestSettingsAreGroupedBySection: the keys are shown in sections by their
+// first part, each counted, and the contents line at the top takes the
+// reader to one.
+func TestSettingsAreGroupedBySection(t *testing.T) {
+	t.Parallel()
+	o := settingsOrg(t)
+	tab := o.tab(t, "w-owner")
+	emulate(t, tab, 1280, 800, false)
+	uitest.Do(t, tab, chromedp.Navigate(o.base+"/ui/settings"), chromedp.WaitVisible(chromedp.CSS(`nav.toc`)))
+	toc := uitest.Run(t, tab, chromedp.Evaluate[string](`[...document.querySelectorAll("nav.toc a")].map(a => a.textContent.replace(/\s+/g, " ").trim()).join(", ")`))
+	if toc != "test 42, transport 1" {
+		t.Errorf("contents = %q, want %q", toc, "test 42, transport 1")
+	}
+	uitest.Do(t, tab, chromedp.Click(chromedp.CSS(`nav.toc a[href="#settings-transport"]`)))
+	got := uitest.Run(t, tab, chromedp.Evaluate[map[string]any](`(() => {
+	  const s = document.getElementById("settings-transport"), r = s.getBoundingClientRect();
+	  return {heading: s.querySelector("h2").textContent.replace(/\s+/g, " ").trim(),
+	    keys: [...s.querySelectorAll(".settings > li")].map(li => li.id).join(","), inView: r.top >= 0 && r.top < innerHeight && scrollY > 0};
+	})()`))
+	if got["heading"] != "transport 1 key" || got["keys"] != "transport.slack" || got["inView"] != true {
+		t.Errorf("after following the contents to transport: %v; want its section, with transport.slack alone, scrolled into view", got)
+	}
+}
