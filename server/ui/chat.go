@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 	"slices"
@@ -52,10 +53,25 @@ type chatPage struct {
 	Mute bool
 }
 
-// chatMessage is one message of a chat, marked when the viewer sent it.
+// chatMessage is one message of a chat, marked when the viewer sent it;
+// Who is its sender's name, as a chat shows people.
 type chatMessage struct {
 	Ev   domain.Event
 	Mine bool
+	Who  string
+}
+
+// bubble is ev as a chat between me and with shows it: by the sender's
+// name, or the sender's id when it is neither (the server, say).
+func bubble(ev domain.Event, me, with domain.Worker) chatMessage {
+	m := chatMessage{Ev: ev, Mine: ev.Source == me.ID, Who: cmp.Or(ev.Message.From, ev.Source)}
+	switch {
+	case m.Mine && me.Name != "":
+		m.Who = me.Name
+	case ev.Source == with.ID && with.Name != "":
+		m.Who = with.Name
+	}
+	return m
 }
 
 // handleChat is a direct-message conversation with one worker, on the
@@ -112,7 +128,7 @@ func (u *UI) chatMessages(r *http.Request, v *viewer, p *chatPage, before int64)
 	}
 	slices.Reverse(evs)
 	for _, ev := range evs {
-		p.Messages = append(p.Messages, chatMessage{Ev: ev, Mine: ev.Source == v.Worker.ID})
+		p.Messages = append(p.Messages, bubble(ev, v.Worker, p.With))
 	}
 	p.Pager = newPager(r, "before", next)
 	return nil

@@ -31,8 +31,14 @@ func (u *UI) liveView(ctx context.Context, v *viewer, r *http.Request) (*liveVie
 	case "chat":
 		other := q.Get("worker")
 		id := store.DMStreamID(v.Worker.ID, other)
+		// The page already showed who this is; a worker not found just
+		// leaves its messages under its id.
+		with, err := u.st.GetWorker(ctx, other)
+		if err != nil {
+			with = domain.Worker{ID: other}
+		}
 		view := u.streamView(v, id, func(ev domain.Event) ([]byte, error) {
-			return u.partial("bubble", chatMessage{Ev: ev, Mine: ev.Source == v.Worker.ID})
+			return u.partial("bubble", bubble(ev, v.Worker, with))
 		})
 		// Before the first message the DM stream does not exist yet; the
 		// viewer is one of its two members by construction, so holding
