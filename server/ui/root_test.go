@@ -2,7 +2,10 @@ package ui
 
 import (
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -24,6 +27,23 @@ func TestTemplatesLinkUnderRoot(t *testing.T) {
 		}
 		for _, m := range bare.FindAll(b, -1) {
 			t.Errorf("%s: %s… does not start with {{root}}", f, m)
+		}
+	}
+}
+
+// TestPagerLinksUnderRoot: a pager's links, made from the request's path
+// (which the org mount has stripped of /orgs/<name>), lead to the next
+// page of the same org.
+func TestPagerLinksUnderRoot(t *testing.T) {
+	t.Parallel()
+	r := httptest.NewRequest(http.MethodGet, "/ui/calls?before=40&worker=w-a", nil)
+	var b strings.Builder
+	if err := parsePages("/orgs/acme")["calls"].ExecuteTemplate(&b, "pager", newPager(r, "before", "20")); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<a href="/orgs/acme/ui/calls?worker=w-a">« First page</a>`, `<a href="/orgs/acme/ui/calls?before=20&amp;worker=w-a">Next page »</a>`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("pager = %s; want %s", b.String(), want)
 		}
 	}
 }
