@@ -256,6 +256,9 @@ func (s *Store) writeCalls(rows []callRow) error {
 // CallFilter narrows ListCalls; the zero value lists the newest calls.
 type CallFilter struct {
 	Worker, Tool string
+	// QuietTools leaves out the calls of these tools that ended ok (the
+	// reads a page makes as it renders), keeping their failures.
+	QuietTools []string
 	// Among, when not nil, keeps only these workers' calls (what a viewer
 	// may see).
 	Among []string
@@ -282,6 +285,9 @@ func (s *Store) ListCalls(ctx context.Context, f CallFilter) ([]domain.ToolCall,
 	}
 	if f.Tool != "" {
 		q = q.Where("tool = ?", f.Tool)
+	}
+	if len(f.QuietTools) > 0 {
+		q = q.Where("NOT (tool IN ? AND status = ?)", f.QuietTools, string(domain.CallOK))
 	}
 	if f.Among != nil {
 		if len(f.Among) == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -43,6 +44,19 @@ func ReadOnly(name string) bool {
 	t, ok := builtin(name)
 	return ok && t.readOnly()
 }
+
+// ReadOnlyTools are the names of the built-in tools that change nothing,
+// sorted: what a list of calls leaves out to show only what was done.
+var ReadOnlyTools = sync.OnceValue(func() []string {
+	var names []string
+	for _, t := range All() {
+		if t.readOnly() {
+			names = append(names, t.Name)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+})
 
 // builtin finds a built-in tool by name.
 func builtin(name string) (Tool, bool) {

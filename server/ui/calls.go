@@ -8,6 +8,7 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/tools"
 )
 
 type callsPage struct {
@@ -18,14 +19,26 @@ type callsPage struct {
 	All   bool
 	Err   string
 	Pager pager
+	// ShowReads is this page's filter with successful reads shown.
+	ShowReads string
 }
 
-type callsFilter struct{ Worker, Tool string }
+// callsFilter narrows the calls shown. Reads that succeeded are left out
+// unless Reads is "shown": every page of this UI reads through tools as it
+// renders, and those calls would bury what workers did.
+type callsFilter struct{ Worker, Tool, Reads string }
 
-func (f callsFilter) Set() bool { return f.Worker != "" || f.Tool != "" }
+func (f callsFilter) Set() bool { return f.Worker != "" || f.Tool != "" || f.Reads != "" }
+
+// QuietReads says whether successful reads are left out.
+func (f callsFilter) QuietReads() bool { return f.Reads != "shown" && f.Tool == "" }
 
 func callsFilterOf(q url.Values) callsFilter {
-	return callsFilter{Worker: q.Get("worker"), Tool: q.Get("tool")}
+	f := callsFilter{Worker: q.Get("worker"), Tool: q.Get("tool")}
+	if q.Get("reads") == "shown" {
+		f.Reads = "shown"
+	}
+	return f
 }
 
 // handleCalls shows the audit of tool calls, newest first, filtered by
@@ -38,6 +51,9 @@ func (u *UI) handleCalls(w http.ResponseWriter, r *http.Request, v *viewer) {
 	p := callsPage{Filter: callsFilterOf(r.URL.Query()), All: v.IsOwner()}
 	before, _ := strconv.ParseInt(r.URL.Query().Get("before"), 10, 64)
 	f := store.CallFilter{Worker: p.Filter.Worker, Tool: p.Filter.Tool, Limit: limitOf(r), Before: before}
+	if p.Filter.QuietReads() {
+		f.QuietTools = tools.ReadOnlyTools()
+	}
 	if !p.All {
 		among, err := u.callsVisibleTo(ctx, v)
 		if err != nil {
@@ -61,6 +77,10 @@ func (u *UI) handleCalls(w http.ResponseWriter, r *http.Request, v *viewer) {
 		next = strconv.FormatInt(rows[len(rows)-1].Seq, 10)
 	}
 	p.Rows, p.Pager = rows, newPager(r, "before", next)
+	q := r.URL.Query()
+	q.Del("before")
+	q.Set("reads", "shown")
+	p.ShowReads = r.URL.Path + encode(q)
 	u.render(w, r, http.StatusOK, "calls", pageData{Title: "Calls", Nav: "audit", V: v, Body: p})
 }
 

@@ -14,7 +14,9 @@ import (
 
 // TestCallsPage: the Calls page shows the owner every worker's calls, a
 // manager only those of itself and the workers below it, and anyone else
-// nothing but why; its filters narrow by worker and tool.
+// nothing but why; its filters narrow by worker and tool. Reads that
+// succeeded are hidden until asked for (or a tool is named); a read that
+// failed is shown.
 func TestCallsPage(t *testing.T) {
 	t.Parallel()
 	o := newOrg(t)
@@ -29,6 +31,8 @@ func TestCallsPage(t *testing.T) {
 	for _, w := range []string{"w-lead", "w-desk", "w-side"} {
 		servertest.Call[any](t, o.h.Connect(t, w, servertest.Token(t, o.h.Store, w)), "list_roles", nil)
 	}
+	side := o.h.Connect(t, "w-side", servertest.Token(t, o.h.Store, "w-side"))
+	servertest.CallErr(t, side, "read_events", map[string]any{"streams": []string{"s-nowhere"}})
 	if err := o.h.Store.FlushCalls(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -37,11 +41,14 @@ func TestCallsPage(t *testing.T) {
 		name, viewer, path string
 		want, notWant      []string
 	}{
-		{"the owner sees everyone's", store.OwnerWorker, "/ui/calls", []string{"w-lead", "w-desk", "w-side", "hire_worker", "list_roles"}, nil},
-		{"filtered by worker", store.OwnerWorker, "/ui/calls?worker=w-desk", []string{"w-desk", "list_roles"}, []string{">w-side<", "hire_worker"}},
-		{"filtered by tool", store.OwnerWorker, "/ui/calls?tool=hire_worker", []string{"hire_worker"}, []string{"<td>list_roles"}},
+		{"the owner sees what was done, and failed reads", store.OwnerWorker, "/ui/calls", []string{"<td>hire_worker</td>", "<td>read_events</td>", "s-nowhere"}, []string{"<td>list_roles</td>"}},
+		{"and every read when shown", store.OwnerWorker, "/ui/calls?reads=shown", []string{">w-lead<", ">w-desk<", ">w-side<", "<td>hire_worker</td>", "<td>list_roles</td>"}, nil},
+		{"filtered by worker", store.OwnerWorker, "/ui/calls?worker=w-desk&reads=shown", []string{">w-desk<", "<td>list_roles</td>"}, []string{">w-side<", "<td>hire_worker</td>"}},
+		{"filtered by tool", store.OwnerWorker, "/ui/calls?tool=hire_worker", []string{"<td>hire_worker</td>"}, []string{"<td>list_roles</td>"}},
+		{"a read tool named is shown", store.OwnerWorker, "/ui/calls?tool=list_roles", []string{"<td>list_roles</td>"}, []string{"<td>hire_worker</td>"}},
 		{"no match", store.OwnerWorker, "/ui/calls?tool=nothing", []string{"No call matches this filter"}, nil},
-		{"a manager sees its reports'", "w-lead", "/ui/calls", []string{">w-lead<", ">w-desk<", "Only the calls of you and the workers below you"}, []string{">w-side<", "hire_worker"}},
+		{"only reads", "w-lead", "/ui/calls?worker=w-desk", []string{`No call here but successful reads, which are hidden: <a href="/ui/calls?reads=shown&amp;worker=w-desk">show reads</a>.`}, []string{"<td>list_roles</td>"}},
+		{"a manager sees its reports'", "w-lead", "/ui/calls?reads=shown", []string{">w-lead<", ">w-desk<", "Only the calls of you and the workers below you"}, []string{">w-side<", "hire_worker"}},
 		{"anyone else sees none", "w-side", "/ui/calls", []string{"Only the owner and managers see the calls workers make: w-side manages nobody."}, []string{"<td>list_roles"}},
 	}
 	for _, tt := range tests {
