@@ -246,6 +246,9 @@ func (r *Runtime) attachAndWait(ctx context.Context, id string, run domain.Run, 
 	}
 	defer hj.Close()
 	waitC, errC := cli.ContainerWait(context.WithoutCancel(ctx), id, container.WaitConditionNextExit)
+	// Past ctx's end too: an oom in the stop's grace is still news.
+	oom := r.watchOOM(context.WithoutCancel(ctx), id, run.Log)
+	defer oom.stop()
 	if err := cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
 		return res, fmt.Errorf("start container: %w", err)
 	}
@@ -291,9 +294,8 @@ func (r *Runtime) attachAndWait(ctx context.Context, id string, run domain.Run, 
 	hj.Close() // ends a write the feed is blocked in
 	<-fed
 	res.ExitStatus = int(code)
-	if insp, err := cli.ContainerInspect(context.WithoutCancel(ctx), id); err == nil && insp.State != nil && insp.State.OOMKilled {
-		run.Log(domain.LogEntry{Kind: domain.LogError, Text: "a process in the container hit the memory cap and was OOM-killed"})
-	}
+	insp, err := cli.ContainerInspect(context.WithoutCancel(ctx), id)
+	oom.end(err == nil && insp.State != nil && insp.State.OOMKilled)
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -115,6 +116,56 @@ func runScript(t *testing.T, rt *docker.Runtime, script string) (domain.RunResul
 	rt.Command = "sh " + sh(t, r.EnvDir, script)
 	res, err := rt.Run(t.Context(), r)
 	return res, log.text(), err
+}
+
+// cueWait bounds how long runHeld waits for its cue: far longer than a
+// container takes to start on a busy machine.
+const cueWait = time.Minute
+
+// runHeld is runScript for a script that waits, reading the FIFO hold in
+// its workspace, until the run's log has shown a line containing cue:
+// what the log shows by then it showed while the container ran.
+func runHeld(t *testing.T, rt *docker.Runtime, script, cue string) (string, error) {
+	t.Helper()
+	var log logSink
+	r := newRun(t, &log)
+	hold := filepath.Join(r.EnvDir, "hold")
+	if err := syscall.Mkfifo(hold, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	cued := make(chan struct{})
+	var once sync.Once
+	log.onLine = func(line string) {
+		if strings.Contains(line, cue) {
+			once.Do(func() { close(cued) })
+		}
+	}
+	rt.Command = "sh " + sh(t, r.EnvDir, script)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := rt.Run(ctx, r)
+		done <- err
+	}()
+	select {
+	case <-cued:
+	case err := <-done:
+		t.Fatalf("the run ended (err %v) before its log showed %q:\n%s", err, cue, log.text())
+	case <-time.After(cueWait):
+		cancel()
+		<-done
+		t.Fatalf("the log did not show %q within %s while the container ran; it held:\n%s", cue, cueWait, log.text())
+	}
+	// Opening the FIFO waits for the script to open it too; closing it
+	// ends the script's read.
+	go func() {
+		if f, err := os.OpenFile(hold, os.O_WRONLY, 0); err == nil {
+			f.Close()
+		}
+	}()
+	err := <-done
+	return log.text(), err
 }
 
 func TestRunInContainer(t *testing.T) {
@@ -283,25 +334,36 @@ func TestAbuseIsContained(t *testing.T) {
 		name   string
 		script string
 		want   []string
+		// cue, when set, holds the script at `read line < hold` until
+		// the log shows it (runHeld).
+		cue string
 	}{
 		// ash exits when it cannot fork, so the bomb runs in a subshell and
 		// the report afterwards uses builtins only.
 		{"fork bomb stops at the pids cap", `( i=0; while [ $i -lt 500 ]; do sleep 5 & i=$((i+1)); done ) 2>/tmp/err
 for d in /sys/fs/cgroup/pids /sys/fs/cgroup; do [ -r $d/pids.current ] && read n < $d/pids.current && read m < $d/pids.max && echo "pids=$n max=$m" && break; done
 while read line; do case "$line" in *"can't fork"*) echo "fork refused"; break;; esac; done < /tmp/err
-echo "survived"`, []string{"fork refused", "survived", "max=64"}},
-		{"memory hog is OOM-killed alone", `tail /dev/zero; echo "hog exited $?"; echo "agent still alive"`,
-			[]string{"hog exited 137", "agent still alive", "OOM-killed"}},
+echo "survived"`, []string{"fork refused", "survived", "max=64"}, ""},
+		// The note comes while the agent lives on, before the script
+		// goes on past its read.
+		{"memory hog is OOM-killed alone", `tail /dev/zero; echo "hog exited $?"; read line < hold; echo "agent still alive"`,
+			[]string{"hog exited 137", "agent still alive", "OOM-killed"}, "OOM-killed"},
 		{"writes outside workspace and tmp fail", `for p in /x /bin/x /etc/passwd /workspace/../x; do touch $p 2>/dev/null && echo "wrote $p"; done
 touch /workspace/ok /tmp/ok && echo "workspace and tmp writable"`,
-			[]string{"workspace and tmp writable"}},
+			[]string{"workspace and tmp writable"}, ""},
 		{"tmp is size-capped", `dd if=/dev/zero of=/tmp/big bs=1024 count=4096 2>&1 | grep -o "No space left on device"`,
-			[]string{"No space left on device"}},
+			[]string{"No space left on device"}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, out, err := runScript(t, newRuntime(shared.eng, shared.image), tc.script)
+			var out string
+			var err error
+			if tc.cue != "" {
+				out, err = runHeld(t, newRuntime(shared.eng, shared.image), tc.script, tc.cue)
+			} else {
+				_, out, err = runScript(t, newRuntime(shared.eng, shared.image), tc.script)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -309,6 +371,9 @@ touch /workspace/ok /tmp/ok && echo "workspace and tmp writable"`,
 				if !strings.Contains(out, w) {
 					t.Errorf("log lacks %q:\n%s", w, out)
 				}
+			}
+			if n := strings.Count(out, "OOM-killed"); n > 1 {
+				t.Errorf("the OOM note is logged %d times, want once:\n%s", n, out)
 			}
 			if strings.Contains(out, "wrote /") {
 				t.Errorf("a write outside the workspace succeeded:\n%s", out)

@@ -1,9 +1,10 @@
 // Package engineapi is the little of the Docker Engine API helix-org uses
-// — containers, images, networks, builds and attach — over net/http and
-// JSON, with the wire types of github.com/docker/docker/api/types. Not
-// github.com/docker/docker/client: its packages' start-up (OpenTelemetry,
-// reference grammars, errdefs) cost every start of the server, Docker in
-// use or not. It must not import that client, nor anything of helix-org.
+// — containers, images, networks, builds, attach and events — over
+// net/http and JSON, with the wire types of
+// github.com/docker/docker/api/types. Not github.com/docker/docker/client:
+// its packages' start-up (OpenTelemetry, reference grammars, errdefs) cost
+// every start of the server, Docker in use or not. It must not import that
+// client, nor anything of helix-org.
 package engineapi
 
 import (

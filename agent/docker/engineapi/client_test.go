@@ -3,7 +3,9 @@ package engineapi
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/pkg/stdcopy"
@@ -315,5 +318,81 @@ func TestImageBuild(t *testing.T) {
 	}
 	if got.contentType != "application/x-tar" || got.body != "tarball" || !strings.Contains(line, "Step 1/1") {
 		t.Errorf("content type %q, body %q, answer %q", got.contentType, got.body, line)
+	}
+}
+
+// TestEvents plays the engine's side of /events: newline-delimited events
+// on a stream that stays open until the client goes.
+func TestEvents(t *testing.T) {
+	var query url.Values
+	c := newFake(t, &fakeEngine{version: "1.45", handle: func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1.45/events" {
+			http.Error(w, `{"message":"bad path"}`, http.StatusNotFound)
+			return
+		}
+		query = r.URL.Query()
+		io.WriteString(w, `{"status":"oom","id":"abc","Type":"container","Action":"oom","Actor":{"ID":"abc","Attributes":{"name":"x"}},"scope":"local","time":1700000000,"timeNano":1700000000000000001}`+"\n")
+		io.WriteString(w, `{"Type":"container","Action":"die","Actor":{"ID":"abc","Attributes":{"exitCode":"137"}},"time":1700000001}`+"\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}}, "")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	f := filters.NewArgs(filters.Arg("type", "container"), filters.Arg("container", "abc"), filters.Arg("event", "oom"))
+	msgs, errs := c.Events(ctx, events.ListOptions{Since: "0", Filters: f})
+	var got []events.Message
+	for range 2 {
+		select {
+		case m := <-msgs:
+			got = append(got, m)
+		case err := <-errs:
+			t.Fatalf("stream ended after %d events: %v", len(got), err)
+		}
+	}
+	want := []events.Message{
+		{Status: "oom", ID: "abc", Type: events.ContainerEventType, Action: events.ActionOOM, Actor: events.Actor{ID: "abc", Attributes: map[string]string{"name": "x"}},
+			Scope: "local", Time: 1700000000, TimeNano: 1700000000000000001},
+		{Type: events.ContainerEventType, Action: events.ActionDie, Actor: events.Actor{ID: "abc", Attributes: map[string]string{"exitCode": "137"}}, Time: 1700000001},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("events (-want +got):\n%s", d)
+	}
+	wantQuery := url.Values{"since": {"0"}, "filters": {`{"container":{"abc":true},"event":{"oom":true},"type":{"container":true}}`}}
+	if d := cmp.Diff(wantQuery, query); d != "" {
+		t.Errorf("query (-want +got):\n%s", d)
+	}
+	cancel()
+	if err := <-errs; !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v after the context ended, want it canceled", err)
+	}
+}
+
+func TestEventsEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		events     int
+		wantErr    string
+	}{
+		{"the engine ends the stream", `{"Type":"container","Action":"oom"}` + "\n", 1, "EOF"},
+		{"an event over the bound", `{"Type":"container","Action":"` + strings.Repeat("a", maxEvent), 0, "an event is over 1024 KiB"},
+		{"not JSON", "proxy broke\n", 0, "an event does not decode"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newFake(t, &fakeEngine{version: "1.45", handle: func(w http.ResponseWriter, _ *http.Request) {
+				io.WriteString(w, tc.body)
+			}}, "")
+			msgs, errs := c.Events(t.Context(), events.ListOptions{})
+			n, err := 0, error(nil)
+			for err == nil {
+				select {
+				case <-msgs:
+					n++
+				case err = <-errs:
+				}
+			}
+			if n != tc.events || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%d event(s), then err = %v; want %d and one containing %q", n, err, tc.events, tc.wantErr)
+			}
+		})
 	}
 }
