@@ -12,6 +12,7 @@ import (
 
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/store"
+	"github.com/helixml/helix-org/tools"
 )
 
 const outCSV = "csv"
@@ -23,6 +24,8 @@ type auditConfig struct {
 	Since  string
 	Limit  int
 	Output string
+	// NoReads leaves out the reads that succeeded.
+	NoReads bool
 }
 
 func newAuditCmd() *cobra.Command {
@@ -40,6 +43,9 @@ kept for audit.retention (720h by default).`,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := store.CallFilter{Worker: cfg.Worker, Tool: cfg.Tool, Limit: cfg.Limit}
+			if cfg.NoReads {
+				f.QuietTools = tools.ReadOnlyTools()
+			}
 			since, err := parseSince(cfg.Since, time.Now())
 			if err != nil {
 				return err
@@ -74,6 +80,7 @@ kept for audit.retention (720h by default).`,
 	cmd.Flags().StringVar(&cfg.Tool, "tool", "", "only calls of this tool (e.g. publish, skill_<name>)")
 	cmd.Flags().StringVar(&cfg.Since, "since", "", "only calls since then: a duration back from now (24h, 90m) or an RFC 3339 time")
 	cmd.Flags().IntVar(&cfg.Limit, "limit", store.DefaultCallLimit, "at most this many calls, newest first")
+	cmd.Flags().BoolVar(&cfg.NoReads, "no-reads", false, "leave out calls of tools that change nothing (list_*, get_*, read_events…) that succeeded, as the web UI's Calls page does; failed reads stay")
 	bindData(cmd, &cfg.Output, outCSV)
 	cmd.RegisterFlagCompletionFunc("worker", cfg.complete(workerNames))
 	return cmd

@@ -101,6 +101,7 @@ func TestAudit(t *testing.T) {
 		{name: "csv", args: []string{"-o", "csv"}, want: []string{"AT,WORKER,RUN,TOOL,STATUS", `"{""id"":""s-hooks""`, "[redacted]"}, notWant: []string{secret}},
 		{name: "by tool", args: []string{"--tool", "get_role"}, want: []string{"get_role"}, notWant: []string{"create_stream", "list_roles"}},
 		{name: "by worker", args: []string{"--worker", "w-owner", "--tool", "list_roles"}, want: []string{"list_roles"}, notWant: []string{"get_role"}},
+		{name: "no reads", args: []string{"--no-reads", "-o", "csv"}, want: []string{"publish", "get_role", "create_stream"}, notWant: []string{"list_roles"}},
 		{name: "an unknown worker", args: []string{"--worker", "w-nobody"}, wantErr: `--worker: worker "w-nobody": not found`},
 		{name: "limit", args: []string{"--limit", "1", "-o", "csv"}, want: []string{"publish"}, notWant: []string{"get_role", "create_stream"}},
 		{name: "since a duration", args: []string{"--since", "1h"}, want: []string{"create_stream"}},
