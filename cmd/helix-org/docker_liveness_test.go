@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 // TestKilledContainerRunsAgainAndCancelStopsIt: an activation's container
 // killed from outside (docker kill) fails the run as "agent process died"
 // and its trigger runs again in a new container; cancel_activation stops
-// that one within 2 s, leaving no container behind.
+// that one with SIGTERM, leaving no container behind.
 func TestKilledContainerRunsAgainAndCancelStopsIt(t *testing.T) {
 	t.Parallel()
 	st, eng := dockerStore(t, t.TempDir())
@@ -69,9 +70,11 @@ func TestKilledContainerRunsAgainAndCancelStopsIt(t *testing.T) {
 		a, err := st.GetActivation(t.Context(), second.ID)
 		return err == nil && a.Status == domain.ActivationCancelled && len(activationContainers(t, eng)) == 0
 	})
-	took := time.Since(begin)
-	t.Logf("container of %s stopped and removed %s after cancel", second.ID, took.Round(time.Millisecond))
-	if took > 2*time.Second {
-		t.Errorf("cancel took %s to stop the container, want at most 2s", took)
+	t.Logf("container of %s stopped and removed %s after cancel", second.ID, time.Since(begin).Round(time.Millisecond))
+	// Stopped by the SIGTERM, not killed after waiting out the grace: how
+	// long that takes is the host's business (a loaded CI host took 3 s).
+	note, ok, err := st.LatestLogEntry(t.Context(), "w-sleeper", second.ID, domain.LogNote)
+	if want := "the agent ended when asked (SIGTERM): stopped"; err != nil || !ok || !strings.Contains(note.Message.Body, want) {
+		t.Errorf("the cancelled run's last note = %q (%v, %v), want %q", note.Message.Body, ok, err, want)
 	}
 }
