@@ -118,7 +118,7 @@ const streamJSON = `{"type":"system","subtype":"init","session_id":"s1"}
 {"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"{\"id\":\"e-1\"}"}]}]}}
 {"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t2","content":"no such stream","is_error":true}]}}
 not json at all
-{"type":"result","subtype":"success","is_error":false,"result":"done","usage":{"input_tokens":120,"output_tokens":30}}
+{"type":"result","subtype":"success","is_error":false,"result":"done","usage":{"input_tokens":120,"cache_creation_input_tokens":2000,"cache_read_input_tokens":30000,"output_tokens":30}}
 `
 
 func TestClaudeParsesStreamJSON(t *testing.T) {
@@ -143,8 +143,9 @@ func TestClaudeParsesStreamJSON(t *testing.T) {
 	if diff := cmp.Diff(want, log.texts()); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
-	if res.InputTokens != 120 || res.OutputTokens != 30 {
-		t.Errorf("usage = %d/%d, want 120/30", res.InputTokens, res.OutputTokens)
+	// Input counts what the prompt cache wrote and read, as the relay does.
+	if res.InputTokens != 32120 || res.OutputTokens != 30 {
+		t.Errorf("usage = %d/%d, want 32120/30", res.InputTokens, res.OutputTokens)
 	}
 	got, _ := os.ReadFile(args)
 	for _, w := range []string{"-p --input-format stream-json", "--mcp-config mcp.json", "--output-format stream-json", "--verbose", "--model claude-x", "--effort high"} {
@@ -157,6 +158,41 @@ func TestClaudeParsesStreamJSON(t *testing.T) {
 	}
 	if in, _ := os.ReadFile(stdin); clitest.ClaudePrompt(t, string(in)) != "hello prompt" {
 		t.Errorf("claude read %q on stdin, want the prompt as a stream-json user message", in)
+	}
+}
+
+// TestClaudeResultErrorsAreReadable: a failed result's error reads as
+// what went wrong, whether Claude Code put it in result (a failed API call
+// comes as a "success" with is_error), in errors (the error_* subtypes,
+// which may have no result), or nowhere but the subtype.
+func TestClaudeResultErrorsAreReadable(t *testing.T) {
+	tests := []struct {
+		name, line, want string
+	}{
+		{"api error", `{"type":"result","subtype":"success","is_error":true,"result":"API Error: 529 Overloaded"}`, "API Error: 529 Overloaded"},
+		{"errors", `{"type":"result","subtype":"error_during_execution","is_error":true,"errors":["No conversation found with session ID: s9"," "]}`,
+			"No conversation found with session ID: s9"},
+		{"two errors", `{"type":"result","subtype":"error_during_execution","is_error":true,"errors":["tool crashed","then gave up"]}`, "tool crashed; then gave up"},
+		{"max turns", `{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":31}`, "the agent stopped at its turn limit without finishing"},
+		{"budget", `{"type":"result","subtype":"error_max_budget_usd","is_error":true}`, "the agent stopped at its spending limit without finishing"},
+		{"silent", `{"type":"result","subtype":"error_during_execution","is_error":true,"result":""}`, "the agent failed during its run and said nothing of why"},
+		{"unknown", `{"type":"result","subtype":"error_new_kind","is_error":true}`, "the agent ended with an error (error_new_kind)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out.jsonl")
+			os.WriteFile(out, []byte(tt.line+"\n"), 0o600)
+			bin := filepath.Join(dir, "claude")
+			os.WriteFile(bin, []byte("#!/bin/sh\ncat > /dev/null\ncat "+out+"\n"), 0o755)
+			var log logSink
+			if _, err := (&agent.Claude{Bin: bin}).Run(t.Context(), newRun(t, &log)); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := log.texts(), []string{"error::" + tt.want}; !slices.Equal(got, want) {
+				t.Errorf("log = %q, want %q", got, want)
+			}
+		})
 	}
 }
 

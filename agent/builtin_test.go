@@ -251,7 +251,7 @@ func TestBuiltinStopsAtMaxTurns(t *testing.T) {
 	if n := len(fake.Turns()); n != 3 {
 		t.Errorf("%d model calls, want 3", n)
 	}
-	if last := log[len(log)-1]; !strings.HasPrefix(last, "error::error_max_turns: stopped after 3") {
+	if last := log[len(log)-1]; !strings.HasPrefix(last, "error::stopped after 3") {
 		t.Errorf("last log entry %q", last)
 	}
 	if res.InputTokens != 300 {
@@ -281,8 +281,8 @@ func TestBuiltinConfigErrorsAreClear(t *testing.T) {
 			}
 			var log logSink
 			agent.LogLine(strings.TrimSpace(out.String()), log.add, &domain.RunResult{})
-			if got := log.texts(); len(got) != 1 || !strings.HasPrefix(got[0], "error::error_during_execution: ") || !strings.Contains(got[0], tt.want) {
-				t.Errorf("activation log = %q", got)
+			if got := log.texts(); len(got) != 1 || got[0] != "error::"+err.Error() {
+				t.Errorf("activation log = %q, want the run's error %q", got, err)
 			}
 		})
 	}

@@ -76,6 +76,9 @@ type streamMsg struct {
 	Subtype string `json:"subtype"`
 	Result  string `json:"result"`
 	IsError bool   `json:"is_error"`
+	// Errors is what a result of an error_* subtype says went wrong; such
+	// a result may have no Result.
+	Errors []string `json:"errors"`
 	// SessionID, on the init message, is what `--resume` takes.
 	SessionID string `json:"session_id"`
 	Message   struct {
@@ -92,9 +95,13 @@ type streamMsg struct {
 			IsError   bool            `json:"is_error"`
 		} `json:"content"`
 	} `json:"message"`
+	// Usage's input_tokens leaves out what the prompt cache wrote and
+	// read; the run read those too, and the relay counts them as input.
 	Usage struct {
-		InputTokens  int64 `json:"input_tokens"`
-		OutputTokens int64 `json:"output_tokens"`
+		InputTokens              int64 `json:"input_tokens"`
+		CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+		CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+		OutputTokens             int64 `json:"output_tokens"`
 	} `json:"usage"`
 }
 
@@ -135,13 +142,43 @@ func parseStreamJSON(line string, log func(domain.LogEntry), res *domain.RunResu
 			}
 		}
 	case "result":
-		res.InputTokens += m.Usage.InputTokens
+		res.InputTokens += m.Usage.InputTokens + m.Usage.CacheCreationInputTokens + m.Usage.CacheReadInputTokens
 		res.OutputTokens += m.Usage.OutputTokens
 		if m.IsError {
-			log(domain.LogEntry{Kind: domain.LogError, Text: m.Subtype + ": " + m.Result})
+			log(domain.LogEntry{Kind: domain.LogError, Text: resultError(m)})
 		}
 	}
 	return m.Type
+}
+
+// resultError is what a failed result tells a person: its message (a
+// failed API call comes as a "success" with is_error and its message in
+// result), else its errors, else what its subtype means. The subtype
+// names no more than the message does.
+func resultError(m streamMsg) string {
+	if r := strings.TrimSpace(m.Result); r != "" {
+		return r
+	}
+	var errs []string
+	for _, e := range m.Errors {
+		if e = strings.TrimSpace(e); e != "" {
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) > 0 {
+		return strings.Join(errs, "; ")
+	}
+	switch m.Subtype {
+	case "error_max_turns":
+		return "the agent stopped at its turn limit without finishing"
+	case "error_max_budget_usd":
+		return "the agent stopped at its spending limit without finishing"
+	case "error_max_structured_output_retries":
+		return "the agent could not produce the structured output it was asked for"
+	case "error_during_execution":
+		return "the agent failed during its run and said nothing of why"
+	}
+	return "the agent ended with an error (" + cmp.Or(m.Subtype, "no subtype") + ")"
 }
 
 // toolResultText flattens a tool_result's content, a string or blocks.

@@ -28,7 +28,7 @@ func recordActivation(t *testing.T, st *store.Store, worker string, status domai
 		// As a run recorded before the reason was kept: it sits on the log.
 		act.Error = "agent exited with status 1"
 		logged := domain.Event{StreamID: domain.ActivationStreamPrefix + worker, CausedBy: act.ID,
-			Message: domain.Message{From: worker, Subject: string(domain.LogError), Body: "error_during_execution: upstream exploded"}}
+			Message: domain.Message{From: worker, Subject: string(domain.LogError), Body: "upstream exploded"}}
 		if _, err := st.Append(ctx, logged, store.AppendOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +67,7 @@ func TestActivations(t *testing.T) {
 		wantErr string
 	}{
 		{name: "everyone", args: []string{"--db", db}, want: []string{
-			"ACTIVATION", "IN TOKENS", "error_during_execution: upstream exploded (agent exited with status 1)",
+			"ACTIVATION", "IN TOKENS", "upstream exploded (agent exited with status 1)",
 			"w-a     2            0       1300       240         1540",
 			"w-b     1            1       50         0           50",
 			"all     3            1       1350       240         1590"}},
@@ -76,7 +76,7 @@ func TestActivations(t *testing.T) {
 		{name: "no activations", args: []string{"--db", bootstrapped(t)}, want: []string{"No activations yet."}},
 		{name: "unknown worker", args: []string{"--db", db, "--worker", "w-nope"}, wantErr: `worker "w-nope": not found`},
 		{name: "-o json", args: []string{"--db", db, "--worker", "w-b", "-o", "json"}, want: []string{`"workers": [`, `"failed": 1`,
-			`"error": "error_during_execution: upstream exploded (agent exited with status 1)"`}},
+			`"error": "upstream exploded (agent exited with status 1)"`}},
 		{name: "no database", args: []string{"--db", tempDB(t)}, wantErr: "no database at "},
 	}
 	for _, tt := range tests {

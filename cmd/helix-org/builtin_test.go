@@ -248,7 +248,7 @@ func TestBuiltinServerErrorStormFailsClearly(t *testing.T) {
 			}
 			acts := o.activations(t)
 			// The reason is the agent's own last error, not just its exit status.
-			reason := "error_during_execution: " + format + ": HTTP 500 Internal Server Error: upstream exploded (gave up after 5 attempts)"
+			reason := format + ": HTTP 500 Internal Server Error: upstream exploded (gave up after 5 attempts)"
 			if a := acts[len(acts)-1]; a.Status != domain.ActivationFailed || a.Error != reason+" (agent exited with status 1)" {
 				t.Errorf("activation = %s (%s), want failed with %q", a.Status, a.Error, reason)
 			}
