@@ -256,3 +256,38 @@ func secretValue(v string) bool {
 	}
 	return false
 }
+
+// ReadableJSON is JSON text as a person reads it: the escapes of <, > and
+// & that Go's encoder (and so many clients) writes for HTML's sake are
+// turned back into the characters, so a role's `<body>` does not show as
+// `\u003cbody\u003e`. Anything else is kept as written; the result is
+// the same JSON value. Only for display, where the page escapes it.
+func ReadableJSON(raw []byte) string {
+	var b strings.Builder
+	b.Grow(len(raw))
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c == '"':
+			inString = !inString
+		case inString && c == '\\' && i+1 < len(raw):
+			if raw[i+1] == 'u' && i+6 <= len(raw) {
+				if r, ok := htmlEscapes[strings.ToLower(string(raw[i+2:i+6]))]; ok {
+					b.WriteByte(r)
+					i += 5
+					continue
+				}
+			}
+			// Any other escape, \" among them, is copied whole.
+			b.WriteByte(c)
+			b.WriteByte(raw[i+1])
+			i++
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+var htmlEscapes = map[string]byte{"003c": '<', "003e": '>', "0026": '&'}

@@ -1,6 +1,8 @@
 package domain_test
 
 import (
+	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/helixml/helix-org/domain"
@@ -52,6 +54,33 @@ func BenchmarkRedactArgs(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				domain.RedactArgs([]byte(c.args), []string{"pin", "signing_secret"})
+			}
+		})
+	}
+}
+
+func TestReadableJSON(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"html escapes", `{"content":"Reply \u003cbody\u003e \u0026 go"}`, `{"content":"Reply <body> & go"}`},
+		{"upper-case hex", `["\u003C\u003E"]`, `["<>"]`},
+		{"an escaped backslash stays", `["\\u003c"]`, `["\\u003c"]`},
+		{"escaped quote", `{"a":"say \"\u003c\""}`, `{"a":"say \"<\""}`},
+		{"other escapes kept", `["\u00e9\n\u2028"]`, `["\u00e9\n\u2028"]`},
+		{"outside strings", `{"n":1}`, `{"n":1}`},
+		{"cut short", `["\u00`, `["\u00`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := domain.ReadableJSON([]byte(tt.in))
+			if got != tt.want {
+				t.Errorf("ReadableJSON(%s) = %s, want %s", tt.in, got, tt.want)
+			}
+			if json.Valid([]byte(tt.in)) {
+				var a, b any
+				json.Unmarshal([]byte(tt.in), &a)
+				if err := json.Unmarshal([]byte(got), &b); err != nil || !reflect.DeepEqual(a, b) {
+					t.Errorf("ReadableJSON(%s) = %s is another value (%v)", tt.in, got, err)
+				}
 			}
 		})
 	}

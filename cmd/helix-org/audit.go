@@ -109,7 +109,7 @@ var callColumns = []string{"AT", "WORKER", "RUN", "TOOL", "STATUS", "DURATION", 
 
 // callRow is a call's columns as the table and CSV print them.
 func callRow(c domain.ToolCall, clipped bool) []string {
-	run, label, args, errText := c.Activation, "-", string(c.Arguments), c.Error
+	run, label, args, errText := c.Activation, "-", domain.ReadableJSON(c.Arguments), c.Error
 	if run == "" {
 		run = "-"
 	}

@@ -20,7 +20,7 @@ import (
 // made as the web UI makes it (tools.Invoke) and one the approval gate
 // holds are listed by `helix-org audit`, newest first, filtered by worker,
 // tool and time, as a table, JSON or CSV, with a secret argument shown
-// only as [redacted].
+// only as [redacted] and <, > and & as themselves.
 func TestAudit(t *testing.T) {
 	db := bootstrapped(t)
 	st := openStore(t, db)
@@ -54,7 +54,7 @@ func TestAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	maya := h.Connect(t, "w-maya", servertest.Token(t, st, "w-maya"))
-	if res, err := maya.CallTool(ctx, &mcp.CallToolParams{Name: "publish", Arguments: map[string]any{"stream": "s-news", "body": "may I?"}}); err != nil ||
+	if res, err := maya.CallTool(ctx, &mcp.CallToolParams{Name: "publish", Arguments: map[string]any{"stream": "s-news", "body": "may I <ship> & go?"}}); err != nil ||
 		!strings.Contains(servertest.Text(res), "pending approval") {
 		t.Fatalf("maya's publish: %v, want it held", err)
 	}
@@ -99,6 +99,8 @@ func TestAudit(t *testing.T) {
 	}{
 		{name: "table", args: nil, want: []string{"AT", "WORKER", "STATUS", "ARGUMENTS", "create_stream", "[redacted]", "get_role", "error"}, notWant: []string{secret}},
 		{name: "csv", args: []string{"-o", "csv"}, want: []string{"AT,WORKER,RUN,TOOL,STATUS", `"{""id"":""s-hooks""`, "[redacted]"}, notWant: []string{secret}},
+		// Arguments read as sent, not as the client's JSON encoder escaped them.
+		{name: "readable arguments", args: []string{"--tool", "publish"}, want: []string{`may I <ship> & go?`}, notWant: []string{`\u003c`}},
 		{name: "by tool", args: []string{"--tool", "get_role"}, want: []string{"get_role"}, notWant: []string{"create_stream", "list_roles"}},
 		{name: "by worker", args: []string{"--worker", "w-owner", "--tool", "list_roles"}, want: []string{"list_roles"}, notWant: []string{"get_role"}},
 		{name: "no reads", args: []string{"--no-reads", "-o", "csv"}, want: []string{"publish", "get_role", "create_stream"}, notWant: []string{"list_roles"}},

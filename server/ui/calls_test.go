@@ -16,11 +16,12 @@ import (
 // manager only those of itself and the workers below it, and anyone else
 // nothing but why; its filters narrow by worker and tool. Reads that
 // succeeded are hidden until asked for (or a tool is named); a read that
-// failed is shown.
+// failed is shown. Arguments read as sent, <, > and & as themselves
+// (not as the \u003c a client's JSON encoder wrote).
 func TestCallsPage(t *testing.T) {
 	t.Parallel()
 	o := newOrg(t)
-	o.call(t, "create_role", map[string]any{"id": "r-lead", "title": "Lead", "content": "Lead."})
+	o.call(t, "create_role", map[string]any{"id": "r-lead", "title": "Lead", "content": "Lead <the team> & ship."})
 	o.call(t, "create_position", map[string]any{"id": "p-lead", "role": "r-lead", "title": "Lead"})
 	o.call(t, "create_position", map[string]any{"id": "p-desk", "role": "r-lead", "title": "Desk", "reportsTo": "p-lead"})
 	o.call(t, "create_position", map[string]any{"id": "p-side", "role": "r-lead", "title": "Side"})
@@ -41,7 +42,7 @@ func TestCallsPage(t *testing.T) {
 		name, viewer, path string
 		want, notWant      []string
 	}{
-		{"the owner sees what was done, and failed reads", store.OwnerWorker, "/ui/calls", []string{"<td>hire_worker</td>", "<td>read_events</td>", "s-nowhere"}, []string{"<td>list_roles</td>"}},
+		{"the owner sees what was done, and failed reads", store.OwnerWorker, "/ui/calls", []string{"<td>hire_worker</td>", "<td>read_events</td>", "s-nowhere", "Lead &lt;the team&gt; &amp; ship."}, []string{"<td>list_roles</td>", `\u003c`}},
 		{"and every read when shown", store.OwnerWorker, "/ui/calls?reads=shown", []string{">w-lead<", ">w-desk<", ">w-side<", "<td>hire_worker</td>", "<td>list_roles</td>"}, nil},
 		{"filtered by worker", store.OwnerWorker, "/ui/calls?worker=w-desk&reads=shown", []string{">w-desk<", "<td>list_roles</td>"}, []string{">w-side<", "<td>hire_worker</td>"}},
 		{"filtered by tool", store.OwnerWorker, "/ui/calls?tool=hire_worker", []string{"<td>hire_worker</td>"}, []string{"<td>list_roles</td>"}},

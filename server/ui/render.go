@@ -160,6 +160,8 @@ var funcs = template.FuncMap{
 	"dur":   duration,
 	"short": short,
 	"json":  prettyJSON,
+	// readableJSON shows JSON as sent, but <, > and & as themselves.
+	"readableJSON": func(raw json.RawMessage) string { return domain.ReadableJSON(raw) },
 	// configText is a config as an edit form's text area starts: empty
 	// when there is none.
 	"configText": func(raw json.RawMessage) string {
@@ -286,7 +288,7 @@ func prettyJSON(v any) string {
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	return string(b)
+	return domain.ReadableJSON(b)
 }
 
 // queryString builds ?k=v&… from pairs, leaving out empty values.
