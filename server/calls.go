@@ -239,8 +239,8 @@ func writeCallAnswer(w http.ResponseWriter, call directCall, res *mcp.CallToolRe
 }
 
 // marshalResult is res.MarshalJSON(). A built-in tool's structured
-// content is already as json.Marshal writes it (tools.Marshalled), so it
-// is marshalled as a one-byte stand-in and copied into its place after,
+// content is already compact JSON (tools.Marshalled), so it is
+// marshalled as a one-byte stand-in and copied into its place after,
 // instead of being checked and compacted again. The stand-in's member is
 // found by its quoted name: in the content's text every quote is escaped,
 // so the name cannot match there, and it is the last member named so.
@@ -265,8 +265,21 @@ func marshalResult(res *mcp.CallToolResult) ([]byte, error) {
 	}
 	at := i + len(member) - 1
 	out := make([]byte, 0, len(b)+len(raw))
-	out = append(append(append(out, b[:at]...), raw...), b[at+1:]...)
+	out = append(appendWire(append(out, b[:at]...), raw), b[at+1:]...)
 	return out, nil
+}
+
+// appendWire writes a tool's structured content as json.Marshal would
+// write it into the answer: the tools leave <, > and & as themselves (a
+// model reads its text so), the go-sdk escapes them on the wire, and a
+// direct answer is the go-sdk's to the byte.
+func appendWire(b []byte, raw tools.Marshalled) []byte {
+	if bytes.IndexAny(raw, "<>&") < 0 {
+		return append(b, raw...)
+	}
+	buf := bytes.NewBuffer(b)
+	json.HTMLEscape(buf, raw)
+	return buf.Bytes()
 }
 
 // appendTextResult writes the result nearly every built-in tool's call
@@ -293,7 +306,7 @@ func appendTextResult(b []byte, res *mcp.CallToolResult, raw tools.Marshalled) (
 		b = append(append(append(b, `"_meta":`...), meta...), ',')
 	}
 	b = appendQuoted(append(b, `"content":[{"type":"text","text":`...), text.Text)
-	b = append(append(append(b, `}],"structuredContent":`...), raw...), '}')
+	b = append(appendWire(append(b, `}],"structuredContent":`...), raw), '}')
 	return b, true
 }
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/helixml/helix-org/domain"
 	"github.com/helixml/helix-org/server"
 	"github.com/helixml/helix-org/server/servertest"
@@ -138,3 +140,48 @@ func TestDirectCallsAnswerAsTheSDK(t *testing.T) {
 var written = regexp.MustCompile(`\b(e-[a-z0-9]{16}|ap-[a-z0-9]{12}|task-[a-z0-9]{16})\b|\\?"seq\\?":\d+`)
 
 func normalise(body string) string { return written.ReplaceAllString(body, "<new>") }
+
+// TestModelsReadMarkupAsWritten: what a model reads of a tool's answer —
+// its text, through a real MCP client, on the server's own path and the
+// go-sdk's — has <, > and & as they were written, not as the \u003c a
+// JSON encoder writes for HTML's sake (six characters for one, in every
+// role, email and diff an agent reads).
+func TestModelsReadMarkupAsWritten(t *testing.T) {
+	const body, role = "Reply <b>R&D</b> -> done", "Answer `echo: <body>` && stop"
+	for _, sdk := range []bool{false, true} {
+		t.Run(map[bool]string{false: "direct", true: "go-sdk"}[sdk], func(t *testing.T) {
+			st := storetest.New(t)
+			if _, err := st.Bootstrap(t.Context(), tools.Names()); err != nil {
+				t.Fatal(err)
+			}
+			srv := server.New(st, server.Config{})
+			if sdk {
+				srv.ServeCallsViaSDK()
+			}
+			hs := httptest.NewServer(srv)
+			t.Cleanup(hs.Close)
+			h := &servertest.Harness{Store: st, Server: hs, OwnerToken: servertest.Token(t, st, store.OwnerWorker)}
+			owner := h.Owner(t)
+			servertest.Call[any](t, owner, "create_stream", map[string]any{"id": "s-news", "name": "news"})
+			servertest.Call[any](t, owner, "create_role", map[string]any{"id": "r-echo", "title": "Echo", "content": role})
+			servertest.Call[any](t, owner, "publish", map[string]any{"stream": "s-news", "body": body})
+			servertest.Call[any](t, owner, "subscribe", map[string]any{"stream": "s-news"})
+			for _, c := range []struct {
+				tool string
+				args map[string]any
+				want string
+			}{
+				{"read_events", map[string]any{"streams": []string{"s-news"}}, body},
+				{"get_role", map[string]any{"id": "r-echo"}, "Answer `echo: <body>` && stop"},
+			} {
+				res, err := owner.CallTool(t.Context(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+				if err != nil || res.IsError {
+					t.Fatalf("%s: %v %s", c.tool, err, servertest.Text(res))
+				}
+				if text := servertest.Text(res); !strings.Contains(text, c.want) || strings.Contains(text, `\u00`) {
+					t.Errorf("%s's text = %s, want %q as written", c.tool, text, c.want)
+				}
+			}
+		})
+	}
+}

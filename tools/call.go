@@ -203,8 +203,8 @@ func answerJSON(out any) ([]byte, any, error) {
 	return b, Marshalled(b), err
 }
 
-// Marshalled is JSON as json.Marshal writes it: compact, escaped as it
-// escapes (outputJSON's). It marshals as itself, so json.Marshal writes
+// Marshalled is JSON as outputJSON writes it: compact, escaped as
+// marshalPlain escapes. It marshals as itself, so json.Marshal writes
 // it exactly as it would a json.RawMessage, and a writer that sees the
 // type may copy it instead of compacting it once more (server's direct
 // calls: a third of a short read's answer).

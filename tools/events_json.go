@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"encoding/json"
 	"strconv"
 
 	"github.com/helixml/helix-org/domain"
@@ -9,7 +8,7 @@ import (
 
 // answerEvents is the answer of the tools that return events
 // (readEventsOut): the JSON answerJSON writes — keys sorted, escaped as
-// json.Marshal escapes — written field by field. Reflection and sorting
+// marshalPlain escapes — written field by field. Reflection and sorting
 // the keys after were a third of a short read_events call's CPU. A
 // message with attachments or an extra, and a label, are rare, and go
 // the general way; TestAnswerEventsAsAnswerJSON pins the bytes.
@@ -102,7 +101,7 @@ func appendMessageJSON(b []byte, m *domain.Message) ([]byte, error) {
 
 // appendSorted writes v as outputJSON would.
 func appendSorted(b []byte, v any) ([]byte, error) {
-	raw, err := json.Marshal(v)
+	raw, err := marshalPlain(v)
 	if err != nil {
 		return nil, err
 	}
@@ -113,12 +112,12 @@ func appendSorted(b []byte, v any) ([]byte, error) {
 }
 
 // appendJSONString writes s quoted as outputJSON does: printable ASCII
-// that json.Marshal does not escape is copied, anything else marshalled
+// that marshalPlain does not escape is copied, anything else marshalled
 // and passed through sortKeys' appendString.
 func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s)
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			q, _ := marshalPlain(s)
 			return appendString(b, q)
 		}
 	}

@@ -93,7 +93,7 @@ func appendString(dst, s []byte) []byte {
 	if json.Unmarshal(s, &v) != nil {
 		return append(dst, s...)
 	}
-	b, _ := json.Marshal(v)
+	b, _ := marshalPlain(v)
 	return append(dst, b...)
 }
 

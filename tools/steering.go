@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,7 +38,7 @@ func addSteering(srv *mcp.Server, env *Env) {
 					out.Messages = append(out.Messages, steerNote(m))
 				}
 			}
-			b, err := json.Marshal(out)
+			b, err := marshalPlain(out)
 			if err != nil {
 				return nil, fmt.Errorf("steering: %w", err)
 			}

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -262,7 +263,7 @@ func fixed(def *mcp.Tool) func() *mcp.Tool {
 // outputJSON marshals a result with its object keys sorted, as the SDK's
 // typed handlers send it: clients and tests read the same text either way.
 func outputJSON(out any) ([]byte, error) {
-	b, err := json.Marshal(out)
+	b, err := marshalPlain(out)
 	if err != nil {
 		return nil, err
 	}
@@ -270,6 +271,20 @@ func outputJSON(out any) ([]byte, error) {
 		return []byte("{}"), nil
 	}
 	return sortKeys(b)
+}
+
+// marshalPlain is json.Marshal without its escapes of <, > and & (made
+// for HTML's sake): a model reads `<body>` and `R&D`, not `\u003cbody\u003e`
+// and `R\u0026D`, six characters for one, in a role, an email, a diff.
+// The go-sdk writes its own JSON so too.
+func marshalPlain(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
 }
 
 // enum restricts a property to the given values and lists them in its
