@@ -45,11 +45,13 @@ func bindOutput(cmd *cobra.Command, p *string, formats ...string) {
 	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 }
 
-// printJSON writes v as indented JSON; nil slices print as [] so a
-// script always gets the shape it expects.
+// printJSON writes v as indented JSON, with <, > and & as themselves
+// (a role's `<body>`, not `\u003cbody\u003e`); nil slices print as [] so
+// a script always gets the shape it expects.
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
 

@@ -15,7 +15,8 @@ import (
 )
 
 // TestEveryDataCommandTakesOutput: each command that prints data takes
-// -o json, yaml and table: the JSON and the YAML say the same, --json is
+// -o json, yaml and table: the JSON (with <, > and & as written) and the
+// YAML say the same, --json is
 // -o json, the table is the command's own listing, and another format is
 // refused naming the valid ones.
 func TestEveryDataCommandTakesOutput(t *testing.T) {
@@ -54,6 +55,12 @@ func TestEveryDataCommandTakesOutput(t *testing.T) {
 					t.Fatalf("%v: %v", a, err)
 				}
 				out[f] = got
+			}
+			// <, > and & as written (config list's descriptions hold them).
+			for _, esc := range []string{`\u003c`, `\u003e`, `\u0026`} {
+				if strings.Contains(out["json"], esc) {
+					t.Errorf("-o json escapes for HTML (%s):\n%s", esc, out["json"])
+				}
 			}
 			var fromJSON, fromYAML any
 			if err := json.Unmarshal([]byte(out["json"]), &fromJSON); err != nil {
