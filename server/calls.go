@@ -274,7 +274,7 @@ func marshalResult(res *mcp.CallToolResult) ([]byte, error) {
 // model reads its text so), the go-sdk escapes them on the wire, and a
 // direct answer is the go-sdk's to the byte.
 func appendWire(b []byte, raw tools.Marshalled) []byte {
-	if bytes.IndexAny(raw, "<>&") < 0 {
+	if !bytes.ContainsAny(raw, "<>&") {
 		return append(b, raw...)
 	}
 	buf := bytes.NewBuffer(b)
