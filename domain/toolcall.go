@@ -60,8 +60,9 @@ var (
 	secretValues = []string{"hxo_", "hxa_", "hxs_", "hxc_", "enc:v1:", "Bearer ", "bearer "}
 )
 
-// RedactArgs returns a call's JSON arguments with every secret replaced
-// by redactedArg: values under a secret-sounding key or one of extraKeys
+// RedactArgs returns a call's JSON arguments, as MarshalPlain writes
+// them (keys sorted; <, > and & as themselves, however the client
+// escaped them), with every secret replaced by redactedArg: values under a secret-sounding key or one of extraKeys
 // (a transport's secret config fields), at any depth, and values that
 // are secrets by their form. Arguments that are not JSON are replaced
 // whole, since what they hide cannot be told.
@@ -72,6 +73,11 @@ func RedactArgs(args json.RawMessage, extraKeys []string) json.RawMessage {
 	if out, ok := redactFlat(args, extraKeys); ok {
 		return out
 	}
+	return redactDecoded(args, extraKeys)
+}
+
+// redactDecoded is RedactArgs the long way: decoded, redacted, marshalled.
+func redactDecoded(args json.RawMessage, extraKeys []string) json.RawMessage {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
@@ -79,7 +85,7 @@ func RedactArgs(args json.RawMessage, extraKeys []string) json.RawMessage {
 		b, _ := json.Marshal(redactedArg)
 		return b
 	}
-	out, err := json.Marshal(redactValue(v, extraKeys))
+	out, err := MarshalPlain(redactValue(v, extraKeys))
 	if err != nil {
 		b, _ := json.Marshal(redactedArg)
 		return b
@@ -143,9 +149,9 @@ var AuditRetentionSetting = SettingSpec{Key: "audit.retention", Type: SettingDur
 type flatMember struct{ key, value []byte }
 
 // redactFlat is RedactArgs for the arguments most calls have — one object
-// whose members are strings json.Marshal writes as they are (ASCII, no
-// escapes, no <, >, &), numbers, booleans or null — written as Marshal
-// writes the decoded object (keys sorted, compact) without decoding it,
+// whose members are strings MarshalPlain writes as they are (ASCII, no
+// escapes), numbers, booleans or null — written as MarshalPlain writes
+// the decoded object (keys sorted, compact) without decoding it,
 // which is most of the audit's cost of a call. ok is false for any other
 // arguments, which are decoded.
 func redactFlat(args []byte, extra []string) (out json.RawMessage, ok bool) {
@@ -218,7 +224,7 @@ func redactFlat(args []byte, extra []string) (out json.RawMessage, ok bool) {
 var redactedJSON = []byte(`"` + redactedArg + `"`)
 
 // plainString returns the text of the JSON string starting at args[i]
-// and the index after it; ok is false unless json.Marshal would write
+// and the index after it; ok is false unless MarshalPlain would write
 // the text back exactly as it is here.
 func plainString(args []byte, i int) (text []byte, next int, ok bool) {
 	if args[i] != '"' {
@@ -228,7 +234,7 @@ func plainString(args []byte, i int) (text []byte, next int, ok bool) {
 		switch c := args[j]; {
 		case c == '"':
 			return args[i+1 : j], j + 1, true
-		case c < 0x20 || c >= 0x80 || c == '\\' || c == '<' || c == '>' || c == '&':
+		case c < 0x20 || c >= 0x80 || c == '\\':
 			return nil, 0, false
 		}
 	}
@@ -255,6 +261,20 @@ func secretValue(v string) bool {
 		}
 	}
 	return false
+}
+
+// MarshalPlain is json.Marshal without its escapes of <, > and & (made
+// for HTML's sake): what people and models read says `<body>` and `R&D`,
+// not `\u003cbody\u003e` and `R\u0026D`, six characters for one, in a
+// role, an email, a diff. The go-sdk writes its own JSON so too.
+func MarshalPlain(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
 }
 
 // ReadableJSON is JSON text as a person reads it: the escapes of <, > and

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -273,19 +272,9 @@ func outputJSON(out any) ([]byte, error) {
 	return sortKeys(b)
 }
 
-// marshalPlain is json.Marshal without its escapes of <, > and & (made
-// for HTML's sake): a model reads `<body>` and `R&D`, not `\u003cbody\u003e`
-// and `R\u0026D`, six characters for one, in a role, an email, a diff.
-// The go-sdk writes its own JSON so too.
-func marshalPlain(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
-}
+// marshalPlain is domain.MarshalPlain: a model reads `<body>`, not
+// `\u003cbody\u003e`.
+func marshalPlain(v any) ([]byte, error) { return domain.MarshalPlain(v) }
 
 // enum restricts a property to the given values and lists them in its
 // description, so a client sees the choices without reading our code.

@@ -101,6 +101,7 @@ func TestAudit(t *testing.T) {
 		{name: "csv", args: []string{"-o", "csv"}, want: []string{"AT,WORKER,RUN,TOOL,STATUS", `"{""id"":""s-hooks""`, "[redacted]"}, notWant: []string{secret}},
 		// Arguments read as sent, not as the client's JSON encoder escaped them.
 		{name: "readable arguments", args: []string{"--tool", "publish"}, want: []string{`may I <ship> & go?`}, notWant: []string{`\u003c`}},
+		{name: "readable arguments in JSON", args: []string{"--tool", "publish", "-o", "json"}, want: []string{`may I <ship> & go?`}, notWant: []string{`\u003c`}},
 		{name: "by tool", args: []string{"--tool", "get_role"}, want: []string{"get_role"}, notWant: []string{"create_stream", "list_roles"}},
 		{name: "by worker", args: []string{"--worker", "w-owner", "--tool", "list_roles"}, want: []string{"list_roles"}, notWant: []string{"get_role"}},
 		{name: "no reads", args: []string{"--no-reads", "-o", "csv"}, want: []string{"publish", "get_role", "create_stream"}, notWant: []string{"list_roles"}},
