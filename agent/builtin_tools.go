@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/helixml/helix-org/agent/llm"
+	"github.com/helixml/helix-org/domain"
 )
 
 // maxToolResult bounds one tool result fed back to the model.
@@ -147,7 +148,8 @@ func (t *Toolbox) addFound(res *mcp.CallToolResult) {
 	}
 }
 
-// resultText flattens a tool result's content for the model.
+// resultText flattens a tool result's content for the model, <, > and &
+// as themselves.
 func resultText(res *mcp.CallToolResult) string {
 	var parts []string
 	for _, c := range res.Content {
@@ -155,12 +157,13 @@ func resultText(res *mcp.CallToolResult) string {
 			parts = append(parts, tc.Text)
 			continue
 		}
+		// The go-sdk's content marshals itself, escapes and all.
 		b, _ := json.Marshal(c)
-		parts = append(parts, string(b))
+		parts = append(parts, domain.ReadableJSON(b))
 	}
 	if len(parts) == 0 && res.StructuredContent != nil {
 		b, _ := json.Marshal(res.StructuredContent)
-		parts = append(parts, string(b))
+		parts = append(parts, domain.ReadableJSON(b))
 	}
 	return strings.Join(parts, "\n")
 }
