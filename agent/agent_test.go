@@ -180,20 +180,50 @@ func TestClaudeResultErrorsAreReadable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			out := filepath.Join(dir, "out.jsonl")
-			os.WriteFile(out, []byte(tt.line+"\n"), 0o600)
-			bin := filepath.Join(dir, "claude")
-			os.WriteFile(bin, []byte("#!/bin/sh\ncat > /dev/null\ncat "+out+"\n"), 0o755)
-			var log logSink
-			if _, err := (&agent.Claude{Bin: bin}).Run(t.Context(), newRun(t, &log)); err != nil {
-				t.Fatal(err)
-			}
-			if got, want := log.texts(), []string{"error::" + tt.want}; !slices.Equal(got, want) {
+			if got, want := claudeLog(t, tt.line), []string{"error::" + tt.want}; !slices.Equal(got, want) {
 				t.Errorf("log = %q, want %q", got, want)
 			}
 		})
 	}
+}
+
+// TestClaudeNotesModelRetries: Claude Code's notice that a model request
+// failed and will be retried is a note on the run's log, so a run waiting
+// out a failing provider says why.
+func TestClaudeNotesModelRetries(t *testing.T) {
+	tests := []struct {
+		name, line, want string
+	}{
+		{"overloaded", `{"type":"system","subtype":"api_retry","attempt":2,"max_retries":10,"retry_delay_ms":4120,"error_status":529,"error":"Overloaded","session_id":"s1"}`,
+			"retry: a model request failed (HTTP 529: Overloaded); attempt 2 of 10 in 4.1s"},
+		{"a status alone", `{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"retry_delay_ms":500,"error_status":429,"error":""}`,
+			"retry: a model request failed (HTTP 429); attempt 1 of 10 in 500ms"},
+		{"no response", `{"type":"system","subtype":"api_retry","attempt":1,"max_retries":1,"retry_delay_ms":0,"error_status":null,"error":"timeout","no_response":{"first_byte_timeout_ms":60000}}`,
+			"retry: a model request failed (no answer began in time); attempt 1 of 1 in 0s"},
+		{"nothing said", `{"type":"system","subtype":"api_retry","attempt":3}`, "retry: a model request failed (no reason given); attempt 3 in 0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, want := claudeLog(t, tt.line), []string{"note::" + tt.want}; !slices.Equal(got, want) {
+				t.Errorf("log = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// claudeLog is what a run of Claude Code logs when it writes lines.
+func claudeLog(t *testing.T, lines ...string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.jsonl")
+	os.WriteFile(out, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+	bin := filepath.Join(dir, "claude")
+	os.WriteFile(bin, []byte("#!/bin/sh\ncat > /dev/null\ncat "+out+"\n"), 0o755)
+	var log logSink
+	if _, err := (&agent.Claude{Bin: bin}).Run(t.Context(), newRun(t, &log)); err != nil {
+		t.Fatal(err)
+	}
+	return log.texts()
 }
 
 // TestPromptOfAnySizeReachesTheAgent: a prompt far over the kernel's

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/helixml/helix-org/domain"
 )
@@ -118,8 +120,13 @@ func parseStreamJSON(line string, log func(domain.LogEntry), res *domain.RunResu
 	}
 	switch m.Type {
 	case "system":
-		if m.Subtype == "init" {
+		switch m.Subtype {
+		case "init":
 			res.Session = m.SessionID
+		case "api_retry":
+			if note, ok := retryNote([]byte(line)); ok {
+				log(domain.LogEntry{Kind: domain.LogNote, Text: note})
+			}
 		}
 	case "assistant":
 		for _, c := range m.Message.Content {
@@ -149,6 +156,41 @@ func parseStreamJSON(line string, log func(domain.LogEntry), res *domain.RunResu
 		}
 	}
 	return m.Type
+}
+
+// retryNote words Claude Code's notice that a model request failed and
+// will be tried again, so a run that waits out a failing provider (or a
+// relay refusing it) says why instead of going quiet. Decoded on its own:
+// its fields mean other things, or nothing, on other lines.
+func retryNote(line []byte) (string, bool) {
+	var r struct {
+		Attempt      int       `json:"attempt"`
+		MaxRetries   int       `json:"max_retries"`
+		RetryDelayMs int64     `json:"retry_delay_ms"`
+		ErrorStatus  *int      `json:"error_status"`
+		Error        string    `json:"error"`
+		NoResponse   *struct{} `json:"no_response"`
+	}
+	if json.Unmarshal(line, &r) != nil {
+		return "", false
+	}
+	why := strings.TrimSpace(r.Error)
+	switch {
+	case r.NoResponse != nil:
+		why = "no answer began in time"
+	case r.ErrorStatus != nil && why != "":
+		why = fmt.Sprintf("HTTP %d: %s", *r.ErrorStatus, why)
+	case r.ErrorStatus != nil:
+		why = fmt.Sprintf("HTTP %d", *r.ErrorStatus)
+	case why == "":
+		why = "no reason given"
+	}
+	next := fmt.Sprintf("attempt %d", r.Attempt)
+	if r.MaxRetries > 0 {
+		next += fmt.Sprintf(" of %d", r.MaxRetries)
+	}
+	delay := (time.Duration(r.RetryDelayMs) * time.Millisecond).Round(100 * time.Millisecond)
+	return fmt.Sprintf("retry: a model request failed (%s); %s in %s", why, next, delay), true
 }
 
 // resultError is what a failed result tells a person: its message (a
