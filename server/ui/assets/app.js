@@ -167,15 +167,22 @@
   // ---- Deliveries due soon ----------------------------------------------
   // A stream's page shows its deliveries as they were when it loaded. One
   // due within a minute (a Resend just pressed) is reloaded a second after
-  // it is due, so the person sees how it went; at most ten times a page.
+  // it is due, so the person sees how it went. One still waiting after
+  // that (a busy outbox) is reloaded again after 2, 4 and 8 seconds, then
+  // every 15, until five minutes past its time: a fixed count of reloads
+  // ran out on a slow outbox and left it showing pending.
   let dueReloads = 0;
   function watchDue() {
     const due = [...document.querySelectorAll("tr[data-due]")].map((r) => Date.parse(r.dataset.due)).filter((t) => !isNaN(t));
-    if (!due.length || dueReloads >= 10) return;
+    if (!due.length) {
+      dueReloads = 0;
+      return;
+    }
     const wait = Math.min(...due) - Date.now();
-    if (wait > 60000) return;
+    if (wait > 60000 || wait < -300000) return;
+    const after = 1000 * Math.min(2 ** dueReloads, 15);
     dueReloads++;
-    setTimeout(() => refresh.request(), Math.max(wait, 0) + 1000);
+    setTimeout(() => refresh.request(), Math.max(wait, 0) + after);
   }
 
   // ---- Markdown preview ------------------------------------------------
