@@ -62,9 +62,9 @@ var (
 
 // RedactArgs returns a call's JSON arguments, as MarshalPlain writes
 // them (keys sorted; <, > and & as themselves, however the client
-// escaped them), with every secret replaced by redactedArg: values under a secret-sounding key or one of extraKeys
-// (a transport's secret config fields), at any depth, and values that
-// are secrets by their form. Arguments that are not JSON are replaced
+// escaped them), with every secret replaced by redactedArg: values under
+// a secret-sounding key or one of extraKeys (a transport's secret config
+// fields), at any depth, and values that are secrets by their form. Arguments that are not JSON are replaced
 // whole, since what they hide cannot be told.
 func RedactArgs(args json.RawMessage, extraKeys []string) json.RawMessage {
 	if len(bytes.TrimSpace(args)) == 0 {

@@ -311,27 +311,35 @@ func appendTextResult(b []byte, res *mcp.CallToolResult, raw tools.Marshalled) (
 }
 
 // appendQuoted writes s as json.Marshal quotes it. The text of a tool's
-// answer is its JSON, in which only quotes and backslashes need escaping
-// again; a text with any byte json.Marshal might escape or that starts a
-// character beyond ASCII is marshalled.
+// answer is its JSON, in which only quotes, backslashes and the <, > and
+// & it leaves as written need escaping again; a text with a control byte
+// or one that starts a character beyond ASCII is marshalled.
 func appendQuoted(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '<' || c == '>' || c == '&' {
+		if c := s[i]; c < 0x20 || c >= 0x80 {
 			q, _ := json.Marshal(s)
 			return append(b, q...)
 		}
 	}
 	b = append(b, '"')
 	for {
-		i := strings.IndexAny(s, `"\`)
+		i := strings.IndexAny(s, `"\<>&`)
 		if i < 0 {
 			break
 		}
-		b = append(append(b, s[:i]...), '\\', s[i])
+		b = append(b, s[:i]...)
+		switch c := s[i]; c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		default:
+			b = append(append(b, `\u00`...), hexDigits[c>>4], hexDigits[c&0xf])
+		}
 		s = s[i+1:]
 	}
 	return append(append(b, s...), '"')
 }
+
+const hexDigits = "0123456789abcdef"
 
 // isScalarID reports an id json.Marshal would copy as it is: a number or
 // a string without characters it escapes, which is every id a client

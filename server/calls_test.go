@@ -58,6 +58,7 @@ func TestDirectCallsAnswerAsTheSDK(t *testing.T) {
 		{"no arguments", store.OwnerWorker, "", "3", "list_roles", ``, nil, true, false},
 		{"null arguments", store.OwnerWorker, "", "4", "list_roles", `"arguments":null`, nil, true, false},
 		{"a write", store.OwnerWorker, "", "5", "publish", `"arguments":{"stream":"s-news","body":"hello <b>&</b> \u00e9"}`, nil, true, false},
+		{"markup in ASCII", store.OwnerWorker, "", "15", "publish", `"arguments":{"stream":"s-news","body":"a <b> && \"c\" \\ d"}`, nil, true, false},
 		{"a string id", store.OwnerWorker, "", `"a\u0041"`, "get_worker", `"arguments":{}`, nil, true, false},
 		{"not found", store.OwnerWorker, "", "6", "get_role", `"arguments":{"id":"r-none"}`, nil, true, false},
 		{"a missing argument", store.OwnerWorker, "", "7", "publish", `"arguments":{"body":"x"}`, nil, true, false},

@@ -182,12 +182,4 @@ func listResults(ts []*mcp.Tool) (legacy, modern json.RawMessage, err error) {
 }
 
 // encode marshals as the go-sdk does: without escaping HTML.
-func encode(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
-}
+func encode(v any) (json.RawMessage, error) { return domain.MarshalPlain(v) }

@@ -204,7 +204,7 @@ func answerJSON(out any) ([]byte, any, error) {
 }
 
 // Marshalled is JSON as outputJSON writes it: compact, escaped as
-// marshalPlain escapes. It marshals as itself, so json.Marshal writes
+// domain.MarshalPlain escapes. It marshals as itself, so json.Marshal writes
 // it exactly as it would a json.RawMessage, and a writer that sees the
 // type may copy it instead of compacting it once more (server's direct
 // calls: a third of a short read's answer).

@@ -8,7 +8,7 @@ import (
 
 // answerEvents is the answer of the tools that return events
 // (readEventsOut): the JSON answerJSON writes — keys sorted, escaped as
-// marshalPlain escapes — written field by field. Reflection and sorting
+// domain.MarshalPlain escapes — written field by field. Reflection and sorting
 // the keys after were a third of a short read_events call's CPU. A
 // message with attachments or an extra, and a label, are rare, and go
 // the general way; TestAnswerEventsAsAnswerJSON pins the bytes.
@@ -101,7 +101,7 @@ func appendMessageJSON(b []byte, m *domain.Message) ([]byte, error) {
 
 // appendSorted writes v as outputJSON would.
 func appendSorted(b []byte, v any) ([]byte, error) {
-	raw, err := marshalPlain(v)
+	raw, err := domain.MarshalPlain(v)
 	if err != nil {
 		return nil, err
 	}
@@ -112,12 +112,12 @@ func appendSorted(b []byte, v any) ([]byte, error) {
 }
 
 // appendJSONString writes s quoted as outputJSON does: printable ASCII
-// that marshalPlain does not escape is copied, anything else marshalled
+// that domain.MarshalPlain does not escape is copied, anything else marshalled
 // and passed through sortKeys' appendString.
 func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			q, _ := marshalPlain(s)
+			q, _ := domain.MarshalPlain(s)
 			return appendString(b, q)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/helixml/helix-org/domain"
 )
 
 // sortKeys rewrites json.Marshal's output with every object's keys in
@@ -93,7 +95,7 @@ func appendString(dst, s []byte) []byte {
 	if json.Unmarshal(s, &v) != nil {
 		return append(dst, s...)
 	}
-	b, _ := marshalPlain(v)
+	b, _ := domain.MarshalPlain(v)
 	return append(dst, b...)
 }
 

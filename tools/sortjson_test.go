@@ -19,7 +19,7 @@ func roundTrip(t testing.TB, b []byte) []byte {
 	if err := dec.Decode(&v); err != nil {
 		t.Fatalf("decode %s: %v", b, err)
 	}
-	out, err := marshalPlain(v)
+	out, err := domain.MarshalPlain(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,10 +43,10 @@ func TestSortKeysAsTheRoundTrip(t *testing.T) {
 		{"nested arrays", [][]map[string]int{{{"b": 1, "a": 2}}, {}}},
 		{"a plain string", "just text"},
 	}
-	// What it sorts comes from marshalPlain, or from json.Marshal (raw
+	// What it sorts comes from domain.MarshalPlain, or from json.Marshal (raw
 	// JSON a client sent, escaped for HTML): the same either way.
 	for _, tt := range tests {
-		for name, marshal := range map[string]func(any) ([]byte, error){"plain": marshalPlain, "json.Marshal": json.Marshal} {
+		for name, marshal := range map[string]func(any) ([]byte, error){"plain": domain.MarshalPlain, "json.Marshal": json.Marshal} {
 			t.Run(tt.name+"/"+name, func(t *testing.T) {
 				b, err := marshal(tt.in)
 				if err != nil {

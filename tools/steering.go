@@ -38,7 +38,7 @@ func addSteering(srv *mcp.Server, env *Env) {
 					out.Messages = append(out.Messages, steerNote(m))
 				}
 			}
-			b, err := marshalPlain(out)
+			b, err := domain.MarshalPlain(out)
 			if err != nil {
 				return nil, fmt.Errorf("steering: %w", err)
 			}

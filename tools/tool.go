@@ -262,7 +262,7 @@ func fixed(def *mcp.Tool) func() *mcp.Tool {
 // outputJSON marshals a result with its object keys sorted, as the SDK's
 // typed handlers send it: clients and tests read the same text either way.
 func outputJSON(out any) ([]byte, error) {
-	b, err := marshalPlain(out)
+	b, err := domain.MarshalPlain(out)
 	if err != nil {
 		return nil, err
 	}
@@ -271,10 +271,6 @@ func outputJSON(out any) ([]byte, error) {
 	}
 	return sortKeys(b)
 }
-
-// marshalPlain is domain.MarshalPlain: a model reads `<body>`, not
-// `\u003cbody\u003e`.
-func marshalPlain(v any) ([]byte, error) { return domain.MarshalPlain(v) }
 
 // enum restricts a property to the given values and lists them in its
 // description, so a client sees the choices without reading our code.

@@ -284,11 +284,15 @@ func prettyJSON(v any) string {
 		}
 		v = x
 	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	// <, > and & as themselves: the page escapes what it shows.
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return fmt.Sprint(v)
 	}
-	return domain.ReadableJSON(b)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // queryString builds ?k=v&… from pairs, leaving out empty values.
