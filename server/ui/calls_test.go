@@ -42,15 +42,15 @@ func TestCallsPage(t *testing.T) {
 		name, viewer, path string
 		want, notWant      []string
 	}{
-		{"the owner sees what was done, and failed reads", store.OwnerWorker, "/ui/calls", []string{"<td>hire_worker</td>", "<td>read_events</td>", "s-nowhere", "Lead &lt;the team&gt; &amp; ship."}, []string{"<td>list_roles</td>", `\u003c`}},
-		{"and every read when shown", store.OwnerWorker, "/ui/calls?reads=shown", []string{">w-lead<", ">w-desk<", ">w-side<", "<td>hire_worker</td>", "<td>list_roles</td>"}, nil},
-		{"filtered by worker", store.OwnerWorker, "/ui/calls?worker=w-desk&reads=shown", []string{">w-desk<", "<td>list_roles</td>"}, []string{">w-side<", "<td>hire_worker</td>"}},
-		{"filtered by tool", store.OwnerWorker, "/ui/calls?tool=hire_worker", []string{"<td>hire_worker</td>"}, []string{"<td>list_roles</td>"}},
-		{"a read tool named is shown", store.OwnerWorker, "/ui/calls?tool=list_roles", []string{"<td>list_roles</td>"}, []string{"<td>hire_worker</td>"}},
+		{"the owner sees what was done, and failed reads", store.OwnerWorker, "/ui/calls", []string{"<td data-label=\"Tool\">hire_worker</td>", "<td data-label=\"Tool\">read_events</td>", "s-nowhere", "Lead &lt;the team&gt; &amp; ship."}, []string{"<td data-label=\"Tool\">list_roles</td>", `\u003c`}},
+		{"and every read when shown", store.OwnerWorker, "/ui/calls?reads=shown", []string{">w-lead<", ">w-desk<", ">w-side<", "<td data-label=\"Tool\">hire_worker</td>", "<td data-label=\"Tool\">list_roles</td>"}, nil},
+		{"filtered by worker", store.OwnerWorker, "/ui/calls?worker=w-desk&reads=shown", []string{">w-desk<", "<td data-label=\"Tool\">list_roles</td>"}, []string{">w-side<", "<td data-label=\"Tool\">hire_worker</td>"}},
+		{"filtered by tool", store.OwnerWorker, "/ui/calls?tool=hire_worker", []string{"<td data-label=\"Tool\">hire_worker</td>"}, []string{"<td data-label=\"Tool\">list_roles</td>"}},
+		{"a read tool named is shown", store.OwnerWorker, "/ui/calls?tool=list_roles", []string{"<td data-label=\"Tool\">list_roles</td>"}, []string{"<td data-label=\"Tool\">hire_worker</td>"}},
 		{"no match", store.OwnerWorker, "/ui/calls?tool=nothing", []string{"No call matches this filter"}, nil},
-		{"only reads", "w-lead", "/ui/calls?worker=w-desk", []string{`No call here but successful reads, which are hidden: <a href="/ui/calls?reads=shown&amp;worker=w-desk">show reads</a>.`}, []string{"<td>list_roles</td>"}},
+		{"only reads", "w-lead", "/ui/calls?worker=w-desk", []string{`No call here but successful reads, which are hidden: <a href="/ui/calls?reads=shown&amp;worker=w-desk">show reads</a>.`}, []string{"<td data-label=\"Tool\">list_roles</td>"}},
 		{"a manager sees its reports'", "w-lead", "/ui/calls?reads=shown", []string{">w-lead<", ">w-desk<", "Only the calls of you and the workers below you"}, []string{">w-side<", "hire_worker"}},
-		{"anyone else sees none", "w-side", "/ui/calls", []string{"Only the owner and managers see the calls workers make: w-side manages nobody."}, []string{"<td>list_roles"}},
+		{"anyone else sees none", "w-side", "/ui/calls", []string{"Only the owner and managers see the calls workers make: w-side manages nobody."}, []string{"<td data-label=\"Tool\">list_roles"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,7 +94,7 @@ func TestCallsPagePages(t *testing.T) {
 		if status != http.StatusOK {
 			t.Fatalf("GET %s: %d", path, status)
 		}
-		seen = append(seen, strings.Count(body, "<td>list_budgets</td>"))
+		seen = append(seen, strings.Count(body, "<td data-label=\"Tool\">list_budgets</td>"))
 		path = ""
 		if m := href.FindStringSubmatch(body); m != nil {
 			path = html.UnescapeString(m[1])
